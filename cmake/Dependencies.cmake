@@ -1,0 +1,15 @@
+# Debian 12 packages (scripts/install-deps.sh). CLI11 and nlohmann_json are
+# header-only. spdlog, fmt and toml++ ship only shared libraries, so a static
+# ezpz uses their headers: toml++ header-only, fmt compiled once in
+# src/third_party/fmt_impl.cpp, spdlog header-only on top of that fmt.
+find_package(CLI11 CONFIG REQUIRED)
+find_package(nlohmann_json 3.10 CONFIG REQUIRED)
+find_path(TOMLPP_INCLUDE_DIR toml++/toml.h REQUIRED)
+find_path(SPDLOG_INCLUDE_DIR spdlog/spdlog.h REQUIRED)
+find_path(FMT_INCLUDE_DIR fmt/format-inl.h REQUIRED)
+find_package(Threads REQUIRED)
+
+add_library(ezpz_deps INTERFACE)
+target_include_directories(ezpz_deps SYSTEM INTERFACE ${TOMLPP_INCLUDE_DIR} ${SPDLOG_INCLUDE_DIR} ${FMT_INCLUDE_DIR})
+target_compile_definitions(ezpz_deps INTERFACE TOML_HEADER_ONLY=1 SPDLOG_FMT_EXTERNAL=1)
+target_link_libraries(ezpz_deps INTERFACE CLI11::CLI11 nlohmann_json::nlohmann_json Threads::Threads)

@@ -1,0 +1,24 @@
+# Compile settings for ezpz's own targets only (third-party headers are system
+# includes and never see these flags as errors).
+add_library(ezpz_settings INTERFACE)
+target_compile_options(ezpz_settings INTERFACE
+  -Wall -Wextra -Wpedantic -Wshadow -Wconversion -Wno-sign-conversion -Wnon-virtual-dtor
+  -Wold-style-cast -Woverloaded-virtual -Wimplicit-fallthrough)
+if(EZPZ_WERROR)
+  target_compile_options(ezpz_settings INTERFACE -Werror)
+endif()
+if(CMAKE_CXX_COMPILER_ID STREQUAL "GNU" AND CMAKE_CXX_COMPILER_VERSION VERSION_LESS 13)
+  # GCC 12 reports false -Wrestrict positives inside libstdc++'s std::string at -O2/-O3
+  # (GCC bug 105329); they are not in our code.
+  target_compile_options(ezpz_settings INTERFACE -Wno-restrict)
+endif()
+if(CMAKE_BUILD_TYPE STREQUAL "Debug")
+  target_compile_definitions(ezpz_settings INTERFACE _GLIBCXX_ASSERTIONS)
+endif()
+if(EZPZ_SANITIZE)
+  add_compile_options(-fsanitize=${EZPZ_SANITIZE} -fno-omit-frame-pointer -fno-sanitize-recover=all)
+  add_link_options(-fsanitize=${EZPZ_SANITIZE})
+endif()
+if(CMAKE_BUILD_TYPE STREQUAL "Release")
+  add_compile_options(-ffunction-sections -fdata-sections)
+endif()

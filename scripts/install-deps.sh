@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Install every Debian 12 package that ezpz's build and test suite need.
+# Idempotent: already-installed packages are skipped by apt. Run as root (or via sudo).
+set -euo pipefail
+
+packages=(
+  # toolchain
+  cmake ninja-build g++ pkg-config file clang-format
+  # header-only / static libraries the CLI links
+  libcli11-dev nlohmann-json3-dev libspdlog-dev libfmt-dev libtomlplusplus-dev catch2
+  # launchers used by end-to-end tests (real mpiexec/mpirun)
+  openmpi-bin libopenmpi-dev mpich
+  # tools the test scripts use
+  python3 procps bsdutils zsh fish
+)
+
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ "${#missing[@]}" -eq 0 ]; then
+  echo "install-deps: all ${#packages[@]} packages present"
+  exit 0
+fi
+echo "install-deps: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+echo "install-deps: done"

@@ -1,0 +1,119 @@
+#include "cli/app.hpp"
+
+#include <algorithm>
+
+#include <CLI/CLI.hpp>  // Config.hpp and Formatter.hpp: inline definitions App needs
+
+#include "core/log.hpp"
+#include "ezpz/version.hpp"
+
+namespace ezpz::cli {
+namespace {
+
+bool is_global_flag(const std::string& token) {
+  if (token == "--verbose" || token == "--version" || token == "--help" || token == "-h") {
+    return true;
+  }
+  return token.size() >= 2 && token[0] == '-' && token.find_first_not_of('v', 1) == std::string::npos;
+}
+
+}  // namespace
+
+Cli::Cli() : app_("ezpz: launch and feed distributed PyTorch jobs on HPC systems and laptops", "ezpz") {
+  app_.set_version_flag("--version", std::string("ezpz ") + EZPZ_VERSION, "Print the version and exit");
+  app_.add_flag("-v,--verbose", verbosity_, "More diagnostics on stderr (repeat for more: -vv, -vvv)");
+  app_.require_subcommand(0, 1);
+  app_.footer(
+      "Run 'ezpz help COMMAND' or 'ezpz COMMAND --help' for a command's options.\n"
+      "Exit codes: the job's own code; 128+N when it died of signal N; 2 usage error;\n"
+      "1 a check or operation failed; 124 timeout; 125 internal error; 126/127 cannot run.");
+  for (const auto& info : command_table()) {
+    auto* sub = app_.add_subcommand(std::string(info.name), std::string(info.help));
+    auto cmd = info.make();
+    cmd->add_cli(*sub);
+    commands_.emplace_back(sub, std::move(cmd));
+  }
+}
+
+Command* Cli::command(std::string_view name) {
+  auto it =
+      std::find_if(commands_.begin(), commands_.end(), [&](const auto& c) { return c.first->get_name() == name; });
+  return it == commands_.end() ? nullptr : it->second.get();
+}
+
+Cli::Parsed Cli::parse(std::vector<std::string> args, Terminal& term) {
+  // Find the subcommand word (only flags may precede it) and cut off "-- CMD...".
+  std::size_t i = 0;
+  while (i < args.size() && is_global_flag(args[i])) {
+    ++i;
+  }
+  Command* target = i < args.size() ? command(args[i]) : nullptr;
+  std::vector<std::string> trailing;
+  bool had_separator = false;
+  if (target != nullptr) {
+    auto sep = std::find(args.begin() + static_cast<std::ptrdiff_t>(i) + 1, args.end(), "--");
+    if (sep != args.end()) {
+      trailing.assign(sep + 1, args.end());
+      had_separator = true;
+      args.erase(sep, args.end());
+    }
+    std::vector<std::string> tail(args.begin() + static_cast<std::ptrdiff_t>(i) + 1, args.end());
+    target->normalize(tail);
+    args.resize(i + 1);
+    args.insert(args.end(), tail.begin(), tail.end());
+  }
+
+  try {
+    std::reverse(args.begin(), args.end());  // CLI11 takes the vector back to front
+    app_.parse(args);
+  } catch (const CLI::CallForHelp&) {
+    term.out() << app_.help();
+    return {nullptr, 0};
+  } catch (const CLI::CallForAllHelp&) {
+    term.out() << app_.help("", CLI::AppFormatMode::All);
+    return {nullptr, 0};
+  } catch (const CLI::CallForVersion& e) {
+    term.out() << e.what() << '\n';
+    return {nullptr, 0};
+  } catch (const CLI::ParseError& e) {
+    term.error(e.what());
+    auto selected = app_.get_subcommands();
+    std::string where = selected.empty() ? "ezpz --help" : "ezpz " + selected.back()->get_name() + " --help";
+    term.err() << "Run '" << where << "' for usage.\n";
+    return {nullptr, static_cast<int>(ExitCode::usage)};
+  }
+
+  auto selected = app_.get_subcommands();
+  if (selected.empty()) {
+    term.err() << app_.help();
+    return {nullptr, static_cast<int>(ExitCode::usage)};
+  }
+  Command* cmd = command(selected.front()->get_name());
+  if (had_separator && !cmd->takes_trailing_command()) {
+    term.error("ezpz " + selected.front()->get_name() + " takes nothing after --");
+    return {nullptr, static_cast<int>(ExitCode::usage)};
+  }
+  if (cmd->takes_trailing_command()) {
+    cmd->set_trailing_command(std::move(trailing), had_separator);
+  }
+  return {cmd, 0};
+}
+
+int run_main(const std::vector<std::string>& args, const core::Env& env, Terminal& term, const core::SystemProbe& probe,
+             core::ProcessControl& process) {
+  Cli cli;
+  auto parsed = cli.parse(args, term);
+  if (parsed.command == nullptr) {
+    return parsed.exit_code;
+  }
+  log::set_level(log::level_from(cli.verbosity(), env.get("EZPZ_LOG_LEVEL")));
+  Context ctx{env, term, probe, process, cli.app()};
+  try {
+    return parsed.command->run(ctx);
+  } catch (const std::exception& e) {
+    term.error(std::string("internal error: ") + e.what() + " (please report this with the command you ran)");
+    return static_cast<int>(ExitCode::internal);
+  }
+}
+
+}  // namespace ezpz::cli

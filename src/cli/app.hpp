@@ -1,0 +1,45 @@
+// The CLI tree: building it from the command table, parsing, dispatch.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <CLI/App.hpp>
+
+#include "cli/command.hpp"
+#include "cli/terminal.hpp"
+
+namespace ezpz::cli {
+
+class Cli {
+ public:
+  Cli();
+
+  struct Parsed {
+    Command* command = nullptr;  ///< the subcommand to run; null when parsing finished the job
+    int exit_code = 0;           ///< meaningful when command is null (help, version, errors)
+  };
+
+  /// Parse `args` (without argv[0]). Help, version and errors are printed to `term`.
+  Parsed parse(std::vector<std::string> args, Terminal& term);
+
+  [[nodiscard]] CLI::App& app() { return app_; }
+  [[nodiscard]] const CLI::App& app() const { return app_; }
+  /// The Command object registered under `name` (tests inspect parsed args through it).
+  [[nodiscard]] Command* command(std::string_view name);
+  [[nodiscard]] int verbosity() const { return verbosity_; }
+
+ private:
+  CLI::App app_;
+  std::vector<std::pair<CLI::App*, std::unique_ptr<Command>>> commands_;
+  int verbosity_ = 0;
+};
+
+/// Everything main does after taking the environment snapshot.
+/// `probe` and `process` are the real system in main and fakes in tests.
+int run_main(const std::vector<std::string>& args, const core::Env& env, Terminal& term, const core::SystemProbe& probe,
+             core::ProcessControl& process);
+
+}  // namespace ezpz::cli

@@ -1,0 +1,41 @@
+// ezpz launch [OPTIONS] [--] CMD...
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "cli/command.hpp"
+#include "core/launch_plan.hpp"
+
+namespace ezpz::cli {
+
+class LaunchCommand final : public Command {
+ public:
+  void add_cli(CLI::App& app) override;
+  int run(Context& ctx) override;
+  /// -np/-ppn/-nh/--n (ezpz's single-dash aliases) -> their --long forms, up to the command.
+  void normalize(std::vector<std::string>& tokens) const override;
+  [[nodiscard]] bool takes_trailing_command() const override { return true; }
+  void set_trailing_command(std::vector<std::string> command, bool had_separator) override;
+
+  /// The request as parsed (after set_trailing_command); tests read it.
+  [[nodiscard]] const core::LaunchRequest& request() const { return request_; }
+  [[nodiscard]] bool dry_run() const { return dry_run_; }
+  [[nodiscard]] bool json() const { return json_; }
+  /// A usage problem found while assembling the request ("" when none).
+  [[nodiscard]] const std::string& request_error() const { return request_error_; }
+
+ private:
+  CLI::App* app_ = nullptr;
+  core::LaunchRequest request_;
+  std::vector<std::string> positional_;
+  int nprocs_ = 0;
+  int ppn_ = 0;
+  int nhosts_ = 0;
+  std::string hostfile_, machine_, launcher_, cpu_bind_;
+  bool dry_run_ = false;
+  bool json_ = false;
+  std::string request_error_;
+};
+
+}  // namespace ezpz::cli

@@ -1,0 +1,20 @@
+// The one table of subcommands. Only subcommands that work are listed.
+#include "cli/command.hpp"
+#include "cli/completions.hpp"
+#include "cli/help.hpp"
+#include "cli/launch.hpp"
+
+namespace ezpz::cli {
+
+const std::vector<CommandInfo>& command_table() {
+  static const std::vector<CommandInfo> table = {
+      {"launch", "Launch a command on every process of the job (mpiexec, srun, mpirun or built-in)",
+       [] { return std::unique_ptr<Command>(new LaunchCommand); }},
+      {"completions", "Print the shell completion script for bash, zsh or fish",
+       [] { return std::unique_ptr<Command>(new CompletionsCommand); }},
+      {"help", "Show help for ezpz or one of its commands", [] { return std::unique_ptr<Command>(new HelpCommand); }},
+  };
+  return table;
+}
+
+}  // namespace ezpz::cli

@@ -1,0 +1,32 @@
+// The only code that talks to the user. Results go to `out`, progress,
+// warnings and errors to `err`. Colour only on a terminal and never with NO_COLOR.
+#pragma once
+
+#include <ostream>
+#include <string_view>
+
+#include "core/env.hpp"
+
+namespace ezpz::cli {
+
+class Terminal {
+ public:
+  Terminal(std::ostream& out, std::ostream& err, bool color) : out_(out), err_(err), color_(color) {}
+
+  /// Colour when stderr is a terminal, NO_COLOR is unset and TERM is not "dumb".
+  [[nodiscard]] static bool want_color(const core::Env& env, bool stderr_is_tty);
+
+  std::ostream& out() { return out_; }
+  std::ostream& err() { return err_; }
+  void error(std::string_view message);
+  void warn(std::string_view message);
+
+ private:
+  void tagged(std::string_view tag, std::string_view color_code, std::string_view message);
+
+  std::ostream& out_;
+  std::ostream& err_;
+  bool color_;
+};
+
+}  // namespace ezpz::cli

@@ -1,0 +1,212 @@
+#include "core/cluster.hpp"
+
+#include <algorithm>
+
+#include "core/strings.hpp"
+
+namespace ezpz::core {
+namespace {
+
+std::string dirname(const std::string& path) {
+  auto slash = path.rfind('/');
+  return slash == std::string::npos ? std::string(".") : path.substr(0, slash == 0 ? 1 : slash);
+}
+
+std::string basename(const std::string& path) {
+  auto slash = path.rfind('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+Expected<HostList> read_hosts(const HostSource& source, const SystemProbe& probe) {
+  switch (source.kind) {
+    case HostSource::Kind::this_host:
+      return HostList{source.value};
+    case HostSource::Kind::nodelist:
+      return expand_nodelist(source.value);
+    case HostSource::Kind::file:
+      break;
+  }
+  const std::string named = source.origin == "--hostfile" ? "--hostfile " : source.origin + "=";
+  if (!probe.is_file(source.value)) {
+    return usage_error("hostfile " + source.value + " (from " + named + source.value +
+                       ") does not exist: pass an existing file with --hostfile or unset " +
+                       (source.origin == "--hostfile" ? std::string("it") : source.origin));
+  }
+  auto text = probe.read_file(source.value);
+  if (!text) {
+    return usage_error(text.error().message);
+  }
+  auto hosts = parse_hostfile(*text);
+  if (hosts.empty()) {
+    return usage_error("hostfile " + source.value + " (from " + named + source.value +
+                       ") lists no hosts: write one host name per line");
+  }
+  return hosts;
+}
+
+}  // namespace
+
+HostSource choose_host_source(const Env& env, Scheduler scheduler, const std::optional<std::string>& cli_hostfile,
+                              const std::vector<std::string>& aux_entries) {
+  if (cli_hostfile) {
+    return {HostSource::Kind::file, "--hostfile", *cli_hostfile};
+  }
+  if (auto v = env.get("PBS_NODEFILE")) {
+    return {HostSource::Kind::file, "PBS_NODEFILE", *v};
+  }
+  if (auto v = env.get("HOSTFILE")) {
+    return {HostSource::Kind::file, "HOSTFILE", *v};
+  }
+  if (scheduler == Scheduler::pbs) {
+    if (auto id = pbs_job_id(env)) {
+      auto it = std::find_if(aux_entries.begin(), aux_entries.end(),
+                             [&](const std::string& name) { return name == *id || starts_with(name, *id + "."); });
+      if (it != aux_entries.end()) {
+        return {HostSource::Kind::file, "PBS aux dir", std::string(kPbsAuxDir) + "/" + *it};
+      }
+    }
+  }
+  if (auto v = env.first_of({"SLURM_JOB_NODELIST", "SLURM_NODELIST"})) {
+    return {HostSource::Kind::nodelist, v->first, v->second};
+  }
+  return {HostSource::Kind::this_host, "hostname", env.hostname.empty() ? "localhost" : env.hostname};
+}
+
+Expected<GpuCount> gpus_per_node(const Env& env, const MachineProfile& machine, int device_count) {
+  if (auto v = env.get("NGPU_PER_HOST")) {
+    auto n = parse_positive_int(*v);
+    if (!n) {
+      return usage_error("NGPU_PER_HOST='" + *v + "' is not a positive whole number: fix or unset it");
+    }
+    return GpuCount{*n, "NGPU_PER_HOST", true};
+  }
+  if (machine.gpus_per_node > 0) {
+    return GpuCount{machine.gpus_per_node, "machine profile " + machine.name, true};
+  }
+  if (device_count > 0) {
+    return GpuCount{device_count, "device files", true};
+  }
+  return GpuCount{1, "default", false};
+}
+
+LauncherStyle detect_mpi_style(const SystemProbe& probe, const std::string& program_path) {
+  const std::string real = probe.real_path(program_path);
+  for (const auto& path : {real, program_path}) {
+    auto lower = to_lower(path);
+    if (lower.find("openmpi") != std::string::npos || lower.find("orterun") != std::string::npos ||
+        lower.find("prterun") != std::string::npos) {
+      return LauncherStyle::openmpi;
+    }
+    if (lower.find("/pals/") != std::string::npos) {
+      return LauncherStyle::pals;
+    }
+    if (lower.find("mpich") != std::string::npos || lower.find("hydra") != std::string::npos ||
+        lower.find("intel") != std::string::npos || lower.find("impi") != std::string::npos) {
+      return LauncherStyle::mpich;
+    }
+  }
+  for (const auto& dir : {dirname(real), dirname(program_path)}) {
+    if (probe.is_file(dir + "/ompi_info")) {
+      return LauncherStyle::openmpi;
+    }
+    if (probe.is_file(dir + "/mpichversion") || probe.is_file(dir + "/hydra_pmi_proxy") ||
+        probe.is_file(dir + "/impi_info")) {
+      return LauncherStyle::mpich;
+    }
+  }
+  // Hydra-compatible flags (-n, -ppn, -f) are the most common dialect of an unknown mpiexec.
+  return basename(real) == "mpirun" ? LauncherStyle::openmpi : LauncherStyle::mpich;
+}
+
+std::optional<ConfigLocation> config_location(const Env& env) {
+  if (auto path = env.get("EZPZ_CONFIG")) {
+    return ConfigLocation{*path, true};
+  }
+  if (auto xdg = env.get("XDG_CONFIG_HOME")) {
+    return ConfigLocation{*xdg + "/ezpz/config.toml", false};
+  }
+  if (auto home = env.get("HOME")) {
+    return ConfigLocation{*home + "/.config/ezpz/config.toml", false};
+  }
+  return std::nullopt;
+}
+
+Expected<MachineSet> load_machines(const Env& env, const SystemProbe& probe) {
+  auto machines = MachineSet::builtin();
+  if (!machines) {
+    return machines;
+  }
+  auto where = config_location(env);
+  if (!where) {
+    return machines;
+  }
+  if (!probe.is_file(where->path)) {
+    if (where->required) {
+      return usage_error("config file " + where->path +
+                         " (from EZPZ_CONFIG) does not exist: create it or unset EZPZ_CONFIG");
+    }
+    return machines;
+  }
+  auto text = probe.read_file(where->path);
+  if (!text) {
+    return usage_error(text.error().message);
+  }
+  if (auto r = machines->merge_toml(*text, where->path); !r) {
+    return r.error();
+  }
+  return machines;
+}
+
+Expected<ClusterInfo> discover_cluster(const Env& env, const MachineSet& machines,
+                                       const std::optional<std::string>& cli_machine,
+                                       const std::optional<std::string>& cli_hostfile, const SystemProbe& probe) {
+  ClusterInfo info;
+  auto scheduler = detect_scheduler(env);
+  if (!scheduler) {
+    return scheduler.error();
+  }
+  info.scheduler = *scheduler;
+
+  // Machine: --machine > EZPZ_MACHINE > hostname rules.
+  std::optional<std::pair<std::string, std::string>> forced;
+  if (cli_machine) {
+    forced = {"--machine", *cli_machine};
+  } else if (auto v = env.get("EZPZ_MACHINE")) {
+    forced = {"EZPZ_MACHINE", *v};
+  }
+  if (forced) {
+    const auto* m = machines.find(forced->second);
+    if (m == nullptr) {
+      return usage_error(forced->first + " " + forced->second + " is not a known machine: use one of " +
+                         join(machines.names(), ", ") + " or add it to your config file");
+    }
+    info.machine = *m;
+    info.machine_forced = true;
+  } else {
+    info.machine = machines.detect(env.hostname);
+  }
+
+  std::vector<std::string> aux;
+  if (info.scheduler == Scheduler::pbs && !cli_hostfile && !env.has("PBS_NODEFILE") && !env.has("HOSTFILE")) {
+    aux = probe.list_dir(kPbsAuxDir);
+  }
+  info.host_source = choose_host_source(env, info.scheduler, cli_hostfile, aux);
+  auto hosts = read_hosts(info.host_source, probe);
+  if (!hosts) {
+    return hosts.error();
+  }
+  if (hosts->empty()) {
+    return usage_error(info.host_source.origin + "='" + info.host_source.value + "' names no hosts");
+  }
+  info.hosts = std::move(*hosts);
+
+  const bool need_devices = !env.has("NGPU_PER_HOST") && info.machine.gpus_per_node <= 0;
+  auto gpus = gpus_per_node(env, info.machine, need_devices ? probe.count_gpu_devices() : 0);
+  if (!gpus) {
+    return gpus.error();
+  }
+  info.gpus = *gpus;
+  return info;
+}
+
+}  // namespace ezpz::core

@@ -1,0 +1,71 @@
+// Discovery: from the Env snapshot and what the probe sees, the facts a launch
+// plan needs (scheduler, machine, hosts, GPUs per node, MPI flavour).
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "core/env.hpp"
+#include "core/expected.hpp"
+#include "core/hostlist.hpp"
+#include "core/machine.hpp"
+#include "core/probe.hpp"
+#include "core/scheduler.hpp"
+
+namespace ezpz::core {
+
+/// Where the host list came from.
+struct HostSource {
+  enum class Kind { file, nodelist, this_host } kind = Kind::this_host;
+  std::string origin;  ///< "--hostfile", "PBS_NODEFILE", "HOSTFILE", "PBS aux dir", "SLURM_NODELIST", "hostname"
+  std::string value;   ///< the path, the nodelist expression or the hostname
+};
+
+/// --hostfile; PBS_NODEFILE; HOSTFILE; /var/spool/pbs/aux/<jobid>* (PBS); SLURM_NODELIST
+/// (or SLURM_JOB_NODELIST); else this host. `aux_entries` lists the PBS aux directory.
+[[nodiscard]] HostSource choose_host_source(const Env& env, Scheduler scheduler,
+                                            const std::optional<std::string>& cli_hostfile,
+                                            const std::vector<std::string>& aux_entries);
+
+inline constexpr const char* kPbsAuxDir = "/var/spool/pbs/aux";
+
+struct GpuCount {
+  int per_node = 1;
+  std::string source;  ///< "NGPU_PER_HOST", "machine profile", "device files", "default"
+  bool known = false;  ///< false when it is only the default of 1
+};
+
+/// NGPU_PER_HOST, else the profile, else `device_count`, else 1.
+[[nodiscard]] Expected<GpuCount> gpus_per_node(const Env& env, const MachineProfile& machine, int device_count);
+
+/// The flag dialect of an installed MPI program, from its resolved path and its neighbours.
+[[nodiscard]] LauncherStyle detect_mpi_style(const SystemProbe& probe, const std::string& program_path);
+
+/// Where user machine profiles live: $EZPZ_CONFIG (must exist), else
+/// $XDG_CONFIG_HOME/ezpz/config.toml, else ~/.config/ezpz/config.toml (optional).
+struct ConfigLocation {
+  std::string path;
+  bool required = false;
+};
+[[nodiscard]] std::optional<ConfigLocation> config_location(const Env& env);
+
+/// Built-in machines merged with the user's config file.
+[[nodiscard]] Expected<MachineSet> load_machines(const Env& env, const SystemProbe& probe);
+
+struct ClusterInfo {
+  Scheduler scheduler = Scheduler::local;
+  MachineProfile machine;
+  bool machine_forced = false;  ///< --machine or EZPZ_MACHINE named it
+  HostSource host_source;
+  HostList hosts;  ///< the allocation's hosts, deduplicated, in order
+  GpuCount gpus;
+};
+
+/// Gather everything: scheduler, machine (--machine > EZPZ_MACHINE > hostname),
+/// hosts and GPUs per node. A named hostfile that is missing or empty is a usage error.
+[[nodiscard]] Expected<ClusterInfo> discover_cluster(const Env& env, const MachineSet& machines,
+                                                     const std::optional<std::string>& cli_machine,
+                                                     const std::optional<std::string>& cli_hostfile,
+                                                     const SystemProbe& probe);
+
+}  // namespace ezpz::core

@@ -1,0 +1,266 @@
+#include "core/launch_plan.hpp"
+
+#include <algorithm>
+
+#include "core/strings.hpp"
+
+namespace ezpz::core {
+namespace {
+
+const std::optional<LauncherProgram>& program_slot(const LauncherInventory& inv, std::string_view name) {
+  if (name == "srun") {
+    return inv.srun;
+  }
+  return name == "mpirun" ? inv.mpirun : inv.mpiexec;
+}
+
+bool found(const std::optional<LauncherProgram>& p) {
+  return p && p->path;
+}
+
+/// A named MPI program with its dialect: the profile's when it names the same program,
+/// else what detection saw, else a guess from the name.
+LauncherChoice mpi_choice(const std::string& program, const MachineProfile& machine, const LauncherInventory& inv) {
+  LauncherChoice c{program, LauncherStyle::mpich, std::nullopt};
+  const auto& slot = program_slot(inv, program);
+  if (machine.launcher == program && machine.style != LauncherStyle::auto_detect) {
+    c.style = machine.style;
+  } else if (found(slot)) {
+    c.style = slot->style;
+  } else if (program == "srun") {
+    c.style = LauncherStyle::srun;
+  } else if (program == "mpirun") {
+    c.style = LauncherStyle::openmpi;
+  }
+  if (!found(slot)) {
+    c.warning = program + " is not on PATH here: load the MPI module (or run inside the job) before launching";
+  }
+  return c;
+}
+
+std::string strip_bind_prefix(std::string value) {
+  for (std::string_view prefix : {"--cpu-bind=", "--cpu-bind", "-cpu-bind="}) {
+    if (starts_with(value, prefix)) {
+      return std::string(trim(std::string_view(value).substr(prefix.size())));
+    }
+  }
+  return value;
+}
+
+bool has_flag(const std::vector<std::string>& args, std::initializer_list<std::string_view> names) {
+  return std::any_of(args.begin(), args.end(), [&](const std::string& a) {
+    return std::any_of(names.begin(), names.end(),
+                       [&](std::string_view n) { return a == n || starts_with(a, std::string(n) + "="); });
+  });
+}
+
+void append_env_forwarding(std::vector<std::string>& argv,
+                           const std::vector<std::pair<std::string, std::string>>& env) {
+  for (const auto& [name, value] : env) {
+    argv.emplace_back("-x");
+    argv.push_back(name);
+  }
+}
+
+}  // namespace
+
+LauncherInventory find_launchers(const SystemProbe& probe) {
+  LauncherInventory inv;
+  auto find = [&](const std::string& name, std::optional<LauncherProgram>& slot) {
+    if (auto path = probe.find_program(name)) {
+      slot = LauncherProgram{name, path, name == "srun" ? LauncherStyle::srun : detect_mpi_style(probe, *path)};
+    }
+  };
+  find("mpiexec", inv.mpiexec);
+  find("mpirun", inv.mpirun);
+  find("srun", inv.srun);
+  return inv;
+}
+
+Expected<LauncherChoice> choose_launcher(const LaunchRequest& request, const ClusterInfo& cluster,
+                                         const LauncherInventory& inventory) {
+  const auto& machine = cluster.machine;
+  if (request.launcher) {
+    const auto& name = *request.launcher;
+    if (name == "local") {
+      return LauncherChoice{"local", LauncherStyle::local, std::nullopt};
+    }
+    if (name == "mpiexec" || name == "mpirun" || name == "srun") {
+      return mpi_choice(name, machine, inventory);
+    }
+    return usage_error("--launcher " + name + " is not a launcher ezpz knows: use mpiexec, mpirun, srun or local");
+  }
+
+  std::optional<std::string> note;
+  const bool profile_applies = cluster.machine_forced || !machine.scheduler || *machine.scheduler == cluster.scheduler;
+  if (machine.launcher != "auto") {
+    if (profile_applies) {
+      return mpi_choice(machine.launcher, machine, inventory);
+    }
+    note = "no " + std::string(to_string(*machine.scheduler)) + " job found on " + machine.name +
+           ": running on this node only (start a job first to use " + machine.launcher + ")";
+  }
+
+  LauncherChoice choice;
+  switch (cluster.scheduler) {
+    case Scheduler::slurm:
+      choice = mpi_choice("srun", machine, inventory);
+      break;
+    case Scheduler::pbs:
+      choice =
+          mpi_choice(found(inventory.mpiexec) || !found(inventory.mpirun) ? "mpiexec" : "mpirun", machine, inventory);
+      break;
+    case Scheduler::local:
+      if (found(inventory.mpirun)) {
+        choice = mpi_choice("mpirun", machine, inventory);
+      } else if (found(inventory.mpiexec)) {
+        choice = mpi_choice("mpiexec", machine, inventory);
+      } else {
+        choice = LauncherChoice{"local", LauncherStyle::local, std::nullopt};
+      }
+      break;
+  }
+  if (note) {
+    choice.warning = note;
+  }
+  return choice;
+}
+
+Expected<LaunchPlan> plan_launch(const LaunchRequest& request, const Env& env, const ClusterInfo& cluster,
+                                 const LauncherInventory& inventory) {
+  if (request.command.empty()) {
+    return usage_error("no command to launch: put it after --, e.g. ezpz launch -n 4 -- python3 train.py");
+  }
+  auto choice = choose_launcher(request, cluster, inventory);
+  if (!choice) {
+    return choice.error();
+  }
+  LaunchPlan plan;
+  plan.scheduler = cluster.scheduler;
+  plan.machine = cluster.machine.name;
+  plan.launcher = choice->program;
+  plan.style = choice->style;
+  if (choice->warning) {
+    plan.warnings.push_back(*choice->warning);
+  }
+  const bool builtin = plan.style == LauncherStyle::local;
+  if (builtin && !request.launcher_args.empty()) {
+    return usage_error("launcher flag " + request.launcher_args.front() +
+                       " needs an MPI launcher, but this runs ezpz's built-in local launcher: drop it or pass "
+                       "--launcher mpirun/mpiexec/srun");
+  }
+
+  // Topology. The built-in launcher starts processes on this host only.
+  const int available = builtin ? 1 : static_cast<int>(cluster.hosts.size());
+  auto topo = resolve_topology(request.topology, available, cluster.gpus.per_node);
+  if (!topo) {
+    if (builtin && request.topology.nhosts && *request.topology.nhosts > 1) {
+      return usage_error("--nhosts " + std::to_string(*request.topology.nhosts) +
+                         " needs an MPI launcher or a scheduler: the built-in local launcher runs on this host only");
+    }
+    return topo.error();
+  }
+  plan.topology = *topo;
+  if (cluster.gpus.known && cluster.scheduler != Scheduler::local && topo->ppn > cluster.gpus.per_node) {
+    plan.warnings.push_back(std::to_string(topo->ppn) + " processes per node is more than the " +
+                            std::to_string(cluster.gpus.per_node) + " GPUs per node (" + cluster.gpus.source +
+                            "): ranks will share GPUs");
+  }
+  plan.hosts.assign(cluster.hosts.begin(), cluster.hosts.begin() + (builtin ? 1 : topo->nhosts));
+  if (cluster.host_source.kind == HostSource::Kind::file && !builtin) {
+    plan.hostfile = cluster.host_source.value;
+  }
+
+  // CPU binding: --cpu-bind > CPU_BIND > the machine's default.
+  auto env_bind = env.get("CPU_BIND");
+  if (request.cpu_bind) {
+    plan.cpu_bind = strip_bind_prefix(*request.cpu_bind);
+    if (env_bind) {
+      plan.warnings.emplace_back("both --cpu-bind and CPU_BIND are set: using --cpu-bind=" + plan.cpu_bind);
+    }
+  } else if (env_bind) {
+    plan.cpu_bind = strip_bind_prefix(*env_bind);
+  } else if (plan.style == cluster.machine.style) {
+    plan.cpu_bind = cluster.machine.cpu_bind;
+  }
+
+  // Environment the profile adds, unless the user already set it.
+  for (const auto& [name, value] : cluster.machine.env) {
+    if (!env.has(name) && (cluster.machine_forced || plan.style == cluster.machine.style)) {
+      plan.env.emplace_back(name, value);
+    }
+  }
+
+  const auto n = std::to_string(topo->nprocs);
+  const auto ppn = std::to_string(topo->ppn);
+  auto& argv = plan.argv;
+  bool bind_used = plan.cpu_bind.empty();
+  switch (plan.style) {
+    case LauncherStyle::pals:
+    case LauncherStyle::auto_detect:
+      argv = {plan.launcher, "--envall", "--line-buffer", "--np=" + n, "--ppn=" + ppn};
+      if (!plan.hostfile.empty()) {
+        argv.push_back("--hostfile=" + plan.hostfile);
+      }
+      if (!plan.cpu_bind.empty()) {
+        argv.push_back("--cpu-bind=" + plan.cpu_bind);
+        if (plan.cpu_bind == "depth" && cluster.machine.depth > 0 &&
+            !has_flag(request.launcher_args, {"--depth", "-d"})) {
+          argv.push_back("--depth=" + std::to_string(cluster.machine.depth));
+        }
+        bind_used = true;
+      }
+      break;
+    case LauncherStyle::sophia:
+      argv = {plan.launcher, "-n=" + n, "-N=" + ppn};
+      if (!plan.hostfile.empty()) {
+        argv.push_back("--hostfile=" + plan.hostfile);
+      }
+      argv.insert(argv.end(), {"-x", "PATH", "-x", "LD_LIBRARY_PATH"});
+      append_env_forwarding(argv, plan.env);
+      break;
+    case LauncherStyle::srun:
+      argv = {plan.launcher, "-u", "--verbose", "-N" + std::to_string(topo->nhosts), "-n" + n};
+      if (cluster.gpus.known) {
+        argv.push_back("--gpus-per-node=" + ppn);
+      }
+      if (request.hostfile || topo->nhosts < static_cast<int>(cluster.hosts.size())) {
+        argv.push_back("--nodelist=" + join(plan.hosts, ","));
+      }
+      if (!plan.cpu_bind.empty()) {
+        argv.push_back("--cpu-bind=" + plan.cpu_bind);
+        bind_used = true;
+      }
+      break;
+    case LauncherStyle::openmpi:
+      argv = {plan.launcher, "-np", n};
+      if (env.uid == 0) {
+        argv.emplace_back("--allow-run-as-root");
+      }
+      if (!plan.hostfile.empty()) {
+        argv.insert(argv.end(), {"--hostfile", plan.hostfile, "--map-by", "ppr:" + ppn + ":node"});
+      } else {
+        argv.emplace_back("--oversubscribe");
+      }
+      append_env_forwarding(argv, plan.env);
+      break;
+    case LauncherStyle::mpich:
+      argv = {plan.launcher, "-n", n, "-ppn", ppn};
+      if (!plan.hostfile.empty()) {
+        argv.insert(argv.end(), {"-f", plan.hostfile});
+      }
+      break;
+    case LauncherStyle::local:
+      break;
+  }
+  if (!bind_used) {
+    plan.warnings.push_back("--cpu-bind=" + plan.cpu_bind + " is ignored by " + std::string(to_string(plan.style)) +
+                            " " + plan.launcher + ": pass its own binding flag before --");
+    plan.cpu_bind.clear();
+  }
+  argv.insert(argv.end(), request.launcher_args.begin(), request.launcher_args.end());
+  argv.insert(argv.end(), request.command.begin(), request.command.end());
+  return plan;
+}
+
+}  // namespace ezpz::core

@@ -1,0 +1,73 @@
+// plan_launch: the launcher command line for this job, as plain data.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/cluster.hpp"
+#include "core/topology.hpp"
+
+namespace ezpz::core {
+
+/// What the user asked for on the command line.
+struct LaunchRequest {
+  TopologyRequest topology;
+  std::optional<std::string> hostfile;     ///< --hostfile
+  std::optional<std::string> machine;      ///< --machine
+  std::optional<std::string> launcher;     ///< --launcher: mpiexec, mpirun, srun or local
+  std::optional<std::string> cpu_bind;     ///< --cpu-bind
+  std::vector<std::string> launcher_args;  ///< unknown flags before "--", verbatim
+  std::vector<std::string> command;        ///< everything after "--", never reinterpreted
+};
+
+/// An MPI program found on PATH, with its flag dialect.
+struct LauncherProgram {
+  std::string name;                 ///< as written in argv[0]: "mpiexec", "mpirun", "srun"
+  std::optional<std::string> path;  ///< where PATH has it; nullopt when missing
+  LauncherStyle style = LauncherStyle::auto_detect;
+};
+
+/// Programs the planner may pick, found by the caller (sys) before planning.
+struct LauncherInventory {
+  std::optional<LauncherProgram> mpiexec;
+  std::optional<LauncherProgram> mpirun;
+  std::optional<LauncherProgram> srun;
+};
+
+struct LaunchPlan {
+  Scheduler scheduler = Scheduler::local;
+  std::string machine;
+  HostList hosts;        ///< the hosts this job runs on
+  std::string hostfile;  ///< the file given to the launcher; empty when none
+  Topology topology;
+  std::string launcher;  ///< "mpiexec", "mpirun", "srun" or "local" (ezpz's own)
+  LauncherStyle style = LauncherStyle::local;
+  std::string cpu_bind;
+  /// The command to execute. With the built-in local launcher, the command each rank runs.
+  std::vector<std::string> argv;
+  std::vector<std::pair<std::string, std::string>> env;  ///< what ezpz adds to the environment
+  std::vector<std::string> warnings;
+};
+
+/// Which program to run and its dialect (before topology is known).
+struct LauncherChoice {
+  std::string program;  ///< "local" for the built-in launcher
+  LauncherStyle style = LauncherStyle::local;
+  std::optional<std::string> warning;
+};
+[[nodiscard]] Expected<LauncherChoice> choose_launcher(const LaunchRequest& request, const ClusterInfo& cluster,
+                                                       const LauncherInventory& inventory);
+
+[[nodiscard]] Expected<LaunchPlan> plan_launch(const LaunchRequest& request, const Env& env, const ClusterInfo& cluster,
+                                               const LauncherInventory& inventory);
+
+}  // namespace ezpz::core
+
+namespace ezpz::core {
+
+/// mpiexec, mpirun and srun as found on PATH, with their dialects.
+[[nodiscard]] LauncherInventory find_launchers(const SystemProbe& probe);
+
+}  // namespace ezpz::core

@@ -1,0 +1,275 @@
+#include "core/machine.hpp"
+
+#include <algorithm>
+
+#include <toml++/toml.h>
+
+#include "core/strings.hpp"
+
+namespace ezpz::core {
+namespace {
+
+constexpr std::string_view kKnownKeys =
+    "name, description, match_prefix, match_contains, scheduler, launcher, style, cpu_bind, depth, "
+    "gpus_per_node, env";
+
+std::string where(std::string_view source, const toml::node& node) {
+  return std::string(source) + ":" + std::to_string(node.source().begin.line);
+}
+
+Error key_error(std::string_view source, const toml::node& node, std::string_view key, std::string_view problem) {
+  return usage_error(where(source, node) + ": key '" + std::string(key) + "' " + std::string(problem));
+}
+
+Expected<std::string> get_string(std::string_view source, const toml::node& node, std::string_view key) {
+  if (auto s = node.value<std::string>()) {
+    return *s;
+  }
+  return key_error(source, node, key, "must be a string, e.g. " + std::string(key) + " = \"...\"");
+}
+
+Expected<int> get_count(std::string_view source, const toml::node& node, std::string_view key) {
+  auto v = node.value<std::int64_t>();
+  if (!v || *v < 0 || *v > 1'000'000) {
+    return key_error(source, node, key, "must be a whole number >= 0");
+  }
+  return static_cast<int>(*v);
+}
+
+/// Apply one key of a [[machine]] table to `m`.
+Expected<void> apply_key(std::string_view source, MachineProfile& m, std::string_view key, const toml::node& node) {
+  auto set_string = [&](std::string& field) -> Expected<void> {
+    auto s = get_string(source, node, key);
+    if (!s) {
+      return s.error();
+    }
+    field = *s;
+    return {};
+  };
+  if (key == "name") {
+    return {};  // handled by the caller
+  }
+  if (key == "description") {
+    return set_string(m.description);
+  }
+  if (key == "match_contains") {
+    auto r = set_string(m.match_contains);
+    m.match_contains = to_lower(m.match_contains);
+    return r;
+  }
+  if (key == "cpu_bind") {
+    auto r = set_string(m.cpu_bind);
+    if (r && starts_with(m.cpu_bind, "--cpu-bind=")) {
+      m.cpu_bind = m.cpu_bind.substr(11);
+    }
+    return r;
+  }
+  if (key == "launcher") {
+    auto r = set_string(m.launcher);
+    if (r && m.launcher != "auto" && m.launcher.empty()) {
+      return key_error(source, node, key, "must not be empty (use \"auto\" to detect)");
+    }
+    return r;
+  }
+  if (key == "scheduler") {
+    auto s = get_string(source, node, key);
+    if (!s) {
+      return s.error();
+    }
+    auto sched = scheduler_from_string(*s);
+    if (!sched) {
+      return key_error(source, node, key, "must be \"pbs\", \"slurm\" or \"local\", not \"" + *s + "\"");
+    }
+    m.scheduler = sched;
+    return {};
+  }
+  if (key == "style") {
+    auto s = get_string(source, node, key);
+    if (!s) {
+      return s.error();
+    }
+    auto style = launcher_style_from_string(*s);
+    if (!style || *style == LauncherStyle::local) {
+      return key_error(source, node, key,
+                       "must be one of auto, pals, sophia, srun, openmpi, mpich, not \"" + *s + "\"");
+    }
+    m.style = *style;
+    return {};
+  }
+  if (key == "depth" || key == "gpus_per_node") {
+    auto v = get_count(source, node, key);
+    if (!v) {
+      return v.error();
+    }
+    (key == "depth" ? m.depth : m.gpus_per_node) = *v;
+    return {};
+  }
+  if (key == "match_prefix") {
+    const auto* arr = node.as_array();
+    if (arr == nullptr) {
+      return key_error(source, node, key, "must be a list of strings, e.g. [\"x4\", \"aurora\"]");
+    }
+    m.match_prefix.clear();
+    for (const auto& item : *arr) {
+      auto s = item.value<std::string>();
+      if (!s || s->empty()) {
+        return key_error(source, item, key, "must hold only non-empty strings");
+      }
+      m.match_prefix.push_back(to_lower(*s));
+    }
+    return {};
+  }
+  if (key == "env") {
+    const auto* tbl = node.as_table();
+    if (tbl == nullptr) {
+      return key_error(source, node, key, "must be a table of NAME = \"value\"");
+    }
+    for (const auto& [name, value] : *tbl) {
+      auto s = value.value<std::string>();
+      if (!s) {
+        return key_error(source, value, "env." + std::string(name.str()), "must be a string");
+      }
+      auto existing = std::find_if(m.env.begin(), m.env.end(), [&](const auto& kv) { return kv.first == name.str(); });
+      if (existing != m.env.end()) {
+        existing->second = *s;
+      } else {
+        m.env.emplace_back(std::string(name.str()), *s);
+      }
+    }
+    return {};
+  }
+  return key_error(source, node, key, "is not a machine setting; known keys: " + std::string(kKnownKeys));
+}
+
+}  // namespace
+
+std::string_view to_string(LauncherStyle s) {
+  switch (s) {
+    case LauncherStyle::auto_detect:
+      return "auto";
+    case LauncherStyle::pals:
+      return "pals";
+    case LauncherStyle::sophia:
+      return "sophia";
+    case LauncherStyle::srun:
+      return "srun";
+    case LauncherStyle::openmpi:
+      return "openmpi";
+    case LauncherStyle::mpich:
+      return "mpich";
+    case LauncherStyle::local:
+      return "local";
+  }
+  return "auto";
+}
+
+std::optional<LauncherStyle> launcher_style_from_string(std::string_view name) {
+  for (auto s : {LauncherStyle::auto_detect, LauncherStyle::pals, LauncherStyle::sophia, LauncherStyle::srun,
+                 LauncherStyle::openmpi, LauncherStyle::mpich, LauncherStyle::local}) {
+    if (to_string(s) == name) {
+      return s;
+    }
+  }
+  return std::nullopt;
+}
+
+bool MachineProfile::matches(std::string_view lower_hostname) const {
+  if (!match_contains.empty() && lower_hostname.find(match_contains) == std::string_view::npos) {
+    return false;
+  }
+  return std::any_of(match_prefix.begin(), match_prefix.end(),
+                     [&](const std::string& p) { return starts_with(lower_hostname, p); });
+}
+
+Expected<MachineSet> MachineSet::builtin() {
+  MachineSet set;
+  if (auto r = set.merge_toml(builtin_machines_toml(), "<built-in machines.toml>"); !r) {
+    return Error{ExitCode::internal, r.error().message};
+  }
+  return set;
+}
+
+Expected<void> MachineSet::merge_toml(std::string_view text, std::string_view source) {
+  toml::table doc;
+  try {
+    doc = toml::parse(text, source);
+  } catch (const toml::parse_error& e) {
+    return usage_error(std::string(source) + ":" + std::to_string(e.source().begin.line) + ": " +
+                       std::string(e.description()) + " (fix the TOML syntax)");
+  }
+  std::vector<MachineProfile> added;
+  for (const auto& [top_key, top_node] : doc) {
+    if (top_key.str() != "machine") {
+      return key_error(source, top_node, top_key.str(),
+                       "is not a top-level setting; machines go in [[machine]] tables");
+    }
+    const auto* arr = top_node.as_array();
+    if (arr == nullptr) {
+      return key_error(source, top_node, "machine", "must be written as [[machine]] tables");
+    }
+    for (const auto& entry : *arr) {
+      const auto* tbl = entry.as_table();
+      if (tbl == nullptr) {
+        return key_error(source, entry, "machine", "entries must be tables");
+      }
+      const auto* name_node = tbl->get("name");
+      auto name = name_node != nullptr ? name_node->value<std::string>() : std::nullopt;
+      if (!name || name->empty()) {
+        return usage_error(where(source, entry) + ": [[machine]] needs a name = \"...\" key");
+      }
+      auto existing = std::find_if(profiles_.begin(), profiles_.end(), [&](const auto& m) { return m.name == *name; });
+      MachineProfile m = existing != profiles_.end() ? *existing : MachineProfile{};
+      m.name = *name;
+      for (const auto& [key, value] : *tbl) {
+        if (auto r = apply_key(source, m, key.str(), value); !r) {
+          return r.error();
+        }
+      }
+      if (existing != profiles_.end()) {
+        *existing = std::move(m);
+      } else {
+        added.push_back(std::move(m));
+      }
+    }
+  }
+  profiles_.insert(profiles_.begin(), added.begin(), added.end());
+  return {};
+}
+
+const MachineProfile* MachineSet::find(std::string_view name) const {
+  auto lower = to_lower(name);
+  auto it = std::find_if(profiles_.begin(), profiles_.end(), [&](const auto& m) { return m.name == lower; });
+  return it == profiles_.end() ? nullptr : &*it;
+}
+
+const MachineProfile& MachineSet::detect(std::string_view hostname) const {
+  auto lower = to_lower(hostname);
+  for (const auto& m : profiles_) {
+    if (m.matches(lower)) {
+      return m;
+    }
+  }
+  static const MachineProfile fallback = [] {
+    MachineProfile m;
+    m.name = "local";
+    return m;
+  }();
+  const auto* local = find("local");
+  return local != nullptr ? *local : fallback;
+}
+
+std::vector<std::string> MachineSet::names() const {
+  std::vector<std::string> out;
+  for (const auto& m : profiles_) {
+    out.push_back(m.name);
+  }
+  return out;
+}
+
+const std::vector<std::string_view>& builtin_machine_names() {
+  static const std::vector<std::string_view> names = {"aurora", "sunspot",  "sirius",     "polaris",
+                                                      "sophia", "frontier", "perlmutter", "local"};
+  return names;
+}
+
+}  // namespace ezpz::core

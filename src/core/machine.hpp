@@ -1,0 +1,63 @@
+// Machine profiles: data (TOML), embedded in the binary, overridable by users.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "core/expected.hpp"
+#include "core/scheduler.hpp"
+
+namespace ezpz::core {
+
+/// The flag dialect of a launcher program.
+enum class LauncherStyle { auto_detect, pals, sophia, srun, openmpi, mpich, local };
+
+[[nodiscard]] std::string_view to_string(LauncherStyle s);
+[[nodiscard]] std::optional<LauncherStyle> launcher_style_from_string(std::string_view name);
+
+struct MachineProfile {
+  std::string name;
+  std::string description;
+  std::vector<std::string> match_prefix;  ///< hostname prefixes (lower case)
+  std::string match_contains;             ///< extra substring the hostname must contain
+  std::optional<Scheduler> scheduler;     ///< the scheduler this machine runs
+  std::string launcher = "auto";          ///< mpiexec, mpirun, srun or auto
+  LauncherStyle style = LauncherStyle::auto_detect;
+  std::string cpu_bind;                                  ///< default --cpu-bind value; empty = none
+  int depth = 0;                                         ///< --depth for cpu_bind = "depth"
+  int gpus_per_node = 0;                                 ///< 0 = unknown
+  std::vector<std::pair<std::string, std::string>> env;  ///< exported unless already set
+
+  [[nodiscard]] bool matches(std::string_view lower_hostname) const;
+};
+
+class MachineSet {
+ public:
+  /// The profiles compiled into ezpz (src/core/machines.toml).
+  [[nodiscard]] static Expected<MachineSet> builtin();
+
+  /// Parse TOML text naming `[[machine]]` tables and merge it over this set:
+  /// a known name overrides only the keys it sets; a new name is checked first
+  /// during detection. Errors name `source`, the line and the key.
+  [[nodiscard]] Expected<void> merge_toml(std::string_view text, std::string_view source);
+
+  [[nodiscard]] const MachineProfile* find(std::string_view name) const;
+  /// The first profile whose rules match `hostname`, else "local".
+  [[nodiscard]] const MachineProfile& detect(std::string_view hostname) const;
+  [[nodiscard]] std::vector<std::string> names() const;
+  [[nodiscard]] const std::vector<MachineProfile>& profiles() const { return profiles_; }
+
+ private:
+  std::vector<MachineProfile> profiles_;  // detection order
+};
+
+/// The text of src/core/machines.toml.
+[[nodiscard]] std::string_view builtin_machines_toml();
+
+/// Names of the built-in machines, usable without parsing (completions).
+[[nodiscard]] const std::vector<std::string_view>& builtin_machine_names();
+
+}  // namespace ezpz::core

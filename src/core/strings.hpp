@@ -1,0 +1,20 @@
+// Small string helpers shared by the core modules.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace ezpz::core {
+
+[[nodiscard]] std::string_view trim(std::string_view s);
+[[nodiscard]] std::string to_lower(std::string_view s);
+[[nodiscard]] std::vector<std::string_view> split(std::string_view s, char sep);
+[[nodiscard]] bool starts_with(std::string_view s, std::string_view prefix);
+/// A strictly positive decimal integer (no sign, no spaces, fits in int), else nullopt.
+[[nodiscard]] std::optional<int> parse_positive_int(std::string_view s);
+/// "a, b and c"
+[[nodiscard]] std::string join(const std::vector<std::string>& items, std::string_view sep);
+
+}  // namespace ezpz::core

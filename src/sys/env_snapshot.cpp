@@ -1,0 +1,34 @@
+#include "sys/env_snapshot.hpp"
+
+#include <climits>
+#include <string_view>
+
+#include <unistd.h>
+
+extern char** environ;  // NOLINT: POSIX
+
+namespace ezpz::sys {
+
+core::Env snapshot_environment() {
+  core::Env env;
+  for (char** p = environ; p != nullptr && *p != nullptr; ++p) {
+    std::string_view entry(*p);
+    auto eq = entry.find('=');
+    if (eq == std::string_view::npos || eq == 0) {
+      continue;
+    }
+    env.vars.emplace(std::string(entry.substr(0, eq)), std::string(entry.substr(eq + 1)));
+  }
+  char host[HOST_NAME_MAX + 1] = {};
+  if (gethostname(host, sizeof(host) - 1) == 0) {
+    env.hostname = host;
+  }
+  env.uid = static_cast<unsigned>(getuid());
+  return env;
+}
+
+bool is_terminal(int fd) {
+  return isatty(fd) == 1;
+}
+
+}  // namespace ezpz::sys

@@ -1,0 +1,14 @@
+// Build the Env snapshot from the real process (the only getenv in ezpz).
+#pragma once
+
+#include "core/env.hpp"
+
+namespace ezpz::sys {
+
+/// environ, gethostname() and getuid(), read once.
+[[nodiscard]] core::Env snapshot_environment();
+
+/// Whether the file descriptor is a terminal.
+[[nodiscard]] bool is_terminal(int fd);
+
+}  // namespace ezpz::sys

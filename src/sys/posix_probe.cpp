@@ -1,0 +1,113 @@
+#include "sys/posix_probe.hpp"
+
+#include <cerrno>
+#include <climits>
+#include <cstdlib>
+#include <cstring>
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+namespace ezpz::sys {
+
+using ezpz::Expected;
+
+Expected<std::string> PosixProbe::read_file(const std::string& path) const {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    return ezpz::failure("cannot read " + path + ": " + std::strerror(errno));
+  }
+  std::string text;
+  char buf[65536];
+  while (true) {
+    auto n = ::read(fd, buf, sizeof(buf));
+    if (n < 0 && errno == EINTR) {
+      continue;
+    }
+    if (n < 0) {
+      int err = errno;
+      ::close(fd);
+      return ezpz::failure("cannot read " + path + ": " + std::strerror(err));
+    }
+    if (n == 0) {
+      break;
+    }
+    text.append(buf, static_cast<std::size_t>(n));
+  }
+  ::close(fd);
+  return text;
+}
+
+bool PosixProbe::is_file(const std::string& path) const {
+  struct stat st {};
+  return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+}
+
+std::vector<std::string> PosixProbe::list_dir(const std::string& path) const {
+  std::vector<std::string> names;
+  DIR* dir = ::opendir(path.c_str());
+  if (dir == nullptr) {
+    return names;
+  }
+  while (auto* entry = ::readdir(dir)) {
+    std::string name = entry->d_name;
+    if (name != "." && name != "..") {
+      names.push_back(std::move(name));
+    }
+  }
+  ::closedir(dir);
+  return names;
+}
+
+std::optional<std::string> PosixProbe::find_program(const std::string& name) const {
+  if (name.find('/') != std::string::npos) {
+    return ::access(name.c_str(), X_OK) == 0 ? std::optional(name) : std::nullopt;
+  }
+  std::size_t start = 0;
+  while (start <= path_env_.size()) {
+    auto end = path_env_.find(':', start);
+    if (end == std::string::npos) {
+      end = path_env_.size();
+    }
+    std::string dir = path_env_.substr(start, end - start);
+    std::string candidate = (dir.empty() ? std::string(".") : dir) + "/" + name;
+    struct stat st {};
+    if (::stat(candidate.c_str(), &st) == 0 && S_ISREG(st.st_mode) && ::access(candidate.c_str(), X_OK) == 0) {
+      return candidate;
+    }
+    start = end + 1;
+  }
+  return std::nullopt;
+}
+
+std::string PosixProbe::real_path(const std::string& path) const {
+  char resolved[PATH_MAX];
+  if (::realpath(path.c_str(), resolved) == nullptr) {
+    return path;
+  }
+  return resolved;
+}
+
+int PosixProbe::count_gpu_devices() const {
+  int nvidia = 0;
+  int render = 0;
+  for (const auto& name : list_dir("/dev")) {
+    if (name.rfind("nvidia", 0) == 0 && name.size() > 6 &&
+        name.find_first_not_of("0123456789", 6) == std::string::npos) {
+      ++nvidia;
+    }
+  }
+  if (nvidia > 0) {
+    return nvidia;
+  }
+  for (const auto& name : list_dir("/dev/dri")) {
+    if (name.rfind("renderD", 0) == 0) {
+      ++render;
+    }
+  }
+  return render;
+}
+
+}  // namespace ezpz::sys

@@ -1,0 +1,26 @@
+// SystemProbe on the real filesystem.
+#pragma once
+
+#include <string>
+
+#include "core/probe.hpp"
+
+namespace ezpz::sys {
+
+class PosixProbe final : public core::SystemProbe {
+ public:
+  /// `path_env` is the PATH to search (from the Env snapshot).
+  explicit PosixProbe(std::string path_env) : path_env_(std::move(path_env)) {}
+
+  [[nodiscard]] Expected<std::string> read_file(const std::string& path) const override;
+  [[nodiscard]] bool is_file(const std::string& path) const override;
+  [[nodiscard]] std::vector<std::string> list_dir(const std::string& path) const override;
+  [[nodiscard]] std::optional<std::string> find_program(const std::string& name) const override;
+  [[nodiscard]] std::string real_path(const std::string& path) const override;
+  [[nodiscard]] int count_gpu_devices() const override;
+
+ private:
+  std::string path_env_;
+};
+
+}  // namespace ezpz::sys

@@ -1,0 +1,177 @@
+#include <catch2/catch.hpp>
+
+#include <nlohmann/json.hpp>
+
+#include "cli/launch.hpp"
+#include "cli_fixture.hpp"
+
+using ezpz::cli::Cli;
+using ezpz::cli::LaunchCommand;
+using ezpz::cli::Terminal;
+using Strings = std::vector<std::string>;
+
+namespace {
+
+struct Parsed {
+  int rc = -1;
+  bool ran = false;
+  std::string out, err;
+  ezpz::core::LaunchRequest request;
+  std::string request_error;
+};
+
+Parsed parse(const Strings& args) {
+  Cli cli;
+  std::ostringstream out, err;
+  Terminal term(out, err, false);
+  auto p = cli.parse(args, term);
+  Parsed r{p.exit_code, p.command != nullptr, out.str(), err.str(), {}, {}};
+  if (auto* launch = dynamic_cast<LaunchCommand*>(p.command)) {
+    r.request = launch->request();
+    r.request_error = launch->request_error();
+  }
+  return r;
+}
+
+}  // namespace
+
+TEST_CASE("launch: sizes and their ezpz aliases", "[cli]") {
+  for (const Strings& flag :
+       {Strings{"-n", "8"}, Strings{"-np", "8"}, Strings{"--np", "8"}, Strings{"--n", "8"}, Strings{"--nproc", "8"},
+        Strings{"--nprocs", "8"}, Strings{"--world_size", "8"}, Strings{"-np=8"}, Strings{"--np=8"}, Strings{"-n8"}}) {
+    Strings args{"launch"};
+    args.insert(args.end(), flag.begin(), flag.end());
+    args.insert(args.end(), {"--", "true"});
+    INFO(flag[0]);
+    auto p = parse(args);
+    REQUIRE(p.ran);
+    CHECK(p.request.topology.nprocs == 8);
+  }
+  for (const char* f : {"-ppn", "--ppn", "--nproc_per_node"}) {
+    CHECK(parse({"launch", f, "4", "--", "true"}).request.topology.ppn == 4);
+  }
+  for (const char* f : {"-nh", "--nh", "--nhost", "--nhosts", "--nnode", "--nnodes"}) {
+    INFO(f);
+    CHECK(parse({"launch", f, "2", "--", "true"}).request.topology.nhosts == 2);
+  }
+  auto none = parse({"launch", "--", "true"});
+  CHECK_FALSE(none.request.topology.nprocs);
+  CHECK_FALSE(none.request.topology.ppn);
+  CHECK_FALSE(none.request.topology.nhosts);
+}
+
+TEST_CASE("launch: unknown flags before -- go to the launcher, in order", "[cli]") {
+  auto p = parse({"launch", "-n", "2", "-x", "A=1", "-x", "B=2", "--no-vni", "--", "python3", "-m", "m", "--fsdp"});
+  REQUIRE(p.ran);
+  CHECK(p.request.topology.nprocs == 2);
+  CHECK(p.request.launcher_args == Strings{"-x", "A=1", "-x", "B=2", "--no-vni"});
+  CHECK(p.request.command == Strings{"python3", "-m", "m", "--fsdp"});
+  CHECK(p.request_error.empty());
+}
+
+TEST_CASE("launch: the command after -- is never reinterpreted", "[cli]") {
+  auto p = parse({"launch", "--", "python3", "train.py", "--help", "-n", "5", "--dry-run", "--", "x"});
+  REQUIRE(p.ran);
+  CHECK(p.out.empty());  // no launch help printed
+  CHECK(p.request.command == Strings{"python3", "train.py", "--help", "-n", "5", "--dry-run", "--", "x"});
+  CHECK_FALSE(p.request.topology.nprocs);
+}
+
+TEST_CASE("launch: without --, the command starts at the first word", "[cli]") {
+  auto p = parse({"launch", "--nproc", "2", "python", "-m", "demo", "--flag", "-n", "3", "--help"});
+  REQUIRE(p.ran);
+  CHECK(p.request.topology.nprocs == 2);
+  CHECK(p.request.command == Strings{"python", "-m", "demo", "--flag", "-n", "3", "--help"});
+  auto q = parse({"launch", "-x", "A=1", "python3", "t.py"});
+  REQUIRE(q.ran);
+  CHECK_THAT(q.request_error, Catch::Contains("unknown option -x before the command"));
+}
+
+TEST_CASE("launch: options with values", "[cli]") {
+  auto p = parse({"launch", "--hostfile", "/h f", "--machine", "aurora", "--launcher", "srun", "--cpu-bind", "list:1-2",
+                  "--dry-run", "--json", "--", "true"});
+  REQUIRE(p.ran);
+  CHECK(p.request.hostfile == "/h f");
+  CHECK(p.request.machine == "aurora");
+  CHECK(p.request.launcher == "srun");
+  CHECK(p.request.cpu_bind == "list:1-2");
+}
+
+TEST_CASE("parse errors exit 2 with a one-line reason, never CLI11's own codes", "[cli]") {
+  for (const Strings& args : {Strings{"launch", "--launcher", "pbsdsh", "--", "x"}, Strings{"launch", "-n", "x"},
+                              Strings{"launch", "--json", "--", "x"}, Strings{"bogus"}, Strings{"--bogus"},
+                              Strings{"completions", "tcsh"}, Strings{"completions"}, Strings{}}) {
+    INFO((args.empty() ? std::string("(none)") : args[0]));
+    auto p = parse(args);
+    CHECK_FALSE(p.ran);
+    CHECK(p.rc == 2);
+    CHECK_FALSE(p.err.empty());
+  }
+  CHECK_THAT(parse({"launch", "--launcher", "pbsdsh", "--", "x"}).err, Catch::StartsWith("ezpz: error: --launcher"));
+}
+
+TEST_CASE("version and help output", "[cli]") {
+  auto v = parse({"--version"});
+  CHECK(v.rc == 0);
+  CHECK_FALSE(v.ran);
+  CHECK_THAT(v.out, Catch::StartsWith("ezpz ") && Catch::Contains("."));
+  auto h = parse({"--help"});
+  CHECK(h.rc == 0);
+  CHECK_THAT(h.out, Catch::Contains("launch") && Catch::Contains("completions"));
+  auto lh = parse({"launch", "--help"});
+  CHECK(lh.rc == 0);
+  CHECK_THAT(lh.out, Catch::Contains("--hostfile") && Catch::Contains("Examples"));
+
+  ezpz::test::FakeProbe probe;
+  auto env = ezpz::test::make_env({});
+  auto help = ezpz::test::run_cli({"help", "launch"}, env, probe);
+  CHECK(help.rc == 0);
+  CHECK_THAT(help.out, Catch::Contains("ezpz launch") && Catch::Contains("--cpu-bind"));
+  CHECK(ezpz::test::run_cli({"help", "nothing"}, env, probe).rc == 2);
+}
+
+TEST_CASE("run: --dry-run --json prints the plan; without --dry-run it execs exactly argv", "[cli]") {
+  ezpz::test::FakeProbe probe;
+  probe.files["/pbs/nf"] = "x4000c0s0b0n0\nx4000c0s1b0n0\n";
+  probe.programs["mpiexec"] = "/opt/cray/pals/bin/mpiexec";
+  auto env = ezpz::test::make_env({{"PBS_JOBID", "9.aurora"}, {"PBS_NODEFILE", "/pbs/nf"}}, "x4000c0s0b0n0");
+  auto r = ezpz::test::run_cli({"launch", "--dry-run", "--json", "-n", "8", "--", "python3", "-c", "1"}, env, probe);
+  INFO(r.err);
+  REQUIRE(r.rc == 0);
+  auto j = nlohmann::json::parse(r.out);
+  CHECK(j["scheduler"] == "pbs");
+  CHECK(j["machine"] == "aurora");
+  CHECK(j["nhosts"] == 2);
+  CHECK(j["ppn"] == 4);
+  CHECK(j["nprocs"] == 8);
+  CHECK(j["launcher"] == "mpiexec");
+  CHECK(j["hosts"] == nlohmann::json::array({"x4000c0s0b0n0", "x4000c0s1b0n0"}));
+  CHECK(j["argv"].back() == "1");
+  CHECK(j["env"]["CCL_PROCESS_LAUNCHER"] == "pmix");
+
+  ezpz::test::FakeProcess process;
+  auto run = ezpz::test::run_cli({"launch", "-n", "8", "--", "python3", "-c", "1"}, env, probe, &process);
+  CHECK(run.rc == 127);  // the fake exec fails as "not found"
+  CHECK(process.argv == j["argv"].get<Strings>());
+  CHECK(process.env.size() == 2);
+
+  auto text = ezpz::test::run_cli({"launch", "--dry-run", "-n", "8", "--", "python3", "-c", "a b"}, env, probe);
+  CHECK_THAT(text.out, Catch::StartsWith("CCL_PROCESS_LAUNCHER=pmix FI_MR_CACHE_MONITOR=userfaultfd mpiexec "));
+  CHECK_THAT(text.out, Catch::EndsWith("python3 -c 'a b'\n"));
+}
+
+TEST_CASE("run: usage problems exit 2 with one line", "[cli]") {
+  ezpz::test::FakeProbe probe;
+  auto env = ezpz::test::make_env({});
+  for (const Strings& args : {Strings{"launch", "--dry-run", "--hostfile", "/missing", "--", "x"},
+                              Strings{"launch", "--dry-run", "--machine", "nowhere", "--", "x"},
+                              Strings{"launch", "--dry-run", "-n", "0", "--", "x"}, Strings{"launch", "--dry-run"},
+                              Strings{"launch", "--dry-run", "-x", "1", "t.py"}}) {
+    INFO(args.back());
+    auto r = ezpz::test::run_cli(args, env, probe);
+    CHECK(r.rc == 2);
+    CHECK_THAT(r.err, Catch::StartsWith("ezpz: error: "));
+    CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+    CHECK(r.out.empty());
+  }
+}

@@ -1,0 +1,52 @@
+"""Helpers for end-to-end tests: run the built ezpz binary with a controlled environment."""
+import json
+import os
+import subprocess
+import tempfile
+import unittest
+
+EZPZ = os.environ["EZPZ_BIN"]
+SOURCE_DIR = os.environ.get("EZPZ_SOURCE_DIR", os.path.join(os.path.dirname(__file__), "..", ".."))
+
+
+def base_env(**extra):
+    """A clean environment: no scheduler variables, a private HOME, the system PATH."""
+    env = {
+        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+        "HOME": tempfile.mkdtemp(prefix="ezpz-home-"),
+        "LANG": "C.UTF-8",
+    }
+    env.update({k: str(v) for k, v in extra.items()})
+    return env
+
+
+def run(args, env=None, check=None):
+    proc = subprocess.run([EZPZ, *args], env=env if env is not None else base_env(),
+                          capture_output=True, text=True, timeout=60)
+    if check is not None and proc.returncode != check:
+        raise AssertionError(f"ezpz {args} exited {proc.returncode}, wanted {check}\n"
+                             f"stdout: {proc.stdout}\nstderr: {proc.stderr}")
+    return proc
+
+
+def plan(args, env):
+    proc = run(["launch", "--dry-run", "--json", *args], env, check=0)
+    return json.loads(proc.stdout)
+
+
+class TempDirTest(unittest.TestCase):
+    def setUp(self):
+        self._tmp = tempfile.TemporaryDirectory(prefix="ezpz-e2e-")
+        self.tmp = self._tmp.name
+
+    def tearDown(self):
+        self._tmp.cleanup()
+
+    def write(self, name, text, mode=None):
+        path = os.path.join(self.tmp, name)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "w") as f:
+            f.write(text)
+        if mode is not None:
+            os.chmod(path, mode)
+        return path

@@ -1,0 +1,57 @@
+"""The binary's front door: version, help, exit codes, colour, start-up discipline."""
+import os
+import subprocess
+import sys
+import unittest
+
+sys.path.insert(0, os.path.dirname(__file__))
+from ezpz_e2e import EZPZ, TempDirTest, base_env, run  # noqa: E402
+
+
+class Basics(TempDirTest):
+    def test_version(self):
+        proc = run(["--version"], check=0)
+        self.assertRegex(proc.stdout, r"^ezpz \d+\.\d+\.\d+\n$")
+
+    def test_version_touches_no_config_or_scheduler(self):
+        # A broken config, a broken scheduler override and a missing hostfile break launch...
+        cfg = self.write("bad.toml", "this is not toml [[[")
+        env = base_env(EZPZ_CONFIG=cfg, EZPZ_SCHEDULER="lsf", PBS_NODEFILE="/nonexistent")
+        run(["launch", "--dry-run", "--", "x"], env, check=2)
+        # ...but not --version, --help or completions.
+        self.assertEqual(run(["--version"], env, check=0).stderr, "")
+        run(["--help"], env, check=0)
+        run(["completions", "bash"], env, check=0)
+
+    def test_help(self):
+        self.assertIn("launch", run(["--help"], check=0).stdout)
+        out = run(["help", "launch"], check=0).stdout
+        self.assertIn("Usage: ezpz launch", out)
+        self.assertIn("--dry-run", out)
+        self.assertEqual(out, run(["launch", "--help"], check=0).stdout)
+
+    def test_usage_errors_exit_2(self):
+        for args in (["bogus"], ["--bogus"], ["launch", "--launcher", "x", "--", "y"], ["launch", "-n", "two"],
+                     ["completions", "tcsh"], []):
+            with self.subTest(args=args):
+                proc = run(args, check=2)
+                self.assertNotEqual(proc.stderr, "")
+
+    def test_no_command_exits_2(self):
+        proc = run(["launch", "--dry-run"], check=2)
+        self.assertIn("no command to launch", proc.stderr)
+
+    def test_colour_only_on_a_tty_and_never_with_no_color(self):
+        def on_tty(extra):
+            env = base_env(TERM="xterm", **extra)
+            cmd = f"{EZPZ} launch --launcher nope -- x"
+            return subprocess.run(["script", "-qec", cmd, "/dev/null"], env=env, capture_output=True,
+                                  text=True, timeout=30).stdout
+        self.assertIn("\x1b[", on_tty({}))
+        self.assertNotIn("\x1b[", on_tty({"NO_COLOR": "1"}))
+        self.assertNotIn("\x1b[", run(["launch", "--launcher", "nope", "--", "x"],
+                                      base_env(TERM="xterm")).stderr)
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)

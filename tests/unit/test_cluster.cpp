@@ -1,0 +1,143 @@
+#include <catch2/catch.hpp>
+
+#include "core/cluster.hpp"
+#include "fake_probe.hpp"
+
+using namespace ezpz::core;
+using ezpz::test::FakeProbe;
+using ezpz::test::make_env;
+
+namespace {
+MachineSet builtin() {
+  auto set = MachineSet::builtin();
+  REQUIRE(set);
+  return *set;
+}
+}  // namespace
+
+TEST_CASE("host source order: --hostfile, PBS_NODEFILE, HOSTFILE, aux dir, SLURM_NODELIST, hostname", "[cluster]") {
+  auto env = make_env({{"PBS_NODEFILE", "/pbs/nf"}, {"HOSTFILE", "/h"}, {"SLURM_NODELIST", "n[1-2]"}}, "me");
+  CHECK(choose_host_source(env, Scheduler::pbs, "/cli", {}).origin == "--hostfile");
+  CHECK(choose_host_source(env, Scheduler::pbs, std::nullopt, {}).value == "/pbs/nf");
+  env.vars.erase("PBS_NODEFILE");
+  CHECK(choose_host_source(env, Scheduler::pbs, std::nullopt, {}).origin == "HOSTFILE");
+  env.vars.erase("HOSTFILE");
+  env.vars["PBS_JOBID"] = "4242.aurora-pbs";
+  auto aux = choose_host_source(env, Scheduler::pbs, std::nullopt, {"42.other", "4242.aurora-pbs-0001.hostmgmt"});
+  CHECK(aux.origin == "PBS aux dir");
+  CHECK(aux.value == "/var/spool/pbs/aux/4242.aurora-pbs-0001.hostmgmt");
+  auto slurm = choose_host_source(env, Scheduler::slurm, std::nullopt, {});
+  CHECK(slurm.kind == HostSource::Kind::nodelist);
+  CHECK(slurm.value == "n[1-2]");
+  auto none = choose_host_source(make_env({}, "me"), Scheduler::local, std::nullopt, {});
+  CHECK(none.kind == HostSource::Kind::this_host);
+  CHECK(none.value == "me");
+}
+
+TEST_CASE("PBS aux lookup matches the whole job id, not a prefix of another", "[cluster]") {
+  auto env = make_env({{"PBS_JOBID", "123.pbs"}});
+  auto s = choose_host_source(env, Scheduler::pbs, std::nullopt, {"1234.pbs", "123.pbs"});
+  CHECK(s.value == "/var/spool/pbs/aux/123.pbs");
+}
+
+TEST_CASE("discover_cluster: PBS job on Aurora", "[cluster]") {
+  FakeProbe probe;
+  probe.files["/pbs/nf"] = "x4102c0s0b0n0\nx4102c0s1b0n0\nx4102c0s0b0n0\n";
+  auto env = make_env({{"PBS_JOBID", "1.a"}, {"PBS_NODEFILE", "/pbs/nf"}}, "x4102c0s0b0n0");
+  auto c = discover_cluster(env, builtin(), std::nullopt, std::nullopt, probe);
+  REQUIRE(c);
+  CHECK(c->scheduler == Scheduler::pbs);
+  CHECK(c->machine.name == "aurora");
+  CHECK(c->hosts == HostList{"x4102c0s0b0n0", "x4102c0s1b0n0"});
+  CHECK(c->gpus.per_node == 12);
+}
+
+TEST_CASE("discover_cluster: --machine and EZPZ_MACHINE beat the hostname", "[cluster]") {
+  FakeProbe probe;
+  auto env = make_env({{"EZPZ_MACHINE", "polaris"}}, "x4102c0s0b0n0");
+  CHECK(discover_cluster(env, builtin(), std::nullopt, std::nullopt, probe)->machine.name == "polaris");
+  CHECK(discover_cluster(env, builtin(), "sophia", std::nullopt, probe)->machine.name == "sophia");
+  auto bad = discover_cluster(env, builtin(), "nowhere", std::nullopt, probe);
+  REQUIRE_FALSE(bad);
+  CHECK_THAT(bad.error().message, Catch::Contains("--machine nowhere is not a known machine"));
+}
+
+TEST_CASE("discover_cluster: a named hostfile that is missing or empty is a usage error", "[cluster]") {
+  FakeProbe probe;
+  probe.files["/empty"] = "# nothing\n";
+  auto env = make_env({});
+  auto missing = discover_cluster(env, builtin(), std::nullopt, "/nope", probe);
+  REQUIRE_FALSE(missing);
+  CHECK(missing.error().code == ezpz::ExitCode::usage);
+  CHECK_THAT(missing.error().message, Catch::Contains("/nope") && Catch::Contains("does not exist"));
+  auto empty = discover_cluster(env, builtin(), std::nullopt, "/empty", probe);
+  REQUIRE_FALSE(empty);
+  CHECK_THAT(empty.error().message, Catch::Contains("lists no hosts"));
+  auto from_env = discover_cluster(make_env({{"PBS_NODEFILE", "/gone"}}), builtin(), std::nullopt, std::nullopt, probe);
+  REQUIRE_FALSE(from_env);
+  CHECK_THAT(from_env.error().message, Catch::Contains("PBS_NODEFILE=/gone"));
+}
+
+TEST_CASE("discover_cluster: Slurm nodelist", "[cluster]") {
+  FakeProbe probe;
+  auto env = make_env({{"SLURM_JOB_ID", "7"}, {"SLURM_JOB_NODELIST", "nid[001-003]"}}, "nid001");
+  auto c = discover_cluster(env, builtin(), std::nullopt, std::nullopt, probe);
+  REQUIRE(c);
+  CHECK(c->hosts == HostList{"nid001", "nid002", "nid003"});
+  CHECK(c->machine.name == "perlmutter");
+  auto bad = discover_cluster(make_env({{"SLURM_JOB_ID", "7"}, {"SLURM_NODELIST", "nid[1-"}}), builtin(), std::nullopt,
+                              std::nullopt, probe);
+  REQUIRE_FALSE(bad);
+  CHECK_THAT(bad.error().message, Catch::Contains("nid[1-"));
+}
+
+TEST_CASE("GPUs per node: NGPU_PER_HOST, profile, device files, 1", "[cluster]") {
+  auto set = builtin();
+  const auto& local = *set.find("local");
+  const auto& polaris = *set.find("polaris");
+  CHECK(gpus_per_node(make_env({{"NGPU_PER_HOST", "6"}}), polaris, 2)->per_node == 6);
+  CHECK(gpus_per_node(make_env({}), polaris, 2)->per_node == 4);
+  auto dev = gpus_per_node(make_env({}), local, 2);
+  CHECK(dev->per_node == 2);
+  CHECK(dev->known);
+  auto none = gpus_per_node(make_env({}), local, 0);
+  CHECK(none->per_node == 1);
+  CHECK_FALSE(none->known);
+  auto bad = gpus_per_node(make_env({{"NGPU_PER_HOST", "lots"}}), local, 0);
+  REQUIRE_FALSE(bad);
+  CHECK_THAT(bad.error().message, Catch::Contains("NGPU_PER_HOST='lots'"));
+}
+
+TEST_CASE("MPI flavour from the installed program", "[cluster]") {
+  FakeProbe probe;
+  probe.links["/usr/bin/mpirun"] = "/usr/bin/orterun";
+  probe.links["/usr/bin/mpiexec"] = "/usr/bin/mpiexec.mpich";
+  CHECK(detect_mpi_style(probe, "/usr/bin/mpirun") == LauncherStyle::openmpi);
+  CHECK(detect_mpi_style(probe, "/usr/bin/mpiexec") == LauncherStyle::mpich);
+  CHECK(detect_mpi_style(probe, "/opt/cray/pals/1.2/bin/mpiexec") == LauncherStyle::pals);
+  probe.files["/opt/ompi/bin/ompi_info"] = "";
+  CHECK(detect_mpi_style(probe, "/opt/ompi/bin/mpiexec") == LauncherStyle::openmpi);
+  probe.files["/opt/m/bin/mpichversion"] = "";
+  CHECK(detect_mpi_style(probe, "/opt/m/bin/mpiexec") == LauncherStyle::mpich);
+}
+
+TEST_CASE("config file location and loading", "[cluster]") {
+  CHECK(config_location(make_env({{"EZPZ_CONFIG", "/c.toml"}, {"HOME", "/h"}}))->required);
+  CHECK(config_location(make_env({{"XDG_CONFIG_HOME", "/x"}, {"HOME", "/h"}}))->path == "/x/ezpz/config.toml");
+  CHECK(config_location(make_env({{"HOME", "/h"}}))->path == "/h/.config/ezpz/config.toml");
+  CHECK_FALSE(config_location(make_env({})));
+
+  FakeProbe probe;
+  CHECK(load_machines(make_env({{"HOME", "/h"}}), probe));  // no user file: fine
+  auto missing = load_machines(make_env({{"EZPZ_CONFIG", "/c.toml"}}), probe);
+  REQUIRE_FALSE(missing);
+  CHECK_THAT(missing.error().message, Catch::Contains("/c.toml") && Catch::Contains("EZPZ_CONFIG"));
+  probe.files["/h/.config/ezpz/config.toml"] = "[[machine]]\nname = \"box\"\nmatch_prefix = [\"box\"]\n";
+  auto set = load_machines(make_env({{"HOME", "/h"}}), probe);
+  REQUIRE(set);
+  CHECK(set->detect("box12").name == "box");
+  probe.files["/h/.config/ezpz/config.toml"] = "[[machine]]\nname = \"box\"\nbogus = 1\n";
+  auto bad = load_machines(make_env({{"HOME", "/h"}}), probe);
+  REQUIRE_FALSE(bad);
+  CHECK_THAT(bad.error().message, Catch::Contains("/h/.config/ezpz/config.toml:3: key 'bogus'"));
+}

@@ -1,0 +1,266 @@
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+
+#include "core/launch_plan.hpp"
+#include "core/shell.hpp"
+#include "fake_probe.hpp"
+
+using namespace ezpz::core;
+using ezpz::test::FakeProbe;
+using ezpz::test::make_env;
+
+namespace {
+
+const std::string kAuroraBind = "list:1-8:9-16:17-24:25-32:33-40:41-48:53-60:61-68:69-76:77-84:85-92:93-100";
+
+struct Job {
+  std::string machine;
+  int nhosts = 1;
+  std::map<std::string, std::string, std::less<>> extra_env;
+  LaunchRequest request;
+  LauncherInventory inventory;
+  unsigned uid = 1000;
+};
+
+/// A job inside a PBS (or Slurm) allocation of `nhosts` hosts on `machine`.
+ezpz::Expected<LaunchPlan> plan(Job job) {
+  FakeProbe probe;
+  auto set = MachineSet::builtin();
+  REQUIRE(set);
+  const auto* m = set->find(job.machine);
+  REQUIRE(m != nullptr);
+  auto vars = job.extra_env;
+  std::string nodes;
+  for (int i = 0; i < job.nhosts; ++i) {
+    nodes += "host" + std::to_string(i) + "\n";
+  }
+  if (m->scheduler == Scheduler::slurm) {
+    vars.emplace("SLURM_JOB_ID", "7");
+    vars.emplace("SLURM_NODELIST", "host[0-" + std::to_string(job.nhosts - 1) + "]");
+  } else if (m->scheduler == Scheduler::pbs) {
+    vars.emplace("PBS_JOBID", "7.pbs");
+    vars.emplace("PBS_NODEFILE", "/pbs/nodefile");
+    probe.files["/pbs/nodefile"] = nodes;
+  }
+  if (job.request.hostfile) {
+    probe.files[*job.request.hostfile] = nodes;
+  }
+  if (job.request.command.empty()) {
+    job.request.command = {"python3", "-m", "app.train"};
+  }
+  auto env = make_env(vars, "host0", job.uid);
+  auto cluster = discover_cluster(env, *set, job.machine, job.request.hostfile, probe);
+  REQUIRE(cluster);
+  return plan_launch(job.request, env, *cluster, job.inventory);
+}
+
+std::string line(Job job) {
+  auto p = plan(std::move(job));
+  INFO((p ? "" : p.error().message));
+  REQUIRE(p);
+  return shell_join(p->argv);
+}
+
+LauncherInventory openmpi() {
+  return {std::nullopt, LauncherProgram{"mpirun", "/usr/bin/mpirun", LauncherStyle::openmpi}, std::nullopt};
+}
+
+}  // namespace
+
+TEST_CASE("golden argv: Aurora and SunSpot for 1, 2 and 4 nodes", "[launch_plan]") {
+  for (const char* machine : {"aurora", "sunspot"}) {
+    for (int n : {1, 2, 4}) {
+      INFO(machine << " " << n);
+      CHECK(line({machine, n}) == "mpiexec --envall --line-buffer --np=" + std::to_string(12 * n) +
+                                      " --ppn=12 --hostfile=/pbs/nodefile --cpu-bind=" + kAuroraBind +
+                                      " python3 -m app.train");
+    }
+  }
+}
+
+TEST_CASE("golden argv: Polaris and Sirius", "[launch_plan]") {
+  for (const char* machine : {"polaris", "sirius"}) {
+    for (int n : {1, 2, 4}) {
+      INFO(machine << " " << n);
+      CHECK(line({machine, n}) ==
+            "mpiexec --envall --line-buffer --np=" + std::to_string(4 * n) +
+                " --ppn=4 --hostfile=/pbs/nodefile --cpu-bind=depth --depth=8 python3 -m app.train");
+    }
+  }
+}
+
+TEST_CASE("golden argv: Sophia", "[launch_plan]") {
+  for (int n : {1, 2, 4}) {
+    CHECK(line({"sophia", n}) == "mpirun -n=" + std::to_string(8 * n) +
+                                     " -N=8 --hostfile=/pbs/nodefile -x PATH -x LD_LIBRARY_PATH python3 -m app.train");
+  }
+}
+
+TEST_CASE("golden argv: Frontier and Perlmutter", "[launch_plan]") {
+  for (int n : {1, 2, 4}) {
+    auto ns = std::to_string(n);
+    CHECK(line({"frontier", n}) ==
+          "srun -u --verbose -N" + ns + " -n" + std::to_string(8 * n) + " --gpus-per-node=8 python3 -m app.train");
+    CHECK(line({"perlmutter", n}) ==
+          "srun -u --verbose -N" + ns + " -n" + std::to_string(4 * n) + " --gpus-per-node=4 python3 -m app.train");
+  }
+}
+
+TEST_CASE("golden argv: local with Open MPI, MPICH and nothing", "[launch_plan]") {
+  CHECK(line({"local", 1, {}, {}, openmpi()}) == "mpirun -np 1 --oversubscribe python3 -m app.train");
+  Job hf{"local", 2, {}, {}, openmpi()};
+  hf.request.hostfile = "/hf";
+  hf.request.topology.ppn = 4;
+  CHECK(line(hf) == "mpirun -np 8 --hostfile /hf --map-by ppr:4:node python3 -m app.train");
+  Job root{"local", 1, {}, {}, openmpi(), 0};
+  CHECK(line(root) == "mpirun -np 1 --allow-run-as-root --oversubscribe python3 -m app.train");
+
+  LauncherInventory mpich{LauncherProgram{"mpiexec", "/usr/bin/mpiexec", LauncherStyle::mpich}, std::nullopt,
+                          std::nullopt};
+  Job m{"local", 1, {}, {}, mpich};
+  m.request.topology.nprocs = 4;
+  CHECK(line(m) == "mpiexec -n 4 -ppn 4 python3 -m app.train");
+
+  Job none{"local", 1};
+  none.request.topology.nprocs = 3;
+  auto p = plan(none);
+  REQUIRE(p);
+  CHECK(p->launcher == "local");
+  CHECK(p->style == LauncherStyle::local);
+  CHECK(p->topology.nprocs == 3);
+  CHECK(p->argv == std::vector<std::string>{"python3", "-m", "app.train"});
+}
+
+TEST_CASE("topology flags shape the line", "[launch_plan]") {
+  Job j{"aurora", 2};
+  j.request.topology.nprocs = 8;
+  CHECK_THAT(line(j), Catch::Contains("--np=8 --ppn=4 "));
+  Job k{"aurora", 2};
+  k.request.topology = {12, 6, std::nullopt};
+  CHECK_THAT(line(k), Catch::Contains("--np=12 --ppn=6 "));
+  Job bad{"aurora", 2};
+  bad.request.topology.nprocs = 13;
+  auto p = plan(bad);
+  REQUIRE_FALSE(p);
+  CHECK_THAT(p.error().message, Catch::Contains("-n 13 does not divide evenly over 2 hosts"));
+}
+
+TEST_CASE("CPU binding: --cpu-bind beats CPU_BIND beats the profile", "[launch_plan]") {
+  Job env_only{"polaris", 2, {{"CPU_BIND", "--cpu-bind=list:0-1"}}};
+  CHECK_THAT(line(env_only), Catch::EndsWith("--cpu-bind=list:0-1 python3 -m app.train"));
+  Job both{"polaris", 2, {{"CPU_BIND", "list:0-1"}}};
+  both.request.cpu_bind = "list:2-3";
+  auto p = plan(both);
+  REQUIRE(p);
+  CHECK_THAT(shell_join(p->argv), Catch::Contains("--cpu-bind=list:2-3 python3"));
+  CHECK_THAT(shell_join(p->argv), !Catch::Contains("list:0-1"));
+  CHECK(std::count_if(p->warnings.begin(), p->warnings.end(), [](const std::string& w) {
+          return w.find("both --cpu-bind and CPU_BIND") != std::string::npos;
+        }) == 1);
+  Job flag{"aurora", 1};
+  flag.request.cpu_bind = "--cpu-bind=depth";
+  CHECK_THAT(line(flag), Catch::Contains("--cpu-bind=depth python3"));  // aurora has no depth default
+  Job srun{"frontier", 1};
+  srun.request.cpu_bind = "cores";
+  CHECK_THAT(line(srun), Catch::Contains("--gpus-per-node=8 --cpu-bind=cores python3"));
+}
+
+TEST_CASE("passthrough: launcher flags go before the command, verbatim", "[launch_plan]") {
+  Job j{"aurora", 1};
+  j.request.launcher_args = {"-x", "A=1", "--no-vni"};
+  j.request.command = {"python3", "train.py", "--help", "-n", "5"};
+  CHECK_THAT(line(j), Catch::EndsWith(kAuroraBind + " -x A=1 --no-vni python3 train.py --help -n 5"));
+  Job d{"polaris", 1};
+  d.request.launcher_args = {"--depth=4"};
+  CHECK_THAT(line(d), Catch::Contains("--cpu-bind=depth --depth=4 python3"));  // the user's --depth wins
+  Job local{"local", 1};
+  local.request.launcher_args = {"-x", "A=1"};
+  auto p = plan(local);
+  REQUIRE_FALSE(p);
+  CHECK_THAT(p.error().message, Catch::Contains("launcher flag -x needs an MPI launcher"));
+}
+
+TEST_CASE("Slurm passes the nodes when a subset or a hostfile is used", "[launch_plan]") {
+  Job subset{"perlmutter", 4};
+  subset.request.topology.nhosts = 2;
+  CHECK(line(subset) == "srun -u --verbose -N2 -n8 --gpus-per-node=4 --nodelist=host0,host1 python3 -m app.train");
+  Job hf{"frontier", 2};
+  hf.request.hostfile = "/my/hosts";
+  CHECK_THAT(line(hf), Catch::Contains("--nodelist=host0,host1 python3"));
+}
+
+TEST_CASE("profile env is added unless the user already set it", "[launch_plan]") {
+  auto p = plan({"aurora", 1, {{"FI_MR_CACHE_MONITOR", "memhooks"}}});
+  REQUIRE(p);
+  REQUIRE(p->env.size() == 1);
+  CHECK(p->env[0].first == "CCL_PROCESS_LAUNCHER");
+}
+
+TEST_CASE("launcher choice: --launcher, profile, scheduler, local", "[launch_plan]") {
+  Job forced{"aurora", 2};
+  forced.request.launcher = "local";
+  auto p = plan(forced);
+  REQUIRE(p);
+  CHECK(p->launcher == "local");
+  CHECK(p->topology.nhosts == 1);  // the built-in launcher runs on this host only
+  CHECK(p->topology.nprocs == 12);
+
+  Job many{"aurora", 2};
+  many.request.launcher = "local";
+  many.request.topology.nhosts = 2;
+  auto q = plan(many);
+  REQUIRE_FALSE(q);
+  CHECK_THAT(q.error().message, Catch::Contains("runs on this host only"));
+
+  Job missing{"aurora", 1};
+  auto r = plan(missing);
+  REQUIRE(r);
+  REQUIRE_FALSE(r->warnings.empty());
+  CHECK_THAT(r->warnings[0], Catch::Contains("mpiexec is not on PATH"));
+
+  LaunchRequest req;
+  req.command = {"true"};
+  ClusterInfo cluster;
+  cluster.scheduler = Scheduler::slurm;
+  cluster.machine.name = "local";
+  CHECK(choose_launcher(req, cluster, {})->program == "srun");
+  cluster.scheduler = Scheduler::pbs;
+  CHECK(choose_launcher(req, cluster, openmpi())->program == "mpirun");
+  cluster.scheduler = Scheduler::local;
+  CHECK(choose_launcher(req, cluster, {})->program == "local");
+  CHECK(choose_launcher(req, cluster, openmpi())->style == LauncherStyle::openmpi);
+
+  // Hostname says Aurora, but no PBS job: run on this node, and say so.
+  auto set = MachineSet::builtin();
+  cluster.machine = *set->find("aurora");
+  auto c = choose_launcher(req, cluster, {});
+  CHECK(c->program == "local");
+  REQUIRE(c->warning);
+  CHECK_THAT(*c->warning, Catch::Contains("no pbs job found on aurora"));
+  cluster.machine_forced = true;
+  CHECK(choose_launcher(req, cluster, {})->program == "mpiexec");
+}
+
+TEST_CASE("no command is a usage error", "[launch_plan]") {
+  LaunchRequest req;
+  ClusterInfo cluster;
+  cluster.hosts = {"h"};
+  auto p = plan_launch(req, make_env({}), cluster, {});
+  REQUIRE_FALSE(p);
+  CHECK(p.error().code == ezpz::ExitCode::usage);
+  CHECK_THAT(p.error().message, Catch::Contains("no command to launch"));
+}
+
+TEST_CASE("find_launchers reads PATH through the probe", "[launch_plan]") {
+  FakeProbe probe;
+  probe.programs["mpirun"] = "/usr/bin/mpirun";
+  probe.links["/usr/bin/mpirun"] = "/usr/bin/mpirun.openmpi";
+  probe.programs["srun"] = "/usr/bin/srun";
+  auto inv = find_launchers(probe);
+  CHECK_FALSE(inv.mpiexec);
+  REQUIRE(inv.mpirun);
+  CHECK(inv.mpirun->style == LauncherStyle::openmpi);
+  REQUIRE(inv.srun);
+  CHECK(inv.srun->style == LauncherStyle::srun);
+}
