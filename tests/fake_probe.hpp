@@ -1,10 +1,13 @@
 // An in-memory SystemProbe for unit tests: files, directories, programs on PATH.
 #pragma once
 
+#include <catch2/catch.hpp>
+
 #include <map>
 #include <set>
 #include <string>
 
+#include "core/machine.hpp"
 #include "core/probe.hpp"
 
 namespace ezpz::test {
@@ -47,6 +50,13 @@ inline core::Env make_env(std::map<std::string, std::string, std::less<>> vars, 
   env.hostname = std::move(hostname);
   env.uid = uid;
   return env;
+}
+
+/// The built-in machine profiles (a test fails if they do not parse).
+inline core::MachineSet builtin_machines() {
+  auto set = core::MachineSet::builtin();
+  REQUIRE(set);
+  return *set;
 }
 
 }  // namespace ezpz::test

@@ -7,14 +7,6 @@ using namespace ezpz::core;
 using ezpz::test::FakeProbe;
 using ezpz::test::make_env;
 
-namespace {
-MachineSet builtin() {
-  auto set = MachineSet::builtin();
-  REQUIRE(set);
-  return *set;
-}
-}  // namespace
-
 TEST_CASE("host source order: --hostfile, PBS_NODEFILE, HOSTFILE, aux dir, SLURM_NODELIST, hostname", "[cluster]") {
   auto env = make_env({{"PBS_NODEFILE", "/pbs/nf"}, {"HOSTFILE", "/h"}, {"SLURM_NODELIST", "n[1-2]"}}, "me");
   CHECK(choose_host_source(env, Scheduler::pbs, "/cli", {}).origin == "--hostfile");
@@ -44,7 +36,7 @@ TEST_CASE("discover_cluster: PBS job on Aurora", "[cluster]") {
   FakeProbe probe;
   probe.files["/pbs/nf"] = "x4102c0s0b0n0\nx4102c0s1b0n0\nx4102c0s0b0n0\n";
   auto env = make_env({{"PBS_JOBID", "1.a"}, {"PBS_NODEFILE", "/pbs/nf"}}, "x4102c0s0b0n0");
-  auto c = discover_cluster(env, builtin(), std::nullopt, std::nullopt, probe);
+  auto c = discover_cluster(env, ezpz::test::builtin_machines(), std::nullopt, std::nullopt, probe);
   REQUIRE(c);
   CHECK(c->scheduler == Scheduler::pbs);
   CHECK(c->machine.name == "aurora");
@@ -55,9 +47,10 @@ TEST_CASE("discover_cluster: PBS job on Aurora", "[cluster]") {
 TEST_CASE("discover_cluster: --machine and EZPZ_MACHINE beat the hostname", "[cluster]") {
   FakeProbe probe;
   auto env = make_env({{"EZPZ_MACHINE", "polaris"}}, "x4102c0s0b0n0");
-  CHECK(discover_cluster(env, builtin(), std::nullopt, std::nullopt, probe)->machine.name == "polaris");
-  CHECK(discover_cluster(env, builtin(), "sophia", std::nullopt, probe)->machine.name == "sophia");
-  auto bad = discover_cluster(env, builtin(), "nowhere", std::nullopt, probe);
+  CHECK(discover_cluster(env, ezpz::test::builtin_machines(), std::nullopt, std::nullopt, probe)->machine.name ==
+        "polaris");
+  CHECK(discover_cluster(env, ezpz::test::builtin_machines(), "sophia", std::nullopt, probe)->machine.name == "sophia");
+  auto bad = discover_cluster(env, ezpz::test::builtin_machines(), "nowhere", std::nullopt, probe);
   REQUIRE_FALSE(bad);
   CHECK_THAT(bad.error().message, Catch::Contains("--machine nowhere is not a known machine"));
 }
@@ -66,14 +59,15 @@ TEST_CASE("discover_cluster: a named hostfile that is missing or empty is a usag
   FakeProbe probe;
   probe.files["/empty"] = "# nothing\n";
   auto env = make_env({});
-  auto missing = discover_cluster(env, builtin(), std::nullopt, "/nope", probe);
+  auto missing = discover_cluster(env, ezpz::test::builtin_machines(), std::nullopt, "/nope", probe);
   REQUIRE_FALSE(missing);
   CHECK(missing.error().code == ezpz::ExitCode::usage);
   CHECK_THAT(missing.error().message, Catch::Contains("/nope") && Catch::Contains("does not exist"));
-  auto empty = discover_cluster(env, builtin(), std::nullopt, "/empty", probe);
+  auto empty = discover_cluster(env, ezpz::test::builtin_machines(), std::nullopt, "/empty", probe);
   REQUIRE_FALSE(empty);
   CHECK_THAT(empty.error().message, Catch::Contains("lists no hosts"));
-  auto from_env = discover_cluster(make_env({{"PBS_NODEFILE", "/gone"}}), builtin(), std::nullopt, std::nullopt, probe);
+  auto from_env = discover_cluster(make_env({{"PBS_NODEFILE", "/gone"}}), ezpz::test::builtin_machines(), std::nullopt,
+                                   std::nullopt, probe);
   REQUIRE_FALSE(from_env);
   CHECK_THAT(from_env.error().message, Catch::Contains("PBS_NODEFILE=/gone"));
 }
@@ -81,18 +75,18 @@ TEST_CASE("discover_cluster: a named hostfile that is missing or empty is a usag
 TEST_CASE("discover_cluster: Slurm nodelist", "[cluster]") {
   FakeProbe probe;
   auto env = make_env({{"SLURM_JOB_ID", "7"}, {"SLURM_JOB_NODELIST", "nid[001-003]"}}, "nid001");
-  auto c = discover_cluster(env, builtin(), std::nullopt, std::nullopt, probe);
+  auto c = discover_cluster(env, ezpz::test::builtin_machines(), std::nullopt, std::nullopt, probe);
   REQUIRE(c);
   CHECK(c->hosts == HostList{"nid001", "nid002", "nid003"});
   CHECK(c->machine.name == "perlmutter");
-  auto bad = discover_cluster(make_env({{"SLURM_JOB_ID", "7"}, {"SLURM_NODELIST", "nid[1-"}}), builtin(), std::nullopt,
-                              std::nullopt, probe);
+  auto bad = discover_cluster(make_env({{"SLURM_JOB_ID", "7"}, {"SLURM_NODELIST", "nid[1-"}}),
+                              ezpz::test::builtin_machines(), std::nullopt, std::nullopt, probe);
   REQUIRE_FALSE(bad);
   CHECK_THAT(bad.error().message, Catch::Contains("nid[1-"));
 }
 
 TEST_CASE("GPUs per node: NGPU_PER_HOST, profile, device files, 1", "[cluster]") {
-  auto set = builtin();
+  auto set = ezpz::test::builtin_machines();
   const auto& local = *set.find("local");
   const auto& polaris = *set.find("polaris");
   CHECK(gpus_per_node(make_env({{"NGPU_PER_HOST", "6"}}), polaris, 2)->per_node == 6);

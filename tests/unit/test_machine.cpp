@@ -3,20 +3,13 @@
 #include <algorithm>
 
 #include "core/machine.hpp"
+#include "fake_probe.hpp"
 
 using ezpz::core::LauncherStyle;
 using ezpz::core::MachineSet;
 
-namespace {
-MachineSet builtin() {
-  auto set = MachineSet::builtin();
-  REQUIRE(set);
-  return *set;
-}
-}  // namespace
-
 TEST_CASE("machine detection for each hostname family", "[machine]") {
-  auto set = builtin();
+  auto set = ezpz::test::builtin_machines();
   struct Case {
     const char* host;
     const char* machine;
@@ -47,7 +40,7 @@ TEST_CASE("machine detection for each hostname family", "[machine]") {
 }
 
 TEST_CASE("built-in profiles carry the launch facts", "[machine]") {
-  auto set = builtin();
+  auto set = ezpz::test::builtin_machines();
   const auto* aurora = set.find("aurora");
   REQUIRE(aurora != nullptr);
   CHECK(aurora->launcher == "mpiexec");
@@ -65,14 +58,14 @@ TEST_CASE("built-in profiles carry the launch facts", "[machine]") {
 }
 
 TEST_CASE("builtin_machine_names matches the embedded TOML", "[machine]") {
-  auto names = builtin().names();
+  auto names = ezpz::test::builtin_machines().names();
   std::vector<std::string> listed(ezpz::core::builtin_machine_names().begin(),
                                   ezpz::core::builtin_machine_names().end());
   CHECK(names == listed);
 }
 
 TEST_CASE("user config adds machines first and overrides keys of known ones", "[machine]") {
-  auto set = builtin();
+  auto set = ezpz::test::builtin_machines();
   auto r = set.merge_toml(R"(
 [[machine]]
 name = "mycluster"
@@ -125,7 +118,7 @@ TEST_CASE("a bad config names the file, the line and the key", "[machine]") {
            Case{"[[machine]\nname = 1\n", "config.toml:1:"},
        }) {
     INFO(text);
-    auto set = builtin();
+    auto set = ezpz::test::builtin_machines();
     auto r = set.merge_toml(text, "config.toml");
     REQUIRE_FALSE(r);
     CHECK(r.error().code == ezpz::ExitCode::usage);
