@@ -22,6 +22,11 @@ _ezpz_takes_value() {
         "launch --machine") return 0 ;;
         "launch --launcher") return 0 ;;
         "launch --cpu-bind") return 0 ;;
+        "launch --gpu-bind") return 0 ;;
+        "launch --timeout") return 0 ;;
+        "launch --kill-after") return 0 ;;
+        "launch --retries") return 0 ;;
+        "launch --retry-delay") return 0 ;;
     esac
     return 1
 }
@@ -61,9 +66,14 @@ _ezpz() {
                 --machine) COMPREPLY=($(compgen -W "aurora sunspot sirius polaris sophia frontier perlmutter local" -- "$cur")); return 0 ;;
                 --launcher) COMPREPLY=($(compgen -W "mpiexec mpirun srun local" -- "$cur")); return 0 ;;
                 --cpu-bind) COMPREPLY=(); return 0 ;;
+                --gpu-bind) COMPREPLY=($(compgen -W "auto cuda ze rocr none" -- "$cur")); return 0 ;;
+                --timeout) COMPREPLY=(); return 0 ;;
+                --kill-after) COMPREPLY=(); return 0 ;;
+                --retries) COMPREPLY=(); return 0 ;;
+                --retry-delay) COMPREPLY=(); return 0 ;;
             esac
             if [[ "$cur" == -* ]]; then
-                COMPREPLY=($(compgen -W "-h --help -n --np --nproc --nprocs --world_size --world-size --ppn --nproc_per_node --nproc-per-node --nhosts --nh --nhost --nnode --nnodes --hostfile --machine --launcher --cpu-bind --dry-run --json" -- "$cur"))
+                COMPREPLY=($(compgen -W "-h --help -n --np --nproc --nprocs --world_size --world-size --ppn --nproc_per_node --nproc-per-node --nhosts --nh --nhost --nnode --nnodes --hostfile --machine --launcher --cpu-bind --gpu-bind --no-rank-env --label --timeout --kill-after --retries --retry-delay --keep-going --dry-run --print-env --json" -- "$cur"))
             elif ((nargs == 0)); then
                 COMPREPLY=($(compgen -c -- "$cur"))
             else

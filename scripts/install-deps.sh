@@ -10,6 +10,10 @@ packages=(
   libcli11-dev nlohmann-json3-dev libspdlog-dev libfmt-dev libtomlplusplus-dev catch2
   # launchers used by end-to-end tests (real mpiexec/mpirun)
   openmpi-bin libopenmpi-dev mpich
+  # the multi-node test bed (scripts/cluster-sim): namespaces, sshd, Slurm
+  iproute2 openssh-server openssh-client util-linux slurm-wlm munge
+  # real PyTorch for the gloo rank-environment tests
+  python3-torch
   # tools the test scripts use
   python3 procps bsdutils zsh fish
 )

@@ -41,6 +41,17 @@ class FakeProbe final : public core::SystemProbe {
     return it == links.end() ? path : it->second;
   }
   [[nodiscard]] int count_gpu_devices() const override { return gpus; }
+  std::set<std::string> resolvable;                    ///< names that resolve
+  mutable std::map<std::string, std::string> written;  ///< path -> text written
+  bool writes_fail = false;
+  [[nodiscard]] bool resolves(const std::string& host) const override { return resolvable.count(host) != 0; }
+  [[nodiscard]] Expected<void> write_file(const std::string& path, const std::string& text) const override {
+    if (writes_fail) {
+      return failure("cannot create " + path + ": Permission denied");
+    }
+    written[path] = text;
+    return {};
+  }
 };
 
 inline core::Env make_env(std::map<std::string, std::string, std::less<>> vars, std::string hostname = "laptop",

@@ -29,6 +29,9 @@ Cli::Cli() : app_("ezpz: launch and feed distributed PyTorch jobs on HPC systems
       "1 a check or operation failed; 124 timeout; 125 internal error; 126/127 cannot run.");
   for (const auto& info : command_table()) {
     auto* sub = app_.add_subcommand(std::string(info.name), std::string(info.help));
+    if (info.hidden) {
+      sub->group("");  // not listed in help or completions
+    }
     auto cmd = info.make();
     cmd->add_cli(*sub);
     commands_.emplace_back(sub, std::move(cmd));

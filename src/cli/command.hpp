@@ -46,6 +46,7 @@ struct CommandInfo {
   std::string_view name;
   std::string_view help;
   std::unique_ptr<Command> (*make)();
+  bool hidden = false;  ///< internal: not in help or completions
 };
 
 /// Every registered subcommand, in help order.

@@ -1,10 +1,16 @@
 #include "cli/launch.hpp"
 
+#include <algorithm>
+#include <chrono>
+#include <csignal>
+#include <ctime>
+
 #include <CLI/App.hpp>
 #include <CLI/Validators.hpp>
-#include <nlohmann/json.hpp>
 
+#include "cli/launch_report.hpp"
 #include "cli/terminal.hpp"
+#include "core/job_record.hpp"
 #include "core/log.hpp"
 #include "core/shell.hpp"
 
@@ -16,32 +22,24 @@ int fail(Context& ctx, const Error& e) {
   return static_cast<int>(e.code);
 }
 
-nlohmann::json plan_json(const core::LaunchPlan& plan, const core::ClusterInfo& cluster) {
-  nlohmann::json env = nlohmann::json::object();
-  for (const auto& [name, value] : plan.env) {
-    env[name] = value;
-  }
-  auto optional_string = [](const std::string& s) { return s.empty() ? nlohmann::json(nullptr) : nlohmann::json(s); };
-  return {
-      {"scheduler", core::to_string(plan.scheduler)},
-      {"machine", plan.machine},
-      {"hosts", plan.hosts},
-      {"nhosts", plan.topology.nhosts},
-      {"ppn", plan.topology.ppn},
-      {"nprocs", plan.topology.nprocs},
-      {"gpus_per_node", cluster.gpus.per_node},
-      {"host_source", cluster.host_source.origin},
-      {"hostfile", optional_string(plan.hostfile)},
-      {"launcher", plan.launcher},
-      {"style", core::to_string(plan.style)},
-      {"cpu_bind", optional_string(plan.cpu_bind)},
-      {"argv", plan.argv},
-      {"env", env},
-      {"warnings", plan.warnings},
-  };
+std::string iso_time(std::chrono::system_clock::time_point t, const char* format) {
+  auto secs = std::chrono::system_clock::to_time_t(t);
+  std::tm tm{};
+  gmtime_r(&secs, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof(buf), format, &tm);
+  return buf;
 }
 
 }  // namespace
+
+double retry_delay(int k, double base) {
+  double d = base;
+  for (int i = 0; i < k && d < 60; ++i) {
+    d *= 2;
+  }
+  return std::min(d, std::max(base, 60.0));
+}
 
 void LaunchCommand::add_cli(CLI::App& app) {
   app_ = &app;
@@ -58,8 +56,28 @@ void LaunchCommand::add_cli(CLI::App& app) {
       ->check(CLI::IsMember({"mpiexec", "mpirun", "srun", "local"}));
   app.add_option("--cpu-bind", cpu_bind_, "CPU binding for mpiexec/srun (beats CPU_BIND and the machine default)")
       ->type_name("BIND");
-  auto* dry = app.add_flag("--dry-run", dry_run_, "Print the launch command instead of running it");
-  app.add_flag("--json", json_, "With --dry-run: print the plan as one JSON object")->needs(dry);
+  app.add_option("--gpu-bind", gpu_bind_, "Pin each rank to one GPU by its local rank (auto: the machine's way)")
+      ->check(CLI::IsMember({"auto", "cuda", "ze", "rocr", "none"}));
+  app.add_flag("--no-rank-env", no_rank_env_, "Do not set RANK, WORLD_SIZE, LOCAL_RANK, ... for each rank");
+  app.add_flag("--label", label_, "Prefix every output line with its rank");
+  app.add_option("--timeout", timeout_s_, "Stop the job after this many seconds without output (exit 124)")
+      ->type_name("SECONDS")
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("--kill-after", kill_after_s_, "Seconds between SIGTERM/SIGINT and SIGKILL of the job (default 10)")
+      ->type_name("SECONDS")
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("--retries", retries_, "Run a failed job again up to N times (backoff 5, 10, 20, 40, 60 s)")
+      ->type_name("N")
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("--retry-delay", retry_delay_s_,
+                 "First retry delay in seconds, doubled each time up to 60 (default 5)")
+      ->type_name("SECONDS")
+      ->check(CLI::NonNegativeNumber);
+  app.add_flag("--keep-going", keep_going_,
+               "Built-in launcher: let the other ranks finish when one fails (default: stop them)");
+  app.add_flag("--dry-run", dry_run_, "Print the launch command instead of running it");
+  app.add_flag("--print-env", print_env_, "Print the environment each rank would get, then exit");
+  app.add_flag("--json", json_, "With --dry-run or --print-env: print JSON");
   app.add_option("command", positional_, "The command to run; put it after -- (recommended)")->type_name("CMD...");
   app.positionals_at_end(true);
   app.allow_extras(true);
@@ -124,6 +142,12 @@ void LaunchCommand::set_trailing_command(std::vector<std::string> command, bool 
   set_if(app_, "--machine", request_.machine, machine_);
   set_if(app_, "--launcher", request_.launcher, launcher_);
   set_if(app_, "--cpu-bind", request_.cpu_bind, cpu_bind_);
+  set_if(app_, "--gpu-bind", request_.gpu_bind, gpu_bind_);
+  request_.rank_env = !no_rank_env_;
+  request_.label = label_;
+  if (json_ && !dry_run_ && !print_env_ && request_error_.empty()) {
+    request_error_ = "--json needs --dry-run or --print-env";
+  }
 }
 
 int LaunchCommand::run(Context& ctx) {
@@ -143,7 +167,10 @@ int LaunchCommand::run(Context& ctx) {
   log::debug("scheduler " + std::string(core::to_string(cluster->scheduler)) + ", machine " + cluster->machine.name +
              ", " + std::to_string(cluster->hosts.size()) + " host(s) from " + cluster->host_source.origin + ", " +
              std::to_string(cluster->gpus.per_node) + " GPU(s) per node from " + cluster->gpus.source);
-  // 3. The launcher programs this machine has, then the plan.
+  // 3. A port for MASTER_PORT, held until we exit; the launcher programs; the plan.
+  if (request_.rank_env && !ctx.env.has("MASTER_PORT")) {
+    cluster->master_port = ctx.process.reserve_tcp_port();
+  }
   auto plan = core::plan_launch(request_, ctx.env, *cluster, core::find_launchers(ctx.probe));
   if (!plan) {
     return fail(ctx, plan.error());
@@ -151,10 +178,14 @@ int LaunchCommand::run(Context& ctx) {
   for (const auto& w : plan->warnings) {
     ctx.term.warn(w);
   }
-  // 4. Show it, or run it.
+  // 4. Show it...
+  if (print_env_) {
+    ctx.term.out() << rank_env_report(*plan, ctx.env, json_);
+    return 0;
+  }
   if (dry_run_) {
     if (json_) {
-      ctx.term.out() << plan_json(*plan, *cluster).dump() << '\n';
+      ctx.term.out() << plan_json(*plan, *cluster) << '\n';
     } else if (plan->style == core::LauncherStyle::local) {
       // The built-in launcher runs in-process: show the equivalent ezpz command.
       std::vector<std::string> line = {
@@ -166,12 +197,65 @@ int LaunchCommand::run(Context& ctx) {
     }
     return 0;
   }
-  if (plan->style == core::LauncherStyle::local) {
-    return fail(ctx, usage_error("no MPI launcher found (mpirun, mpiexec or srun) and ezpz's built-in local launcher "
-                                 "cannot run jobs yet: install MPI or use --dry-run to see the plan"));
+
+  // 5. ...or run it, again after failures when asked, and record what happened.
+  const auto start_wall = std::chrono::system_clock::now();
+  const auto start = std::chrono::steady_clock::now();
+  log::info("launch: " + core::shell_command_line(plan->env, plan->argv));
+  core::RunResult result;
+  int attempt = 0;
+  while (true) {
+    ++attempt;
+    auto r = run_once(ctx, *plan);
+    if (!r) {
+      return fail(ctx, r.error());
+    }
+    result = *r;
+    if (result.exit_code == 0 || result.signal != 0 || attempt > retries_) {
+      break;
+    }
+    const double delay = retry_delay(attempt - 1, retry_delay_s_);
+    ctx.term.warn("attempt " + std::to_string(attempt) + " of " + std::to_string(retries_ + 1) + " ended with code " +
+                  std::to_string(result.exit_code) + ": retrying in " + std::to_string(static_cast<int>(delay)) + " s");
+    if (!ctx.process.sleep_unless_interrupted(delay)) {
+      result.signal = SIGINT;
+      result.exit_code = 128 + SIGINT;
+      break;
+    }
   }
-  log::info("exec: " + core::shell_command_line(plan->env, plan->argv));
-  return fail(ctx, ctx.process.exec_replace(plan->argv, plan->env));
+  const auto end_wall = std::chrono::system_clock::now();
+  LaunchTimes times{iso_time(start_wall, "%Y-%m-%dT%H:%M:%SZ"), iso_time(end_wall, "%Y-%m-%dT%H:%M:%SZ"),
+                    std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count()};
+  if (auto path = core::record_path(ctx.env, plan->scheduler, iso_time(start_wall, "%Y%m%dT%H%M%S"))) {
+    auto written = ctx.probe.write_file(*path, record_json(*plan, *cluster, request_.command, times, result, attempt));
+    if (!written) {
+      ctx.term.warn("job record not saved (" + written.error().message + "): set EZPZ_HOME to a writable directory");
+    } else {
+      log::info("record: " + *path);
+    }
+  }
+  return result.exit_code;
 }
 
+Expected<core::RunResult> LaunchCommand::run_once(Context& ctx, const core::LaunchPlan& plan) {
+  core::RunOptions options;
+  options.timeout_s = timeout_s_;
+  options.kill_after_s = kill_after_s_;
+  options.notice = [&ctx](std::string_view message) { ctx.term.warn(message); };
+  std::vector<core::ProcessSpec> processes;
+  if (plan.style == core::LauncherStyle::local) {
+    options.label = plan.label;
+    options.stop_on_failure = !keep_going_;
+    const std::string host = plan.hosts.empty() ? "localhost" : plan.hosts.front();
+    for (int r = 0; r < plan.topology.nprocs; ++r) {
+      processes.push_back({plan.argv, local_rank_environment(plan, ctx.env, r), {}, "[" + std::to_string(r) + "] "});
+      options.names.push_back("rank " + std::to_string(r) + " on " + host);
+    }
+  } else {
+    options.is_launcher = true;
+    processes.push_back({plan.argv, plan.env, plan.unset_env, ""});
+    options.names.push_back(plan.launcher);
+  }
+  return ctx.process.run(processes, options);
+}
 }  // namespace ezpz::cli

@@ -9,10 +9,15 @@
 
 namespace ezpz::cli {
 
+/// Delays before retry k (0-based): base, 2 base, 4 base, ... capped at 60 s (5, 10, 20, 40, 60).
+[[nodiscard]] double retry_delay(int k, double base);
+
 class LaunchCommand final : public Command {
  public:
   void add_cli(CLI::App& app) override;
   int run(Context& ctx) override;
+  /// Run the plan once (all ranks, or the launcher) under supervision.
+  Expected<core::RunResult> run_once(Context& ctx, const core::LaunchPlan& plan);
   /// -np/-ppn/-nh/--n (ezpz's single-dash aliases) -> their --long forms, up to the command.
   void normalize(std::vector<std::string>& tokens) const override;
   [[nodiscard]] bool takes_trailing_command() const override { return true; }
@@ -24,6 +29,8 @@ class LaunchCommand final : public Command {
   [[nodiscard]] bool json() const { return json_; }
   /// A usage problem found while assembling the request ("" when none).
   [[nodiscard]] const std::string& request_error() const { return request_error_; }
+  [[nodiscard]] double timeout() const { return timeout_s_; }
+  [[nodiscard]] int retries() const { return retries_; }
 
  private:
   CLI::App* app_ = nullptr;
@@ -32,9 +39,17 @@ class LaunchCommand final : public Command {
   int nprocs_ = 0;
   int ppn_ = 0;
   int nhosts_ = 0;
-  std::string hostfile_, machine_, launcher_, cpu_bind_;
+  std::string hostfile_, machine_, launcher_, cpu_bind_, gpu_bind_;
   bool dry_run_ = false;
   bool json_ = false;
+  bool print_env_ = false;
+  bool no_rank_env_ = false;
+  bool label_ = false;
+  bool keep_going_ = false;
+  double timeout_s_ = 0;
+  double kill_after_s_ = 10;
+  double retry_delay_s_ = 5;
+  int retries_ = 0;
   std::string request_error_;
 };
 

@@ -3,6 +3,7 @@
 #include "cli/completions.hpp"
 #include "cli/help.hpp"
 #include "cli/launch.hpp"
+#include "cli/rank_env.hpp"
 
 namespace ezpz::cli {
 
@@ -13,6 +14,8 @@ const std::vector<CommandInfo>& command_table() {
       {"completions", "Print the shell completion script for bash, zsh or fish",
        [] { return std::unique_ptr<Command>(new CompletionsCommand); }},
       {"help", "Show help for ezpz or one of its commands", [] { return std::unique_ptr<Command>(new HelpCommand); }},
+      {"__rank-env", "Per-rank shim: set the torchrun variables from the launcher's, then exec the command",
+       [] { return std::unique_ptr<Command>(new RankEnvCommand); }, true},
   };
   return table;
 }

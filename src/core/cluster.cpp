@@ -157,6 +157,19 @@ Expected<MachineSet> load_machines(const Env& env, const SystemProbe& probe) {
   return machines;
 }
 
+std::string master_address(const HostList& hosts, const MachineProfile& machine, const SystemProbe& probe) {
+  if (hosts.empty()) {
+    return "127.0.0.1";
+  }
+  if (!machine.master_addr_suffix.empty()) {
+    auto hsn = short_hostname(hosts.front()) + machine.master_addr_suffix;
+    if (probe.resolves(hsn)) {
+      return hsn;
+    }
+  }
+  return hosts.front();
+}
+
 Expected<ClusterInfo> discover_cluster(const Env& env, const MachineSet& machines,
                                        const std::optional<std::string>& cli_machine,
                                        const std::optional<std::string>& cli_hostfile, const SystemProbe& probe) {
@@ -199,6 +212,7 @@ Expected<ClusterInfo> discover_cluster(const Env& env, const MachineSet& machine
     return usage_error(info.host_source.origin + "='" + info.host_source.value + "' names no hosts");
   }
   info.hosts = std::move(*hosts);
+  info.master_addr = master_address(info.hosts, info.machine, probe);
 
   const bool need_devices = !env.has("NGPU_PER_HOST") && info.machine.gpus_per_node <= 0;
   auto gpus = gpus_per_node(env, info.machine, need_devices ? probe.count_gpu_devices() : 0);

@@ -59,7 +59,14 @@ struct ClusterInfo {
   HostSource host_source;
   HostList hosts;  ///< the allocation's hosts, deduplicated, in order
   GpuCount gpus;
+  std::string master_addr;  ///< the first host, by its high-speed-network name when that resolves
+  int master_port = 0;      ///< a port reserved for MASTER_PORT by the caller (0 = none)
 };
+
+/// The first host's short name plus the machine's master_addr_suffix when that resolves,
+/// else the first host as listed.
+[[nodiscard]] std::string master_address(const HostList& hosts, const MachineProfile& machine,
+                                         const SystemProbe& probe);
 
 /// Gather everything: scheduler, machine (--machine > EZPZ_MACHINE > hostname),
 /// hosts and GPUs per node. A named hostfile that is missing or empty is a usage error.

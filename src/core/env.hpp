@@ -12,6 +12,8 @@ struct Env {
   std::map<std::string, std::string, std::less<>> vars;  ///< the process environment
   std::string hostname;                                  ///< gethostname(), as the OS reports it
   unsigned uid = 0;
+  int pid = 0;
+  std::string self_exe;  ///< absolute path of the running ezpz binary (the per-rank shim)
 
   /// The value of NAME, or nullopt when it is unset or empty.
   [[nodiscard]] std::optional<std::string> get(std::string_view name) const;

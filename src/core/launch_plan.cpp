@@ -54,6 +54,47 @@ bool has_flag(const std::vector<std::string>& args, std::initializer_list<std::s
   });
 }
 
+/// The launcher's own flag for labelling output lines with the rank.
+std::optional<std::string> label_flag(LauncherStyle style) {
+  switch (style) {
+    case LauncherStyle::pals:
+    case LauncherStyle::srun:
+      return "--label";
+    case LauncherStyle::openmpi:
+    case LauncherStyle::sophia:
+      return "--tag-output";
+    case LauncherStyle::mpich:
+      return "-prepend-rank";
+    case LauncherStyle::auto_detect:
+    case LauncherStyle::local:
+      break;
+  }
+  return std::nullopt;
+}
+
+Expected<RankContext> rank_context(const LaunchRequest& request, const ClusterInfo& cluster, const Topology& topo,
+                                   bool builtin) {
+  RankContext ctx;
+  ctx.nprocs = topo.nprocs;
+  ctx.ppn = topo.ppn;
+  ctx.nhosts = topo.nhosts;
+  ctx.master_addr = builtin ? "127.0.0.1" : cluster.master_addr;
+  ctx.master_port = cluster.master_port;
+  ctx.gpus_per_node = cluster.gpus.per_node;
+  std::string want = request.gpu_bind.value_or("none");
+  if (want == "auto") {
+    want = cluster.machine.gpu_bind.empty() ? "none" : cluster.machine.gpu_bind;
+  }
+  auto kind = gpu_bind_from_string(want);
+  if (!kind) {
+    return usage_error("--gpu-bind " + want + " is not a binding ezpz knows: use auto, cuda, ze, rocr or none");
+  }
+  ctx.gpu_bind = *kind;
+  // The machine's scheme (Polaris: reversed) comes with "auto"; a named kind is plain order.
+  ctx.gpu_reverse = cluster.machine.gpu_reverse && request.gpu_bind == "auto";
+  return ctx;
+}
+
 void append_env_forwarding(std::vector<std::string>& argv,
                            const std::vector<std::pair<std::string, std::string>>& env) {
   for (const auto& [name, value] : env) {
@@ -253,12 +294,36 @@ Expected<LaunchPlan> plan_launch(const LaunchRequest& request, const Env& env, c
     case LauncherStyle::local:
       break;
   }
+  auto ctx = rank_context(request, cluster, *topo, builtin);
+  if (!ctx) {
+    return ctx.error();
+  }
+  plan.rank = *ctx;
+  plan.rank_env = request.rank_env;
+  plan.label = request.label;
+  if (request.label && !builtin) {
+    if (auto flag = label_flag(plan.style)) {
+      argv.push_back(*flag);
+    }
+  }
   if (!bind_used) {
     plan.warnings.push_back("--cpu-bind=" + plan.cpu_bind + " is ignored by " + std::string(to_string(plan.style)) +
                             " " + plan.launcher + ": pass its own binding flag before --");
     plan.cpu_bind.clear();
   }
   argv.insert(argv.end(), request.launcher_args.begin(), request.launcher_args.end());
+  if (request.rank_env && !builtin) {
+    // Each rank runs this binary first: it turns the launcher's variables into
+    // RANK, WORLD_SIZE, ... and execs the command (src/cli/rank_env.cpp).
+    argv.push_back(env.self_exe.empty() ? "ezpz" : env.self_exe);
+    argv.emplace_back("__rank-env");
+    auto shim = rank_shim_args(plan.rank);
+    argv.insert(argv.end(), shim.begin(), shim.end());
+    argv.emplace_back("--");
+    for (auto name : inherited_rank_variables()) {
+      plan.unset_env.emplace_back(name);
+    }
+  }
   argv.insert(argv.end(), request.command.begin(), request.command.end());
   return plan;
 }

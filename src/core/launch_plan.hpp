@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "core/cluster.hpp"
+#include "core/rank_env.hpp"
 #include "core/topology.hpp"
 
 namespace ezpz::core {
@@ -20,6 +21,9 @@ struct LaunchRequest {
   std::optional<std::string> cpu_bind;     ///< --cpu-bind
   std::vector<std::string> launcher_args;  ///< unknown flags before "--", verbatim
   std::vector<std::string> command;        ///< everything after "--", never reinterpreted
+  bool rank_env = true;                    ///< insert the per-rank shim (--no-rank-env: false)
+  std::optional<std::string> gpu_bind;     ///< --gpu-bind: auto, cuda, ze, rocr or none
+  bool label = false;                      ///< --label: prefix output lines with the rank
 };
 
 /// An MPI program found on PATH, with its flag dialect.
@@ -48,6 +52,10 @@ struct LaunchPlan {
   /// The command to execute. With the built-in local launcher, the command each rank runs.
   std::vector<std::string> argv;
   std::vector<std::pair<std::string, std::string>> env;  ///< what ezpz adds to the environment
+  std::vector<std::string> unset_env;                    ///< what ezpz removes from the launcher's environment
+  RankContext rank;      ///< what each rank is told (world, master address and port, GPU binding)
+  bool rank_env = true;  ///< ranks get RANK, WORLD_SIZE, ... (the shim, or the built-in launcher)
+  bool label = false;
   std::vector<std::string> warnings;
 };
 

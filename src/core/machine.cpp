@@ -11,7 +11,7 @@ namespace {
 
 constexpr std::string_view kKnownKeys =
     "name, description, match_prefix, match_contains, scheduler, launcher, style, cpu_bind, depth, "
-    "gpus_per_node, env";
+    "gpus_per_node, gpu_bind, gpu_reverse, master_addr_suffix, env";
 
 std::string where(std::string_view source, const toml::node& node) {
   return std::string(source) + ":" + std::to_string(node.source().begin.line);
@@ -63,6 +63,24 @@ Expected<void> apply_key(std::string_view source, MachineProfile& m, std::string
       m.cpu_bind = m.cpu_bind.substr(11);
     }
     return r;
+  }
+  if (key == "master_addr_suffix") {
+    return set_string(m.master_addr_suffix);
+  }
+  if (key == "gpu_bind") {
+    auto r = set_string(m.gpu_bind);
+    if (r && m.gpu_bind != "none" && m.gpu_bind != "cuda" && m.gpu_bind != "ze" && m.gpu_bind != "rocr") {
+      return key_error(source, node, key, "must be \"none\", \"cuda\", \"ze\" or \"rocr\"");
+    }
+    return r;
+  }
+  if (key == "gpu_reverse") {
+    auto v = node.value<bool>();
+    if (!v) {
+      return key_error(source, node, key, "must be true or false");
+    }
+    m.gpu_reverse = *v;
+    return {};
   }
   if (key == "launcher") {
     auto r = set_string(m.launcher);

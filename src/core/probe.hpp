@@ -1,5 +1,6 @@
 // The port through which core asks about the machine: files, directories,
-// programs on PATH and GPU devices. sys/ implements it; tests use a fake.
+// programs on PATH, GPU devices, name resolution; and writes small files (job
+// records). sys/ implements it; tests use a fake.
 #pragma once
 
 #include <optional>
@@ -25,6 +26,10 @@ class SystemProbe {
   [[nodiscard]] virtual std::string real_path(const std::string& path) const = 0;
   /// Number of GPU device files (/dev/nvidiaN, else /dev/dri/renderD*).
   [[nodiscard]] virtual int count_gpu_devices() const = 0;
+  /// Whether a host name resolves to an address (used for high-speed-network names).
+  [[nodiscard]] virtual bool resolves(const std::string& host) const = 0;
+  /// Write `text` to `path` (parents created), via a temporary file and rename.
+  [[nodiscard]] virtual Expected<void> write_file(const std::string& path, const std::string& text) const = 0;
 };
 
 }  // namespace ezpz::core

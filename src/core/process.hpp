@@ -1,13 +1,41 @@
-// The port through which commands start programs. sys/ implements it.
+// The port through which commands start and supervise programs. sys/ implements it.
 #pragma once
 
+#include <functional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
 #include "core/expected.hpp"
 
 namespace ezpz::core {
+
+/// One program to start.
+struct ProcessSpec {
+  std::vector<std::string> argv;                         ///< argv[0] is looked up on PATH
+  std::vector<std::pair<std::string, std::string>> set;  ///< variables to add or replace
+  std::vector<std::string> unset;                        ///< variables to remove
+  std::string label;                                     ///< prefix for each output line when labelling ("[3] ")
+};
+
+struct RunOptions {
+  double timeout_s = 0;            ///< watchdog: no output for this long -> stop the job, exit 124 (0 = off)
+  double kill_after_s = 10;        ///< grace between SIGTERM/SIGINT and SIGKILL
+  bool label = false;              ///< prefix each output line with the process's label
+  bool stop_on_failure = true;     ///< a failing process stops the others (the built-in launcher)
+  bool is_launcher = false;        ///< an MPI launcher (gets SIGTERM, not SIGKILL, if ezpz dies)
+  std::vector<std::string> names;  ///< how notices name each process ("rank 2 on host")
+  std::function<void(std::string_view)> notice;  ///< one-line messages for the user
+};
+
+struct RunResult {
+  int exit_code = 0;  ///< the job's code (see RunOptions), 124 on timeout, 128+N if ezpz got signal N
+  int signal = 0;     ///< terminating signal ezpz received and forwarded (0 = none)
+  bool timed_out = false;
+  int failed = -1;      ///< index of the first process that failed (-1 = none)
+  int failed_code = 0;  ///< its exit code (128+N when killed by signal N)
+};
 
 class ProcessControl {
  public:
@@ -16,6 +44,15 @@ class ProcessControl {
   /// Returns only on failure (127 not found, 126 cannot execute).
   [[nodiscard]] virtual Error exec_replace(const std::vector<std::string>& argv,
                                            const std::vector<std::pair<std::string, std::string>>& env) = 0;
+  /// Start every process in one new process group, forward SIGINT, SIGTERM, SIGHUP,
+  /// SIGUSR1 and SIGUSR2 to it, and wait for all of them. An Error when one cannot start.
+  [[nodiscard]] virtual Expected<RunResult> run(const std::vector<ProcessSpec>& processes,
+                                                const RunOptions& options) = 0;
+  /// A TCP port free on this host, held (SO_REUSEADDR, not listening) until ezpz exits so
+  /// that concurrent launches get different ports while the job itself can still bind it.
+  [[nodiscard]] virtual int reserve_tcp_port() = 0;
+  /// Sleep; false when a forwarded signal arrived meanwhile (stop retrying).
+  [[nodiscard]] virtual bool sleep_unless_interrupted(double seconds) = 0;
 };
 
 }  // namespace ezpz::core

@@ -24,6 +24,11 @@ core::Env snapshot_environment() {
     env.hostname = host;
   }
   env.uid = static_cast<unsigned>(getuid());
+  env.pid = static_cast<int>(getpid());
+  char self[PATH_MAX] = {};
+  if (auto n = readlink("/proc/self/exe", self, sizeof(self) - 1); n > 0) {
+    env.self_exe.assign(self, static_cast<std::size_t>(n));
+  }
   return env;
 }
 

@@ -7,6 +7,7 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <netdb.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -108,6 +109,53 @@ int PosixProbe::count_gpu_devices() const {
     }
   }
   return render;
+}
+
+Expected<void> PosixProbe::write_file(const std::string& path, const std::string& text) const {
+  // mkdir -p the parent.
+  for (std::size_t slash = path.find('/', 1); slash != std::string::npos; slash = path.find('/', slash + 1)) {
+    std::string dir = path.substr(0, slash);
+    if (::mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST) {
+      return ezpz::failure("cannot create " + dir + ": " + std::strerror(errno));
+    }
+  }
+  const std::string tmp = path + ".tmp." + std::to_string(::getpid());
+  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) {
+    return ezpz::failure("cannot write " + tmp + ": " + std::strerror(errno));
+  }
+  std::size_t done = 0;
+  while (done < text.size()) {
+    auto n = ::write(fd, text.data() + done, text.size() - done);
+    if (n < 0 && errno == EINTR) {
+      continue;
+    }
+    if (n <= 0) {
+      int err = errno;
+      ::close(fd);
+      ::unlink(tmp.c_str());
+      return ezpz::failure("cannot write " + tmp + ": " + std::strerror(err));
+    }
+    done += static_cast<std::size_t>(n);
+  }
+  if (::close(fd) != 0 || ::rename(tmp.c_str(), path.c_str()) != 0) {
+    int err = errno;
+    ::unlink(tmp.c_str());
+    return ezpz::failure("cannot write " + path + ": " + std::strerror(err));
+  }
+  return {};
+}
+
+bool PosixProbe::resolves(const std::string& host) const {
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  addrinfo* result = nullptr;
+  const int rc = ::getaddrinfo(host.c_str(), nullptr, &hints, &result);
+  if (result != nullptr) {
+    ::freeaddrinfo(result);
+  }
+  return rc == 0;
 }
 
 }  // namespace ezpz::sys

@@ -18,6 +18,8 @@ class PosixProbe final : public core::SystemProbe {
   [[nodiscard]] std::optional<std::string> find_program(const std::string& name) const override;
   [[nodiscard]] std::string real_path(const std::string& path) const override;
   [[nodiscard]] int count_gpu_devices() const override;
+  [[nodiscard]] bool resolves(const std::string& host) const override;
+  [[nodiscard]] Expected<void> write_file(const std::string& path, const std::string& text) const override;
 
  private:
   std::string path_env_;

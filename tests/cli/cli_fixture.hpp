@@ -21,6 +21,24 @@ class FakeProcess final : public core::ProcessControl {
     env = e;
     return Error{ExitCode::not_found, "fake exec"};
   }
+  /// What run() was asked to start, and what it answers.
+  std::vector<std::vector<core::ProcessSpec>> runs;
+  std::vector<core::RunOptions> run_options;
+  std::vector<int> exit_codes = {0};  ///< one per attempt; the last repeats
+  Expected<core::RunResult> run(const std::vector<core::ProcessSpec>& processes,
+                                const core::RunOptions& options) override {
+    runs.push_back(processes);
+    run_options.push_back(options);
+    core::RunResult r;
+    r.exit_code = exit_codes[std::min(runs.size(), exit_codes.size()) - 1];
+    return r;
+  }
+  int reserve_tcp_port() override { return 29500; }
+  std::vector<double> sleeps;
+  bool sleep_unless_interrupted(double seconds) override {
+    sleeps.push_back(seconds);
+    return true;
+  }
 };
 
 struct CliRun {

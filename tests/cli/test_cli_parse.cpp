@@ -98,9 +98,9 @@ TEST_CASE("launch: options with values", "[cli]") {
 }
 
 TEST_CASE("parse errors exit 2 with a one-line reason, never CLI11's own codes", "[cli]") {
-  for (const Strings& args : {Strings{"launch", "--launcher", "pbsdsh", "--", "x"}, Strings{"launch", "-n", "x"},
-                              Strings{"launch", "--json", "--", "x"}, Strings{"bogus"}, Strings{"--bogus"},
-                              Strings{"completions", "tcsh"}, Strings{"completions"}, Strings{}}) {
+  for (const Strings& args :
+       {Strings{"launch", "--launcher", "pbsdsh", "--", "x"}, Strings{"launch", "-n", "x"}, Strings{"bogus"},
+        Strings{"--bogus"}, Strings{"completions", "tcsh"}, Strings{"completions"}, Strings{}}) {
     INFO((args.empty() ? std::string("(none)") : args[0]));
     auto p = parse(args);
     CHECK_FALSE(p.ran);
@@ -150,10 +150,15 @@ TEST_CASE("run: --dry-run --json prints the plan; without --dry-run it execs exa
   CHECK(j["env"]["CCL_PROCESS_LAUNCHER"] == "pmix");
 
   ezpz::test::FakeProcess process;
+  process.exit_codes = {7};
   auto run = ezpz::test::run_cli({"launch", "-n", "8", "--", "python3", "-c", "1"}, env, probe, &process);
-  CHECK(run.rc == 127);  // the fake exec fails as "not found"
-  CHECK(process.argv == j["argv"].get<Strings>());
-  CHECK(process.env.size() == 2);
+  CHECK(run.rc == 7);  // the job's own code
+  REQUIRE(process.runs.size() == 1);
+  REQUIRE(process.runs[0].size() == 1);
+  CHECK(process.runs[0][0].argv == j["argv"].get<Strings>());
+  CHECK(process.runs[0][0].set.size() == 2);
+  CHECK(process.runs[0][0].unset.size() == 6);
+  CHECK(process.run_options[0].is_launcher);
 
   auto text = ezpz::test::run_cli({"launch", "--dry-run", "-n", "8", "--", "python3", "-c", "a b"}, env, probe);
   CHECK_THAT(text.out, Catch::StartsWith("CCL_PROCESS_LAUNCHER=pmix FI_MR_CACHE_MONITOR=userfaultfd mpiexec "));

@@ -21,6 +21,7 @@ struct Job {
   LaunchRequest request;
   LauncherInventory inventory;
   unsigned uid = 1000;
+  bool rank_env = false;  ///< the golden lines show the launcher's part; the shim is tested apart
 };
 
 /// A job inside a PBS (or Slurm) allocation of `nhosts` hosts on `machine`.
@@ -49,7 +50,9 @@ ezpz::Expected<LaunchPlan> plan(Job job) {
   if (job.request.command.empty()) {
     job.request.command = {"python3", "-m", "app.train"};
   }
+  job.request.rank_env = job.rank_env;
   auto env = make_env(vars, "host0", job.uid);
+  env.self_exe = "/opt/ezpz/bin/ezpz";
   auto cluster = discover_cluster(env, *set, job.machine, job.request.hostfile, probe);
   REQUIRE(cluster);
   return plan_launch(job.request, env, *cluster, job.inventory);
@@ -263,4 +266,77 @@ TEST_CASE("find_launchers reads PATH through the probe", "[launch_plan]") {
   CHECK(inv.mpirun->style == LauncherStyle::openmpi);
   REQUIRE(inv.srun);
   CHECK(inv.srun->style == LauncherStyle::srun);
+}
+
+TEST_CASE("the per-rank shim goes between the launcher flags and the command", "[launch_plan]") {
+  Job j{"polaris", 2};
+  j.rank_env = true;
+  j.request.launcher_args = {"-x", "A=1"};
+  auto p = plan(j);
+  REQUIRE(p);
+  CHECK(shell_join(p->argv) ==
+        "mpiexec --envall --line-buffer --np=8 --ppn=4 --hostfile=/pbs/nodefile --cpu-bind=depth --depth=8 -x A=1 "
+        "/opt/ezpz/bin/ezpz __rank-env --np=8 --ppn=4 --nhosts=2 --master-addr=host0 -- python3 -m app.train");
+  CHECK(p->unset_env ==
+        std::vector<std::string>{"RANK", "WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE", "NODE_RANK", "GROUP_RANK"});
+  Job off{"polaris", 2};
+  auto q = plan(off);
+  REQUIRE(q);
+  CHECK(q->unset_env.empty());
+  CHECK_THAT(shell_join(q->argv), !Catch::Contains("__rank-env"));
+}
+
+TEST_CASE("gpu binding: auto follows the machine, Polaris reversed", "[launch_plan]") {
+  Job j{"polaris", 1};
+  j.rank_env = true;
+  j.request.gpu_bind = "auto";
+  auto p = plan(j);
+  REQUIRE(p);
+  CHECK(p->rank.gpu_bind == GpuBind::cuda);
+  CHECK(p->rank.gpu_reverse);
+  CHECK_THAT(shell_join(p->argv), Catch::Contains("--gpu-bind=cuda --gpus=4 --gpu-reverse --"));
+  Job a{"aurora", 1};
+  a.request.gpu_bind = "auto";
+  CHECK(plan(a)->rank.gpu_bind == GpuBind::ze);
+  Job forced{"polaris", 1};
+  forced.request.gpu_bind = "cuda";
+  CHECK_FALSE(plan(forced)->rank.gpu_reverse);  // only the machine's own scheme is reversed
+  Job none{"local", 1};
+  none.request.gpu_bind = "auto";
+  CHECK(plan(none)->rank.gpu_bind == GpuBind::none);
+}
+
+TEST_CASE("--label maps to each launcher's own flag", "[launch_plan]") {
+  struct Case {
+    const char* machine;
+    const char* flag;
+  };
+  for (auto [machine, flag] :
+       {Case{"aurora", "--label"}, Case{"frontier", "--label"}, Case{"sophia", "--tag-output"}}) {
+    Job j{machine, 1};
+    j.request.label = true;
+    j.request.launcher_args = {"--extra"};
+    INFO(machine);
+    CHECK_THAT(line(j), Catch::Contains(std::string(" ") + flag + " --extra python3"));
+  }
+  Job ompi{"local", 1, {}, {}, openmpi()};
+  ompi.request.label = true;
+  CHECK_THAT(line(ompi), Catch::Contains("--tag-output python3"));
+  Job local{"local", 1};
+  local.request.label = true;
+  auto p = plan(local);
+  REQUIRE(p);
+  CHECK(p->label);
+  CHECK(p->argv == std::vector<std::string>{"python3", "-m", "app.train"});
+}
+
+TEST_CASE("MASTER_ADDR uses the high-speed-network name only when it resolves", "[launch_plan]") {
+  auto set = ezpz::test::builtin_machines();
+  FakeProbe probe;
+  const auto& aurora = *set.find("aurora");
+  CHECK(master_address({"x4102c0s0b0n0.hostmgmt", "x4102c0s1b0n0"}, aurora, probe) == "x4102c0s0b0n0.hostmgmt");
+  probe.resolvable.insert("x4102c0s0b0n0.hsn.cm.aurora.alcf.anl.gov");
+  CHECK(master_address({"x4102c0s0b0n0.hostmgmt", "x4102c0s1b0n0"}, aurora, probe) ==
+        "x4102c0s0b0n0.hsn.cm.aurora.alcf.anl.gov");
+  CHECK(master_address({"n1"}, *set.find("local"), probe) == "n1");
 }

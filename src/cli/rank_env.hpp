@@ -1,0 +1,28 @@
+// ezpz __rank-env [--np N --ppn P ...] -- CMD: the hidden per-rank shim that launch
+// inserts before the user's command. It sets RANK, WORLD_SIZE, LOCAL_RANK,
+// LOCAL_WORLD_SIZE, NODE_RANK, MASTER_ADDR, MASTER_PORT (and a GPU variable with
+// --gpu-bind) from the launcher's variables, then execs CMD.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "cli/command.hpp"
+#include "core/rank_env.hpp"
+
+namespace ezpz::cli {
+
+class RankEnvCommand final : public Command {
+ public:
+  void add_cli(CLI::App& app) override;
+  int run(Context& ctx) override;
+  [[nodiscard]] bool takes_trailing_command() const override { return true; }
+  void set_trailing_command(std::vector<std::string> command, bool had_separator) override;
+
+ private:
+  core::RankContext rank_;
+  std::string gpu_bind_ = "none";
+  std::vector<std::string> command_;
+};
+
+}  // namespace ezpz::cli

@@ -1,0 +1,67 @@
+// The torchrun environment contract (RANK, WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE,
+// NODE_RANK, MASTER_ADDR, MASTER_PORT) derived from whatever the launcher set.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "core/env.hpp"
+#include "core/expected.hpp"
+
+namespace ezpz::core {
+
+using EnvList = std::vector<std::pair<std::string, std::string>>;
+
+/// Which variable pins a rank to its GPU.
+enum class GpuBind { none, cuda, ze, rocr };
+[[nodiscard]] std::string_view to_string(GpuBind b);
+[[nodiscard]] std::optional<GpuBind> gpu_bind_from_string(std::string_view s);
+[[nodiscard]] std::string_view gpu_bind_variable(GpuBind b);  ///< CUDA_VISIBLE_DEVICES, ...
+
+/// What the launching ezpz knows about the job; handed to every rank.
+struct RankContext {
+  int nprocs = 1;
+  int ppn = 1;
+  int nhosts = 1;
+  std::string master_addr;  ///< empty: leave MASTER_ADDR alone
+  int master_port = 0;      ///< 0: leave MASTER_PORT alone
+  GpuBind gpu_bind = GpuBind::none;
+  bool gpu_reverse = false;  ///< Polaris: local rank 0 gets the last GPU
+  int gpus_per_node = 1;
+};
+
+struct RankInfo {
+  int rank = 0;
+  int world = 1;
+  int local_rank = 0;
+  int local_world = 1;
+  int node_rank = 0;
+  std::string source;  ///< the variable the rank came from, e.g. "PMI_RANK"
+  bool operator==(const RankInfo&) const = default;
+};
+
+/// The rank of this process from the launcher's variables, in ezpz's priority order:
+/// rank: RANK, PMI_RANK, OMPI_COMM_WORLD_RANK, PALS_RANKID, PMIX_RANK, SLURM_PROCID;
+/// local rank: LOCAL_RANK, PALS_LOCAL_RANKID, PMIX_LOCAL_RANK, PMI_LOCAL_RANK,
+/// OMPI_COMM_WORLD_LOCAL_RANK, MPI_LOCALRANKID, MPICH_LOCALRANKID, SLURM_LOCALID, else rank % ppn.
+/// Sizes fall back to the context. No rank variable with a world above 1 is a usage error.
+[[nodiscard]] Expected<RankInfo> detect_rank(const Env& env, const RankContext& ctx);
+
+/// Rank `r` of the plan as the built-in launcher (or --print-env) places it: block by host.
+[[nodiscard]] RankInfo planned_rank(int r, const RankContext& ctx);
+
+/// The variables to set for one rank. MASTER_ADDR/MASTER_PORT already in `env` are kept;
+/// a GPU variable already holding a list is indexed by the local rank.
+[[nodiscard]] EnvList rank_environment(const Env& env, const RankContext& ctx, const RankInfo& rank);
+
+/// Variables a launcher's own environment must not pass on, so stale values from the
+/// caller cannot shadow the launcher's (RANK, WORLD_SIZE, LOCAL_RANK, ...).
+[[nodiscard]] const std::vector<std::string_view>& inherited_rank_variables();
+
+/// The shim's arguments: `ezpz __rank-env ARGS -- CMD`.
+[[nodiscard]] std::vector<std::string> rank_shim_args(const RankContext& ctx);
+
+}  // namespace ezpz::core

@@ -1,0 +1,246 @@
+"""ezpz launch runs real jobs: the built-in launcher, Open MPI's mpirun and MPICH's mpiexec,
+the torchrun rank environment, exit codes, signals, the watchdog, retries and records."""
+import glob
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+import unittest
+
+sys.path.insert(0, os.path.dirname(__file__))
+from ezpz_e2e import EZPZ, SOURCE_DIR, TempDirTest, base_env, run  # noqa: E402
+
+DEBIAN_PYTHON = "/usr/bin/python3"  # Debian's python3-torch lives here
+GLOO = os.path.join(SOURCE_DIR, "tests", "data", "gloo_allreduce.py")
+SHOW = ('echo "rank=$RANK world=$WORLD_SIZE local=$LOCAL_RANK lws=$LOCAL_WORLD_SIZE node=$NODE_RANK '
+        'addr=$MASTER_ADDR port=$MASTER_PORT"')
+
+
+def ranks(stdout):
+    """{rank: {field: value}} from SHOW lines."""
+    out = {}
+    for line in stdout.splitlines():
+        if "rank=" not in line:
+            continue
+        fields = dict(kv.split("=", 1) for kv in line[line.index("rank="):].split())
+        out[int(fields["rank"])] = fields
+    return out
+
+
+def count(pattern):
+    """Processes whose command line starts with `pattern` (not ezpz or mpirun naming it)."""
+    return len(subprocess.run(["pgrep", "-f", "^" + pattern], capture_output=True, text=True).stdout.split())
+
+
+class Launch(TempDirTest):
+    def setUp(self):
+        super().setUp()
+        self.env = base_env(EZPZ_HOME=os.path.join(self.tmp, "ezpz-home"))
+        mpich = os.path.join(self.tmp, "mpich", "bin")
+        os.makedirs(mpich)
+        os.symlink("/usr/bin/mpiexec.mpich", os.path.join(mpich, "mpiexec"))
+        os.symlink("/usr/bin/hydra_pmi_proxy", os.path.join(mpich, "hydra_pmi_proxy"))
+        self.mpich_env = dict(self.env, PATH=mpich + ":" + self.env["PATH"])
+
+    def check_ranks(self, stdout, n):
+        got = ranks(stdout)
+        self.assertEqual(sorted(got), list(range(n)), stdout)
+        ports = {r["port"] for r in got.values()}
+        self.assertEqual(len(ports), 1)
+        self.assertTrue(ports.pop().isdigit())
+        for r, f in got.items():
+            self.assertEqual(f["world"], str(n))
+            self.assertEqual(f["local"], str(r))
+            self.assertEqual(f["lws"], str(n))
+            self.assertEqual(f["node"], "0")
+
+    def test_local_launcher_four_ranks(self):
+        proc = run(["launch", "--launcher", "local", "-n", "4", "--", "sh", "-c", SHOW], self.env, check=0)
+        self.check_ranks(proc.stdout, 4)
+        self.assertEqual({r["addr"] for r in ranks(proc.stdout).values()}, {"127.0.0.1"})
+
+    def test_openmpi_four_ranks_through_the_shim(self):
+        env = dict(self.env, RANK="99", WORLD_SIZE="99")  # stale values must not leak into ranks
+        proc = run(["launch", "--launcher", "mpirun", "-n", "4", "--", "sh", "-c", SHOW], env, check=0)
+        self.check_ranks(proc.stdout, 4)
+
+    def test_mpich_three_ranks_through_the_shim(self):
+        proc = run(["launch", "--launcher", "mpiexec", "-n", "3", "--", "sh", "-c", SHOW], self.mpich_env, check=0)
+        self.check_ranks(proc.stdout, 3)
+
+    def test_no_rank_env(self):
+        proc = run(["launch", "--launcher", "local", "--no-rank-env", "-n", "2", "--", "sh", "-c",
+                    'echo "rank=${RANK:-none}"'], self.env, check=0)
+        self.assertEqual(proc.stdout.split(), ["rank=none", "rank=none"])
+
+    def test_exit_code_of_the_failing_rank(self):
+        job = ["sh", "-c", '[ "$RANK" = 2 ] && exit 7; sleep 20']
+        start = time.monotonic()
+        proc = run(["launch", "--launcher", "local", "-n", "4", "--", *job], self.env, check=7)
+        self.assertLess(time.monotonic() - start, 10)  # the others were stopped, not waited for
+        self.assertIn("rank 2 on", proc.stderr)
+        self.assertIn("exited with code 7", proc.stderr)
+        run(["launch", "--launcher", "mpirun", "-n", "4", "--", "sh", "-c", '[ "$RANK" = 2 ] && exit 7; exit 0'],
+            self.env, check=7)
+        run(["launch", "--launcher", "mpiexec", "-n", "3", "--", "sh", "-c", '[ "$RANK" = 1 ] && exit 7; exit 0'],
+            self.mpich_env, check=7)
+
+    def test_keep_going_waits_for_the_others(self):
+        proc = run(["launch", "--launcher", "local", "--keep-going", "-n", "3", "--", "sh", "-c",
+                    '[ "$RANK" = 0 ] && exit 5; sleep 0.3; echo done $RANK'], self.env, check=5)
+        self.assertEqual(sorted(proc.stdout.split()), ["1", "2", "done", "done"])
+
+    def sigterm_leaves_nothing(self, launcher, env):
+        marker = f"sleep 4{os.getpid() % 1000}.{launcher[-1] == 'l' and 1 or 2}"
+        proc = subprocess.Popen([EZPZ, "launch", "--launcher", launcher, "-n", "3", "--", "sh", "-c",
+                                 f"exec {marker}"], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        deadline = time.monotonic() + 10
+        while count(marker) < 3 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        self.assertEqual(count(marker), 3, "ranks did not start")
+        proc.send_signal(signal.SIGTERM)
+        rc = proc.wait(timeout=15)
+        deadline = time.monotonic() + 5
+        while count(marker) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        self.assertEqual(count(marker), 0, f"ranks outlived ezpz launch --launcher {launcher}")
+        self.assertEqual(rc, 143)
+
+    def test_sigterm_local(self):
+        self.sigterm_leaves_nothing("local", self.env)
+
+    def test_sigterm_openmpi(self):
+        self.sigterm_leaves_nothing("mpirun", self.env)
+
+    def test_sigkill_of_ezpz_takes_the_local_ranks_with_it(self):
+        marker = f"sleep 5{os.getpid() % 1000}.3"
+        proc = subprocess.Popen([EZPZ, "launch", "--launcher", "local", "-n", "2", "--", "sh", "-c",
+                                 f"exec {marker}"], env=self.env)
+        deadline = time.monotonic() + 10
+        while count(marker) < 2 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        proc.kill()
+        proc.wait()
+        deadline = time.monotonic() + 5
+        while count(marker) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        self.assertEqual(count(marker), 0)
+
+    def test_second_sigint_kills(self):
+        proc = subprocess.Popen([EZPZ, "launch", "--launcher", "local", "--kill-after", "60", "-n", "2", "--",
+                                 "sh", "-c", "trap '' INT; echo ready; sleep 30"], env=self.env,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        for _ in range(2):
+            proc.stdout.readline()
+        proc.send_signal(signal.SIGINT)
+        time.sleep(0.3)
+        self.assertIsNone(proc.poll(), "one SIGINT the job ignores must not end it")
+        proc.send_signal(signal.SIGINT)
+        self.assertEqual(proc.wait(timeout=10), 130)
+
+    def test_kill_after_escalates(self):
+        proc = subprocess.Popen([EZPZ, "launch", "--launcher", "local", "--kill-after", "0.5", "-n", "1", "--",
+                                 "sh", "-c", "trap '' TERM; echo ready; sleep 30"], env=self.env,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        proc.stdout.readline()
+        start = time.monotonic()
+        proc.send_signal(signal.SIGTERM)
+        self.assertEqual(proc.wait(timeout=10), 143)
+        self.assertLess(time.monotonic() - start, 5)
+
+    def test_usr1_is_forwarded(self):
+        proc = subprocess.Popen([EZPZ, "launch", "--launcher", "local", "-n", "2", "--", "sh", "-c",
+                                 "trap 'echo got-usr1; exit 0' USR1; echo ready; while :; do sleep 0.05; done"],
+                                env=self.env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        for _ in range(2):
+            proc.stdout.readline()
+        proc.send_signal(signal.SIGUSR1)
+        out, _ = proc.communicate(timeout=10)
+        self.assertEqual(proc.returncode, 0)
+        self.assertEqual(out.split().count("got-usr1"), 2)
+
+    def test_timeout_returns_124(self):
+        start = time.monotonic()
+        proc = run(["launch", "--launcher", "local", "--timeout", "1", "-n", "2", "--", "sh", "-c",
+                    "echo hi; sleep 30"], self.env, check=124)
+        self.assertLess(time.monotonic() - start, 8)
+        self.assertIn("--timeout", proc.stderr)
+        run(["launch", "--launcher", "mpirun", "--timeout", "1", "-n", "2", "--", "sleep", "30"], self.env, check=124)
+
+    def test_label_and_raw_bytes(self):
+        script = "printf 'a\\377b\\n'; printf 'err\\n' >&2"
+        proc = subprocess.run([EZPZ, "launch", "--launcher", "local", "--label", "-n", "2", "--", "sh", "-c", script],
+                              env=self.env, capture_output=True, timeout=30)
+        self.assertEqual(proc.returncode, 0)
+        self.assertEqual(sorted(proc.stdout.split(b"\n")[:-1]), [b"[0] a\xffb", b"[1] a\xffb"])
+        self.assertEqual(sorted(proc.stderr.split(b"\n")[:-1]), [b"[0] err", b"[1] err"])
+        proc = run(["launch", "--launcher", "mpirun", "--label", "-n", "2", "--", "echo", "x"], self.env, check=0)
+        self.assertIn("[1,1]<stdout>:x", proc.stdout)
+
+    def test_retries_then_success_and_the_record(self):
+        counter = os.path.join(self.tmp, "attempts")
+        job = f'n=$(cat {counter} 2>/dev/null || echo 0); n=$((n+1)); echo $n > {counter}; [ $n -ge 2 ]'
+        proc = run(["launch", "--launcher", "local", "--retries", "3", "--retry-delay", "0", "-n", "1", "--",
+                    "sh", "-c", job], self.env, check=0)
+        self.assertIn("attempt 1 of 4 ended with code 1", proc.stderr)
+        records = glob.glob(os.path.join(self.env["EZPZ_HOME"], "jobs", "local-*", "launch-*.json"))
+        self.assertEqual(len(records), 1)
+        rec = json.load(open(records[0]))
+        self.assertEqual(rec["exit_code"], 0)
+        self.assertEqual(rec["attempts"], 2)
+        self.assertEqual(rec["plan"]["launcher"], "local")
+        self.assertEqual(rec["command"], ["sh", "-c", job])
+        self.assertGreaterEqual(rec["duration_s"], 0)
+        for key in ("start", "end", "ezpz_version"):
+            self.assertIn(key, rec)
+
+    def test_unwritable_home_is_only_a_warning(self):
+        blocker = self.write("not-a-dir", "")
+        env = dict(self.env, EZPZ_HOME=blocker)
+        proc = run(["launch", "--launcher", "local", "-n", "1", "--", "sh", "-c", "exit 3"], env, check=3)
+        self.assertIn("job record not saved", proc.stderr)
+
+    def test_print_env(self):
+        env = base_env(PBS_JOBID="1.x", PBS_NODEFILE=self.write("nodes", "x3001c0s1b0n0\nx3001c0s1b1n0\n"),
+                       EZPZ_MACHINE="polaris")
+        proc = run(["launch", "--print-env", "--gpu-bind", "auto", "--", "true"], env, check=0)
+        lines = proc.stdout.splitlines()
+        self.assertEqual(len(lines), 8)
+        self.assertTrue(lines[5].startswith("rank 5 on x3001c0s1b1n0: RANK=5 WORLD_SIZE=8 LOCAL_RANK=1 "
+                                            "LOCAL_WORLD_SIZE=4 NODE_RANK=1 MASTER_ADDR=x3001c0s1b0n0 MASTER_PORT="),
+                        lines[5])
+        self.assertTrue(lines[5].endswith("CUDA_VISIBLE_DEVICES=2"), lines[5])  # Polaris: reversed
+        data = json.loads(run(["launch", "--print-env", "--json", "--", "true"], env, check=0).stdout)
+        self.assertEqual(data[7]["env"]["RANK"], "7")
+        self.assertEqual(data[7]["host"], "x3001c0s1b1n0")
+
+
+@unittest.skipUnless(os.path.exists(DEBIAN_PYTHON), "Debian python3 missing")
+class Torch(TempDirTest):
+    """A plain torch.distributed script with init_method='env://' and gloo, no ezpz import."""
+
+    def gloo(self, launcher, n=4):
+        proc = run(["launch", "--launcher", launcher, "-n", str(n), "--", DEBIAN_PYTHON, GLOO],
+                   base_env(EZPZ_HOME=self.tmp), check=0)
+        self.assertEqual(proc.stdout.count(" OK"), n, proc.stdout + proc.stderr)
+
+    def test_gloo_allreduce_local(self):
+        self.gloo("local")
+
+    def test_gloo_allreduce_mpirun(self):
+        self.gloo("mpirun")
+
+    def test_two_jobs_at_once(self):
+        procs = [subprocess.Popen([EZPZ, "launch", "--launcher", "local", "-n", "2", "--", DEBIAN_PYTHON, GLOO],
+                                  env=base_env(EZPZ_HOME=self.tmp), stdout=subprocess.PIPE,
+                                  stderr=subprocess.PIPE, text=True) for _ in range(2)]
+        for p in procs:
+            out, err = p.communicate(timeout=120)
+            self.assertEqual(p.returncode, 0, out + err)
+            self.assertEqual(out.count(" OK"), 2)
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)
