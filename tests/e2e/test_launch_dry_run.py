@@ -18,7 +18,7 @@ class PbsLike(TempDirTest):
 
     def test_aurora_two_nodes_json(self):
         env, nodefile = self.pbs_env(["x4102c0s0b0n0", "x4102c0s1b0n0"])
-        p = plan(["--", "python3", "-m", "app.train"], env)
+        p = plan(["--no-rank-env", "--", "python3", "-m", "app.train"], env)
         self.assertEqual(p["scheduler"], "pbs")
         self.assertEqual(p["machine"], "aurora")
         self.assertEqual(p["hosts"], ["x4102c0s0b0n0", "x4102c0s1b0n0"])
@@ -34,10 +34,15 @@ class PbsLike(TempDirTest):
         env, nodefile = self.pbs_env(["x3001c0s7b0n0", "x3001c0s7b1n0"], machine="polaris")
         proc = run(["launch", "--dry-run", "-n", "8", "-x", "A=1", "--", "python3", "-c", "print('a b')"],
                    env, check=0)
-        line = proc.stdout.strip()
-        self.assertEqual(shlex.split(line), ["mpiexec", "--envall", "--line-buffer", "--np=8", "--ppn=4",
-                                             f"--hostfile={nodefile}", "--cpu-bind=depth", "--depth=8",
-                                             "-x", "A=1", "python3", "-c", "print('a b')"])
+        words = shlex.split(proc.stdout.strip())
+        shim = words.index("__rank-env")
+        self.assertEqual(words[:shim - 1], ["mpiexec", "--envall", "--line-buffer", "--np=8", "--ppn=4",
+                                            f"--hostfile={nodefile}", "--cpu-bind=depth", "--depth=8", "-x", "A=1"])
+        self.assertEqual(words[shim - 1], os.path.realpath(os.environ["EZPZ_BIN"]))
+        sep = words.index("--")
+        self.assertEqual(words[shim + 1:shim + 5], ["--np=8", "--ppn=4", "--nhosts=2", "--master-addr=x3001c0s7b0n0"])
+        self.assertRegex(words[shim + 5], r"^--master-port=\d+$")
+        self.assertEqual(words[sep:], ["--", "python3", "-c", "print('a b')"])
 
     def test_cpu_bind_env_and_flag(self):
         env, _ = self.pbs_env(["a", "b"], machine="polaris", CPU_BIND="--cpu-bind=list:0-1")
@@ -67,7 +72,7 @@ class PbsLike(TempDirTest):
 class SlurmLike(TempDirTest):
     def test_perlmutter_subset_passes_nodelist(self):
         env = base_env(SLURM_JOB_ID="42", SLURM_NODELIST="nid[001-004]", EZPZ_MACHINE="perlmutter")
-        p = plan(["--nhosts", "2", "--", "python3", "train.py"], env)
+        p = plan(["--nhosts", "2", "--no-rank-env", "--", "python3", "train.py"], env)
         self.assertEqual(p["scheduler"], "slurm")
         self.assertEqual(p["argv"], ["srun", "-u", "--verbose", "-N2", "-n8", "--gpus-per-node=4",
                                      "--nodelist=nid001,nid002", "python3", "train.py"])

@@ -306,7 +306,7 @@ TEST_CASE("gpu binding: auto follows the machine, Polaris reversed", "[launch_pl
   CHECK(plan(none)->rank.gpu_bind == GpuBind::none);
 }
 
-TEST_CASE("--label maps to each launcher's own flag", "[launch_plan]") {
+TEST_CASE("the label option maps to each launcher's own flag", "[launch_plan]") {
   struct Case {
     const char* machine;
     const char* flag;
