@@ -1,0 +1,92 @@
+#!/usr/bin/env bash
+# ezpz launch across simulated nodes (scripts/cluster-sim): Open MPI and MPICH over ssh with
+# a hostfile, a PBS-like job with MPICH standing in for PALS, and real Slurm (salloc, sbatch).
+# Brings the test bed up and tears it down itself; fails loudly when namespaces are not allowed.
+set -u
+src=${EZPZ_SOURCE_DIR:?}
+sim="$src/scripts/cluster-sim"
+export EZSIM_DIR=/var/tmp/ezpz-ctest-launch EZSIM_PREFIX=ezpzl EZSIM_NET=10.250.21
+D=$EZSIM_DIR
+X="$sim/exec.sh"
+fails=0
+fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
+
+"$sim/down.sh" >/dev/null 2>&1
+trap '"$sim/down.sh" >/dev/null 2>&1' EXIT
+"$sim/up.sh" 3 || { echo "FAIL: the simulated cluster could not start (reason above)"; exit 1; }
+"$sim/slurm-up.sh" || { echo "FAIL: Slurm could not start on the simulated cluster"; exit 1; }
+export SLURM_CONF="$D/slurm/slurm.conf"
+
+# Binaries and data the nodes use must live outside /tmp (private per node).
+mkdir -p "$D/bin" "$D/mpich/bin" "$D/home"
+cp "$EZPZ_BIN" "$D/bin/ezpz"
+cp "$src/tests/data/gloo_allreduce.py" "$D/"
+ln -s /usr/bin/mpiexec.mpich "$D/mpich/bin/mpiexec"
+ln -s /usr/bin/hydra_pmi_proxy "$D/mpich/bin/hydra_pmi_proxy"
+ezpz="$D/bin/ezpz"
+# The login node is called "login", which ezpz's rules take for Perlmutter: say what it is.
+common=(env EZPZ_MACHINE=local EZPZ_HOME="$D/home" HOME="$D/home")
+SHOW='echo "host=$(hostname) rank=$RANK world=$WORLD_SIZE local=$LOCAL_RANK node=$NODE_RANK addr=$MASTER_ADDR port=$MASTER_PORT"'
+
+# expect_layout OUTPUT NRANKS PPN: rank r on node(r/PPN + 1) with local rank r%PPN, one port.
+expect_layout() {
+  local out=$1 n=$2 ppn=$3 what=$4 r line
+  for ((r = 0; r < n; r++)); do
+    line=$(grep -E "rank=$r world=$n " <<<"$out")
+    [ -n "$line" ] || { fail "$what: no line for rank $r in: $out"; return; }
+    grep -q "host=node$((r / ppn + 1)) " <<<"$line" || fail "$what: rank $r on the wrong host: $line"
+    grep -q "local=$((r % ppn)) node=$((r / ppn)) addr=node1 " <<<"$line" || fail "$what: rank $r env: $line"
+  done
+  [ "$(grep -o 'port=[0-9]*' <<<"$out" | sort -u | wc -l)" -eq 1 ] || fail "$what: ranks disagree on MASTER_PORT"
+}
+
+out=$("$X" "${common[@]}" "$ezpz" launch --launcher mpirun --hostfile "$D/hostfile" -n 6 -- sh -c "$SHOW" 2>&1)
+expect_layout "$out" 6 2 "Open MPI over ssh"
+
+out=$("$X" "${common[@]}" PATH="$D/mpich/bin:$PATH" "$ezpz" launch --launcher mpiexec --hostfile "$D/hostfile" \
+      -n 6 -- sh -c "$SHOW" 2>&1)
+expect_layout "$out" 6 2 "MPICH over ssh"
+
+# PBS-like: the job's variables and nodefile, mpiexec = MPICH (standing in for PALS).
+pbs=(env PBS_JOBID=4242.pbs PBS_NODEFILE="$D/hostfile" NGPU_PER_HOST=2 PATH="$D/mpich/bin:$PATH")
+plan=$("$X" "${common[@]}" "${pbs[@]}" "$ezpz" launch --dry-run --json -- true)
+python3 - "$plan" <<'PY' || fail "PBS plan: $plan"
+import json, sys
+p = json.loads(sys.argv[1])
+assert (p["scheduler"], p["launcher"], p["style"], p["nprocs"], p["ppn"]) == ("pbs", "mpiexec", "mpich", 6, 2), p
+assert p["hosts"] == ["node1", "node2", "node3"], p
+PY
+out=$("$X" "${common[@]}" "${pbs[@]}" "$ezpz" launch -- sh -c "$SHOW" 2>&1)
+expect_layout "$out" 6 2 "PBS job with MPICH"
+ls "$D/home/jobs/4242/"launch-*.json >/dev/null 2>&1 || fail "PBS job: no record under jobs/4242"
+
+# Slurm: salloc runs ezpz on the login node, srun starts the ranks on the allocated nodes.
+plan=$("$X" "${common[@]}" salloc -N 2 "$ezpz" launch --dry-run --json -- true 2>/dev/null)
+python3 - "$plan" <<'PY' || fail "salloc plan: $plan"
+import json, sys
+p = json.loads(sys.argv[1])
+assert p["scheduler"] == "slurm" and p["launcher"] == "srun", p
+assert p["argv"][:5] == ["srun", "-u", "--verbose", "-N2", "-n2"], p["argv"]
+assert p["hosts"] == ["node1", "node2"], p
+PY
+out=$("$X" "${common[@]}" salloc -N 2 "$ezpz" launch -- sh -c "$SHOW" 2>/dev/null)
+expect_layout "$out" 2 1 "salloc -N 2"
+
+cat > "$D/job.sh" <<JOB
+#!/bin/sh
+exec "$ezpz" launch --ppn 2 -- sh -c '$SHOW'
+JOB
+"$X" "${common[@]}" sbatch --wait -N 3 --ntasks-per-node=2 --output="$D/job.out" "$D/job.sh" >/dev/null || fail "sbatch job failed: $(cat "$D/job.out")"
+expect_layout "$(cat "$D/job.out")" 6 2 "sbatch -N 3"
+
+# A real torch.distributed job across two nodes: gloo over the simulated network.
+if [ -x /usr/bin/python3 ] && /usr/bin/python3 -c 'import torch' 2>/dev/null; then
+  out=$("$X" "${common[@]}" "$ezpz" launch --launcher mpirun --hostfile "$D/hostfile" -n 4 --ppn 2 -- \
+        /usr/bin/python3 "$D/gloo_allreduce.py" 2>&1)
+  [ "$(grep -c ' OK' <<<"$out")" -eq 4 ] || fail "gloo across nodes: $out"
+else
+  fail "Debian's python3-torch is missing: run scripts/install-deps.sh"
+fi
+
+[ "$fails" -eq 0 ] || { echo "$fails cluster launch check(s) failed"; exit 1; }
+echo "cluster launch: all checks passed"
