@@ -4,6 +4,7 @@
 
 #include <CLI/CLI.hpp>  // Config.hpp and Formatter.hpp: inline definitions App needs
 
+#include "cli/rank_env.hpp"
 #include "core/log.hpp"
 #include "ezpz/version.hpp"
 
@@ -32,9 +33,17 @@ Cli::Cli() : app_("ezpz: launch and feed distributed PyTorch jobs on HPC systems
     if (info.hidden) {
       sub->group("");  // not listed in help or completions
     }
-    auto cmd = info.make();
-    cmd->add_cli(*sub);
-    commands_.emplace_back(sub, std::move(cmd));
+    commands_.emplace_back(sub, info.make());
+  }
+  populated_.assign(commands_.size(), false);
+}
+
+void Cli::populate(const Command* only) {
+  for (std::size_t i = 0; i < commands_.size(); ++i) {
+    if (!populated_[i] && (only == nullptr || commands_[i].second.get() == only)) {
+      commands_[i].second->add_cli(*commands_[i].first);
+      populated_[i] = true;
+    }
   }
 }
 
@@ -58,6 +67,8 @@ Cli::Parsed Cli::parse(std::vector<std::string> args, Terminal& term) {
     return {nullptr, 0};
   }
   Command* target = i < args.size() ? command(args[i]) : nullptr;
+  const bool walks_tree = target == command("help") || target == command("completions");
+  populate(walks_tree ? nullptr : target);
   std::vector<std::string> trailing;
   bool had_separator = false;
   if (target != nullptr) {
@@ -117,7 +128,7 @@ int run_main(const std::vector<std::string>& args, const core::Env& env, Termina
     return parsed.exit_code;
   }
   log::set_level(log::level_from(cli.verbosity(), env.get("EZPZ_LOG_LEVEL")));
-  Context ctx{env, term, probe, process, cli.app()};
+  Context ctx{env, term, probe, process, cli.tree()};
   try {
     return parsed.command->run(ctx);
   } catch (const std::exception& e) {

@@ -25,14 +25,24 @@ class Cli {
   /// Parse `args` (without argv[0]). Help, version and errors are printed to `term`.
   Parsed parse(std::vector<std::string> args, Terminal& term);
 
-  [[nodiscard]] CLI::App& app() { return app_; }
-  [[nodiscard]] const CLI::App& app() const { return app_; }
+  /// The tree as parse() left it: complete when the command walks it (help, completions).
+  [[nodiscard]] const CLI::App& tree() const { return app_; }
+  /// The whole tree, every subcommand's options included.
+  [[nodiscard]] CLI::App& app() {
+    populate(nullptr);
+    return app_;
+  }
   /// The Command object registered under `name` (tests inspect parsed args through it).
   [[nodiscard]] Command* command(std::string_view name);
   [[nodiscard]] int verbosity() const { return verbosity_; }
 
  private:
+  /// Register the options of `only` (all subcommands when null) if not done yet: a launch
+  /// needs only its own, help and completions need the whole tree.
+  void populate(const Command* only);
+
   CLI::App app_;
+  std::vector<bool> populated_;
   std::vector<std::pair<CLI::App*, std::unique_ptr<Command>>> commands_;
   int verbosity_ = 0;
 };

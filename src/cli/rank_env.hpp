@@ -4,6 +4,7 @@
 // --gpu-bind) from the launcher's variables, then execs CMD.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -11,6 +12,11 @@
 #include "core/rank_env.hpp"
 
 namespace ezpz::cli {
+
+/// The shim runs once per rank before every job, so main calls this first: it reads the
+/// `--key=value` arguments launch writes without building the CLI tree. nullopt when the
+/// arguments are not in that form (the full parser then handles them).
+[[nodiscard]] std::optional<int> run_rank_env_fast(const std::vector<std::string>& args, Context& ctx);
 
 class RankEnvCommand final : public Command {
  public:

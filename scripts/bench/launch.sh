@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Launch overhead: ezpz launch through mpirun vs mpirun itself, the built-in local launcher,
+# and torchrun (Debian's python3-torch) starting the same number of processes.
+# Usage: scripts/bench/launch.sh [path/to/ezpz]   (default: build/release/ezpz)
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+ezpz=$(readlink -f "${1:-build/release/ezpz}")
+command -v hyperfine >/dev/null || DEBIAN_FRONTEND=noninteractive apt-get install -y -qq hyperfine >/dev/null
+runs=${RUNS:-40}
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+export EZPZ_HOME="$tmp/home"
+: > "$tmp/empty.py"
+root_flags=""; [ "$(id -u)" = 0 ] && root_flags="--allow-run-as-root"
+cmds=("mpirun -np 4 $root_flags --oversubscribe true"
+      "$ezpz launch --launcher mpirun -n 4 -- true"
+      "$ezpz launch --launcher mpirun --no-rank-env -n 4 -- true"
+      "$ezpz launch --launcher local -n 4 -- true")
+hyperfine -N --warmup 3 --runs "$runs" --export-json "$tmp/r.json" "${cmds[@]}" >/dev/null 2>&1
+echo '{"results": []}' > "$tmp/t.json"
+if /usr/bin/python3 -c 'import torch' 2>/dev/null; then  # seconds per run: a few runs are enough
+  hyperfine -N --warmup 1 --runs 5 --export-json "$tmp/t.json" \
+    "/usr/bin/python3 scripts/bench/torchrun.py --standalone --nproc_per_node=4 $tmp/empty.py" >/dev/null 2>&1
+fi
+python3 - "$tmp/r.json" "$tmp/t.json" <<'PY'
+import json, sys
+res = json.load(open(sys.argv[1]))["results"] + json.load(open(sys.argv[2]))["results"]
+print(f"{'command':<80} {'median':>10} {'mean':>10}")
+for r in res:
+    cmd = r["command"].replace("/usr/bin/python3 scripts/bench/torchrun.py", "torchrun")
+    print(f"{cmd[:80]:<80} {r['median']*1e3:>8.1f}ms {r['mean']*1e3:>8.1f}ms")
+PY
+echo "launch overhead, interleaved runs (ratio to mpirun directly):"
+python3 scripts/bench/interleaved.py "${PAIRS:-100}" "${cmds[0]}" "${cmds[1]}" "${cmds[2]}"
