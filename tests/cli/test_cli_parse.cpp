@@ -180,3 +180,67 @@ TEST_CASE("run: usage problems exit 2 with one line", "[cli]") {
     CHECK(r.out.empty());
   }
 }
+
+TEST_CASE("run: retries back off 5, 10, 20, 40, 60 s and stop at the first success", "[cli]") {
+  CHECK(ezpz::cli::retry_delay(0, 5) == 5);
+  CHECK(ezpz::cli::retry_delay(1, 5) == 10);
+  CHECK(ezpz::cli::retry_delay(3, 5) == 40);
+  CHECK(ezpz::cli::retry_delay(4, 5) == 60);
+  CHECK(ezpz::cli::retry_delay(9, 5) == 60);
+  CHECK(ezpz::cli::retry_delay(2, 0) == 0);
+
+  ezpz::test::FakeProbe probe;
+  auto env = ezpz::test::make_env({{"EZPZ_HOME", "/ez"}});
+  env.pid = 7;
+  ezpz::test::FakeProcess process;
+  process.exit_codes = {1, 1, 0};
+  auto r = ezpz::test::run_cli({"launch", "--launcher", "local", "--retries", "5", "-n", "2", "--", "t"}, env, probe,
+                               &process);
+  CHECK(r.rc == 0);
+  CHECK(process.runs.size() == 3);
+  CHECK(process.sleeps == std::vector<double>{5, 10});
+  REQUIRE(probe.written.size() == 1);
+  auto record = nlohmann::json::parse(probe.written.begin()->second);
+  CHECK_THAT(probe.written.begin()->first, Catch::StartsWith("/ez/jobs/local-") && Catch::EndsWith("-7.json"));
+  CHECK(record["attempts"] == 3);
+  CHECK(record["exit_code"] == 0);
+  CHECK(record["command"] == nlohmann::json::array({"t"}));
+
+  ezpz::test::FakeProcess failing;
+  failing.exit_codes = {3};
+  auto f = ezpz::test::run_cli({"launch", "--launcher", "local", "--retries", "2", "--", "t"}, env, probe, &failing);
+  CHECK(f.rc == 3);
+  CHECK(failing.runs.size() == 3);
+}
+
+TEST_CASE("run: the built-in launcher gives each rank its environment and label", "[cli]") {
+  ezpz::test::FakeProbe probe;
+  auto env = ezpz::test::make_env({{"HOME", "/h"}}, "box");
+  ezpz::test::FakeProcess process;
+  auto r = ezpz::test::run_cli({"launch", "--launcher", "local", "--label", "-n", "3", "--timeout", "9", "--", "t"},
+                               env, probe, &process);
+  CHECK(r.rc == 0);
+  REQUIRE(process.runs.size() == 1);
+  const auto& ranks = process.runs[0];
+  REQUIRE(ranks.size() == 3);
+  CHECK(ranks[2].label == "[2] ");
+  CHECK(ranks[2].argv == Strings{"t"});
+  auto has = [](const ezpz::core::ProcessSpec& p, const std::string& k, const std::string& v) {
+    return std::find(p.set.begin(), p.set.end(), std::pair{k, v}) != p.set.end();
+  };
+  CHECK(has(ranks[2], "RANK", "2"));
+  CHECK(has(ranks[2], "WORLD_SIZE", "3"));
+  CHECK(has(ranks[2], "LOCAL_RANK", "2"));
+  CHECK(has(ranks[2], "MASTER_ADDR", "127.0.0.1"));
+  CHECK(has(ranks[2], "MASTER_PORT", "29500"));
+  const auto& options = process.run_options[0];
+  CHECK(options.label);
+  CHECK(options.timeout_s == 9);
+  CHECK(options.stop_on_failure);
+  CHECK(options.names[1] == "rank 1 on box");
+  // A record write that fails is a warning, not a failed job.
+  probe.writes_fail = true;
+  auto w = ezpz::test::run_cli({"launch", "--launcher", "local", "--", "t"}, env, probe, &process);
+  CHECK(w.rc == 0);
+  CHECK_THAT(w.err, Catch::Contains("job record not saved"));
+}
