@@ -27,6 +27,11 @@ _ezpz_takes_value() {
         "launch --kill-after") return 0 ;;
         "launch --retries") return 0 ;;
         "launch --retry-delay") return 0 ;;
+        "yeet --src") return 0 ;;
+        "yeet --dst") return 0 ;;
+        "tar-env -o") return 0 ;;
+        "tar-env --output") return 0 ;;
+        "tar-env --format") return 0 ;;
     esac
     return 1
 }
@@ -55,7 +60,7 @@ _ezpz() {
     done
     case "$sub" in
         "")
-            COMPREPLY=($(compgen -W "-h --help --version -v --verbose launch completions help" -- "$cur"))
+            COMPREPLY=($(compgen -W "-h --help --version -v --verbose launch yeet tar-env completions help" -- "$cur"))
             ;;
         launch)
             case "$prev" in
@@ -80,6 +85,28 @@ _ezpz() {
                 compopt -o filenames 2>/dev/null; COMPREPLY=($(compgen -f -- "$cur"))
             fi
             ;;
+        yeet)
+            case "$prev" in
+                --src) compopt -o filenames 2>/dev/null; COMPREPLY=($(compgen -f -- "$cur")); return 0 ;;
+                --dst) compopt -o filenames 2>/dev/null; COMPREPLY=($(compgen -f -- "$cur")); return 0 ;;
+            esac
+            if [[ "$cur" == -* ]]; then
+                COMPREPLY=($(compgen -W "-h --help --src --dst --copy --compress --include-pycache --force --dry-run --json" -- "$cur"))
+            elif ((nargs == 0)); then
+                compopt -o filenames 2>/dev/null; COMPREPLY=($(compgen -f -- "$cur"))
+            fi
+            ;;
+        tar-env)
+            case "$prev" in
+                -o|--output) compopt -o filenames 2>/dev/null; COMPREPLY=($(compgen -f -- "$cur")); return 0 ;;
+                --format) COMPREPLY=($(compgen -W "zst gz" -- "$cur")); return 0 ;;
+            esac
+            if [[ "$cur" == -* ]]; then
+                COMPREPLY=($(compgen -W "-h --help -o --output --format --rebuild --json" -- "$cur"))
+            elif ((nargs == 0)); then
+                compopt -o filenames 2>/dev/null; COMPREPLY=($(compgen -f -- "$cur"))
+            fi
+            ;;
         completions)
             if [[ "$cur" == -* ]]; then
                 COMPREPLY=($(compgen -W "-h --help" -- "$cur"))
@@ -91,7 +118,7 @@ _ezpz() {
             if [[ "$cur" == -* ]]; then
                 COMPREPLY=($(compgen -W "-h --help" -- "$cur"))
             elif ((nargs == 0)); then
-                COMPREPLY=($(compgen -W "launch completions help" -- "$cur"))
+                COMPREPLY=($(compgen -W "launch yeet tar-env completions help" -- "$cur"))
             fi
             ;;
     esac

@@ -8,6 +8,8 @@ packages=(
   cmake ninja-build g++ pkg-config file clang-format
   # header-only / static libraries the CLI links
   libcli11-dev nlohmann-json3-dev libspdlog-dev libfmt-dev libtomlplusplus-dev catch2
+  # archives for yeet and tar-env, linked statically (tar/pax + zstd/gzip only)
+  libarchive-dev libzstd-dev zlib1g-dev liblzma-dev libbz2-dev liblz4-dev nettle-dev libacl1-dev libxml2-dev zstd
   # launchers used by end-to-end tests (real mpiexec/mpirun)
   openmpi-bin libopenmpi-dev mpich
   # the multi-node test bed (scripts/cluster-sim): namespaces, sshd, Slurm
@@ -15,7 +17,7 @@ packages=(
   # real PyTorch for the gloo rank-environment tests
   python3-torch
   # tools the test scripts use
-  python3 procps bsdutils zsh fish
+  python3 python3-venv procps bsdutils zsh fish
 )
 
 SUDO=""

@@ -6,6 +6,7 @@
 #include "cli/app.hpp"
 #include "sys/env_snapshot.hpp"
 #include "sys/exec.hpp"
+#include "sys/local_transfer.hpp"
 #include "sys/posix_probe.hpp"
 
 int main(int argc, char** argv) {
@@ -15,7 +16,8 @@ int main(int argc, char** argv) {
   ezpz::cli::Terminal term(std::cout, std::cerr, ezpz::cli::Terminal::want_color(env, ezpz::sys::is_terminal(2)));
   ezpz::sys::PosixProbe probe(env.get("PATH").value_or("/usr/local/bin:/usr/bin:/bin"));
   ezpz::sys::PosixProcessControl process;
-  int rc = ezpz::cli::run_main(args, env, term, probe, process);
+  ezpz::sys::PosixLocalTransfer transfer;
+  int rc = ezpz::cli::run_main(args, env, term, probe, process, transfer);
   std::cout.flush();
   return rc;
 }

@@ -121,14 +121,26 @@ Cli::Parsed Cli::parse(std::vector<std::string> args, Terminal& term) {
 }
 
 int run_main(const std::vector<std::string>& args, const core::Env& env, Terminal& term, const core::SystemProbe& probe,
-             core::ProcessControl& process) {
+             core::ProcessControl& process, core::LocalTransfer& transfer) {
+  // Two paths skip building the CLI tree: --version, and the per-rank shim (once per rank).
+  if (args.size() == 1 && args[0] == "--version") {
+    term.out() << "ezpz " << EZPZ_VERSION << '\n';
+    return 0;
+  }
+  if (!args.empty() && args[0] == "__rank-env") {
+    static const CLI::App no_tree;
+    Context ctx{env, term, probe, process, transfer, no_tree};
+    if (auto rc = run_rank_env_fast(args, ctx)) {
+      return *rc;
+    }
+  }
   Cli cli;
   auto parsed = cli.parse(args, term);
   if (parsed.command == nullptr) {
     return parsed.exit_code;
   }
   log::set_level(log::level_from(cli.verbosity(), env.get("EZPZ_LOG_LEVEL")));
-  Context ctx{env, term, probe, process, cli.tree()};
+  Context ctx{env, term, probe, process, transfer, cli.tree()};
   try {
     return parsed.command->run(ctx);
   } catch (const std::exception& e) {

@@ -50,6 +50,6 @@ class Cli {
 /// Everything main does after taking the environment snapshot.
 /// `probe` and `process` are the real system in main and fakes in tests.
 int run_main(const std::vector<std::string>& args, const core::Env& env, Terminal& term, const core::SystemProbe& probe,
-             core::ProcessControl& process);
+             core::ProcessControl& process, core::LocalTransfer& transfer);
 
 }  // namespace ezpz::cli

@@ -10,6 +10,7 @@
 #include "core/env.hpp"
 #include "core/probe.hpp"
 #include "core/process.hpp"
+#include "core/transfer.hpp"
 
 namespace CLI {
 class App;
@@ -24,6 +25,7 @@ struct Context {
   Terminal& term;
   const core::SystemProbe& probe;
   core::ProcessControl& process;
+  core::LocalTransfer& transfer;
   const CLI::App& root;  ///< the whole CLI tree (help and completions walk it)
 };
 

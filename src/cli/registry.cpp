@@ -4,6 +4,8 @@
 #include "cli/help.hpp"
 #include "cli/launch.hpp"
 #include "cli/rank_env.hpp"
+#include "cli/tar_env.hpp"
+#include "cli/yeet.hpp"
 
 namespace ezpz::cli {
 
@@ -11,6 +13,10 @@ const std::vector<CommandInfo>& command_table() {
   static const std::vector<CommandInfo> table = {
       {"launch", "Launch a command on every process of the job (mpiexec, srun, mpirun or built-in)",
        [] { return std::unique_ptr<Command>(new LaunchCommand); }},
+      {"yeet", "Copy an env, directory or tarball to node-local storage (/tmp) and patch a venv for it",
+       [] { return std::unique_ptr<Command>(new YeetCommand); }},
+      {"tar-env", "Pack an env into <name>.tar.zst for fast copies with yeet",
+       [] { return std::unique_ptr<Command>(new TarEnvCommand); }},
       {"completions", "Print the shell completion script for bash, zsh or fish",
        [] { return std::unique_ptr<Command>(new CompletionsCommand); }},
       {"help", "Show help for ezpz or one of its commands", [] { return std::unique_ptr<Command>(new HelpCommand); }},

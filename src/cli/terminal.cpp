@@ -1,5 +1,10 @@
 #include "cli/terminal.hpp"
 
+#include <chrono>
+#include <cstdio>
+
+#include "core/yeet_plan.hpp"
+
 namespace ezpz::cli {
 
 bool Terminal::want_color(const core::Env& env, bool stderr_is_tty) {
@@ -24,6 +29,56 @@ void Terminal::error(std::string_view message) {
 }
 void Terminal::warn(std::string_view message) {
   tagged("warning", "1;33", message);
+}
+
+}  // namespace ezpz::cli
+
+namespace ezpz::cli {
+namespace {
+long long now_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+}  // namespace
+
+ProgressBar::ProgressBar(Terminal& term, std::string label, unsigned long long total)
+    : term_(term), label_(std::move(label)), total_(total), start_ns_(now_ns()) {}
+
+ProgressBar::~ProgressBar() {
+  finish();
+}
+
+void ProgressBar::update(unsigned long long done) {
+  if (!term_.interactive()) {
+    return;
+  }
+  const long long now = now_ns();
+  if (now - last_ns_ < 100'000'000) {
+    return;
+  }
+  last_ns_ = now;
+  const double secs = static_cast<double>(now - start_ns_) / 1e9;
+  const double rate = secs > 0 ? static_cast<double>(done) / secs : 0;
+  std::string line = "\r  " + label_ + "  " + core::human_bytes(done);
+  if (total_ > 0) {
+    line += " / " + core::human_bytes(total_);
+    char pct[16];
+    std::snprintf(pct, sizeof(pct), "  %3.0f%%", 100.0 * static_cast<double>(done) / static_cast<double>(total_));
+    line += pct;
+  }
+  line += "  " + core::human_bytes(static_cast<unsigned long long>(rate)) + "/s";
+  if (total_ > done && rate > 0) {
+    line += "  ETA " + std::to_string(static_cast<long long>(static_cast<double>(total_ - done) / rate)) + "s";
+  }
+  term_.err() << line << "\033[K" << std::flush;
+  drawn_ = true;
+}
+
+void ProgressBar::finish() {
+  if (drawn_) {
+    term_.err() << "\r\033[K" << std::flush;
+    drawn_ = false;
+  }
 }
 
 }  // namespace ezpz::cli

@@ -11,7 +11,11 @@ namespace ezpz::cli {
 
 class Terminal {
  public:
-  Terminal(std::ostream& out, std::ostream& err, bool color) : out_(out), err_(err), color_(color) {}
+  Terminal(std::ostream& out, std::ostream& err, bool color, bool interactive = false)
+      : out_(out), err_(err), color_(color), interactive_(interactive) {}
+
+  /// Whether stderr is a terminal: progress bars are drawn only then.
+  [[nodiscard]] bool interactive() const { return interactive_; }
 
   /// Colour when stderr is a terminal, NO_COLOR is unset and TERM is not "dumb".
   [[nodiscard]] static bool want_color(const core::Env& env, bool stderr_is_tty);
@@ -27,6 +31,25 @@ class Terminal {
   std::ostream& out_;
   std::ostream& err_;
   bool color_;
+  bool interactive_;
+};
+
+/// A one-line progress bar on stderr: bytes done of total, rate and ETA, redrawn at most
+/// ten times a second, only on a terminal.
+class ProgressBar {
+ public:
+  ProgressBar(Terminal& term, std::string label, unsigned long long total);
+  ~ProgressBar();
+  void update(unsigned long long done);
+  void finish();
+
+ private:
+  Terminal& term_;
+  std::string label_;
+  unsigned long long total_;
+  long long start_ns_;
+  long long last_ns_ = 0;
+  bool drawn_ = false;
 };
 
 }  // namespace ezpz::cli

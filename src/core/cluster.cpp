@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "core/strings.hpp"
+#include "core/yeet_plan.hpp"
 
 namespace ezpz::core {
 namespace {
@@ -129,6 +130,24 @@ std::optional<ConfigLocation> config_location(const Env& env) {
     return ConfigLocation{*home + "/.config/ezpz/config.toml", false};
   }
   return std::nullopt;
+}
+
+Expected<std::vector<std::string>> load_yeet_roots(const Env& env, const SystemProbe& probe) {
+  std::vector<std::string> roots = default_yeet_roots();
+  auto where = config_location(env);
+  if (!where || !probe.is_file(where->path)) {
+    return roots;
+  }
+  auto text = probe.read_file(where->path);
+  if (!text) {
+    return usage_error(text.error().message);
+  }
+  auto extra = yeet_roots_from_toml(*text, where->path);
+  if (!extra) {
+    return extra.error();
+  }
+  roots.insert(roots.end(), extra->begin(), extra->end());
+  return roots;
 }
 
 Expected<MachineSet> load_machines(const Env& env, const SystemProbe& probe) {

@@ -217,6 +217,9 @@ Expected<void> MachineSet::merge_toml(std::string_view text, std::string_view so
   }
   std::vector<MachineProfile> added;
   for (const auto& [top_key, top_node] : doc) {
+    if (top_key.str() == "yeet") {
+      continue;  // read by yeet_roots_from_toml
+    }
     if (top_key.str() != "machine") {
       return key_error(source, top_node, top_key.str(),
                        "is not a top-level setting; machines go in [[machine]] tables");
@@ -252,6 +255,42 @@ Expected<void> MachineSet::merge_toml(std::string_view text, std::string_view so
   }
   profiles_.insert(profiles_.begin(), added.begin(), added.end());
   return {};
+}
+
+Expected<std::vector<std::string>> yeet_roots_from_toml(std::string_view text, std::string_view source) {
+  toml::table doc;
+  try {
+    doc = toml::parse(text, source);
+  } catch (const toml::parse_error& e) {
+    return usage_error(std::string(source) + ":" + std::to_string(e.source().begin.line) + ": " +
+                       std::string(e.description()) + " (fix the TOML syntax)");
+  }
+  std::vector<std::string> roots;
+  const auto* yeet = doc.get("yeet");
+  if (yeet == nullptr) {
+    return roots;
+  }
+  const auto* tbl = yeet->as_table();
+  if (tbl == nullptr) {
+    return key_error(source, *yeet, "yeet", "must be a table: [yeet]");
+  }
+  for (const auto& [key, value] : *tbl) {
+    if (key.str() != "allowed_roots") {
+      return key_error(source, value, key.str(), "is not a yeet setting; known keys: allowed_roots");
+    }
+    const auto* arr = value.as_array();
+    if (arr == nullptr) {
+      return key_error(source, value, key.str(), "must be a list of absolute paths, e.g. [\"/scratch/local\"]");
+    }
+    for (const auto& item : *arr) {
+      auto s = item.value<std::string>();
+      if (!s || s->empty() || s->front() != '/' || *s == "/") {
+        return key_error(source, item, key.str(), "must hold absolute paths other than /");
+      }
+      roots.push_back(*s);
+    }
+  }
+  return roots;
 }
 
 const MachineProfile* MachineSet::find(std::string_view name) const {

@@ -57,6 +57,9 @@ class MachineSet {
   std::vector<MachineProfile> profiles_;  // detection order
 };
 
+/// Extra places yeet may replace a destination without --force: `[yeet] allowed_roots`.
+[[nodiscard]] Expected<std::vector<std::string>> yeet_roots_from_toml(std::string_view text, std::string_view source);
+
 /// The text of src/core/machines.toml.
 [[nodiscard]] std::string_view builtin_machines_toml();
 

@@ -41,6 +41,42 @@ class FakeProcess final : public core::ProcessControl {
   }
 };
 
+/// A LocalTransfer that records nothing and fails every operation (CLI tests of other
+/// commands never reach it; yeet and tar-env are tested end to end on real trees).
+class NoTransfer final : public core::LocalTransfer {
+ public:
+  core::SourceFacts inspect(const std::string&) override { return {}; }
+  Expected<core::TreeStats> measure(const std::string&, const std::vector<std::string>&) override { return no(); }
+  Expected<std::string> make_staging(const std::string&) override { return no(); }
+  Expected<core::TreeStats> copy_tree(const std::string&, const std::string&, const std::vector<std::string>&,
+                                      const core::ProgressFn&) override {
+    return no();
+  }
+  Expected<core::TreeStats> sync_tree(const std::string&, const std::string&, const std::string&,
+                                      const std::vector<std::string>&, const core::ProgressFn&) override {
+    return no();
+  }
+  Expected<core::TreeStats> pack(const std::string&, const std::string&, const std::string&, core::ArchiveFormat,
+                                 const std::vector<std::string>&, const core::ProgressFn&) override {
+    return no();
+  }
+  Expected<core::TreeStats> extract(const std::string&, const std::string&, const core::ProgressFn&) override {
+    return no();
+  }
+  Expected<core::PatchReport> patch_env(const std::string&, core::EnvKind, const std::vector<std::string>&,
+                                        const std::string&) override {
+    return no();
+  }
+  std::optional<std::string> recorded_prefix(const std::string&) override { return std::nullopt; }
+  Expected<void> commit(const std::string&, const std::string&) override { return no(); }
+  void discard(const std::string&) override {}
+  Expected<void> rename_file(const std::string&, const std::string&) override { return no(); }
+  bool interrupted() const override { return false; }
+
+ private:
+  static Error no() { return failure("no filesystem in this test"); }
+};
+
 struct CliRun {
   int rc = 0;
   std::string out;
@@ -53,7 +89,8 @@ inline CliRun run_cli(const std::vector<std::string>& args, const core::Env& env
   std::ostringstream err;
   cli::Terminal term(out, err, false);
   FakeProcess local;
-  int rc = cli::run_main(args, env, term, probe, process != nullptr ? *process : local);
+  NoTransfer transfer;
+  int rc = cli::run_main(args, env, term, probe, process != nullptr ? *process : local, transfer);
   return {rc, out.str(), err.str()};
 }
 

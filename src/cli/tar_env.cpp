@@ -1,0 +1,116 @@
+#include "cli/tar_env.hpp"
+
+#include <chrono>
+
+#include <CLI/App.hpp>
+#include <CLI/Validators.hpp>
+#include <nlohmann/json.hpp>
+
+#include "cli/terminal.hpp"
+#include "core/yeet_plan.hpp"
+
+namespace ezpz::cli {
+
+void TarEnvCommand::add_cli(CLI::App& app) {
+  app.add_option("env", env_, "The env directory (default: $VIRTUAL_ENV, else $CONDA_PREFIX)")->type_name("FILE");
+  app.add_option("-o,--output", output_, "Archive to write (default: <env>.tar.zst beside the env)")->type_name("FILE");
+  app.add_option("--format", format_, "zst (multithreaded, default) or gz (for older tools)")
+      ->check(CLI::IsMember({"zst", "gz"}));
+  app.add_flag("--rebuild", rebuild_, "Pack again even when the archive is newer than the env");
+  app.add_flag("--json", json_, "Print a JSON summary on stdout");
+  app.footer(
+      "The archive holds <name>/... so that ezpz yeet ARCHIVE (and tar -x) recreate the env's directory.\n"
+      "An existing archive newer than every file in the env is reused.\n\n"
+      "Examples:\n"
+      "  ezpz tar-env                      # the active env -> <env>.tar.zst\n"
+      "  ezpz tar-env ~/venvs/torch -o /lus/proj/torch.tar.zst\n"
+      "  ezpz yeet /lus/proj/torch.tar.zst # later, in the job");
+}
+
+int TarEnvCommand::run(Context& ctx) {
+  core::YeetRequest request;
+  if (!env_.empty()) {
+    request.source = env_;
+  }
+  auto source = core::yeet_source(request, ctx.env);
+  if (!source) {
+    ctx.term.error(source.error().message);
+    return static_cast<int>(source.error().code);
+  }
+  std::string path =
+      source->first.front() == '/' ? source->first : ctx.env.get("PWD").value_or("/") + "/" + source->first;
+  path = core::normalize_path(path);
+  const auto facts = ctx.transfer.inspect(path);
+  if (!facts.is_directory) {
+    ctx.term.error(path + (facts.exists ? " is not a directory" : " does not exist") +
+                   ": pass the env's directory (or activate it)");
+    return static_cast<int>(ExitCode::usage);
+  }
+  const std::string name = path.substr(path.rfind('/') + 1);
+  const auto format = format_ == "gz" ? core::ArchiveFormat::gz : core::ArchiveFormat::zst;
+  std::string out = output_.empty() ? path + (format == core::ArchiveFormat::gz ? ".tar.gz" : ".tar.zst") : output_;
+  if (out.front() != '/') {
+    out = ctx.env.get("PWD").value_or("/") + "/" + out;
+  }
+  out = core::normalize_path(out);
+  if (out == path || out.rfind(path + "/", 0) == 0) {
+    ctx.term.error("output " + out + " is inside the env " + path + ": write it elsewhere with -o");
+    return static_cast<int>(ExitCode::usage);
+  }
+
+  auto env_stats = ctx.transfer.measure(path, {});
+  if (!env_stats) {
+    ctx.term.error(env_stats.error().message);
+    return static_cast<int>(ExitCode::failure);
+  }
+  nlohmann::json summary = {
+      {"env", path}, {"archive", out}, {"format", format_}, {"bytes", env_stats->bytes}, {"files", env_stats->files}};
+  const auto existing = ctx.transfer.inspect(out);
+  if (!rebuild_ && existing.exists && !existing.is_directory) {
+    auto archive = ctx.transfer.measure(out, {});
+    if (archive && archive->newest_mtime >= env_stats->newest_mtime) {
+      summary["reused"] = true;
+      summary["archive_bytes"] = archive->bytes;
+      if (json_) {
+        ctx.term.out() << summary.dump() << '\n';
+      } else {
+        ctx.term.out() << "Reusing " << out << " (" << core::human_bytes(archive->bytes)
+                       << "): it is newer than every file in " << path << " (--rebuild to pack again)\n";
+      }
+      return 0;
+    }
+  }
+
+  const auto start = std::chrono::steady_clock::now();
+  const std::string tmp = out + ".ezpz-tmp-" + std::to_string(ctx.env.pid);
+  ProgressBar bar(ctx.term, "packing", env_stats->bytes);
+  auto packed = ctx.transfer.pack(path, name, tmp, format, {}, [&bar](unsigned long long done) { bar.update(done); });
+  bar.finish();
+  if (!packed) {
+    ctx.transfer.discard(tmp);
+    ctx.term.error(packed.error().message);
+    return ctx.transfer.interrupted() ? 130 : static_cast<int>(ExitCode::failure);
+  }
+  if (auto moved = ctx.transfer.rename_file(tmp, out); !moved) {
+    ctx.transfer.discard(tmp);
+    ctx.term.error(moved.error().message);
+    return static_cast<int>(ExitCode::failure);
+  }
+  const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  auto archive = ctx.transfer.measure(out, {});
+  summary["reused"] = false;
+  summary["archive_bytes"] = archive ? archive->bytes : 0;
+  summary["seconds"] = secs;
+  if (json_) {
+    ctx.term.out() << summary.dump() << '\n';
+  } else {
+    char buf[32];
+    std::snprintf(buf, sizeof(buf), "%.1f", secs);
+    ctx.term.out() << "Packed " << path << " (" << core::human_bytes(env_stats->bytes) << ", " << env_stats->files
+                   << " files) into " << out << " (" << core::human_bytes(archive ? archive->bytes : 0) << ") in "
+                   << buf << "s\n  Copy it to every node's /tmp with: ezpz yeet " << out << "\n";
+  }
+  return 0;
+}
+
+}  // namespace ezpz::cli

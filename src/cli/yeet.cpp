@@ -1,0 +1,273 @@
+#include "cli/yeet.hpp"
+
+#include <chrono>
+
+#include <CLI/App.hpp>
+#include <nlohmann/json.hpp>
+
+#include "cli/terminal.hpp"
+#include "core/cluster.hpp"
+#include "core/log.hpp"
+
+namespace ezpz::cli {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point t) {
+  return std::chrono::duration<double>(Clock::now() - t).count();
+}
+
+std::string fixed1(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%.1f", v);
+  return buf;
+}
+
+int fail(Context& ctx, const Error& e) {
+  ctx.term.error(e.message);
+  return static_cast<int>(e.code);
+}
+
+/// Old prefixes a moved env may name: what bin/activate records, the source as given and resolved.
+std::vector<std::string> old_prefixes(Context& ctx, const std::string& root, const core::YeetPlan& plan,
+                                      const std::string& source_real) {
+  std::vector<std::string> out;
+  auto add = [&](const std::string& p) {
+    if (!p.empty() && p != plan.destination && std::find(out.begin(), out.end(), p) == out.end()) {
+      out.push_back(p);
+    }
+  };
+  if (auto recorded = ctx.transfer.recorded_prefix(root)) {
+    add(*recorded);
+  }
+  if (plan.kind == core::SourceKind::directory) {
+    add(plan.source);
+    add(source_real);
+  }
+  return out;
+}
+
+}  // namespace
+
+void YeetCommand::add_cli(CLI::App& app) {
+  app_ = &app;
+  app.add_option("source", positional_, "Directory or .tar.gz/.tgz/.tar.zst/.tar to copy (default: the active env)")
+      ->type_name("FILE");
+  app.add_option("--src", src_, "The same as SRC")->type_name("FILE");
+  app.add_option("--dst", dst_, "Destination (default /tmp/<name>)")->type_name("FILE");
+  app.add_flag("--copy", copy_, "Copy everything (first copy; no comparison with an existing destination)");
+  app.add_flag("--compress", compress_, "Pack once to a zstd tarball, then extract it (least metadata I/O)");
+  app.add_flag("--include-pycache", include_pycache_, "Copy __pycache__ directories too (skipped by default)");
+  app.add_flag("--force", force_, "Allow a destination outside /tmp, /dev/shm, /local, /raid and configured roots");
+  app.add_flag("--dry-run", dry_run_, "Show what would happen; transfer nothing");
+  app.add_flag("--json", json_, "Print a JSON summary on stdout instead of text");
+  app.footer(
+      "Without --copy or --compress, only files whose size or mtime changed are copied and files gone\n"
+      "from the source are removed. Work happens beside the destination and replaces it only when\n"
+      "complete; a failed or interrupted yeet leaves the previous destination as it was.\n\n"
+      "Examples:\n"
+      "  ezpz yeet                         # the active venv -> /tmp/<name>/\n"
+      "  ezpz yeet --compress              # first copy off a slow shared filesystem\n"
+      "  ezpz yeet env.tar.zst --dst /tmp/env\n"
+      "  ezpz yeet ~/models/llama --dry-run");
+}
+
+int YeetCommand::run(Context& ctx) {
+  if (app_->count("source") > 0 && app_->count("--src") > 0) {
+    return fail(ctx, usage_error("--src and positional SRC are mutually exclusive; pick one"));
+  }
+  core::YeetRequest request;
+  if (!positional_.empty() || !src_.empty()) {
+    request.source = positional_.empty() ? src_ : positional_;
+  }
+  if (!dst_.empty()) {
+    request.destination = dst_;
+  }
+  request.copy = copy_;
+  request.compress = compress_;
+  request.include_pycache = include_pycache_;
+  request.force = force_;
+
+  // 1. What and where.
+  auto source = core::yeet_source(request, ctx.env);
+  if (!source) {
+    return fail(ctx, source.error());
+  }
+  std::string source_path = source->first;
+  if (source_path.front() != '/') {
+    source_path = ctx.env.get("PWD").value_or("/") + "/" + source_path;
+  }
+  const auto facts = ctx.transfer.inspect(source_path);
+  auto plan = core::plan_yeet(request, ctx.env, facts);
+  if (!plan) {
+    return fail(ctx, plan.error());
+  }
+  plan->source_origin = request.source ? (positional_.empty() ? "--src" : "SRC") : source->second;
+  auto roots = core::load_yeet_roots(ctx.env, ctx.probe);
+  if (!roots) {
+    return fail(ctx, roots.error());
+  }
+  if (auto ok = core::check_destination(plan->destination, facts.real_path, ctx.env, *roots, force_); !ok) {
+    return fail(ctx, ok.error());
+  }
+  auto size = ctx.transfer.measure(plan->source, plan->excludes);
+  if (!size) {
+    return fail(ctx, size.error());
+  }
+  const std::string host = ctx.env.hostname.empty() ? "localhost" : ctx.env.hostname;
+  nlohmann::json summary = {
+      {"source", plan->source},
+      {"source_origin", plan->source_origin},
+      {"kind", core::to_string(plan->kind)},
+      {"destination", plan->destination},
+      {"method", core::to_string(plan->method)},
+      {"env", core::to_string(plan->env_kind)},
+      {"bytes", size->bytes},
+      {"files", size->files},
+      {"nodes", nlohmann::json::array({host})},
+      {"dry_run", dry_run_},
+  };
+  auto& out = ctx.term.out();
+  if (!json_) {
+    out << "Source: " << plan->source << " (" << core::human_bytes(size->bytes) << ", " << size->files
+        << " files)\nTarget: " << plan->destination << "/ on 1 node\n  local:  " << host << " ("
+        << core::to_string(plan->method) << ")\n";
+  }
+  if (dry_run_) {
+    if (json_) {
+      out << summary.dump() << '\n';
+    } else {
+      out << "[dry-run] nothing transferred\n";
+    }
+    return 0;
+  }
+
+  // 2. Build the new tree beside the destination; any failure removes it and leaves the old one.
+  const auto total_start = Clock::now();
+  auto staging = ctx.transfer.make_staging(plan->destination);
+  if (!staging) {
+    return fail(ctx, staging.error());
+  }
+  std::string pack_file;
+  auto cleanup = [&](const Error& e) {
+    ctx.transfer.discard(*staging);
+    if (!pack_file.empty()) {
+      ctx.transfer.discard(pack_file);
+    }
+    ctx.term.err() << "    x " << host << " (local, " << core::to_string(plan->method) << ") failed\n";
+    if (ctx.transfer.interrupted()) {
+      ctx.term.error("interrupted: " + plan->destination + " is unchanged");
+      return 130;
+    }
+    ctx.term.error(e.message + " (" + plan->destination + " is unchanged)");
+    return static_cast<int>(ExitCode::failure);
+  };
+  nlohmann::json steps = nlohmann::json::object();
+  Expected<core::TreeStats> copied = core::TreeStats{};
+  {
+    const auto t = Clock::now();
+    const bool tarball = plan->method == core::CopyMethod::tarball;
+    ProgressBar bar(ctx.term, tarball ? "extracting" : "copying", size->bytes);
+    auto tick = [&bar](unsigned long long done) { bar.update(done); };
+    switch (plan->method) {
+      case core::CopyMethod::sync:
+        copied = ctx.transfer.sync_tree(plan->source, plan->destination, *staging, plan->excludes, tick);
+        break;
+      case core::CopyMethod::copy:
+        copied = ctx.transfer.copy_tree(plan->source, *staging, plan->excludes, tick);
+        break;
+      case core::CopyMethod::compress: {
+        pack_file = plan->destination + ".ezpz-pack-" + std::to_string(ctx.env.pid) + ".tar.zst";
+        auto packed =
+            ctx.transfer.pack(plan->source, plan->name, pack_file, core::ArchiveFormat::zst, plan->excludes, tick);
+        if (!packed) {
+          return cleanup(packed.error());
+        }
+        steps["pack_s"] = seconds_since(t);
+        bar.finish();
+        auto packed_size = ctx.transfer.measure(pack_file, {});
+        ProgressBar extract_bar(ctx.term, "extracting", packed_size ? packed_size->bytes : 0);
+        const auto te = Clock::now();
+        copied = ctx.transfer.extract(pack_file, *staging,
+                                      [&extract_bar](unsigned long long done) { extract_bar.update(done); });
+        steps["extract_s"] = seconds_since(te);
+        ctx.transfer.discard(pack_file);
+        pack_file.clear();
+        break;
+      }
+      case core::CopyMethod::tarball:
+        copied = ctx.transfer.extract(plan->source, *staging, tick);
+        break;
+    }
+    if (!copied) {
+      return cleanup(copied.error());
+    }
+    steps["copy_s"] = seconds_since(t);
+  }
+
+  // 3. Patch a moved env once, here, for its final path.
+  core::EnvKind env_kind = plan->env_kind;
+  if (plan->kind != core::SourceKind::directory) {
+    auto extracted = ctx.transfer.inspect(*staging);
+    env_kind = extracted.has_conda_meta ? core::EnvKind::conda
+               : extracted.has_activate ? core::EnvKind::venv
+                                        : core::EnvKind::none;
+  }
+  const auto tp = Clock::now();
+  auto report = ctx.transfer.patch_env(*staging, env_kind, old_prefixes(ctx, *staging, *plan, facts.real_path),
+                                       plan->destination);
+  if (!report) {
+    return cleanup(report.error());
+  }
+  steps["patch_s"] = seconds_since(tp);
+  if (ctx.transfer.interrupted()) {
+    return cleanup(failure("interrupted"));
+  }
+  if (auto committed = ctx.transfer.commit(*staging, plan->destination); !committed) {
+    return cleanup(committed.error());
+  }
+  const double total = seconds_since(total_start);
+  for (const auto& b : report->binary_prefix) {
+    ctx.term.warn("binary file " + plan->destination + "/" + b + " still names " + report->old_prefix +
+                  " (left untouched; rebuild it or keep the old path available)");
+  }
+
+  summary["env"] = core::to_string(env_kind);
+  summary["steps"] = steps;
+  summary["seconds"] = total;
+  summary["copied_files"] = copied->copied_files;
+  summary["deleted"] = copied->deleted;
+  summary["patched"] = report->rewritten;
+  summary["relinked"] = report->relinked;
+  summary["binary_prefix"] = report->binary_prefix;
+  if (json_) {
+    out << summary.dump() << '\n';
+    return 0;
+  }
+  out << "    ok " << host << " (local, " << core::to_string(plan->method) << ") " << fixed1(total)
+      << "s: " << copied->copied_files << " files written";
+  if (plan->method == core::CopyMethod::sync) {
+    out << ", " << copied->deleted << " removed";
+  }
+  if (!report->rewritten.empty() || !report->relinked.empty()) {
+    out << ", " << report->rewritten.size() << " patched, " << report->relinked.size() << " relinked";
+  }
+  out << "\nDone in " << fixed1(total) << "s\n\n";
+  switch (env_kind) {
+    case core::EnvKind::venv:
+      out << "  To use this environment:\n    deactivate 2>/dev/null\n    source " << plan->destination
+          << "/bin/activate\n  Keep your working directory on a shared filesystem: " << plan->destination
+          << " is node-local.\n";
+      break;
+    case core::EnvKind::conda:
+      out << "  To use this environment:\n    conda activate " << plan->destination << "\n";
+      break;
+    case core::EnvKind::none:
+      out << "  Synced to " << plan->destination << "/ on 1 node.\n";
+      break;
+  }
+  return 0;
+}
+
+}  // namespace ezpz::cli

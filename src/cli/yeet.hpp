@@ -1,0 +1,30 @@
+// ezpz yeet [SRC] [--src PATH] [--dst PATH] [--copy|--compress] [--dry-run] [--json]:
+// copy an env, directory or tarball to node-local storage and patch a venv for its new home.
+#pragma once
+
+#include <string>
+
+#include "cli/command.hpp"
+#include "core/yeet_plan.hpp"
+
+namespace ezpz::cli {
+
+class YeetCommand final : public Command {
+ public:
+  void add_cli(CLI::App& app) override;
+  int run(Context& ctx) override;
+
+ private:
+  std::string positional_;
+  std::string src_;
+  std::string dst_;
+  bool copy_ = false;
+  bool compress_ = false;
+  bool include_pycache_ = false;
+  bool force_ = false;
+  bool dry_run_ = false;
+  bool json_ = false;
+  CLI::App* app_ = nullptr;
+};
+
+}  // namespace ezpz::cli

@@ -1,0 +1,78 @@
+// The port through which yeet and tar-env move trees and archives on this node.
+// sys/ implements it (libarchive, zstd, openat/copy_file_range); cli/ drives it.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "core/expected.hpp"
+#include "core/venv_patch.hpp"
+#include "core/yeet_plan.hpp"
+
+namespace ezpz::core {
+
+/// Called with the bytes done so far (of the total the caller measured).
+using ProgressFn = std::function<void(unsigned long long)>;
+
+struct TreeStats {
+  unsigned long long files = 0;
+  unsigned long long dirs = 0;
+  unsigned long long links = 0;
+  unsigned long long bytes = 0;         ///< regular-file bytes
+  unsigned long long copied_files = 0;  ///< files actually written (sync skips unchanged ones)
+  unsigned long long deleted = 0;       ///< entries removed because the source lost them (sync)
+  long long newest_mtime = 0;           ///< newest modification time seen, in seconds
+};
+
+enum class ArchiveFormat { zst, gz };
+
+class LocalTransfer {
+ public:
+  virtual ~LocalTransfer() = default;
+
+  /// Whether `path` exists, is a directory, looks like a venv or conda env; its real path.
+  [[nodiscard]] virtual SourceFacts inspect(const std::string& path) = 0;
+  /// Size and newest mtime of a tree (or of one file), skipping `excludes` directory names.
+  [[nodiscard]] virtual Expected<TreeStats> measure(const std::string& path,
+                                                    const std::vector<std::string>& excludes) = 0;
+  /// A new empty directory beside `destination` for the work (<dst>.ezpz-tmp-<pid>).
+  [[nodiscard]] virtual Expected<std::string> make_staging(const std::string& destination) = 0;
+  /// A full copy of `src` into `staging` (symlinks, modes, mtimes and hard links kept).
+  [[nodiscard]] virtual Expected<TreeStats> copy_tree(const std::string& src, const std::string& staging,
+                                                      const std::vector<std::string>& excludes,
+                                                      const ProgressFn& progress) = 0;
+  /// `staging` = `previous` (hard-linked, untouched) updated to match `src`: files whose size,
+  /// mtime or mode differ are written anew, entries gone from `src` removed.
+  [[nodiscard]] virtual Expected<TreeStats> sync_tree(const std::string& src, const std::string& previous,
+                                                      const std::string& staging,
+                                                      const std::vector<std::string>& excludes,
+                                                      const ProgressFn& progress) = 0;
+  /// Pack `src` as `top_name/...` into the archive file `out` (written via a temporary file).
+  [[nodiscard]] virtual Expected<TreeStats> pack(const std::string& src, const std::string& top_name,
+                                                 const std::string& out, ArchiveFormat format,
+                                                 const std::vector<std::string>& excludes,
+                                                 const ProgressFn& progress) = 0;
+  /// Extract a tar, tar.gz or tar.zst into `staging`, refusing absolute paths, "..",
+  /// writes through symlinks and relative symlinks that leave the tree; a single top-level
+  /// directory is stripped. Progress counts archive (compressed) bytes.
+  [[nodiscard]] virtual Expected<TreeStats> extract(const std::string& archive, const std::string& staging,
+                                                    const ProgressFn& progress) = 0;
+  /// Rewrite the old prefixes in a moved env rooted at `root`, now to live at `new_prefix`.
+  [[nodiscard]] virtual Expected<PatchReport> patch_env(const std::string& root, EnvKind kind,
+                                                        const std::vector<std::string>& old_prefixes,
+                                                        const std::string& new_prefix) = 0;
+  /// The prefix a venv at `root` records in bin/activate, if any.
+  [[nodiscard]] virtual std::optional<std::string> recorded_prefix(const std::string& root) = 0;
+  /// Put `staging` in place of `destination` (atomically swapping an existing one), then
+  /// remove the old tree.
+  [[nodiscard]] virtual Expected<void> commit(const std::string& staging, const std::string& destination) = 0;
+  /// Remove a tree or file this run created (never follows symlinks). Quiet on errors.
+  virtual void discard(const std::string& path) = 0;
+  /// Rename a finished file into place.
+  [[nodiscard]] virtual Expected<void> rename_file(const std::string& from, const std::string& to) = 0;
+  /// Whether SIGINT/SIGTERM/SIGHUP arrived since the transfer started (work stops at once).
+  [[nodiscard]] virtual bool interrupted() const = 0;
+};
+
+}  // namespace ezpz::core

@@ -1,0 +1,81 @@
+// plan_yeet: what to copy where, and how, as plain data (the local half of yeet; the
+// fan-out to other nodes reuses the same plan).
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/env.hpp"
+#include "core/expected.hpp"
+
+namespace ezpz::core {
+
+enum class SourceKind { directory, tar, tar_gz, tar_zst };
+enum class CopyMethod {
+  sync,      ///< default: copy only what changed (size/mtime), delete what is gone
+  copy,      ///< --copy: a full sequential copy
+  compress,  ///< --compress: pack once to tar.zst, extract from it
+  tarball,   ///< the source is already a tarball: extract it
+};
+enum class EnvKind { none, venv, conda };
+
+[[nodiscard]] std::string_view to_string(SourceKind k);
+[[nodiscard]] std::string_view to_string(CopyMethod m);
+[[nodiscard]] std::string_view to_string(EnvKind k);
+
+struct YeetRequest {
+  std::optional<std::string> source;       ///< SRC or --src
+  std::optional<std::string> destination;  ///< --dst
+  bool copy = false;
+  bool compress = false;
+  bool include_pycache = false;
+  bool force = false;
+};
+
+/// What the filesystem says about the source (gathered by the caller).
+struct SourceFacts {
+  bool exists = false;
+  bool is_directory = false;
+  bool has_activate = false;    ///< bin/activate (a venv)
+  bool has_conda_meta = false;  ///< conda-meta/ (a conda env)
+  std::string real_path;        ///< symlinks resolved
+};
+
+struct YeetPlan {
+  std::string source;         ///< absolute, as given or resolved from the environment
+  std::string source_origin;  ///< "SRC", "--src", "VIRTUAL_ENV" or "CONDA_PREFIX"
+  SourceKind kind = SourceKind::directory;
+  std::string name;         ///< basename without archive suffix
+  std::string destination;  ///< absolute, no trailing slash
+  CopyMethod method = CopyMethod::sync;
+  EnvKind env_kind = EnvKind::none;   ///< from the source (directories); tarballs are checked after extraction
+  std::vector<std::string> excludes;  ///< directory names never copied ("__pycache__")
+};
+
+/// Resolve the source (SRC/--src, else VIRTUAL_ENV, else CONDA_PREFIX), its kind and name,
+/// the destination (default /tmp/<name>) and the method. `facts` describes the source path.
+[[nodiscard]] Expected<YeetPlan> plan_yeet(const YeetRequest& request, const Env& env, const SourceFacts& facts);
+
+/// The source path plan_yeet will use (before facts are known).
+[[nodiscard]] Expected<std::pair<std::string, std::string>> yeet_source(const YeetRequest& request, const Env& env);
+
+/// Where a destination may be replaced without --force.
+inline const std::vector<std::string>& default_yeet_roots() {
+  static const std::vector<std::string> roots = {"/tmp", "/dev/shm", "/local", "/raid"};
+  return roots;
+}
+
+/// Refuse "/", $HOME, the source itself, a parent of the source, a path inside the source,
+/// and (without --force) anything outside `allowed_roots`.
+[[nodiscard]] Expected<void> check_destination(const std::string& destination, const std::string& source_real,
+                                               const Env& env, const std::vector<std::string>& allowed_roots,
+                                               bool force);
+
+/// "/a/b/../c/" -> "/a/c": lexical normalisation of an absolute path.
+[[nodiscard]] std::string normalize_path(const std::string& path);
+
+/// "1.2 GB", "340 MB", "12 KB", "999 B"
+[[nodiscard]] std::string human_bytes(unsigned long long bytes);
+
+}  // namespace ezpz::core

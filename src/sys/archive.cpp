@@ -1,0 +1,279 @@
+#include "sys/archive.hpp"
+
+#include <cerrno>
+#include <climits>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <thread>
+
+#include <archive.h>
+#include <archive_entry.h>
+#include <fcntl.h>
+#include <unistd.h>
+
+#include "sys/tree.hpp"
+
+namespace ezpz::sys {
+namespace {
+
+struct ArchiveDeleter {
+  void operator()(archive* a) const { archive_free(a); }
+};
+using ArchivePtr = std::unique_ptr<archive, ArchiveDeleter>;
+
+Error archive_error(archive* a, const std::string& what) {
+  const char* msg = archive_error_string(a);
+  return failure(what + ": " + (msg != nullptr ? msg : "unknown libarchive error"));
+}
+
+std::string join_path(const std::string& a, const std::string& b) {
+  return b.empty() ? a : a + "/" + b;
+}
+
+}  // namespace
+
+bool symlink_stays_inside(const std::string& entry_path, const std::string& target) {
+  if (target.empty() || target.front() == '/') {
+    return true;  // absolute links (a venv's bin/python -> /usr/bin/python3) are not followed while extracting
+  }
+  // Depth of the link's directory, then walk the target's components.
+  int depth = 0;
+  for (std::size_t i = 0; i < entry_path.size(); ++i) {
+    if (entry_path[i] == '/' && i + 1 < entry_path.size()) {
+      ++depth;
+    }
+  }
+  std::size_t start = 0;
+  while (start <= target.size()) {
+    auto slash = target.find('/', start);
+    auto part = target.substr(start, slash == std::string::npos ? std::string::npos : slash - start);
+    if (part == "..") {
+      if (--depth < 0) {
+        return false;
+      }
+    } else if (!part.empty() && part != ".") {
+      ++depth;
+    }
+    if (slash == std::string::npos) {
+      break;
+    }
+    start = slash + 1;
+  }
+  return true;
+}
+
+Expected<core::TreeStats> pack_tree(const std::string& src, const std::string& top_name, const std::string& out,
+                                    core::ArchiveFormat format, const std::vector<std::string>& excludes,
+                                    const core::ProgressFn& progress, const std::atomic<bool>& stop) {
+  ArchivePtr a(archive_write_new());
+  archive_write_set_format_pax_restricted(a.get());
+  if (format == core::ArchiveFormat::zst) {
+    archive_write_add_filter_zstd(a.get());
+    const auto threads = std::to_string(std::max(1U, std::thread::hardware_concurrency()));
+    archive_write_set_filter_option(a.get(), "zstd", "compression-level", "3");
+    archive_write_set_filter_option(a.get(), "zstd", "threads", threads.c_str());
+  } else {
+    archive_write_add_filter_gzip(a.get());
+    archive_write_set_filter_option(a.get(), "gzip", "compression-level", "6");
+  }
+  archive_write_set_bytes_in_last_block(a.get(), 1);
+  if (archive_write_open_filename(a.get(), out.c_str()) != ARCHIVE_OK) {
+    return archive_error(a.get(), "cannot create " + out);
+  }
+  std::unique_ptr<archive_entry_linkresolver, void (*)(archive_entry_linkresolver*)> resolver(
+      archive_entry_linkresolver_new(), archive_entry_linkresolver_free);
+  archive_entry_linkresolver_set_strategy(resolver.get(), archive_format(a.get()));
+
+  core::TreeStats stats;
+  unsigned long long done = 0;
+  std::optional<Error> error;
+  std::vector<char> buf(1 << 20);
+  auto write_entry = [&](archive_entry* entry, const std::string& path) -> bool {
+    if (archive_write_header(a.get(), entry) < ARCHIVE_WARN) {
+      error = archive_error(a.get(), "cannot pack " + path);
+      return false;
+    }
+    if (archive_entry_filetype(entry) != AE_IFREG || archive_entry_size(entry) == 0) {
+      return true;
+    }
+    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    if (fd < 0) {
+      error = failure("cannot read " + path + ": " + std::strerror(errno));
+      return false;
+    }
+    ssize_t n;
+    while ((n = ::read(fd, buf.data(), buf.size())) > 0) {
+      if (archive_write_data(a.get(), buf.data(), static_cast<std::size_t>(n)) < 0) {
+        error = archive_error(a.get(), "cannot pack " + path);
+        ::close(fd);
+        return false;
+      }
+      done += static_cast<unsigned long long>(n);
+      if (progress) {
+        progress(done);
+      }
+      if (stop.load()) {
+        error = failure("interrupted");
+        ::close(fd);
+        return false;
+      }
+    }
+    ::close(fd);
+    return true;
+  };
+
+  auto top = std::unique_ptr<archive_entry, void (*)(archive_entry*)>(archive_entry_new(), archive_entry_free);
+  struct stat root_st {};
+  if (::stat(src.c_str(), &root_st) != 0) {
+    return failure("cannot stat " + src + ": " + std::strerror(errno));
+  }
+  archive_entry_copy_stat(top.get(), &root_st);
+  archive_entry_set_pathname(top.get(), top_name.c_str());
+  if (!write_entry(top.get(), src)) {
+    return *error;
+  }
+  auto walked = walk_tree(src, excludes, [&](const TreeEntry& e) {
+    if (stop.load()) {
+      error = failure("interrupted");
+      return false;
+    }
+    stats.newest_mtime = std::max<long long>(stats.newest_mtime, e.st.st_mtim.tv_sec);
+    if (S_ISDIR(e.st.st_mode)) {
+      ++stats.dirs;
+    } else if (S_ISLNK(e.st.st_mode)) {
+      ++stats.links;
+    } else if (S_ISREG(e.st.st_mode)) {
+      ++stats.files;
+      stats.bytes += static_cast<unsigned long long>(e.st.st_size);
+    } else {
+      return true;  // sockets, fifos, devices are not packed
+    }
+    archive_entry* entry = archive_entry_new();
+    archive_entry_copy_stat(entry, &e.st);
+    archive_entry_set_uid(entry, 0);
+    archive_entry_set_gid(entry, 0);
+    archive_entry_set_pathname(entry, (top_name + "/" + e.path).c_str());
+    if (S_ISLNK(e.st.st_mode)) {
+      archive_entry_set_symlink(entry, e.link_target.c_str());
+    }
+    archive_entry* sparse = nullptr;
+    archive_entry_linkify(resolver.get(), &entry, &sparse);
+    bool ok = entry == nullptr || write_entry(entry, join_path(src, e.path));
+    if (entry != nullptr) {
+      archive_entry_free(entry);
+    }
+    return ok;
+  });
+  if (!walked) {
+    return walked.error();
+  }
+  if (error) {
+    return *error;
+  }
+  if (archive_write_close(a.get()) != ARCHIVE_OK) {
+    return archive_error(a.get(), "cannot finish " + out);
+  }
+  return stats;
+}
+
+Expected<core::TreeStats> extract_archive(const std::string& archive_path, const std::string& dst,
+                                          const core::ProgressFn& progress, const std::atomic<bool>& stop) {
+  ArchivePtr in(archive_read_new());
+  archive_read_support_format_tar(in.get());
+  archive_read_support_filter_none(in.get());
+  archive_read_support_filter_gzip(in.get());
+  archive_read_support_filter_zstd(in.get());
+  if (archive_read_open_filename(in.get(), archive_path.c_str(), 1 << 20) != ARCHIVE_OK) {
+    return archive_error(in.get(),
+                         "cannot read " + archive_path + " as a tar archive (not a tar archive, or unreadable)");
+  }
+  ArchivePtr out(archive_write_disk_new());
+  // Entries are checked by name below and then written under the resolved `root`; libarchive
+  // refuses any write through a symlink on disk and any ".." on top of that.
+  archive_write_disk_set_options(out.get(), ARCHIVE_EXTRACT_TIME | ARCHIVE_EXTRACT_PERM |
+                                                ARCHIVE_EXTRACT_SECURE_SYMLINKS | ARCHIVE_EXTRACT_SECURE_NODOTDOT |
+                                                ARCHIVE_EXTRACT_NO_OVERWRITE);
+  char resolved[PATH_MAX];
+  if (::realpath(dst.c_str(), resolved) == nullptr) {
+    return failure("cannot resolve " + dst + ": " + std::strerror(errno));
+  }
+  const std::string root = resolved;
+  core::TreeStats stats;
+  const std::string where = " in " + archive_path;
+  while (true) {
+    if (stop.load()) {
+      return failure("interrupted");
+    }
+    archive_entry* entry = nullptr;
+    int r = archive_read_next_header(in.get(), &entry);
+    if (r == ARCHIVE_EOF) {
+      break;
+    }
+    if (r < ARCHIVE_WARN) {
+      return archive_error(in.get(), "not a tar archive, or corrupt or truncated" + where + " (after " +
+                                         std::to_string(stats.files + stats.dirs + stats.links) + " entries)");
+    }
+    std::string name = archive_entry_pathname(entry) != nullptr ? archive_entry_pathname(entry) : "";
+    // Refuse, naming the entry, what secure extraction would refuse, and relative symlinks
+    // that point outside the tree.
+    if (name.empty() || name.front() == '/') {
+      return failure("refusing entry '" + name + "'" + where + ": absolute path");
+    }
+    if (name == ".." || name.rfind("../", 0) == 0 || name.find("/../") != std::string::npos ||
+        (name.size() >= 3 && name.compare(name.size() - 3, 3, "/..") == 0)) {
+      return failure("refusing entry '" + name + "'" + where + ": '..' leaves the destination");
+    }
+    if (const char* hard = archive_entry_hardlink(entry)) {
+      std::string h = hard;
+      if (h.empty() || h.front() == '/' || h == ".." || h.rfind("../", 0) == 0 || h.find("/../") != std::string::npos) {
+        return failure("refusing hard link '" + name + "' -> '" + h + "'" + where + ": target outside the destination");
+      }
+      archive_entry_set_hardlink(entry, (root + "/" + h).c_str());
+    }
+    if (archive_entry_filetype(entry) == AE_IFLNK) {
+      const char* target = archive_entry_symlink(entry);
+      if (target != nullptr && !symlink_stays_inside(name, target)) {
+        return failure("refusing symlink '" + name + "' -> '" + target + "'" + where +
+                       ": it leads outside the destination");
+      }
+      ++stats.links;
+    } else if (archive_entry_filetype(entry) == AE_IFDIR) {
+      ++stats.dirs;
+    } else if (archive_entry_filetype(entry) == AE_IFREG) {
+      ++stats.files;
+      stats.bytes += static_cast<unsigned long long>(archive_entry_size(entry));
+    }
+    stats.newest_mtime = std::max<long long>(stats.newest_mtime, archive_entry_mtime(entry));
+    archive_entry_set_pathname(entry, (root + "/" + name).c_str());
+    if (archive_write_header(out.get(), entry) < ARCHIVE_WARN) {
+      return archive_error(out.get(), "refusing entry '" + name + "'" + where);
+    }
+    const void* block = nullptr;
+    std::size_t size = 0;
+    la_int64_t offset = 0;
+    while ((r = archive_read_data_block(in.get(), &block, &size, &offset)) == ARCHIVE_OK) {
+      if (archive_write_data_block(out.get(), block, size, offset) < ARCHIVE_WARN) {
+        return archive_error(out.get(), "cannot write '" + name + "'");
+      }
+      if (progress) {
+        progress(static_cast<unsigned long long>(archive_filter_bytes(in.get(), -1)));
+      }
+    }
+    if (r != ARCHIVE_EOF) {
+      return archive_error(in.get(), "corrupt or truncated archive" + where + " at entry '" + name + "'");
+    }
+    if (archive_write_finish_entry(out.get()) < ARCHIVE_WARN) {
+      return archive_error(out.get(), "cannot finish '" + name + "'");
+    }
+  }
+  if (stats.files + stats.dirs + stats.links == 0) {
+    return failure(archive_path + " holds no files: is it an archive?");
+  }
+  if (archive_write_close(out.get()) != ARCHIVE_OK) {
+    return archive_error(out.get(), "cannot finish extracting " + archive_path);
+  }
+  return stats;
+}
+
+}  // namespace ezpz::sys

@@ -1,0 +1,345 @@
+#include "sys/local_transfer.hpp"
+
+#include <cerrno>
+#include <climits>
+#include <cstdlib>
+#include <cstring>
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "core/venv_patch.hpp"
+#include "sys/archive.hpp"
+#include "sys/tree.hpp"
+
+namespace ezpz::sys {
+namespace {
+
+std::atomic<bool> g_stop{false};
+constexpr int kStopSignals[] = {SIGINT, SIGTERM, SIGHUP};
+
+extern "C" void request_stop(int /*signo*/) {
+  g_stop.store(true);
+}
+
+bool is_dir(const std::string& path) {
+  struct stat st {};
+  return ::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+bool exists(const std::string& path) {
+  struct stat st {};
+  return ::lstat(path.c_str(), &st) == 0;
+}
+
+/// Apply prefix rewrites to one text file; true when it changed.
+Expected<bool> rewrite_file(const std::string& path, const std::vector<std::string>& old_prefixes,
+                            const std::string& new_prefix, bool* binary) {
+  struct stat st {};
+  if (::lstat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) {
+    return false;
+  }
+  auto text = read_whole(path);
+  if (!text) {
+    return text.error();
+  }
+  std::string current = *text;
+  bool changed = false;
+  const auto name = path.substr(path.rfind('/') + 1);
+  if (name == "activate" || name == "activate.csh" || name == "activate.fish") {
+    if (auto next = core::rewrite_activate(current, old_prefixes, new_prefix)) {
+      current = std::move(*next);
+      changed = true;
+    }
+  } else {
+    for (const auto& old : old_prefixes) {
+      if (auto next = core::replace_prefix(current, old, new_prefix)) {
+        current = std::move(*next);
+        changed = true;
+      }
+    }
+  }
+  if (!changed) {
+    return false;
+  }
+  if (auto portable = core::portable_shebang(current, new_prefix)) {
+    current = std::move(*portable);
+  }
+  if (core::looks_binary(*text)) {
+    if (binary != nullptr) {
+      *binary = true;
+    }
+    return false;  // reported, never rewritten: a different length would corrupt it
+  }
+  if (auto r = replace_file(path, current, st.st_mode); !r) {
+    return r.error();
+  }
+  const struct timespec times[2] = {st.st_atim, st.st_mtim};
+  ::utimensat(AT_FDCWD, path.c_str(), times, 0);
+  return true;
+}
+
+Expected<bool> relink(const std::string& path, const std::string& target, const std::vector<std::string>& old_prefixes,
+                      const std::string& new_prefix) {
+  for (const auto& old : old_prefixes) {
+    if (auto moved = core::relink_target(target, old, new_prefix)) {
+      const std::string tmp = path + ".ezpz-new";
+      ::unlink(tmp.c_str());
+      if (::symlink(moved->c_str(), tmp.c_str()) != 0 || ::rename(tmp.c_str(), path.c_str()) != 0) {
+        return failure("cannot relink " + path + ": " + std::strerror(errno));
+      }
+      return true;
+    }
+  }
+  return false;
+}
+
+}  // namespace
+
+PosixLocalTransfer::PosixLocalTransfer() = default;
+
+void PosixLocalTransfer::arm() {
+  if (!saved_.empty()) {
+    return;
+  }
+  g_stop.store(false);
+  for (int signo : kStopSignals) {
+    struct sigaction sa {};
+    sa.sa_handler = request_stop;
+    sigemptyset(&sa.sa_mask);
+    struct sigaction old {};
+    ::sigaction(signo, &sa, &old);
+    saved_.push_back(old);
+  }
+}
+
+PosixLocalTransfer::~PosixLocalTransfer() {
+  for (std::size_t i = 0; i < saved_.size(); ++i) {
+    ::sigaction(kStopSignals[i], &saved_[i], nullptr);
+  }
+}
+
+bool PosixLocalTransfer::interrupted() const {
+  return g_stop.load();
+}
+
+core::SourceFacts PosixLocalTransfer::inspect(const std::string& path) {
+  core::SourceFacts facts;
+  struct stat st {};
+  facts.exists = ::stat(path.c_str(), &st) == 0;
+  facts.is_directory = facts.exists && S_ISDIR(st.st_mode);
+  facts.has_activate = facts.is_directory && exists(path + "/bin/activate");
+  facts.has_conda_meta = facts.is_directory && is_dir(path + "/conda-meta");
+  char resolved[PATH_MAX];
+  facts.real_path = ::realpath(path.c_str(), resolved) != nullptr ? std::string(resolved) : path;
+  return facts;
+}
+
+Expected<core::TreeStats> PosixLocalTransfer::measure(const std::string& path,
+                                                      const std::vector<std::string>& excludes) {
+  arm();
+  core::TreeStats stats;
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) {
+    return failure("cannot stat " + path + ": " + std::strerror(errno));
+  }
+  stats.newest_mtime = st.st_mtim.tv_sec;
+  if (!S_ISDIR(st.st_mode)) {
+    stats.files = 1;
+    stats.bytes = static_cast<unsigned long long>(st.st_size);
+    return stats;
+  }
+  auto r = walk_tree(path, excludes, [&](const TreeEntry& e) {
+    stats.newest_mtime = std::max<long long>(stats.newest_mtime, e.st.st_mtim.tv_sec);
+    if (S_ISDIR(e.st.st_mode)) {
+      ++stats.dirs;
+    } else if (S_ISLNK(e.st.st_mode)) {
+      ++stats.links;
+    } else if (S_ISREG(e.st.st_mode)) {
+      ++stats.files;
+      stats.bytes += static_cast<unsigned long long>(e.st.st_size);
+    }
+    return !g_stop.load();
+  });
+  if (!r) {
+    return r.error();
+  }
+  return stats;
+}
+
+Expected<std::string> PosixLocalTransfer::make_staging(const std::string& destination) {
+  arm();
+  auto slash = destination.rfind('/');
+  const std::string parent = slash == 0 ? "/" : destination.substr(0, slash);
+  // mkdir -p the parent (only what is missing).
+  for (std::size_t p = parent.find('/', 1);; p = parent.find('/', p + 1)) {
+    const std::string dir = p == std::string::npos ? parent : parent.substr(0, p);
+    if (::mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST) {
+      return failure("cannot create " + dir + ": " + std::strerror(errno));
+    }
+    if (p == std::string::npos) {
+      break;
+    }
+  }
+  const std::string staging = destination + ".ezpz-tmp-" + std::to_string(::getpid());
+  remove_tree(staging);  // a leftover of a killed run with our pid
+  if (::mkdir(staging.c_str(), 0755) != 0) {
+    return failure("cannot create " + staging + ": " + std::strerror(errno) +
+                   " (is the destination's filesystem writable and not full?)");
+  }
+  return staging;
+}
+
+Expected<core::TreeStats> PosixLocalTransfer::copy_tree(const std::string& src, const std::string& staging,
+                                                        const std::vector<std::string>& excludes,
+                                                        const core::ProgressFn& progress) {
+  return sys::copy_tree(src, staging, excludes, progress, g_stop);
+}
+
+Expected<core::TreeStats> PosixLocalTransfer::sync_tree(const std::string& src, const std::string& previous,
+                                                        const std::string& staging,
+                                                        const std::vector<std::string>& excludes,
+                                                        const core::ProgressFn& progress) {
+  if (!is_dir(previous)) {
+    return sys::copy_tree(src, staging, excludes, progress, g_stop);
+  }
+  return sys::sync_tree(src, previous, staging, excludes, progress, g_stop);
+}
+
+Expected<core::TreeStats> PosixLocalTransfer::pack(const std::string& src, const std::string& top_name,
+                                                   const std::string& out, core::ArchiveFormat format,
+                                                   const std::vector<std::string>& excludes,
+                                                   const core::ProgressFn& progress) {
+  auto r = pack_tree(src, top_name, out, format, excludes, progress, g_stop);
+  if (!r) {
+    ::unlink(out.c_str());
+  }
+  return r;
+}
+
+Expected<core::TreeStats> PosixLocalTransfer::extract(const std::string& archive, const std::string& staging,
+                                                      const core::ProgressFn& progress) {
+  auto stats = extract_archive(archive, staging, progress, g_stop);
+  if (!stats) {
+    return stats;
+  }
+  stats->copied_files = stats->files;
+  // One top-level directory (tar -C parent name): its contents become the tree.
+  std::vector<std::string> names;
+  auto listed = walk_tree(staging, {}, [&](const TreeEntry& e) {
+    if (e.path.find('/') == std::string::npos) {
+      names.push_back(e.path);
+    }
+    return true;
+  });
+  if (!listed) {
+    return listed.error();
+  }
+  if (names.size() == 1 && is_dir(staging + "/" + names[0])) {
+    const std::string lifted = staging + ".lift";
+    if (::rename((staging + "/" + names[0]).c_str(), lifted.c_str()) != 0 || ::rmdir(staging.c_str()) != 0 ||
+        ::rename(lifted.c_str(), staging.c_str()) != 0) {
+      return failure("cannot move " + names[0] + " up in " + staging + ": " + std::strerror(errno));
+    }
+    --stats->dirs;
+  }
+  return stats;
+}
+
+std::optional<std::string> PosixLocalTransfer::recorded_prefix(const std::string& root) {
+  auto text = read_whole(root + "/bin/activate", 1 << 20);
+  if (!text) {
+    return std::nullopt;
+  }
+  return core::activate_prefix(*text);
+}
+
+Expected<core::PatchReport> PosixLocalTransfer::patch_env(const std::string& root, core::EnvKind kind,
+                                                          const std::vector<std::string>& old_prefixes,
+                                                          const std::string& new_prefix) {
+  core::PatchReport report;
+  report.old_prefix = old_prefixes.empty() ? "" : old_prefixes.front();
+  if (kind == core::EnvKind::none || old_prefixes.empty()) {
+    return report;
+  }
+  auto visit_file = [&](const TreeEntry& e) -> Expected<void> {
+    const std::string path = root + "/" + e.path;
+    if (S_ISLNK(e.st.st_mode)) {
+      auto moved = relink(path, e.link_target, old_prefixes, new_prefix);
+      if (!moved) {
+        return moved.error();
+      }
+      if (*moved) {
+        report.relinked.push_back(e.path);
+      }
+      return {};
+    }
+    if (!S_ISREG(e.st.st_mode)) {
+      return {};
+    }
+    const bool in_bin = e.path.rfind("bin/", 0) == 0 && e.path.find('/', 4) == std::string::npos;
+    if (kind == core::EnvKind::venv && !core::is_venv_text_file(e.path)) {
+      if (!in_bin) {
+        return {};
+      }
+      auto head = read_head(path, 4096);
+      bool names_prefix = false;
+      for (const auto& old : old_prefixes) {
+        names_prefix = names_prefix || (head && core::shebang_names(*head, old));
+      }
+      if (!names_prefix) {
+        return {};
+      }
+    }
+    bool binary = false;
+    auto changed = rewrite_file(path, old_prefixes, new_prefix, &binary);
+    if (!changed) {
+      return changed.error();
+    }
+    if (*changed) {
+      report.rewritten.push_back(e.path);
+    } else if (binary) {
+      report.binary_prefix.push_back(e.path);
+    }
+    return {};
+  };
+  std::optional<Error> error;
+  // A venv keeps its prefix in pyvenv.cfg and bin/; a conda env anywhere (text files).
+  const std::vector<std::string> skip =
+      kind == core::EnvKind::conda ? std::vector<std::string>{"pkgs"} : std::vector<std::string>{};
+  auto walked = walk_tree(root, skip, [&](const TreeEntry& e) {
+    if (kind == core::EnvKind::venv && e.path != "pyvenv.cfg" && e.path.rfind("bin", 0) != 0) {
+      return true;
+    }
+    if (auto r = visit_file(e); !r) {
+      error = r.error();
+      return false;
+    }
+    return !g_stop.load();
+  });
+  if (!walked) {
+    return walked.error();
+  }
+  if (error) {
+    return *error;
+  }
+  return report;
+}
+
+Expected<void> PosixLocalTransfer::commit(const std::string& staging, const std::string& destination) {
+  return commit_tree(staging, destination);
+}
+
+void PosixLocalTransfer::discard(const std::string& path) {
+  remove_tree(path);
+}
+
+Expected<void> PosixLocalTransfer::rename_file(const std::string& from, const std::string& to) {
+  if (::rename(from.c_str(), to.c_str()) != 0) {
+    return failure("cannot move " + from + " to " + to + ": " + std::strerror(errno));
+  }
+  return {};
+}
+
+}  // namespace ezpz::sys

@@ -1,0 +1,52 @@
+// LocalTransfer on this machine: sys/tree.cpp, sys/archive.cpp and env patching, with
+// SIGINT/SIGTERM/SIGHUP turned into a stop flag so work ends cleanly and can be discarded.
+#pragma once
+
+#include <atomic>
+#include <csignal>
+#include <vector>
+
+#include "core/transfer.hpp"
+
+namespace ezpz::sys {
+
+class PosixLocalTransfer final : public core::LocalTransfer {
+ public:
+  PosixLocalTransfer();
+  ~PosixLocalTransfer() override;
+  PosixLocalTransfer(const PosixLocalTransfer&) = delete;
+  PosixLocalTransfer& operator=(const PosixLocalTransfer&) = delete;
+
+  [[nodiscard]] core::SourceFacts inspect(const std::string& path) override;
+  [[nodiscard]] Expected<core::TreeStats> measure(const std::string& path,
+                                                  const std::vector<std::string>& excludes) override;
+  [[nodiscard]] Expected<std::string> make_staging(const std::string& destination) override;
+  [[nodiscard]] Expected<core::TreeStats> copy_tree(const std::string& src, const std::string& staging,
+                                                    const std::vector<std::string>& excludes,
+                                                    const core::ProgressFn& progress) override;
+  [[nodiscard]] Expected<core::TreeStats> sync_tree(const std::string& src, const std::string& previous,
+                                                    const std::string& staging,
+                                                    const std::vector<std::string>& excludes,
+                                                    const core::ProgressFn& progress) override;
+  [[nodiscard]] Expected<core::TreeStats> pack(const std::string& src, const std::string& top_name,
+                                               const std::string& out, core::ArchiveFormat format,
+                                               const std::vector<std::string>& excludes,
+                                               const core::ProgressFn& progress) override;
+  [[nodiscard]] Expected<core::TreeStats> extract(const std::string& archive, const std::string& staging,
+                                                  const core::ProgressFn& progress) override;
+  [[nodiscard]] Expected<core::PatchReport> patch_env(const std::string& root, core::EnvKind kind,
+                                                      const std::vector<std::string>& old_prefixes,
+                                                      const std::string& new_prefix) override;
+  [[nodiscard]] std::optional<std::string> recorded_prefix(const std::string& root) override;
+  [[nodiscard]] Expected<void> commit(const std::string& staging, const std::string& destination) override;
+  void discard(const std::string& path) override;
+  [[nodiscard]] Expected<void> rename_file(const std::string& from, const std::string& to) override;
+  [[nodiscard]] bool interrupted() const override;
+
+ private:
+  /// Turn SIGINT/SIGTERM/SIGHUP into the stop flag (from the first real work on).
+  void arm();
+  std::vector<struct sigaction> saved_;
+};
+
+}  // namespace ezpz::sys

@@ -1,0 +1,486 @@
+#include "sys/tree.hpp"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <map>
+#include <optional>
+#include <set>
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <linux/fs.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+namespace ezpz::sys {
+namespace {
+
+Error io_error(const std::string& what, const std::string& path) {
+  return failure(what + " " + path + ": " + std::strerror(errno));
+}
+
+std::string join_path(const std::string& a, const std::string& b) {
+  if (a.empty()) {
+    return b;
+  }
+  if (b.empty()) {
+    return a;
+  }
+  return a + "/" + b;
+}
+
+bool excluded(const std::string& name, const std::vector<std::string>& excludes) {
+  return std::find(excludes.begin(), excludes.end(), name) != excludes.end();
+}
+
+Expected<void> walk_dir(const std::string& root, const std::string& rel, const std::vector<std::string>& excludes,
+                        const std::function<bool(const TreeEntry&)>& visit, bool& stopped) {
+  const std::string path = join_path(root, rel);
+  DIR* dir = ::opendir(path.c_str());
+  if (dir == nullptr) {
+    return io_error("cannot read directory", path);
+  }
+  std::vector<std::string> names;
+  while (auto* e = ::readdir(dir)) {
+    std::string name = e->d_name;
+    if (name != "." && name != ".." && !excluded(name, excludes)) {
+      names.push_back(std::move(name));
+    }
+  }
+  ::closedir(dir);
+  std::sort(names.begin(), names.end());
+  for (const auto& name : names) {
+    TreeEntry entry;
+    entry.path = join_path(rel, name);
+    const std::string full = join_path(root, entry.path);
+    if (::lstat(full.c_str(), &entry.st) != 0) {
+      return io_error("cannot stat", full);
+    }
+    if (S_ISLNK(entry.st.st_mode)) {
+      char buf[4096];
+      auto n = ::readlink(full.c_str(), buf, sizeof(buf) - 1);
+      if (n < 0) {
+        return io_error("cannot read link", full);
+      }
+      entry.link_target.assign(buf, static_cast<std::size_t>(n));
+    }
+    if (!visit(entry)) {
+      stopped = true;
+      return {};
+    }
+    if (S_ISDIR(entry.st.st_mode)) {
+      if (auto r = walk_dir(root, entry.path, excludes, visit, stopped); !r || stopped) {
+        return r;
+      }
+    }
+  }
+  return {};
+}
+
+/// Copy one regular file's bytes (copy_file_range, falling back to read/write).
+Expected<void> copy_bytes(const std::string& from, const std::string& to, const struct stat& st,
+                          unsigned long long& done, const core::ProgressFn& progress) {
+  int in = ::open(from.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+  if (in < 0) {
+    return io_error("cannot open", from);
+  }
+  int out = ::open(to.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+  if (out < 0) {
+    auto e = io_error("cannot create", to);
+    ::close(in);
+    return e;
+  }
+  bool fallback = false;
+  off_t left = st.st_size;
+  while (left > 0) {
+    ssize_t n = -1;
+    if (!fallback) {
+      n = ::copy_file_range(in, nullptr, out, nullptr, static_cast<std::size_t>(std::min<off_t>(left, 1 << 24)), 0);
+      if (n < 0 && (errno == EXDEV || errno == ENOSYS || errno == EINVAL || errno == EOPNOTSUPP)) {
+        fallback = true;
+        continue;
+      }
+    } else {
+      static thread_local std::vector<char> buf(1 << 20);
+      n = ::read(in, buf.data(), buf.size());
+      if (n > 0 && ::write(out, buf.data(), static_cast<std::size_t>(n)) != n) {
+        n = -1;
+      }
+    }
+    if (n < 0 && errno == EINTR) {
+      continue;
+    }
+    if (n <= 0) {
+      auto e = n == 0 ? failure("file " + from + " shrank while being copied") : io_error("cannot copy", from);
+      ::close(in);
+      ::close(out);
+      ::unlink(to.c_str());
+      return e;
+    }
+    left -= n;
+    done += static_cast<unsigned long long>(n);
+    if (progress) {
+      progress(done);
+    }
+  }
+  ::fchmod(out, st.st_mode & 07777);
+  const struct timespec times[2] = {st.st_atim, st.st_mtim};
+  ::futimens(out, times);
+  ::close(in);
+  if (::close(out) != 0) {
+    return io_error("cannot write", to);
+  }
+  return {};
+}
+
+Expected<void> make_symlink(const std::string& target, const std::string& path, const struct stat& st) {
+  if (::symlink(target.c_str(), path.c_str()) != 0) {
+    return io_error("cannot create symlink", path);
+  }
+  const struct timespec times[2] = {st.st_atim, st.st_mtim};
+  ::utimensat(AT_FDCWD, path.c_str(), times, AT_SYMLINK_NOFOLLOW);
+  return {};
+}
+
+/// Directory modes and mtimes are applied last, deepest first, so writing files inside
+/// does not change them again and read-only directories can still be filled.
+void finish_dirs(const std::string& root, std::vector<TreeEntry>& dirs) {
+  for (auto it = dirs.rbegin(); it != dirs.rend(); ++it) {
+    const std::string path = join_path(root, it->path);
+    ::chmod(path.c_str(), it->st.st_mode & 07777);
+    const struct timespec times[2] = {it->st.st_atim, it->st.st_mtim};
+    ::utimensat(AT_FDCWD, path.c_str(), times, AT_SYMLINK_NOFOLLOW);
+  }
+}
+
+Error interrupted() {
+  return failure("interrupted");
+}
+
+}  // namespace
+
+Expected<void> walk_tree(const std::string& root, const std::vector<std::string>& excludes,
+                         const std::function<bool(const TreeEntry&)>& visit) {
+  bool stopped = false;
+  return walk_dir(root, "", excludes, visit, stopped);
+}
+
+Expected<core::TreeStats> copy_tree(const std::string& src, const std::string& dst,
+                                    const std::vector<std::string>& excludes, const core::ProgressFn& progress,
+                                    const std::atomic<bool>& stop) {
+  core::TreeStats stats;
+  std::vector<TreeEntry> dirs;
+  std::map<std::pair<dev_t, ino_t>, std::string> links;  // hard links already copied
+  unsigned long long done = 0;
+  std::optional<Error> error;
+  auto r = walk_tree(src, excludes, [&](const TreeEntry& e) {
+    if (stop.load()) {
+      error = interrupted();
+      return false;
+    }
+    const std::string from = join_path(src, e.path);
+    const std::string to = join_path(dst, e.path);
+    stats.newest_mtime = std::max<long long>(stats.newest_mtime, e.st.st_mtim.tv_sec);
+    Expected<void> step;
+    if (S_ISDIR(e.st.st_mode)) {
+      ++stats.dirs;
+      if (::mkdir(to.c_str(), 0700) != 0) {
+        step = io_error("cannot create directory", to);
+      }
+      dirs.push_back(e);
+    } else if (S_ISLNK(e.st.st_mode)) {
+      ++stats.links;
+      step = make_symlink(e.link_target, to, e.st);
+    } else if (S_ISREG(e.st.st_mode)) {
+      ++stats.files;
+      stats.bytes += static_cast<unsigned long long>(e.st.st_size);
+      auto key = std::make_pair(e.st.st_dev, e.st.st_ino);
+      if (e.st.st_nlink > 1 && links.count(key) != 0) {
+        if (::link(join_path(dst, links[key]).c_str(), to.c_str()) != 0) {
+          step = io_error("cannot create hard link", to);
+        }
+      } else {
+        step = copy_bytes(from, to, e.st, done, progress);
+        ++stats.copied_files;
+        if (e.st.st_nlink > 1) {
+          links[key] = e.path;
+        }
+      }
+    }  // sockets, fifos and devices are not copied
+    if (!step) {
+      error = step.error();
+      return false;
+    }
+    return true;
+  });
+  if (!r) {
+    return r.error();
+  }
+  if (error) {
+    return *error;
+  }
+  finish_dirs(dst, dirs);
+  return stats;
+}
+
+Expected<core::TreeStats> sync_tree(const std::string& src, const std::string& previous, const std::string& dst,
+                                    const std::vector<std::string>& excludes, const core::ProgressFn& progress,
+                                    const std::atomic<bool>& stop) {
+  // 1. dst = previous, by hard links: cheap, and the previous tree is never written to.
+  std::optional<Error> error;
+  auto cloned = walk_tree(previous, {}, [&](const TreeEntry& e) {
+    const std::string to = join_path(dst, e.path);
+    Expected<void> step;
+    if (S_ISDIR(e.st.st_mode)) {
+      if (::mkdir(to.c_str(), 0700) != 0) {
+        step = io_error("cannot create directory", to);
+      }
+    } else if (S_ISLNK(e.st.st_mode)) {
+      step = make_symlink(e.link_target, to, e.st);
+    } else if (S_ISREG(e.st.st_mode)) {
+      if (::link(join_path(previous, e.path).c_str(), to.c_str()) != 0) {
+        step = io_error("cannot hard-link", to);
+      }
+    }
+    if (!step) {
+      error = step.error();
+      return false;
+    }
+    return !stop.load();
+  });
+  if (!cloned) {
+    return cloned.error();
+  }
+  if (error) {
+    return *error;
+  }
+  // 2. Bring every source entry over that differs; remember what the source has.
+  core::TreeStats stats;
+  std::set<std::string> wanted;
+  std::vector<TreeEntry> dirs;
+  unsigned long long done = 0;
+  auto r = walk_tree(src, excludes, [&](const TreeEntry& e) {
+    if (stop.load()) {
+      error = interrupted();
+      return false;
+    }
+    wanted.insert(e.path);
+    stats.newest_mtime = std::max<long long>(stats.newest_mtime, e.st.st_mtim.tv_sec);
+    const std::string to = join_path(dst, e.path);
+    struct stat have {};
+    const bool exists = ::lstat(to.c_str(), &have) == 0;
+    Expected<void> step;
+    if (S_ISDIR(e.st.st_mode)) {
+      ++stats.dirs;
+      if (exists && !S_ISDIR(have.st_mode)) {
+        ::unlink(to.c_str());
+      }
+      if ((!exists || !S_ISDIR(have.st_mode)) && ::mkdir(to.c_str(), 0700) != 0) {
+        step = io_error("cannot create directory", to);
+      }
+      dirs.push_back(e);
+    } else if (S_ISLNK(e.st.st_mode)) {
+      ++stats.links;
+      char buf[4096];
+      auto n = exists && S_ISLNK(have.st_mode) ? ::readlink(to.c_str(), buf, sizeof(buf) - 1) : -1;
+      if (n < 0 || std::string(buf, static_cast<std::size_t>(n)) != e.link_target) {
+        if (exists) {
+          S_ISDIR(have.st_mode) ? remove_tree(to) : (void)::unlink(to.c_str());
+        }
+        step = make_symlink(e.link_target, to, e.st);
+      }
+    } else if (S_ISREG(e.st.st_mode)) {
+      ++stats.files;
+      stats.bytes += static_cast<unsigned long long>(e.st.st_size);
+      const bool same = exists && S_ISREG(have.st_mode) && have.st_size == e.st.st_size &&
+                        have.st_mtim.tv_sec == e.st.st_mtim.tv_sec && have.st_mtim.tv_nsec == e.st.st_mtim.tv_nsec &&
+                        (have.st_mode & 07777) == (e.st.st_mode & 07777);
+      if (same) {
+        done += static_cast<unsigned long long>(e.st.st_size);
+        if (progress) {
+          progress(done);
+        }
+      } else {
+        // A new inode: the previous tree keeps its own copy.
+        const std::string tmp = to + ".ezpz-new";
+        ::unlink(tmp.c_str());
+        step = copy_bytes(join_path(src, e.path), tmp, e.st, done, progress);
+        if (step) {
+          if (exists && S_ISDIR(have.st_mode)) {
+            remove_tree(to);
+          }
+          if (::rename(tmp.c_str(), to.c_str()) != 0) {
+            step = io_error("cannot replace", to);
+          }
+        }
+        ++stats.copied_files;
+      }
+    }
+    if (!step) {
+      error = step.error();
+      return false;
+    }
+    return true;
+  });
+  if (!r) {
+    return r.error();
+  }
+  if (error) {
+    return *error;
+  }
+  // 3. Remove what the source no longer has (excluded names are left alone).
+  std::vector<std::string> stale;
+  auto swept = walk_tree(dst, excludes, [&](const TreeEntry& e) {
+    if (wanted.count(e.path) == 0) {
+      stale.push_back(e.path);
+    }
+    return true;
+  });
+  if (!swept) {
+    return swept.error();
+  }
+  for (const auto& path : stale) {
+    remove_tree(join_path(dst, path));
+    ++stats.deleted;
+  }
+  finish_dirs(dst, dirs);
+  return stats;
+}
+
+void remove_tree(const std::string& path) {
+  struct stat st {};
+  if (::lstat(path.c_str(), &st) != 0) {
+    return;
+  }
+  if (!S_ISDIR(st.st_mode)) {
+    ::unlink(path.c_str());
+    return;
+  }
+  ::chmod(path.c_str(), 0700);  // a read-only directory could not be emptied
+  if (DIR* dir = ::opendir(path.c_str())) {
+    std::vector<std::string> names;
+    while (auto* e = ::readdir(dir)) {
+      std::string name = e->d_name;
+      if (name != "." && name != "..") {
+        names.push_back(name);
+      }
+    }
+    ::closedir(dir);
+    for (const auto& name : names) {
+      remove_tree(path + "/" + name);
+    }
+  }
+  ::rmdir(path.c_str());
+}
+
+Expected<void> commit_tree(const std::string& staging, const std::string& destination) {
+  struct stat st {};
+  if (::lstat(destination.c_str(), &st) != 0) {
+    if (::rename(staging.c_str(), destination.c_str()) != 0) {
+      return io_error("cannot move the new tree to", destination);
+    }
+    return {};
+  }
+  if (::syscall(SYS_renameat2, AT_FDCWD, staging.c_str(), AT_FDCWD, destination.c_str(), RENAME_EXCHANGE) != 0) {
+    // No atomic exchange (old kernel or filesystem): move the old tree aside first.
+    const std::string aside = staging + ".old";
+    if (::rename(destination.c_str(), aside.c_str()) != 0) {
+      return io_error("cannot move aside", destination);
+    }
+    if (::rename(staging.c_str(), destination.c_str()) != 0) {
+      auto e = io_error("cannot move the new tree to", destination);
+      ::rename(aside.c_str(), destination.c_str());
+      return e;
+    }
+    remove_tree(aside);
+    return {};
+  }
+  remove_tree(staging);  // now holds the previous tree
+  return {};
+}
+
+Expected<void> replace_file(const std::string& path, const std::string& text, mode_t mode) {
+  const std::string tmp = path + ".ezpz-new";
+  ::unlink(tmp.c_str());
+  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode & 07777);
+  if (fd < 0) {
+    return io_error("cannot create", tmp);
+  }
+  std::size_t off = 0;
+  while (off < text.size()) {
+    auto n = ::write(fd, text.data() + off, text.size() - off);
+    if (n < 0 && errno == EINTR) {
+      continue;
+    }
+    if (n <= 0) {
+      auto e = io_error("cannot write", tmp);
+      ::close(fd);
+      ::unlink(tmp.c_str());
+      return e;
+    }
+    off += static_cast<std::size_t>(n);
+  }
+  ::fchmod(fd, mode & 07777);
+  if (::close(fd) != 0 || ::rename(tmp.c_str(), path.c_str()) != 0) {
+    auto e = io_error("cannot replace", path);
+    ::unlink(tmp.c_str());
+    return e;
+  }
+  return {};
+}
+
+Expected<std::string> read_head(const std::string& path, std::size_t n) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+  if (fd < 0) {
+    return io_error("cannot open", path);
+  }
+  std::string text(n, '\0');
+  std::size_t got = 0;
+  while (got < n) {
+    auto r = ::read(fd, text.data() + got, n - got);
+    if (r < 0 && errno == EINTR) {
+      continue;
+    }
+    if (r <= 0) {
+      break;
+    }
+    got += static_cast<std::size_t>(r);
+  }
+  ::close(fd);
+  text.resize(got);
+  return text;
+}
+
+Expected<std::string> read_whole(const std::string& path, std::size_t limit) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+  if (fd < 0) {
+    return io_error("cannot open", path);
+  }
+  std::string text;
+  char buf[65536];
+  while (true) {
+    auto n = ::read(fd, buf, sizeof(buf));
+    if (n < 0 && errno == EINTR) {
+      continue;
+    }
+    if (n < 0) {
+      auto e = io_error("cannot read", path);
+      ::close(fd);
+      return e;
+    }
+    if (n == 0) {
+      break;
+    }
+    text.append(buf, static_cast<std::size_t>(n));
+    if (text.size() > limit) {
+      ::close(fd);
+      return failure(path + " is larger than " + std::to_string(limit) + " bytes");
+    }
+  }
+  ::close(fd);
+  return text;
+}
+
+}  // namespace ezpz::sys

@@ -1,0 +1,336 @@
+"""ezpz yeet and tar-env on one node, with real venvs, real tarballs and hostile archives."""
+import io
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tarfile
+import time
+import unittest
+
+sys.path.insert(0, os.path.dirname(__file__))
+from ezpz_e2e import EZPZ, SOURCE_DIR, TempDirTest, base_env, run  # noqa: E402
+
+PYTHON = "/usr/bin/python3"  # Debian's, with python3-venv
+WORK = "/var/tmp"            # sources live off /tmp, as on a shared filesystem
+
+
+def make_venv(parent, name="my env's v1"):
+    """A real venv holding tinypkg (console script tinypkg-hello), in a path with a space and a quote."""
+    prefix = os.path.join(parent, name)
+    subprocess.run([PYTHON, "-m", "venv", prefix], check=True)
+    wheel = subprocess.run([PYTHON, os.path.join(SOURCE_DIR, "tests", "data", "make_wheel.py"), parent],
+                           check=True, capture_output=True, text=True).stdout.strip()
+    subprocess.run([os.path.join(prefix, "bin", "pip"), "install", "-q", "--no-index", wheel], check=True)
+    return prefix
+
+
+class Yeet(TempDirTest):
+    def setUp(self):
+        super().setUp()
+        self.src_root = os.path.realpath(__import__("tempfile").mkdtemp(prefix="ezpz-yeet-src ", dir=WORK))
+        self.dst_root = __import__("tempfile").mkdtemp(prefix="ezpz-yeet-dst '", dir="/tmp")
+        self.env = base_env(EZPZ_HOME=os.path.join(self.tmp, "home"))
+
+    def tearDown(self):
+        shutil.rmtree(self.src_root, ignore_errors=True)
+        shutil.rmtree(self.dst_root, ignore_errors=True)
+        super().tearDown()
+
+    def yeet(self, *args, check=0, env=None):
+        return run(["yeet", *args], env or self.env, check=check)
+
+    def assert_moved_venv(self, dst, old_prefix):
+        out = subprocess.run([os.path.join(dst, "bin", "python"), "-c", "import sys; print(sys.prefix)"],
+                             capture_output=True, text=True, check=True).stdout.strip()
+        self.assertEqual(out, dst)
+        hello = subprocess.run([os.path.join(dst, "bin", "tinypkg-hello")], capture_output=True, text=True,
+                               check=True).stdout.strip()
+        self.assertEqual(hello, f"tinypkg hello from {dst}")
+        activated = subprocess.run(["bash", "-c", 'source "$1/bin/activate" && echo "$VIRTUAL_ENV"', "-", dst],
+                                   capture_output=True, text=True, check=True).stdout.strip()
+        self.assertEqual(activated, dst)
+        if shutil.which("fish"):
+            fished = subprocess.run(["fish", "-c", 'source $argv[1]/bin/activate.fish; echo $VIRTUAL_ENV', dst],
+                                    capture_output=True, text=True, check=True).stdout.strip()
+            self.assertEqual(fished, dst)
+        for name in os.listdir(os.path.join(dst, "bin")):
+            path = os.path.join(dst, "bin", name)
+            if os.path.isfile(path) and not os.path.islink(path):
+                self.assertNotIn(old_prefix.encode(), open(path, "rb").read(), f"bin/{name} names the old prefix")
+        self.assertNotIn(old_prefix, open(os.path.join(dst, "pyvenv.cfg")).read())
+
+    def test_venv_every_method_survives_deleting_the_original(self):
+        venv = make_venv(self.src_root)
+        dsts = {m: os.path.join(self.dst_root, m) for m in ("sync", "copy", "compress")}
+        self.yeet(venv, "--dst", dsts["sync"])
+        self.yeet(venv, "--dst", dsts["copy"], "--copy")
+        self.yeet(venv, "--dst", dsts["compress"], "--compress")
+        shutil.rmtree(venv)
+        for method, dst in dsts.items():
+            with self.subTest(method=method):
+                self.assert_moved_venv(dst, venv)
+
+    def test_from_tar_env_and_from_an_ezpz_style_tar_gz(self):
+        venv = make_venv(self.src_root)
+        packed = run(["tar-env", venv, "--json"], self.env, check=0)
+        info = json.loads(packed.stdout)
+        self.assertEqual(info["archive"], venv + ".tar.zst")
+        self.assertFalse(info["reused"])
+        again = json.loads(run(["tar-env", venv, "--json"], self.env, check=0).stdout)
+        self.assertTrue(again["reused"])
+        gz = os.path.join(self.src_root, "v1.tar.gz")
+        subprocess.run(["tar", "-czf", gz, "-C", os.path.dirname(venv), os.path.basename(venv)], check=True)
+        shutil.rmtree(venv)
+        zst_dst, gz_dst = os.path.join(self.dst_root, "from-zst"), os.path.join(self.dst_root, "from-gz")
+        self.yeet(info["archive"], "--dst", zst_dst)
+        self.yeet("--src", gz, "--dst", gz_dst)
+        self.assert_moved_venv(zst_dst, venv)
+        self.assert_moved_venv(gz_dst, venv)
+
+    def test_tar_env_gz_format_and_rebuild_when_the_env_changes(self):
+        venv = make_venv(self.src_root)
+        out = os.path.join(self.src_root, "env.tgz")
+        first = json.loads(run(["tar-env", venv, "-o", out, "--format", "gz", "--json"], self.env, check=0).stdout)
+        self.assertFalse(first["reused"])
+        subprocess.run(["tar", "-tzf", out], check=True, capture_output=True)  # readable by plain tar
+        time.sleep(1.1)
+        with open(os.path.join(venv, "new-file"), "w") as f:
+            f.write("x")
+        second = json.loads(run(["tar-env", venv, "-o", out, "--format", "gz", "--json"], self.env, check=0).stdout)
+        self.assertFalse(second["reused"], "the env changed after the archive was made")
+
+    def test_default_source_is_the_active_env(self):
+        venv = make_venv(self.src_root)
+        dst = os.path.join(self.dst_root, "active")
+        self.yeet("--dst", dst, env=dict(self.env, VIRTUAL_ENV=venv))
+        self.assert_moved_venv(dst, venv)
+        proc = self.yeet(check=2)
+        self.assertIn("VIRTUAL_ENV or CONDA_PREFIX", proc.stderr)
+
+    def test_default_destination_is_tmp_name(self):
+        src = os.path.join(self.src_root, "ezpz-yeet-default-name")
+        os.makedirs(src)
+        with open(os.path.join(src, "f"), "w") as f:
+            f.write("data")
+        try:
+            proc = self.yeet(src, "--json")
+            self.assertEqual(json.loads(proc.stdout)["destination"], "/tmp/ezpz-yeet-default-name")
+            self.assertEqual(open("/tmp/ezpz-yeet-default-name/f").read(), "data")
+        finally:
+            shutil.rmtree("/tmp/ezpz-yeet-default-name", ignore_errors=True)
+
+    def test_incremental_sync_copies_changes_and_deletes(self):
+        src = os.path.join(self.src_root, "data")
+        os.makedirs(os.path.join(src, "sub", "__pycache__"))
+        for name in ("keep", "change", "drop"):
+            with open(os.path.join(src, "sub", name), "w") as f:
+                f.write(name)
+        with open(os.path.join(src, "sub", "__pycache__", "x.pyc"), "w") as f:
+            f.write("pyc")
+        os.symlink("keep", os.path.join(src, "sub", "link"))
+        dst = os.path.join(self.dst_root, "data")
+        first = json.loads(self.yeet(src, "--dst", dst, "--json").stdout)
+        self.assertEqual(first["copied_files"], 3)
+        self.assertFalse(os.path.exists(os.path.join(dst, "sub", "__pycache__")))
+        self.assertEqual(os.readlink(os.path.join(dst, "sub", "link")), "keep")
+        time.sleep(0.01)
+        with open(os.path.join(src, "sub", "change"), "w") as f:
+            f.write("changed!")
+        os.remove(os.path.join(src, "sub", "drop"))
+        second = json.loads(self.yeet(src, "--dst", dst, "--json").stdout)
+        self.assertEqual((second["copied_files"], second["deleted"]), (1, 1))
+        self.assertEqual(open(os.path.join(dst, "sub", "change")).read(), "changed!")
+        self.assertFalse(os.path.exists(os.path.join(dst, "sub", "drop")))
+        with_cache = os.path.join(self.dst_root, "with-cache")
+        self.yeet(src, "--dst", with_cache, "--include-pycache", "--copy")
+        self.assertTrue(os.path.exists(os.path.join(with_cache, "sub", "__pycache__", "x.pyc")))
+
+    def test_copy_keeps_modes_mtimes_and_hard_links(self):
+        src = os.path.join(self.src_root, "tree")
+        os.makedirs(src)
+        a = os.path.join(src, "a")
+        with open(a, "w") as f:
+            f.write("a")
+        os.chmod(a, 0o750)
+        os.utime(a, (1_600_000_000, 1_600_000_000))
+        os.link(a, os.path.join(src, "a-hard"))
+        dst = os.path.join(self.dst_root, "tree")
+        self.yeet(src, "--dst", dst, "--copy")
+        st, st2 = os.stat(os.path.join(dst, "a")), os.stat(os.path.join(dst, "a-hard"))
+        self.assertEqual(st.st_mode & 0o777, 0o750)
+        self.assertEqual(int(st.st_mtime), 1_600_000_000)
+        self.assertEqual(st.st_ino, st2.st_ino)
+
+    def test_plain_directories_are_not_patched(self):
+        src = os.path.join(self.src_root, "notes")
+        os.makedirs(os.path.join(src, "bin"))
+        script = os.path.join(src, "bin", "tool")
+        with open(script, "w") as f:
+            f.write(f"#!{src}/bin/python\n")
+        dst = os.path.join(self.dst_root, "notes")
+        out = self.yeet(src, "--dst", dst).stdout
+        self.assertIn(f"Synced to {dst}/ on 1 node", out)
+        self.assertEqual(open(os.path.join(dst, "bin", "tool")).read(), f"#!{src}/bin/python\n")
+
+    def test_conda_env_text_rewritten_binary_reported(self):
+        src = os.path.join(self.src_root, "conda")
+        os.makedirs(os.path.join(src, "conda-meta"))
+        os.makedirs(os.path.join(src, "etc"))
+        with open(os.path.join(src, "etc", "config.sh"), "w") as f:
+            f.write(f"export P={src}/lib\n")
+        blob = b"\x7fELF\0\0" + src.encode() + b"/lib\0rest"
+        with open(os.path.join(src, "libblob.so"), "wb") as f:
+            f.write(blob)
+        dst = os.path.join(self.dst_root, "conda")
+        proc = self.yeet(src, "--dst", dst, "--json")
+        info = json.loads(proc.stdout)
+        self.assertEqual(info["env"], "conda")
+        self.assertEqual(open(os.path.join(dst, "etc", "config.sh")).read(), f"export P={dst}/lib\n")
+        self.assertEqual(open(os.path.join(dst, "libblob.so"), "rb").read(), blob)
+        self.assertEqual(info["binary_prefix"], ["libblob.so"])
+        self.assertIn("libblob.so", proc.stderr)
+
+    def test_dry_run_transfers_nothing(self):
+        venv = make_venv(self.src_root)
+        dst = os.path.join(self.dst_root, "dry")
+        out = self.yeet(venv, "--dst", dst, "--dry-run").stdout
+        self.assertIn("[dry-run] nothing transferred", out)
+        self.assertIn(f"Source: {venv}", out)
+        self.assertFalse(os.path.exists(dst))
+        self.assertEqual(os.listdir(self.dst_root), [])
+
+    def test_usage_errors(self):
+        src = os.path.join(self.src_root, "d")
+        os.makedirs(src)
+        proc = self.yeet(src, "--src", src, check=2)
+        self.assertIn("--src and positional SRC are mutually exclusive", proc.stderr)
+        self.assertIn("does not exist", self.yeet(os.path.join(self.src_root, "nope"), check=2).stderr)
+        notar = os.path.join(self.src_root, "file.txt")
+        open(notar, "w").close()
+        self.assertIn("not a .tar.gz", self.yeet(notar, check=2).stderr)
+        self.assertIn("--force", self.yeet(src, "--dst", os.path.join(self.src_root, "out"), check=2).stderr)
+        self.assertIn("refusing to replace /", self.yeet(src, "--dst", "/", check=2).stderr)
+        home = dict(self.env, HOME=os.path.join(self.dst_root, "home"))
+        self.assertIn("home directory", self.yeet(src, "--dst", home["HOME"], check=2, env=home).stderr)
+        self.assertIn("inside the source", self.yeet(src, "--dst", os.path.join(src, "x"), "--force", check=2).stderr)
+        forced = os.path.join(self.src_root, "forced")
+        self.yeet(src, "--dst", forced, "--force")
+        self.assertTrue(os.path.isdir(forced))
+
+    def test_configured_roots(self):
+        src = os.path.join(self.src_root, "d")
+        os.makedirs(src)
+        cfg = self.write("cfg.toml", f'[yeet]\nallowed_roots = ["{self.src_root}/scratch"]\n')
+        env = dict(self.env, EZPZ_CONFIG=cfg)
+        self.yeet(src, "--dst", os.path.join(self.src_root, "scratch", "d"), env=env)
+        bad = self.write("bad.toml", '[yeet]\nallowed_root = ["/x"]\n')
+        proc = self.yeet(src, "--dst", "/tmp/x", check=2, env=dict(self.env, EZPZ_CONFIG=bad))
+        self.assertIn("bad.toml:2: key 'allowed_root'", proc.stderr)
+
+
+class Hostile(TempDirTest):
+    """Archives that try to write outside the destination, or are broken: refused, nothing written
+    outside, the previous destination intact, no staging left behind."""
+
+    def setUp(self):
+        super().setUp()
+        self.dst_parent = __import__("tempfile").mkdtemp(prefix="ezpz-hostile-", dir="/tmp")
+        self.dst = os.path.join(self.dst_parent, "env")
+        os.makedirs(self.dst)
+        with open(os.path.join(self.dst, "old"), "w") as f:
+            f.write("previous")
+        self.outside = os.path.join(self.dst_parent, "outside")
+
+    def tearDown(self):
+        shutil.rmtree(self.dst_parent, ignore_errors=True)
+        super().tearDown()
+
+    def archive(self, name, members, mode="w:gz"):
+        path = os.path.join(self.tmp, name)
+        with tarfile.open(path, mode) as t:
+            for info, data in members:
+                t.addfile(info, io.BytesIO(data) if data is not None else None)
+        return path
+
+    def member(self, name, data=b"x", kind=tarfile.REGTYPE, target=""):
+        info = tarfile.TarInfo(name)
+        info.type = kind
+        info.linkname = target
+        info.size = len(data) if kind == tarfile.REGTYPE else 0
+        return info, data if kind == tarfile.REGTYPE else None
+
+    def refused(self, path, needle):
+        proc = run(["yeet", path, "--dst", self.dst], base_env(), check=1)
+        self.assertIn(needle, proc.stderr)
+        self.assertEqual(proc.stderr.count("ezpz: error:"), 1)
+        self.assertEqual(sorted(os.listdir(self.dst_parent)), ["env"], "staging or files left beside the destination")
+        self.assertEqual(open(os.path.join(self.dst, "old")).read(), "previous")
+        self.assertFalse(os.path.exists(self.outside))
+        self.assertFalse(os.path.exists("/etc/ezpz-hostile"))
+        return proc
+
+    def test_dotdot(self):
+        self.refused(self.archive("dotdot.tar.gz", [self.member("env/ok"), self.member("../outside")]),
+                     "'../outside'")
+
+    def test_absolute(self):
+        self.refused(self.archive("abs.tar.gz", [self.member("/etc/ezpz-hostile")]), "absolute path")
+
+    def test_symlink_then_write_through_it(self):
+        path = self.archive("through.tar.gz", [self.member("env/", kind=tarfile.DIRTYPE),
+                                               self.member("env/evil", kind=tarfile.SYMTYPE, target="/etc"),
+                                               self.member("env/evil/ezpz-hostile")])
+        self.refused(path, "env/evil/ezpz-hostile")
+
+    def test_relative_symlink_escape(self):
+        path = self.archive("rel.tar.gz", [self.member("env/up", kind=tarfile.SYMTYPE, target="../../outside")])
+        self.refused(path, "leads outside the destination")
+
+    def test_truncated(self):
+        big = self.archive("big.tar.gz", [self.member("env/a", os.urandom(200_000)), self.member("env/b", b"b")])
+        data = open(big, "rb").read()
+        cut = os.path.join(self.tmp, "cut.tar.gz")
+        with open(cut, "wb") as f:
+            f.write(data[: len(data) // 2])
+        self.refused(cut, "truncated")
+
+    def test_not_an_archive(self):
+        path = os.path.join(self.tmp, "junk.tar")
+        with open(path, "wb") as f:
+            f.write(b"this is not a tar archive at all\n" * 100)
+        self.refused(path, "not a tar archive")
+
+
+class Interrupted(TempDirTest):
+    def test_sigint_leaves_the_previous_destination(self):
+        src = os.path.realpath(__import__("tempfile").mkdtemp(prefix="ezpz-big-", dir=WORK))
+        dst_parent = __import__("tempfile").mkdtemp(prefix="ezpz-int-", dir="/tmp")
+        try:
+            for i in range(8):
+                with open(os.path.join(src, f"f{i}"), "wb") as f:
+                    f.write(os.urandom(32 << 20))
+            dst = os.path.join(dst_parent, "big")
+            os.makedirs(dst)
+            with open(os.path.join(dst, "old"), "w") as f:
+                f.write("previous")
+            proc = subprocess.Popen([EZPZ, "yeet", src, "--dst", dst, "--compress"], env=base_env(),
+                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            time.sleep(0.15)
+            proc.send_signal(signal.SIGINT)
+            _, err = proc.communicate(timeout=60)
+            if proc.returncode == 0:
+                self.skipTest("the copy finished before the signal arrived")  # machine too fast to interrupt
+            self.assertEqual(proc.returncode, 130, err)
+            self.assertIn("interrupted", err)
+            self.assertEqual(os.listdir(dst_parent), ["big"])
+            self.assertEqual(os.listdir(dst), ["old"])
+        finally:
+            shutil.rmtree(src, ignore_errors=True)
+            shutil.rmtree(dst_parent, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)
