@@ -13,7 +13,8 @@ int main(int argc, char** argv) {
   std::ios::sync_with_stdio(false);
   const std::vector<std::string> args(argv + 1, argv + argc);
   const auto env = ezpz::sys::snapshot_environment();
-  ezpz::cli::Terminal term(std::cout, std::cerr, ezpz::cli::Terminal::want_color(env, ezpz::sys::is_terminal(2)));
+  const bool stderr_tty = ezpz::sys::is_terminal(2);
+  ezpz::cli::Terminal term(std::cout, std::cerr, ezpz::cli::Terminal::want_color(env, stderr_tty), stderr_tty);
   ezpz::sys::PosixProbe probe(env.get("PATH").value_or("/usr/local/bin:/usr/bin:/bin"));
   ezpz::sys::PosixProcessControl process;
   ezpz::sys::PosixLocalTransfer transfer;

@@ -163,7 +163,7 @@ int YeetCommand::run(Context& ctx) {
     ctx.term.error(e.message + " (" + plan->destination + " is unchanged)");
     return static_cast<int>(ExitCode::failure);
   };
-  nlohmann::json steps = nlohmann::json::object();
+  nlohmann::ordered_json steps = nlohmann::ordered_json::object();
   Expected<core::TreeStats> copied = core::TreeStats{};
   {
     const auto t = Clock::now();
@@ -203,7 +203,9 @@ int YeetCommand::run(Context& ctx) {
     if (!copied) {
       return cleanup(copied.error());
     }
-    steps["copy_s"] = seconds_since(t);
+    if (plan->method != core::CopyMethod::compress) {
+      steps[tarball ? "extract_s" : "copy_s"] = seconds_since(t);
+    }
   }
 
   // 3. Patch a moved env once, here, for its final path.
@@ -234,7 +236,7 @@ int YeetCommand::run(Context& ctx) {
   }
 
   summary["env"] = core::to_string(env_kind);
-  summary["steps"] = steps;
+  summary["steps"] = nlohmann::json::parse(steps.dump());
   summary["seconds"] = total;
   summary["copied_files"] = copied->copied_files;
   summary["deleted"] = copied->deleted;
@@ -245,8 +247,13 @@ int YeetCommand::run(Context& ctx) {
     out << summary.dump() << '\n';
     return 0;
   }
-  out << "    ok " << host << " (local, " << core::to_string(plan->method) << ") " << fixed1(total)
-      << "s: " << copied->copied_files << " files written";
+  out << "    ok " << host << " (local, " << core::to_string(plan->method) << ") " << fixed1(total) << "s (";
+  const char* sep = "";
+  for (const auto& [step, secs] : steps.items()) {
+    out << sep << step.substr(0, step.size() - 2) << " " << fixed1(secs.get<double>()) << "s";
+    sep = ", ";
+  }
+  out << "): " << copied->copied_files << " files written";
   if (plan->method == core::CopyMethod::sync) {
     out << ", " << copied->deleted << " removed";
   }

@@ -193,6 +193,20 @@ class Yeet(TempDirTest):
         self.assertEqual(info["binary_prefix"], ["libblob.so"])
         self.assertIn("libblob.so", proc.stderr)
 
+    def test_progress_on_a_terminal_only(self):
+        src = os.path.join(self.src_root, "big")
+        os.makedirs(src)
+        with open(os.path.join(src, "blob"), "wb") as f:
+            f.write(os.urandom(8 << 20))
+        dst = os.path.join(self.dst_root, "big")
+        cmd = f"{EZPZ} yeet '{src}' --dst \"{dst}\" --copy"
+        tty = subprocess.run(["script", "-qec", cmd, "/dev/null"], env=self.env, capture_output=True, text=True,
+                             timeout=60).stdout
+        self.assertRegex(tty, r"copying  [0-9.]+ [KMG]?B / 8\.4 MB")
+        self.assertIn("ok ", tty)
+        plain = self.yeet(src, "--dst", dst, "--copy")
+        self.assertNotIn("copying", plain.stdout + plain.stderr)
+
     def test_dry_run_transfers_nothing(self):
         venv = make_venv(self.src_root)
         dst = os.path.join(self.dst_root, "dry")
