@@ -29,6 +29,11 @@ _ezpz_takes_value() {
         "launch --retry-delay") return 0 ;;
         "yeet --src") return 0 ;;
         "yeet --dst") return 0 ;;
+        "yeet --hostfile") return 0 ;;
+        "yeet --fanout") return 0 ;;
+        "yeet --ssh-command") return 0 ;;
+        "yeet --min-success-nodes") return 0 ;;
+        "yeet --min-success-fraction") return 0 ;;
         "tar-env -o") return 0 ;;
         "tar-env --output") return 0 ;;
         "tar-env --format") return 0 ;;
@@ -89,9 +94,14 @@ _ezpz() {
             case "$prev" in
                 --src) compopt -o filenames 2>/dev/null; COMPREPLY=($(compgen -f -- "$cur")); return 0 ;;
                 --dst) compopt -o filenames 2>/dev/null; COMPREPLY=($(compgen -f -- "$cur")); return 0 ;;
+                --hostfile) compopt -o filenames 2>/dev/null; COMPREPLY=($(compgen -f -- "$cur")); return 0 ;;
+                --fanout) COMPREPLY=(); return 0 ;;
+                --ssh-command) COMPREPLY=(); return 0 ;;
+                --min-success-nodes) COMPREPLY=(); return 0 ;;
+                --min-success-fraction) COMPREPLY=(); return 0 ;;
             esac
             if [[ "$cur" == -* ]]; then
-                COMPREPLY=($(compgen -W "-h --help --src --dst --copy --compress --include-pycache --force --dry-run --json" -- "$cur"))
+                COMPREPLY=($(compgen -W "-h --help --src --dst --copy --compress --include-pycache --force --dry-run --json --hostfile --fanout --ssh-command --no-hsn --min-success-nodes --min-success-fraction" -- "$cur"))
             elif ((nargs == 0)); then
                 compopt -o filenames 2>/dev/null; COMPREPLY=($(compgen -f -- "$cur"))
             fi

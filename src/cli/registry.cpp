@@ -6,6 +6,7 @@
 #include "cli/rank_env.hpp"
 #include "cli/tar_env.hpp"
 #include "cli/yeet.hpp"
+#include "cli/yeet_relay.hpp"
 
 namespace ezpz::cli {
 
@@ -22,6 +23,8 @@ const std::vector<CommandInfo>& command_table() {
       {"help", "Show help for ezpz or one of its commands", [] { return std::unique_ptr<Command>(new HelpCommand); }},
       {"__rank-env", "Per-rank shim: set the torchrun variables from the launcher's, then exec the command",
        [] { return std::unique_ptr<Command>(new RankEnvCommand); }, true},
+      {"__yeet-relay", "One node of yeet's fan-out: extract the stream from stdin and pass it on",
+       [] { return std::unique_ptr<Command>(new YeetRelayCommand); }, true},
   };
   return table;
 }

@@ -3,11 +3,15 @@
 #include <chrono>
 
 #include <CLI/App.hpp>
+#include <CLI/Validators.hpp>
 #include <nlohmann/json.hpp>
 
 #include "cli/terminal.hpp"
+#include "cli/yeet_relay.hpp"
+#include "core/broadcast.hpp"
 #include "core/cluster.hpp"
 #include "core/log.hpp"
+#include "core/strings.hpp"
 
 namespace ezpz::cli {
 namespace {
@@ -62,6 +66,18 @@ void YeetCommand::add_cli(CLI::App& app) {
   app.add_flag("--force", force_, "Allow a destination outside /tmp, /dev/shm, /local, /raid and configured roots");
   app.add_flag("--dry-run", dry_run_, "Show what would happen; transfer nothing");
   app.add_flag("--json", json_, "Print a JSON summary on stdout instead of text");
+  app.add_option("--hostfile", hostfile_, "Nodes to copy to (default: the job's, as for launch)")->type_name("FILE");
+  app.add_option("--fanout", fanout_, "Nodes each relay feeds in the streaming tree (default 4)")
+      ->type_name("N")
+      ->check(CLI::Range(1, 64));
+  app.add_option("--ssh-command", ssh_command_, "How to reach the nodes (default: ssh -o BatchMode=yes)")
+      ->type_name("CMD");
+  app.add_flag("--no-hsn", no_hsn_, "Use the hostfile's names, not <host>-hsn0 when that resolves");
+  app.add_option("--min-success-nodes", min_success_nodes_, "Succeed when at least N nodes have the copy")
+      ->type_name("N");
+  app.add_option("--min-success-fraction", min_success_fraction_,
+                 "Succeed when at least this fraction of the nodes have the copy")
+      ->type_name("F");
   app.footer(
       "Without --copy or --compress, only files whose size or mtime changed are copied and files gone\n"
       "from the source are removed. Work happens beside the destination and replaces it only when\n"
@@ -111,6 +127,35 @@ int YeetCommand::run(Context& ctx) {
   if (auto ok = core::check_destination(plan->destination, facts.real_path, ctx.env, *roots, force_); !ok) {
     return fail(ctx, ok.error());
   }
+  core::SuccessRule rule;
+  if (app_->count("--min-success-nodes") > 0) {
+    rule.min_nodes = min_success_nodes_;
+  }
+  if (app_->count("--min-success-fraction") > 0) {
+    rule.min_fraction = min_success_fraction_;
+  }
+  if (auto ok = core::check_success_rule(rule); !ok) {
+    return fail(ctx, ok.error());
+  }
+  // The other nodes: the job's hosts (as for launch) less this one.
+  core::HostList targets;
+  {
+    auto machines = core::load_machines(ctx.env, ctx.probe);
+    if (!machines) {
+      return fail(ctx, machines.error());
+    }
+    std::optional<std::string> hostfile;
+    if (!hostfile_.empty()) {
+      hostfile = hostfile_;
+    }
+    auto cluster = core::discover_cluster(ctx.env, *machines, std::nullopt, hostfile, ctx.probe);
+    if (!cluster) {
+      return fail(ctx, cluster.error());
+    }
+    targets = core::yeet_targets(cluster->hosts, ctx.env.hostname, !no_hsn_, ctx.probe);
+  }
+  const auto tree = core::relay_tree(targets, fanout_);
+  const int total_nodes = static_cast<int>(targets.size()) + 1;
   auto size = ctx.transfer.measure(plan->source, plan->excludes);
   if (!size) {
     return fail(ctx, size.error());
@@ -125,14 +170,26 @@ int YeetCommand::run(Context& ctx) {
       {"env", core::to_string(plan->env_kind)},
       {"bytes", size->bytes},
       {"files", size->files},
-      {"nodes", nlohmann::json::array({host})},
+      {"nodes",
+       [&] {
+         auto nodes = nlohmann::json::array({host});
+         for (const auto& t : targets) {
+           nodes.push_back(t);
+         }
+         return nodes;
+       }()},
+      {"relay_tree", core::encode_tree(tree)},
       {"dry_run", dry_run_},
   };
   auto& out = ctx.term.out();
   if (!json_) {
     out << "Source: " << plan->source << " (" << core::human_bytes(size->bytes) << ", " << size->files
-        << " files)\nTarget: " << plan->destination << "/ on 1 node\n  local:  " << host << " ("
-        << core::to_string(plan->method) << ")\n";
+        << " files)\nTarget: " << plan->destination << "/ on " << total_nodes << (total_nodes == 1 ? " node" : " nodes")
+        << "\n  local:  " << host << " (" << core::to_string(plan->method) << ")\n";
+    if (!targets.empty()) {
+      out << "  remote: " << targets.size() << " node(s) through a relay tree, " << fanout_
+          << " per relay: " << core::encode_tree(tree) << "\n";
+    }
   }
   if (dry_run_) {
     if (json_) {
@@ -229,6 +286,40 @@ int YeetCommand::run(Context& ctx) {
   if (auto committed = ctx.transfer.commit(*staging, plan->destination); !committed) {
     return cleanup(committed.error());
   }
+  // 4. Every other node: stream the patched copy through the relay tree.
+  std::vector<core::NodeResult> remote;
+  if (!targets.empty()) {
+    const auto tb = Clock::now();
+    core::BroadcastSpec spec{plan->destination, ctx.env.self_exe, split_command(ssh_command_)};
+    {
+      ProgressBar bar(ctx.term, "streaming", 0);
+      remote = ctx.transfer.broadcast(plan->destination, plan->name, tree, spec,
+                                      [&bar](unsigned long long done) { bar.update(done); });
+    }
+    // Repair: nodes cut off by a failed relay get a round of their own from this node.
+    core::HostList orphans;
+    for (const auto& r : remote) {
+      if (!r.ok && r.error.rfind("no report: its parent", 0) == 0) {
+        orphans.push_back(r.host);
+      }
+    }
+    if (!orphans.empty() && !ctx.transfer.interrupted()) {
+      ctx.term.warn(std::to_string(orphans.size()) + " node(s) lost their relay: sending to them directly");
+      for (const auto& again :
+           ctx.transfer.broadcast(plan->destination, plan->name, core::relay_tree(orphans, fanout_), spec, {})) {
+        for (auto& r : remote) {
+          if (r.host == again.host) {
+            r = again;
+          }
+        }
+      }
+    }
+    steps["broadcast_s"] = seconds_since(tb);
+  }
+  if (ctx.transfer.interrupted()) {
+    ctx.term.error("interrupted: relays stopped; nodes that had not finished kept their previous copy");
+    return 130;
+  }
   const double total = seconds_since(total_start);
   for (const auto& b : report->binary_prefix) {
     ctx.term.warn("binary file " + plan->destination + "/" + b + " still names " + report->old_prefix +
@@ -243,9 +334,42 @@ int YeetCommand::run(Context& ctx) {
   summary["patched"] = report->rewritten;
   summary["relinked"] = report->relinked;
   summary["binary_prefix"] = report->binary_prefix;
+  int succeeded = 1;  // this node
+  nlohmann::json remote_json = nlohmann::json::array();
+  std::vector<std::string> failed;
+  for (const auto& r : remote) {
+    succeeded += r.ok ? 1 : 0;
+    if (!r.ok) {
+      failed.push_back(r.host);
+    }
+    remote_json.push_back({{"host", r.host},
+                           {"ok", r.ok},
+                           {"seconds", r.seconds},
+                           {"bytes", r.bytes},
+                           {"digest_ok", r.digest_ok},
+                           {"error", r.error}});
+  }
+  const bool met = core::success(rule, succeeded, total_nodes);
+  summary["remote"] = remote_json;
+  summary["failed"] = failed;
+  summary["succeeded"] = succeeded;
+  summary["threshold_met"] = met;
+  // ezpz's sentinel: removed, then written only when some nodes failed but the threshold held.
+  const std::string sentinel = plan->destination + "/.ezpz-yeet-failed-nodes.txt";
+  ctx.transfer.discard(sentinel);
+  if (!failed.empty() && met) {
+    std::string text;
+    for (const auto& f : failed) {
+      text += f + "\n";
+    }
+    if (auto w = ctx.probe.write_file(sentinel, text); !w) {
+      ctx.term.warn(w.error().message);
+    }
+  }
+  const int rc = met ? 0 : static_cast<int>(ExitCode::failure);
   if (json_) {
     out << summary.dump() << '\n';
-    return 0;
+    return rc;
   }
   out << "    ok " << host << " (local, " << core::to_string(plan->method) << ") " << fixed1(total) << "s (";
   const char* sep = "";
@@ -260,7 +384,20 @@ int YeetCommand::run(Context& ctx) {
   if (!report->rewritten.empty() || !report->relinked.empty()) {
     out << ", " << report->rewritten.size() << " patched, " << report->relinked.size() << " relinked";
   }
-  out << "\nDone in " << fixed1(total) << "s\n\n";
+  out << "\n";
+  for (const auto& r : remote) {
+    if (r.ok) {
+      out << "    ok " << r.host << " " << fixed1(r.seconds) << "s\n";
+    } else {
+      out << "    x  " << r.host << ": " << r.error << "\n";
+    }
+  }
+  if (failed.empty()) {
+    out << "Done in " << fixed1(total) << "s on " << total_nodes << (total_nodes == 1 ? " node" : " nodes") << "\n\n";
+  } else {
+    out << failed.size() << "/" << total_nodes << " node(s) failed: " << core::join(failed, ", ")
+        << (met ? " (threshold met; listed in " + sentinel + ")" : "") << "\n\n";
+  }
   switch (env_kind) {
     case core::EnvKind::venv:
       out << "  To use this environment:\n    deactivate 2>/dev/null\n    source " << plan->destination
@@ -271,10 +408,10 @@ int YeetCommand::run(Context& ctx) {
       out << "  To use this environment:\n    conda activate " << plan->destination << "\n";
       break;
     case core::EnvKind::none:
-      out << "  Synced to " << plan->destination << "/ on 1 node.\n";
+      out << "  Synced to " << plan->destination << "/ on " << succeeded << (succeeded == 1 ? " node.\n" : " nodes.\n");
       break;
   }
-  return 0;
+  return rc;
 }
 
 }  // namespace ezpz::cli

@@ -24,6 +24,12 @@ class YeetCommand final : public Command {
   bool force_ = false;
   bool dry_run_ = false;
   bool json_ = false;
+  std::string hostfile_;
+  std::string ssh_command_ = "ssh -o BatchMode=yes";
+  int fanout_ = 4;
+  bool no_hsn_ = false;
+  int min_success_nodes_ = 0;
+  double min_success_fraction_ = 0;
   CLI::App* app_ = nullptr;
 };
 

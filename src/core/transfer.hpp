@@ -3,9 +3,11 @@
 #pragma once
 
 #include <functional>
+#include <ostream>
 #include <string>
 #include <vector>
 
+#include "core/broadcast.hpp"
 #include "core/expected.hpp"
 #include "core/venv_patch.hpp"
 #include "core/yeet_plan.hpp"
@@ -71,6 +73,13 @@ class LocalTransfer {
   virtual void discard(const std::string& path) = 0;
   /// Rename a finished file into place.
   [[nodiscard]] virtual Expected<void> rename_file(const std::string& from, const std::string& to) = 0;
+  /// Stream the tree at `root` (as `name/...`) through the relays of `tree`; one result per host.
+  [[nodiscard]] virtual std::vector<NodeResult> broadcast(const std::string& root, const std::string& name,
+                                                          const std::vector<RelayNode>& tree, const BroadcastSpec& spec,
+                                                          const ProgressFn& progress) = 0;
+  /// Be a relay: the stream on stdin, results on `out`; 0 when this node succeeded.
+  virtual int relay(const std::string& this_host, const std::vector<RelayNode>& children, const BroadcastSpec& spec,
+                    std::ostream& out) = 0;
   /// Whether SIGINT/SIGTERM/SIGHUP arrived since the transfer started (work stops at once).
   [[nodiscard]] virtual bool interrupted() const = 0;
 };

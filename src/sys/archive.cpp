@@ -24,7 +24,14 @@ using ArchivePtr = std::unique_ptr<archive, ArchiveDeleter>;
 
 Error archive_error(archive* a, const std::string& what) {
   const char* msg = archive_error_string(a);
-  return failure(what + ": " + (msg != nullptr ? msg : "unknown libarchive error"));
+  std::string text = what + ": " + (msg != nullptr ? msg : "unknown libarchive error");
+  if (const int err = archive_errno(a); err > 0 && err < 4096) {
+    const std::string reason = std::strerror(err);
+    if (text.find(reason) == std::string::npos) {
+      text += " (" + reason + ")";
+    }
+  }
+  return failure(text);
 }
 
 std::string join_path(const std::string& a, const std::string& b) {
@@ -63,10 +70,55 @@ bool symlink_stays_inside(const std::string& entry_path, const std::string& targ
   return true;
 }
 
+namespace {
+struct SinkState {
+  const ArchiveSink* sink;
+};
+la_ssize_t sink_write(archive* /*a*/, void* client, const void* buff, std::size_t length) {
+  auto* state = static_cast<SinkState*>(client);
+  return (*state->sink)(buff, length) ? static_cast<la_ssize_t>(length) : -1;
+}
+}  // namespace
+
 Expected<core::TreeStats> pack_tree(const std::string& src, const std::string& top_name, const std::string& out,
                                     core::ArchiveFormat format, const std::vector<std::string>& excludes,
                                     const core::ProgressFn& progress, const std::atomic<bool>& stop) {
+  int fd = ::open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) {
+    return failure("cannot create " + out + ": " + std::strerror(errno));
+  }
+  std::string write_error;
+  ArchiveSink sink = [&](const void* data, std::size_t size) {
+    const auto* p = static_cast<const char*>(data);
+    while (size > 0) {
+      auto n = ::write(fd, p, size);
+      if (n < 0 && errno == EINTR) {
+        continue;
+      }
+      if (n <= 0) {
+        write_error = std::strerror(errno);
+        return false;
+      }
+      p += n;
+      size -= static_cast<std::size_t>(n);
+    }
+    return true;
+  };
+  auto stats = pack_tree_to(src, top_name, sink, format, excludes, progress, stop);
+  if (::close(fd) != 0 && stats) {
+    return failure("cannot write " + out + ": " + std::strerror(errno));
+  }
+  if (!stats && !write_error.empty()) {
+    return failure("cannot write " + out + ": " + write_error + " (is the filesystem full?)");
+  }
+  return stats;
+}
+
+Expected<core::TreeStats> pack_tree_to(const std::string& src, const std::string& top_name, const ArchiveSink& sink,
+                                       core::ArchiveFormat format, const std::vector<std::string>& excludes,
+                                       const core::ProgressFn& progress, const std::atomic<bool>& stop) {
   ArchivePtr a(archive_write_new());
+
   archive_write_set_format_pax_restricted(a.get());
   if (format == core::ArchiveFormat::zst) {
     archive_write_add_filter_zstd(a.get());
@@ -78,8 +130,10 @@ Expected<core::TreeStats> pack_tree(const std::string& src, const std::string& t
     archive_write_set_filter_option(a.get(), "gzip", "compression-level", "6");
   }
   archive_write_set_bytes_in_last_block(a.get(), 1);
-  if (archive_write_open_filename(a.get(), out.c_str()) != ARCHIVE_OK) {
-    return archive_error(a.get(), "cannot create " + out);
+  SinkState state{&sink};
+  const std::string out = "the archive of " + src;
+  if (archive_write_open2(a.get(), &state, nullptr, sink_write, nullptr, nullptr) != ARCHIVE_OK) {
+    return archive_error(a.get(), "cannot start " + out);
   }
   std::unique_ptr<archive_entry_linkresolver, void (*)(archive_entry_linkresolver*)> resolver(
       archive_entry_linkresolver_new(), archive_entry_linkresolver_free);
@@ -177,6 +231,43 @@ Expected<core::TreeStats> pack_tree(const std::string& src, const std::string& t
   return stats;
 }
 
+namespace {
+struct SourceState {
+  const ArchiveSource* source;
+  bool failed = false;
+};
+la_ssize_t source_read(archive* /*a*/, void* client, const void** buff) {
+  auto* state = static_cast<SourceState*>(client);
+  auto chunk = (*state->source)();
+  if (!chunk) {
+    state->failed = true;
+    return -1;
+  }
+  *buff = chunk->data();
+  return static_cast<la_ssize_t>(chunk->size());
+}
+
+Expected<core::TreeStats> extract_opened(archive* in, const std::string& archive_path, const std::string& dst,
+                                         const core::ProgressFn& progress, const std::atomic<bool>& stop);
+}  // namespace
+
+Expected<core::TreeStats> extract_archive_from(const ArchiveSource& source, const std::string& name,
+                                               const std::string& dst, const std::atomic<bool>& stop) {
+  ArchivePtr in(archive_read_new());
+  archive_read_support_format_tar(in.get());
+  archive_read_support_filter_none(in.get());
+  archive_read_support_filter_zstd(in.get());
+  SourceState state{&source};
+  if (archive_read_open(in.get(), &state, nullptr, source_read, nullptr) != ARCHIVE_OK) {
+    return archive_error(in.get(), "cannot read " + name + " as a tar archive");
+  }
+  auto r = extract_opened(in.get(), name, dst, {}, stop);
+  if (!r && state.failed) {
+    return failure("the stream broke off: " + r.error().message);
+  }
+  return r;
+}
+
 Expected<core::TreeStats> extract_archive(const std::string& archive_path, const std::string& dst,
                                           const core::ProgressFn& progress, const std::atomic<bool>& stop) {
   ArchivePtr in(archive_read_new());
@@ -188,6 +279,12 @@ Expected<core::TreeStats> extract_archive(const std::string& archive_path, const
     return archive_error(in.get(),
                          "cannot read " + archive_path + " as a tar archive (not a tar archive, or unreadable)");
   }
+  return extract_opened(in.get(), archive_path, dst, progress, stop);
+}
+
+namespace {
+Expected<core::TreeStats> extract_opened(archive* in, const std::string& archive_path, const std::string& dst,
+                                         const core::ProgressFn& progress, const std::atomic<bool>& stop) {
   ArchivePtr out(archive_write_disk_new());
   // Entries are checked by name below and then written under the resolved `root`; libarchive
   // refuses any write through a symlink on disk and any ".." on top of that.
@@ -206,13 +303,13 @@ Expected<core::TreeStats> extract_archive(const std::string& archive_path, const
       return failure("interrupted");
     }
     archive_entry* entry = nullptr;
-    int r = archive_read_next_header(in.get(), &entry);
+    int r = archive_read_next_header(in, &entry);
     if (r == ARCHIVE_EOF) {
       break;
     }
     if (r < ARCHIVE_WARN) {
-      return archive_error(in.get(), "not a tar archive, or corrupt or truncated" + where + " (after " +
-                                         std::to_string(stats.files + stats.dirs + stats.links) + " entries)");
+      return archive_error(in, "not a tar archive, or corrupt or truncated" + where + " (after " +
+                                   std::to_string(stats.files + stats.dirs + stats.links) + " entries)");
     }
     std::string name = archive_entry_pathname(entry) != nullptr ? archive_entry_pathname(entry) : "";
     // Refuse, naming the entry, what secure extraction would refuse, and relative symlinks
@@ -252,18 +349,20 @@ Expected<core::TreeStats> extract_archive(const std::string& archive_path, const
     const void* block = nullptr;
     std::size_t size = 0;
     la_int64_t offset = 0;
-    while ((r = archive_read_data_block(in.get(), &block, &size, &offset)) == ARCHIVE_OK) {
-      if (archive_write_data_block(out.get(), block, size, offset) < ARCHIVE_WARN) {
+    while ((r = archive_read_data_block(in, &block, &size, &offset)) == ARCHIVE_OK) {
+      // Not even a warning is accepted here: a full disk shows up as one, and the file would
+      // be left with holes of zeros.
+      if (archive_write_data_block(out.get(), block, size, offset) != ARCHIVE_OK) {
         return archive_error(out.get(), "cannot write '" + name + "'");
       }
       if (progress) {
-        progress(static_cast<unsigned long long>(archive_filter_bytes(in.get(), -1)));
+        progress(static_cast<unsigned long long>(archive_filter_bytes(in, -1)));
       }
     }
     if (r != ARCHIVE_EOF) {
-      return archive_error(in.get(), "corrupt or truncated archive" + where + " at entry '" + name + "'");
+      return archive_error(in, "corrupt or truncated archive" + where + " at entry '" + name + "'");
     }
-    if (archive_write_finish_entry(out.get()) < ARCHIVE_WARN) {
+    if (archive_write_finish_entry(out.get()) != ARCHIVE_OK) {
       return archive_error(out.get(), "cannot finish '" + name + "'");
     }
   }
@@ -275,5 +374,7 @@ Expected<core::TreeStats> extract_archive(const std::string& archive_path, const
   }
   return stats;
 }
+
+}  // namespace
 
 }  // namespace ezpz::sys

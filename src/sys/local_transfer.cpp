@@ -11,6 +11,7 @@
 
 #include "core/venv_patch.hpp"
 #include "sys/archive.hpp"
+#include "sys/broadcast.hpp"
 #include "sys/tree.hpp"
 
 namespace ezpz::sys {
@@ -225,23 +226,11 @@ Expected<core::TreeStats> PosixLocalTransfer::extract(const std::string& archive
     return stats;
   }
   stats->copied_files = stats->files;
-  // One top-level directory (tar -C parent name): its contents become the tree.
-  std::vector<std::string> names;
-  auto listed = walk_tree(staging, {}, [&](const TreeEntry& e) {
-    if (e.path.find('/') == std::string::npos) {
-      names.push_back(e.path);
-    }
-    return true;
-  });
-  if (!listed) {
-    return listed.error();
+  auto lifted = lift_single_directory(staging);
+  if (!lifted) {
+    return lifted.error();
   }
-  if (names.size() == 1 && is_dir(staging + "/" + names[0])) {
-    const std::string lifted = staging + ".lift";
-    if (::rename((staging + "/" + names[0]).c_str(), lifted.c_str()) != 0 || ::rmdir(staging.c_str()) != 0 ||
-        ::rename(lifted.c_str(), staging.c_str()) != 0) {
-      return failure("cannot move " + names[0] + " up in " + staging + ": " + std::strerror(errno));
-    }
+  if (*lifted) {
     --stats->dirs;
   }
   return stats;
@@ -333,6 +322,20 @@ Expected<void> PosixLocalTransfer::commit(const std::string& staging, const std:
 
 void PosixLocalTransfer::discard(const std::string& path) {
   remove_tree(path);
+}
+
+std::vector<core::NodeResult> PosixLocalTransfer::broadcast(const std::string& root, const std::string& name,
+                                                            const std::vector<core::RelayNode>& tree,
+                                                            const core::BroadcastSpec& spec,
+                                                            const core::ProgressFn& progress) {
+  arm();
+  return broadcast_tree(root, name, tree, spec, progress, g_stop);
+}
+
+int PosixLocalTransfer::relay(const std::string& this_host, const std::vector<core::RelayNode>& children,
+                              const core::BroadcastSpec& spec, std::ostream& out) {
+  arm();
+  return run_relay(this_host, children, spec, out, g_stop);
 }
 
 Expected<void> PosixLocalTransfer::rename_file(const std::string& from, const std::string& to) {

@@ -42,6 +42,12 @@ class PosixLocalTransfer final : public core::LocalTransfer {
   void discard(const std::string& path) override;
   [[nodiscard]] Expected<void> rename_file(const std::string& from, const std::string& to) override;
   [[nodiscard]] bool interrupted() const override;
+  [[nodiscard]] std::vector<core::NodeResult> broadcast(const std::string& root, const std::string& name,
+                                                        const std::vector<core::RelayNode>& tree,
+                                                        const core::BroadcastSpec& spec,
+                                                        const core::ProgressFn& progress) override;
+  int relay(const std::string& this_host, const std::vector<core::RelayNode>& children, const core::BroadcastSpec& spec,
+            std::ostream& out) override;
 
  private:
   /// Turn SIGINT/SIGTERM/SIGHUP into the stop flag (from the first real work on).

@@ -349,6 +349,29 @@ Expected<core::TreeStats> sync_tree(const std::string& src, const std::string& p
   return stats;
 }
 
+Expected<bool> lift_single_directory(const std::string& dir) {
+  std::vector<std::string> names;
+  if (DIR* d = ::opendir(dir.c_str())) {
+    while (auto* e = ::readdir(d)) {
+      std::string name = e->d_name;
+      if (name != "." && name != "..") {
+        names.push_back(name);
+      }
+    }
+    ::closedir(d);
+  }
+  struct stat st {};
+  if (names.size() != 1 || ::lstat((dir + "/" + names[0]).c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
+    return false;
+  }
+  const std::string lifted = dir + ".lift";
+  if (::rename((dir + "/" + names[0]).c_str(), lifted.c_str()) != 0 || ::rmdir(dir.c_str()) != 0 ||
+      ::rename(lifted.c_str(), dir.c_str()) != 0) {
+    return io_error("cannot move " + names[0] + " up in", dir);
+  }
+  return true;
+}
+
 void remove_tree(const std::string& path) {
   struct stat st {};
   if (::lstat(path.c_str(), &st) != 0) {

@@ -33,6 +33,10 @@ Expected<core::TreeStats> sync_tree(const std::string& src, const std::string& p
                                     const std::vector<std::string>& excludes, const core::ProgressFn& progress,
                                     const std::atomic<bool>& stop);
 
+/// When `dir` holds exactly one entry and it is a directory (an archive of NAME/...), make
+/// that directory's contents `dir`'s. True when it did.
+Expected<bool> lift_single_directory(const std::string& dir);
+
 /// rm -rf without following symlinks; errors ignored.
 void remove_tree(const std::string& path);
 

@@ -72,6 +72,14 @@ class NoTransfer final : public core::LocalTransfer {
   void discard(const std::string&) override {}
   Expected<void> rename_file(const std::string&, const std::string&) override { return no(); }
   bool interrupted() const override { return false; }
+  std::vector<core::NodeResult> broadcast(const std::string&, const std::string&, const std::vector<core::RelayNode>&,
+                                          const core::BroadcastSpec&, const core::ProgressFn&) override {
+    return {};
+  }
+  int relay(const std::string&, const std::vector<core::RelayNode>&, const core::BroadcastSpec&,
+            std::ostream&) override {
+    return 1;
+  }
 
  private:
   static Error no() { return failure("no filesystem in this test"); }

@@ -1,0 +1,165 @@
+#include "core/broadcast.hpp"
+
+#include <cmath>
+#include <unordered_set>
+
+#include <nlohmann/json.hpp>
+
+#include "core/strings.hpp"
+
+namespace ezpz::core {
+
+HostList yeet_targets(const HostList& hosts, const std::string& this_host, bool use_hsn, const SystemProbe& probe) {
+  HostList out;
+  std::unordered_set<std::string> seen;
+  const auto me = short_hostname(this_host);
+  for (const auto& h : hosts) {
+    const auto s = short_hostname(h);
+    if (s == me || s == "localhost" || !seen.insert(s).second) {
+      continue;
+    }
+    if (use_hsn && probe.resolves(s + "-hsn0")) {
+      out.push_back(s + "-hsn0");
+    } else {
+      out.push_back(h);
+    }
+  }
+  return out;
+}
+
+std::vector<RelayNode> relay_tree(const HostList& targets, int fanout) {
+  const std::size_t k = static_cast<std::size_t>(std::max(1, fanout));
+  std::vector<RelayNode> nodes;
+  nodes.reserve(targets.size());
+  for (const auto& t : targets) {
+    nodes.push_back(RelayNode{t, {}});
+  }
+  // Node i (0-based) is fed by node (i / k) - 1, or by the head for i < k; build bottom-up.
+  for (std::size_t i = nodes.size(); i-- > k;) {
+    nodes[i / k - 1].children.insert(nodes[i / k - 1].children.begin(), std::move(nodes[i]));
+  }
+  nodes.resize(std::min(nodes.size(), k));
+  return nodes;
+}
+
+HostList subtree_hosts(const RelayNode& node) {
+  HostList out{node.host};
+  for (const auto& c : node.children) {
+    auto sub = subtree_hosts(c);
+    out.insert(out.end(), sub.begin(), sub.end());
+  }
+  return out;
+}
+
+std::string encode_tree(const std::vector<RelayNode>& nodes) {
+  std::string out;
+  for (std::size_t i = 0; i < nodes.size(); ++i) {
+    if (i != 0) {
+      out += ',';
+    }
+    out += nodes[i].host;
+    if (!nodes[i].children.empty()) {
+      out += "(" + encode_tree(nodes[i].children) + ")";
+    }
+  }
+  return out;
+}
+
+namespace {
+Expected<std::vector<RelayNode>> parse_list(std::string_view text, std::size_t& pos, int depth) {
+  std::vector<RelayNode> nodes;
+  if (depth > 64) {
+    return usage_error("relay tree nested too deeply");
+  }
+  while (pos < text.size() && text[pos] != ')') {
+    auto end = text.find_first_of("(),", pos);
+    RelayNode node{std::string(text.substr(pos, end == std::string_view::npos ? std::string_view::npos : end - pos)),
+                   {}};
+    if (node.host.empty()) {
+      return usage_error("relay tree '" + std::string(text) + "' has an empty host name");
+    }
+    pos = end == std::string_view::npos ? text.size() : end;
+    if (pos < text.size() && text[pos] == '(') {
+      ++pos;
+      auto children = parse_list(text, pos, depth + 1);
+      if (!children) {
+        return children;
+      }
+      if (pos >= text.size() || text[pos] != ')') {
+        return usage_error("relay tree '" + std::string(text) + "' has an unclosed '('");
+      }
+      ++pos;
+      node.children = std::move(*children);
+    }
+    nodes.push_back(std::move(node));
+    if (pos < text.size() && text[pos] == ',') {
+      ++pos;
+    }
+  }
+  return nodes;
+}
+}  // namespace
+
+Expected<std::vector<RelayNode>> decode_tree(std::string_view text) {
+  std::size_t pos = 0;
+  auto nodes = parse_list(text, pos, 0);
+  if (nodes && pos != text.size()) {
+    return usage_error("relay tree '" + std::string(text) + "' has an unmatched ')'");
+  }
+  return nodes;
+}
+
+std::array<unsigned char, 4> frame_header(std::uint32_t length) {
+  return {static_cast<unsigned char>(length >> 24), static_cast<unsigned char>(length >> 16),
+          static_cast<unsigned char>(length >> 8), static_cast<unsigned char>(length)};
+}
+
+std::uint32_t frame_length(const unsigned char* h) {
+  return (std::uint32_t{h[0]} << 24) | (std::uint32_t{h[1]} << 16) | (std::uint32_t{h[2]} << 8) | std::uint32_t{h[3]};
+}
+
+std::string encode_result(const NodeResult& r) {
+  return nlohmann::json{{"host", r.host},           {"ok", r.ok},      {"seconds", r.seconds}, {"bytes", r.bytes},
+                        {"digest_ok", r.digest_ok}, {"error", r.error}}
+      .dump();
+}
+
+std::optional<NodeResult> decode_result(std::string_view line) {
+  auto j = nlohmann::json::parse(line, nullptr, false);
+  if (j.is_discarded() || !j.is_object() || !j.contains("host") || !j["host"].is_string()) {
+    return std::nullopt;
+  }
+  NodeResult r;
+  r.host = j["host"];
+  r.ok = j.value("ok", false);
+  r.seconds = j.value("seconds", 0.0);
+  r.bytes = j.value("bytes", 0ULL);
+  r.digest_ok = j.value("digest_ok", false);
+  r.error = j.value("error", std::string());
+  return r;
+}
+
+Expected<void> check_success_rule(const SuccessRule& rule) {
+  if (rule.min_nodes && rule.min_fraction) {
+    return usage_error("--min-success-nodes and --min-success-fraction are mutually exclusive; pick one");
+  }
+  if (rule.min_nodes && *rule.min_nodes < 1) {
+    return usage_error("--min-success-nodes must be >= 1 (got " + std::to_string(*rule.min_nodes) + ")");
+  }
+  if (rule.min_fraction && (*rule.min_fraction <= 0 || *rule.min_fraction > 1)) {
+    return usage_error("--min-success-fraction must be in (0, 1] (got " + std::to_string(*rule.min_fraction) + ")");
+  }
+  return {};
+}
+
+bool success(const SuccessRule& rule, int succeeded, int total) {
+  if (rule.min_nodes) {
+    return succeeded >= *rule.min_nodes;
+  }
+  if (rule.min_fraction) {
+    return succeeded >= static_cast<int>(std::ceil(*rule.min_fraction * total - 1e-9));
+  }
+  return succeeded == total;
+}
+
+}  // namespace ezpz::core

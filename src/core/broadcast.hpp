@@ -1,0 +1,78 @@
+// Fan-out planning for yeet to every node: target hosts, the relay tree, and the wire
+// format of the stream relays pass on. Pure data; sys/ moves the bytes.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/expected.hpp"
+#include "core/hostlist.hpp"
+#include "core/probe.hpp"
+
+namespace ezpz::core {
+
+/// Remote targets from the job's hosts: deduplicated by short name (order kept), the
+/// current node left out (it gets the local copy), each replaced by <short>-hsn0 when that
+/// resolves and `use_hsn` is set.
+[[nodiscard]] HostList yeet_targets(const HostList& hosts, const std::string& this_host, bool use_hsn,
+                                    const SystemProbe& probe);
+
+/// A relay and the relays it feeds.
+struct RelayNode {
+  std::string host;
+  std::vector<RelayNode> children;
+  bool operator==(const RelayNode&) const = default;
+};
+
+/// A tree of relays over `targets`, breadth first, `fanout` children per node (the head
+/// included): the first `fanout` targets are fed by the head, and so on.
+[[nodiscard]] std::vector<RelayNode> relay_tree(const HostList& targets, int fanout);
+
+/// All hosts in a subtree, the root first.
+[[nodiscard]] HostList subtree_hosts(const RelayNode& node);
+
+/// "a(b(d),c)" for the relay's --children argument; host names cannot hold "(),".
+[[nodiscard]] std::string encode_tree(const std::vector<RelayNode>& nodes);
+[[nodiscard]] Expected<std::vector<RelayNode>> decode_tree(std::string_view text);
+
+/// The stream: "EZPZYEET1\n", then frames (4-byte big-endian length, data), then a frame of
+/// length 0 followed by the 32-byte SHA-256 of all data bytes. The data is a tar.zst.
+inline constexpr std::string_view kStreamMagic = "EZPZYEET1\n";
+inline constexpr std::size_t kDigestSize = 32;
+
+[[nodiscard]] std::array<unsigned char, 4> frame_header(std::uint32_t length);
+[[nodiscard]] std::uint32_t frame_length(const unsigned char* header);
+
+/// How relays are reached and what they write.
+struct BroadcastSpec {
+  std::string destination;               ///< the same path on every node
+  std::string self_exe;                  ///< ezpz on the nodes (the same path: a shared filesystem)
+  std::vector<std::string> ssh_command;  ///< e.g. {"ssh", "-o", "BatchMode=yes"}
+};
+
+/// One node's outcome, as a relay reports it upstream (one JSON line per node).
+struct NodeResult {
+  std::string host;
+  bool ok = false;
+  double seconds = 0;
+  unsigned long long bytes = 0;  ///< stream bytes received
+  bool digest_ok = false;
+  std::string error;
+};
+[[nodiscard]] std::string encode_result(const NodeResult& r);
+[[nodiscard]] std::optional<NodeResult> decode_result(std::string_view line);
+
+/// ezpz's thresholds: --min-success-nodes N or --min-success-fraction F (of all targets,
+/// the local node included). With neither, every node must succeed.
+struct SuccessRule {
+  std::optional<int> min_nodes;
+  std::optional<double> min_fraction;
+};
+[[nodiscard]] Expected<void> check_success_rule(const SuccessRule& rule);
+[[nodiscard]] bool success(const SuccessRule& rule, int succeeded, int total);
+
+}  // namespace ezpz::core

@@ -1,0 +1,339 @@
+#include "sys/broadcast.hpp"
+
+#include <cerrno>
+#include <chrono>
+#include <csignal>
+#include <cstring>
+#include <map>
+
+#include <fcntl.h>
+#include <nettle/sha2.h>
+#include <poll.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "core/shell.hpp"
+#include "sys/archive.hpp"
+#include "sys/tree.hpp"
+
+namespace ezpz::sys {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+bool write_all(int fd, const void* data, std::size_t size) {
+  const auto* p = static_cast<const char*>(data);
+  while (size > 0) {
+    auto n = ::write(fd, p, size);
+    if (n < 0 && errno == EINTR) {
+      continue;
+    }
+    if (n <= 0) {
+      return false;
+    }
+    p += n;
+    size -= static_cast<std::size_t>(n);
+  }
+  return true;
+}
+
+bool read_exact(int fd, void* data, std::size_t size) {
+  auto* p = static_cast<char*>(data);
+  while (size > 0) {
+    auto n = ::read(fd, p, size);
+    if (n < 0 && errno == EINTR) {
+      continue;
+    }
+    if (n <= 0) {
+      return false;
+    }
+    p += n;
+    size -= static_cast<std::size_t>(n);
+  }
+  return true;
+}
+
+/// A relay started over ssh: its stdin takes the stream, its stdout gives result lines.
+struct Child {
+  core::RelayNode node;
+  pid_t pid = -1;
+  int in = -1;   ///< we write the stream here
+  int out = -1;  ///< we read result lines here
+  bool alive = true;
+};
+
+Child spawn_relay(const core::RelayNode& node, const BroadcastOptions& options) {
+  Child c{node};
+  std::vector<std::string> remote = {options.self_exe, "__yeet-relay",
+                                     "--dst",          options.destination,
+                                     "--host",         node.host,
+                                     "--children",     core::encode_tree(node.children),
+                                     "--ssh-command",  core::shell_join(options.ssh_command)};
+  std::vector<std::string> argv = options.ssh_command;
+  argv.push_back(node.host);
+  argv.push_back(core::shell_join(remote));
+  int to_child[2];
+  int from_child[2];
+  if (::pipe2(to_child, O_CLOEXEC) != 0 || ::pipe2(from_child, O_CLOEXEC) != 0) {
+    c.alive = false;
+    return c;
+  }
+  std::vector<char*> args;
+  for (auto& a : argv) {
+    args.push_back(a.data());
+  }
+  args.push_back(nullptr);
+  c.pid = ::fork();
+  if (c.pid == 0) {
+    ::dup2(to_child[0], 0);
+    ::dup2(from_child[1], 1);
+    ::signal(SIGPIPE, SIG_DFL);
+    ::execvp(args[0], args.data());
+    ::_exit(127);
+  }
+  ::close(to_child[0]);
+  ::close(from_child[1]);
+  c.in = to_child[1];
+  c.out = from_child[0];
+  if (c.pid < 0) {
+    c.alive = false;
+  }
+  return c;
+}
+
+/// Send bytes to every live child; a child that cannot take them is dropped.
+void send_raw(std::vector<Child>& children, const void* data, std::size_t size) {
+  for (auto& c : children) {
+    if (c.alive && !write_all(c.in, data, size)) {
+      c.alive = false;
+      ::close(c.in);
+      c.in = -1;
+    }
+  }
+}
+
+/// Send one frame (header + data) to every live child; a child that cannot take it is dropped.
+void forward(std::vector<Child>& children, const unsigned char* header, const void* data, std::size_t size) {
+  for (auto& c : children) {
+    if (!c.alive) {
+      continue;
+    }
+    if (!write_all(c.in, header, 4) || (size > 0 && !write_all(c.in, data, size))) {
+      c.alive = false;
+      ::close(c.in);
+      c.in = -1;
+    }
+  }
+}
+
+/// Close the children's stdin, read their result lines, reap them; hosts without a report failed.
+std::vector<core::NodeResult> collect(std::vector<Child>& children, const std::string& why_missing) {
+  std::vector<core::NodeResult> results;
+  for (auto& c : children) {
+    if (c.in >= 0) {
+      ::close(c.in);
+      c.in = -1;
+    }
+  }
+  for (auto& c : children) {
+    std::string text;
+    if (c.out >= 0) {
+      char buf[4096];
+      ssize_t n;
+      while ((n = ::read(c.out, buf, sizeof(buf))) > 0 || (n < 0 && errno == EINTR)) {
+        if (n > 0) {
+          text.append(buf, static_cast<std::size_t>(n));
+        }
+      }
+      ::close(c.out);
+    }
+    int status = 0;
+    if (c.pid > 0) {
+      ::waitpid(c.pid, &status, 0);
+    }
+    std::map<std::string, core::NodeResult> reported;
+    std::size_t start = 0;
+    while (start < text.size()) {
+      auto nl = text.find('\n', start);
+      auto line = text.substr(start, nl == std::string::npos ? std::string::npos : nl - start);
+      if (auto r = core::decode_result(line)) {
+        reported[r->host] = *r;
+      }
+      if (nl == std::string::npos) {
+        break;
+      }
+      start = nl + 1;
+    }
+    for (const auto& host : core::subtree_hosts(c.node)) {
+      auto it = reported.find(host);
+      if (it != reported.end()) {
+        results.push_back(it->second);
+      } else {
+        core::NodeResult r;
+        r.host = host;
+        r.error = host == c.node.host ? why_missing : "no report: its parent relay " + c.node.host + " failed";
+        results.push_back(r);
+      }
+    }
+  }
+  return results;
+}
+
+}  // namespace
+
+std::vector<core::NodeResult> broadcast_tree(const std::string& root, const std::string& name,
+                                             const std::vector<core::RelayNode>& tree, const BroadcastOptions& options,
+                                             const core::ProgressFn& progress, const std::atomic<bool>& stop) {
+  ::signal(SIGPIPE, SIG_IGN);
+  std::vector<Child> children;
+  for (const auto& node : tree) {
+    children.push_back(spawn_relay(node, options));
+  }
+  sha256_ctx digest;
+  sha256_init(&digest);
+  send_raw(children, core::kStreamMagic.data(), core::kStreamMagic.size());
+  unsigned long long sent = 0;
+  ArchiveSink sink = [&](const void* data, std::size_t size) {
+    if (stop.load()) {
+      return false;
+    }
+    const auto header = core::frame_header(static_cast<std::uint32_t>(size));
+    forward(children, header.data(), data, size);
+    sha256_update(&digest, size, static_cast<const std::uint8_t*>(data));
+    sent += size;
+    if (progress) {
+      progress(sent);
+    }
+    return true;
+  };
+  auto packed = pack_tree_to(root, name, sink, core::ArchiveFormat::zst, {}, {}, stop);
+  if (packed && !stop.load()) {
+    const auto end = core::frame_header(0);
+    unsigned char sum[core::kDigestSize];
+    sha256_digest(&digest, sizeof(sum), sum);
+    forward(children, end.data(), sum, sizeof(sum));
+  }
+  if (!packed || stop.load()) {
+    for (auto& c : children) {
+      if (c.pid > 0) {
+        ::kill(c.pid, SIGTERM);
+      }
+    }
+  }
+  return collect(children, packed ? "its relay (ssh) ended without a report" : "the head stopped sending");
+}
+
+int run_relay(const std::string& this_host, const std::vector<core::RelayNode>& children_spec,
+              const BroadcastOptions& options, std::ostream& out, const std::atomic<bool>& stop) {
+  ::signal(SIGPIPE, SIG_IGN);
+  const auto start = Clock::now();
+  core::NodeResult me;
+  me.host = this_host;
+  std::vector<Child> children;
+  for (const auto& node : children_spec) {
+    children.push_back(spawn_relay(node, options));
+  }
+  // The staging directory beside the destination.
+  const auto& dst = options.destination;
+  const std::string staging = dst + ".ezpz-tmp-" + std::to_string(::getpid());
+  std::string error;
+  for (std::size_t p = dst.find('/', 1); p != std::string::npos; p = dst.find('/', p + 1)) {
+    ::mkdir(dst.substr(0, p).c_str(), 0755);
+  }
+  if (::mkdir(staging.c_str(), 0755) != 0) {
+    error = "cannot create " + staging + ": " + std::strerror(errno);
+  }
+
+  // Read frames from stdin, forward each, hand the data to the extractor.
+  char magic[16] = {};
+  bool stream_ok = read_exact(0, magic, core::kStreamMagic.size()) &&
+                   std::string_view(magic, core::kStreamMagic.size()) == core::kStreamMagic;
+  if (stream_ok) {
+    send_raw(children, magic, core::kStreamMagic.size());
+  }
+  sha256_ctx digest;
+  sha256_init(&digest);
+  std::string frame;
+  bool ended = false;
+  bool digest_ok = false;
+  auto next_frame = [&]() -> std::optional<std::string_view> {
+    if (ended) {
+      return std::string_view();
+    }
+    unsigned char header[4];
+    if (stop.load() || !read_exact(0, header, 4)) {
+      return std::nullopt;
+    }
+    const auto length = core::frame_length(header);
+    if (length == 0) {
+      unsigned char sum[core::kDigestSize];
+      unsigned char want[core::kDigestSize];
+      if (!read_exact(0, want, sizeof(want))) {
+        return std::nullopt;
+      }
+      forward(children, header, want, sizeof(want));
+      sha256_digest(&digest, sizeof(sum), sum);
+      digest_ok = std::memcmp(sum, want, sizeof(sum)) == 0;
+      ended = true;
+      return std::string_view();
+    }
+    if (length > (64U << 20)) {
+      return std::nullopt;  // not our stream
+    }
+    frame.resize(length);
+    if (!read_exact(0, frame.data(), length)) {
+      return std::nullopt;
+    }
+    forward(children, header, frame.data(), length);
+    sha256_update(&digest, length, reinterpret_cast<const std::uint8_t*>(frame.data()));  // NOLINT
+    me.bytes += length;
+    return std::string_view(frame);
+  };
+  if (!stream_ok) {
+    error = "the stream did not start with ezpz's header";
+  } else if (error.empty()) {
+    auto extracted = extract_archive_from(next_frame, "the stream", staging, stop);
+    if (!extracted) {
+      error = extracted.error().message;
+    }
+  }
+  // Whatever happened here, the children still get the rest of the stream.
+  while (stream_ok && !ended) {
+    if (!next_frame()) {
+      if (error.empty()) {
+        error = "the stream broke off before its end";
+      }
+      break;
+    }
+  }
+  if (error.empty() && !digest_ok) {
+    error = "the stream's SHA-256 does not match: data was damaged on the way";
+  }
+  me.digest_ok = digest_ok;
+  if (error.empty()) {
+    if (auto lifted = lift_single_directory(staging); !lifted) {
+      error = lifted.error().message;
+    }
+  }
+  if (error.empty()) {
+    if (auto r = commit_tree(staging, dst); !r) {
+      error = r.error().message;
+    }
+  }
+  if (!error.empty()) {
+    remove_tree(staging);
+  }
+  me.ok = error.empty();
+  me.error = error;
+  auto results = collect(children, "its relay (ssh) ended without a report");
+  me.seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  out << core::encode_result(me) << '\n';
+  for (const auto& r : results) {
+    out << core::encode_result(r) << '\n';
+  }
+  out.flush();
+  return me.ok ? 0 : 1;
+}
+
+}  // namespace ezpz::sys

@@ -1,0 +1,30 @@
+// yeet to every node: the head streams a packed tree through a tree of relays (this same
+// binary, started over ssh as `ezpz __yeet-relay`); each relay extracts what it receives
+// while forwarding it to its children, checks the stream's SHA-256, and commits atomically.
+#pragma once
+
+#include <atomic>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "core/broadcast.hpp"
+#include "core/transfer.hpp"
+
+namespace ezpz::sys {
+
+using BroadcastOptions = core::BroadcastSpec;
+
+/// Head: pack `root` as `name/...` once and stream it to the relays of `tree`.
+/// One result per target host, in tree order (failures included: no report means failed).
+std::vector<core::NodeResult> broadcast_tree(const std::string& root, const std::string& name,
+                                             const std::vector<core::RelayNode>& tree, const BroadcastOptions& options,
+                                             const core::ProgressFn& progress, const std::atomic<bool>& stop);
+
+/// Relay: the stream on stdin -> a staging directory beside the destination and to
+/// `children`; prints one JSON result line per host (itself, then its subtree) on `out`.
+/// Returns 0 when this node succeeded.
+int run_relay(const std::string& this_host, const std::vector<core::RelayNode>& children,
+              const BroadcastOptions& options, std::ostream& out, const std::atomic<bool>& stop);
+
+}  // namespace ezpz::sys

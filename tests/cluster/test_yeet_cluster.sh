@@ -1,0 +1,125 @@
+#!/usr/bin/env bash
+# ezpz yeet to every node of a simulated 8-node cluster: a real venv, a tarball, a node whose
+# sshd is down, a node with a tiny /tmp, a corrupt archive, Ctrl-C mid-stream, a relay killed
+# mid-stream. Brings the test bed up and tears it down itself.
+set -u
+src=${EZPZ_SOURCE_DIR:?}
+sim="$src/scripts/cluster-sim"
+export EZSIM_DIR=/var/tmp/ezpz-ctest-yeet EZSIM_PREFIX=ezpzy EZSIM_NET=10.250.22 EZSIM_TMP_SIZE_node5=40m
+D=$EZSIM_DIR
+X="$sim/exec.sh"
+W=/var/tmp/ezpz-ctest-yeet-src
+fails=0
+fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
+
+"$sim/down.sh" >/dev/null 2>&1
+cleanup() { "$sim/down.sh" >/dev/null 2>&1; rm -rf "$W"; }
+trap cleanup EXIT
+"$sim/up.sh" 8 || { echo "FAIL: the simulated cluster could not start (reason above)"; exit 1; }
+mkdir -p "$D/bin" "$W"
+cp "$EZPZ_BIN" "$D/bin/ezpz"
+ezpz="$D/bin/ezpz"
+common=(env EZPZ_MACHINE=local HOME="$D/home")
+on() { "$X" ssh "$1" "${@:2}"; }  # run a command on a node over ssh, from the login node
+nodes="node1 node2 node3 node4 node5 node6 node7 node8"
+no_staging() {  # no work directories left beside the destination on any node
+  local n
+  for n in login $nodes; do
+    local left
+    if [ "$n" = login ]; then left=$("$X" sh -c 'ls -d /tmp/*.ezpz-* 2>/dev/null'); else left=$(on "$n" 'ls -d /tmp/*.ezpz-* 2>/dev/null'); fi
+    [ -z "$left" ] || fail "$1: leftover on $n: $left"
+  done
+}
+
+# A real venv (with a console script) in a path with a space.
+venv="$W/my env"
+/usr/bin/python3 -m venv "$venv" && "$venv/bin/pip" install -q --no-index \
+  "$(/usr/bin/python3 "$src/tests/data/make_wheel.py" "$W")" || { echo "FAIL: cannot build the test venv"; exit 1; }
+
+# 1. The venv to all 8 nodes (tree of fan-out 2: three levels), usable on each.
+out=$("$X" "${common[@]}" "$ezpz" yeet "$venv" --dst "/tmp/my env" --hostfile "$D/hostfile" --fanout 2 --json)
+rc=$?
+[ "$rc" -eq 0 ] || fail "venv to 8 nodes exited $rc: $out"
+for n in $nodes; do
+  got=$(on "$n" '"/tmp/my env/bin/python" -c "import sys; print(sys.prefix)"; "/tmp/my env/bin/tinypkg-hello"' 2>&1)
+  [ "$got" = "$(printf '/tmp/my env\ntinypkg hello from /tmp/my env')" ] || fail "venv on $n: $got"
+done
+python3 - "$out" <<'PY' || fail "venv --json report: $out"
+import json, sys
+r = json.loads(sys.argv[1])
+assert r["succeeded"] == 9 and r["failed"] == [] and r["threshold_met"], r
+assert all(n["ok"] and n["digest_ok"] and n["bytes"] > 0 for n in r["remote"]), r["remote"]
+assert len(r["remote"]) == 8
+PY
+no_staging "venv"
+
+# 2. A tarball source (tar-env) and a plain directory; identical trees everywhere.
+"${common[@]}" "$ezpz" tar-env "$venv" -o "$W/env.tar.zst" >/dev/null || fail "tar-env"
+"$X" "${common[@]}" "$ezpz" yeet "$W/env.tar.zst" --dst /tmp/fromtar --hostfile "$D/hostfile" >/dev/null || fail "tarball to 8 nodes"
+mkdir -p "$W/data/sub"; head -c 300000 /dev/urandom > "$W/data/sub/blob"; echo hi > "$W/data/a.txt"
+"$X" "${common[@]}" "$ezpz" yeet "$W/data" --dst /tmp/data --hostfile "$D/hostfile" >/dev/null || fail "directory to 8 nodes"
+want=$(cd "$W/data" && find . -type f -exec sha256sum {} + | sort)
+for n in $nodes; do
+  got=$(on "$n" 'cd /tmp/data && find . -type f -exec sha256sum {} + | sort')
+  [ "$got" = "$want" ] || fail "directory tree differs on $n"
+  on "$n" '/tmp/fromtar/bin/tinypkg-hello' | grep -qx "tinypkg hello from /tmp/fromtar" || fail "tarball venv on $n"
+done
+
+# 3. node5 has a 40 MB /tmp (about 20 MB used by now): it fails (disk full), the others succeed; no partial directory there.
+head -c 45000000 /dev/urandom > "$W/data/big"
+out=$("$X" "${common[@]}" "$ezpz" yeet "$W/data" --dst /tmp/data2 --hostfile "$D/hostfile" --fanout 2 --json 2>/dev/null)
+rc=$?
+[ "$rc" -eq 1 ] || fail "a node short of disk must fail the default threshold (rc $rc)"
+python3 - "$out" <<'PY' || fail "disk-full report: $out"
+import json, sys
+r = json.loads(sys.argv[1])
+assert r["failed"] == ["node5"], r["failed"]
+bad = [n for n in r["remote"] if n["host"] == "node5"][0]
+assert "No space left on device" in bad["error"], bad
+assert sum(n["ok"] for n in r["remote"]) == 7
+PY
+on node5 'test ! -e /tmp/data2' || fail "node5 kept a partial /tmp/data2"
+no_staging "disk full"
+rm -f "$W/data/big"
+
+# 4. node2's sshd is down: node2 fails, its subtree is served directly; thresholds decide the exit.
+kill "$(cat "$D/nodes/node2/sshd.pid")"
+"$X" "${common[@]}" "$ezpz" yeet "$W/data" --dst /tmp/data3 --hostfile "$D/hostfile" --fanout 2 >/dev/null 2>&1
+[ $? -eq 1 ] || fail "an unreachable node must fail the default threshold"
+out=$("$X" "${common[@]}" "$ezpz" yeet "$W/data" --dst /tmp/data3 --hostfile "$D/hostfile" --fanout 2 \
+      --min-success-nodes 8 --json 2>/dev/null)
+[ $? -eq 0 ] || fail "8 of 9 nodes meet --min-success-nodes 8"
+python3 - "$out" <<'PY' || fail "unreachable-node report: $out"
+import json, sys
+r = json.loads(sys.argv[1])
+assert r["failed"] == ["node2"] and r["succeeded"] == 8 and r["threshold_met"], r
+PY
+"$X" test -f /tmp/data3/.ezpz-yeet-failed-nodes.txt || fail "no failed-nodes file"
+"$X" grep -qx node2 /tmp/data3/.ezpz-yeet-failed-nodes.txt || fail "node2 not in the failed-nodes file"
+"$X" "${common[@]}" "$ezpz" yeet "$W/data" --dst /tmp/data3 --hostfile "$D/hostfile" --min-success-fraction 0.95 \
+  >/dev/null 2>&1
+[ $? -eq 1 ] || fail "8 of 9 nodes miss --min-success-fraction 0.95"
+
+# 5. A corrupt source archive: refused on the head, nothing sent.
+head -c 100000 "$W/env.tar.zst" > "$W/cut.tar.zst"
+"$X" "${common[@]}" "$ezpz" yeet "$W/cut.tar.zst" --dst /tmp/cut --hostfile "$D/hostfile" >/dev/null 2>&1
+[ $? -eq 1 ] || fail "a truncated archive must fail"
+for n in node1 node3; do on "$n" 'test ! -e /tmp/cut' || fail "truncated archive reached $n"; done
+
+# 6. Ctrl-C mid-stream: every relay stops, no node keeps a partial directory.
+head -c 150000000 /dev/urandom > "$W/data/huge"
+"$X" "${common[@]}" "$ezpz" yeet "$W/data" --dst /tmp/data4 --hostfile "$D/hostfile" --copy >/dev/null 2>&1 &
+pid=$!
+sleep 1.5
+kill -INT "$pid"
+wait "$pid"; rc=$?
+[ "$rc" -eq 130 ] || fail "Ctrl-C: exit $rc, wanted 130"
+sleep 1
+for n in node1 node3 node4 node6; do
+  on "$n" 'test ! -e /tmp/data4' || fail "Ctrl-C left /tmp/data4 on $n"
+done
+no_staging "Ctrl-C"
+rm -f "$W/data/huge"
+
+[ "$fails" -eq 0 ] || { echo "$fails cluster yeet check(s) failed"; exit 1; }
+echo "cluster yeet: all checks passed"

@@ -1,0 +1,82 @@
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+
+#include "core/broadcast.hpp"
+#include "fake_probe.hpp"
+
+using namespace ezpz::core;
+
+TEST_CASE("yeet targets: dedupe by short name, skip this node, prefer -hsn0 names", "[broadcast]") {
+  ezpz::test::FakeProbe probe;
+  HostList hosts = {"x1.a.b", "x2.a.b", "x1", "me.a.b", "x3", "localhost"};
+  CHECK(yeet_targets(hosts, "me", false, probe) == HostList{"x1.a.b", "x2.a.b", "x3"});
+  probe.resolvable.insert("x2-hsn0");
+  CHECK(yeet_targets(hosts, "me.a.b", true, probe) == HostList{"x1.a.b", "x2-hsn0", "x3"});
+  CHECK(yeet_targets(hosts, "me.a.b", false, probe) == HostList{"x1.a.b", "x2.a.b", "x3"});
+}
+
+TEST_CASE("relay tree is breadth first with fanout k", "[broadcast]") {
+  HostList t = {"n1", "n2", "n3", "n4", "n5", "n6", "n7"};
+  auto tree = relay_tree(t, 2);
+  CHECK(encode_tree(tree) == "n1(n3(n7),n4),n2(n5,n6)");
+  CHECK(encode_tree(relay_tree(t, 8)) == "n1,n2,n3,n4,n5,n6,n7");
+  CHECK(encode_tree(relay_tree(t, 1)) == "n1(n2(n3(n4(n5(n6(n7))))))");
+  CHECK(relay_tree({}, 4).empty());
+  CHECK(subtree_hosts(tree[0]) == HostList{"n1", "n3", "n7", "n4"});
+  // Every host appears exactly once, whatever the fanout.
+  HostList many;
+  for (int i = 0; i < 100; ++i) {
+    many.push_back("h" + std::to_string(i));
+  }
+  for (int k : {1, 2, 3, 4, 8, 16}) {
+    HostList all;
+    for (const auto& n : relay_tree(many, k)) {
+      auto s = subtree_hosts(n);
+      all.insert(all.end(), s.begin(), s.end());
+    }
+    std::sort(all.begin(), all.end());
+    auto sorted = many;
+    std::sort(sorted.begin(), sorted.end());
+    CHECK(all == sorted);
+  }
+}
+
+TEST_CASE("relay tree encoding round-trips and rejects malformed text", "[broadcast]") {
+  auto tree = relay_tree({"a", "b", "c", "d", "e"}, 2);
+  auto back = decode_tree(encode_tree(tree));
+  REQUIRE(back);
+  CHECK(*back == tree);
+  CHECK(decode_tree("")->empty());
+  CHECK_FALSE(decode_tree("a(b"));
+  CHECK_FALSE(decode_tree("a)"));
+  CHECK_FALSE(decode_tree("a(,b)"));
+}
+
+TEST_CASE("frames and results", "[broadcast]") {
+  auto h = frame_header(0x01020304);
+  CHECK(frame_length(h.data()) == 0x01020304U);
+  CHECK(frame_length(frame_header(0).data()) == 0);
+  NodeResult r{"node 1", true, 1.5, 1234, true, ""};
+  auto back = decode_result(encode_result(r));
+  REQUIRE(back);
+  CHECK(back->host == "node 1");
+  CHECK(back->ok);
+  CHECK(back->bytes == 1234);
+  CHECK_FALSE(decode_result("ssh: connect to host x port 22: refused"));
+}
+
+TEST_CASE("success thresholds as in ezpz", "[broadcast]") {
+  CHECK(success({}, 9, 9));
+  CHECK_FALSE(success({}, 8, 9));
+  CHECK(success({8, std::nullopt}, 8, 9));
+  CHECK_FALSE(success({9, std::nullopt}, 8, 9));
+  CHECK(success({std::nullopt, 0.8}, 8, 10));
+  CHECK_FALSE(success({std::nullopt, 0.95}, 8, 9));
+  CHECK(success({std::nullopt, 1.0}, 9, 9));
+  CHECK_FALSE(check_success_rule({0, std::nullopt}));
+  CHECK_FALSE(check_success_rule({std::nullopt, 1.5}));
+  CHECK_FALSE(check_success_rule({std::nullopt, 0.0}));
+  CHECK_FALSE(check_success_rule({2, 0.5}));
+  CHECK(check_success_rule({2, std::nullopt}));
+}
