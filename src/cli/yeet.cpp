@@ -67,7 +67,7 @@ void YeetCommand::add_cli(CLI::App& app) {
   app.add_flag("--dry-run", dry_run_, "Show what would happen; transfer nothing");
   app.add_flag("--json", json_, "Print a JSON summary on stdout instead of text");
   app.add_option("--hostfile", hostfile_, "Nodes to copy to (default: the job's, as for launch)")->type_name("FILE");
-  app.add_option("--fanout", fanout_, "Nodes each relay feeds in the streaming tree (default 4)")
+  app.add_option("--fanout", fanout_, "Nodes each relay feeds in the streaming tree (default 2)")
       ->type_name("N")
       ->check(CLI::Range(1, 64));
   app.add_option("--ssh-command", ssh_command_, "How to reach the nodes (default: ssh -o BatchMode=yes)")

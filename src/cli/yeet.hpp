@@ -26,7 +26,7 @@ class YeetCommand final : public Command {
   bool json_ = false;
   std::string hostfile_;
   std::string ssh_command_ = "ssh -o BatchMode=yes";
-  int fanout_ = 4;
+  int fanout_ = 2;
   bool no_hsn_ = false;
   int min_success_nodes_ = 0;
   double min_success_fraction_ = 0;
