@@ -241,6 +241,7 @@ int run_relay(const std::string& this_host, const std::vector<core::RelayNode>& 
   for (std::size_t p = dst.find('/', 1); p != std::string::npos; p = dst.find('/', p + 1)) {
     ::mkdir(dst.substr(0, p).c_str(), 0755);
   }
+  remove_stale_staging(dst);
   if (::mkdir(staging.c_str(), 0755) != 0) {
     error = "cannot create " + staging + ": " + std::strerror(errno);
   }

@@ -184,7 +184,8 @@ Expected<std::string> PosixLocalTransfer::make_staging(const std::string& destin
     }
   }
   const std::string staging = destination + ".ezpz-tmp-" + std::to_string(::getpid());
-  remove_tree(staging);  // a leftover of a killed run with our pid
+  remove_stale_staging(destination);
+  remove_tree(staging);  // a leftover of a killed run that had our pid
   if (::mkdir(staging.c_str(), 0755) != 0) {
     return failure("cannot create " + staging + ": " + std::strerror(errno) +
                    " (is the destination's filesystem writable and not full?)");

@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <csignal>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <map>
 #include <optional>
@@ -370,6 +372,31 @@ Expected<bool> lift_single_directory(const std::string& dir) {
     return io_error("cannot move " + names[0] + " up in", dir);
   }
   return true;
+}
+
+void remove_stale_staging(const std::string& destination) {
+  const auto slash = destination.rfind('/');
+  const std::string parent = slash == 0 ? "/" : destination.substr(0, slash);
+  const std::string prefix = destination.substr(slash + 1) + ".ezpz-tmp-";
+  DIR* d = ::opendir(parent.c_str());
+  if (d == nullptr) {
+    return;
+  }
+  std::vector<std::string> stale;
+  while (auto* e = ::readdir(d)) {
+    std::string name = e->d_name;
+    if (name.rfind(prefix, 0) != 0) {
+      continue;
+    }
+    const long pid = std::strtol(name.c_str() + prefix.size(), nullptr, 10);
+    if (pid > 0 && ::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH) {
+      stale.push_back(parent + "/" + name);
+    }
+  }
+  ::closedir(d);
+  for (const auto& path : stale) {
+    remove_tree(path);
+  }
 }
 
 void remove_tree(const std::string& path) {

@@ -37,6 +37,10 @@ Expected<core::TreeStats> sync_tree(const std::string& src, const std::string& p
 /// that directory's contents `dir`'s. True when it did.
 Expected<bool> lift_single_directory(const std::string& dir);
 
+/// Remove work directories (<destination>.ezpz-tmp-<pid>[.lift]) left by runs whose process is
+/// gone (killed with SIGKILL, or a node that rebooted mid-run).
+void remove_stale_staging(const std::string& destination);
+
 /// rm -rf without following symlinks; errors ignored.
 void remove_tree(const std::string& path);
 

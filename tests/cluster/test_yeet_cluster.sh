@@ -121,5 +121,30 @@ done
 no_staging "Ctrl-C"
 rm -f "$W/data/huge"
 
+# 7. A relay killed mid-stream (node3 feeds node7 and node8): node3 fails, its subtree is
+#    served directly, nobody is left with a partial destination; the next run cleans up.
+#    (node2's sshd is down and node5's /tmp is small since the steps above: leave them out.)
+head -c 150000000 /dev/urandom > "$W/data/huge"
+printf 'node1\nnode3\nnode4\nnode6\nnode7\nnode8\n' > "$W/six"
+"$X" "${common[@]}" "$ezpz" yeet "$W/data" --dst /tmp/data5 --hostfile "$W/six" --fanout 2 --no-hsn \
+  --min-success-nodes 6 --json > "$W/killed.json" 2>/dev/null &
+pid=$!
+for _ in $(seq 1 200); do pgrep -f -- "__yeet-relay --dst /tmp/data5 --host node3 " >/dev/null && break; sleep 0.05; done
+sleep 0.3
+pkill -KILL -f -- "__yeet-relay --dst /tmp/data5 --host node3 " || fail "no relay on node3 to kill"
+wait "$pid"; rc=$?
+[ "$rc" -eq 0 ] || fail "killed relay: 6 of 7 nodes should meet --min-success-nodes 6 (rc $rc)"
+python3 - "$(cat "$W/killed.json")" <<'PY' || fail "killed-relay report: $(cat "$W/killed.json")"
+import json, sys
+r = json.loads(sys.argv[1])
+assert r["failed"] == ["node3"], r["failed"]
+assert {n["host"] for n in r["remote"] if n["ok"]} == {"node1", "node4", "node6", "node7", "node8"}, r
+PY
+on node3 'test ! -e /tmp/data5' || fail "node3 kept a partial /tmp/data5"
+for n in node7 node8; do on "$n" 'test -f /tmp/data5/huge' || fail "$n was not repaired"; done
+"$X" "${common[@]}" "$ezpz" yeet "$W/data" --dst /tmp/data5 --hostfile "$W/six" >/dev/null 2>&1 || fail "rerun after the kill"
+no_staging "killed relay, rerun"
+rm -f "$W/data/huge"
+
 [ "$fails" -eq 0 ] || { echo "$fails cluster yeet check(s) failed"; exit 1; }
 echo "cluster yeet: all checks passed"
