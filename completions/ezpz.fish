@@ -42,6 +42,7 @@ complete -c ezpz -n '__fish_seen_subcommand_from yeet' -l dry-run -d 'Show what 
 complete -c ezpz -n '__fish_seen_subcommand_from yeet' -l json -d 'Print a JSON summary on stdout instead of text'
 complete -c ezpz -n '__fish_seen_subcommand_from yeet' -l hostfile -r -F -d 'Nodes to copy to (default: the job\'s, as for launch)'
 complete -c ezpz -n '__fish_seen_subcommand_from yeet' -l fanout -x -d 'Nodes each relay feeds in the streaming tree (default 2)'
+complete -c ezpz -n '__fish_seen_subcommand_from yeet' -l strategy -x -a 'tree greedy' -d 'tree: stream through relays (default); greedy: ezpz\'s store-and-forward, 8 per source'
 complete -c ezpz -n '__fish_seen_subcommand_from yeet' -l ssh-command -x -d 'How to reach the nodes (default: ssh -o BatchMode=yes)'
 complete -c ezpz -n '__fish_seen_subcommand_from yeet' -l no-hsn -d 'Use the hostfile\'s names, not <host>-hsn0 when that resolves'
 complete -c ezpz -n '__fish_seen_subcommand_from yeet' -l min-success-nodes -x -d 'Succeed when at least N nodes have the copy'

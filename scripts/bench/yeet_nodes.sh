@@ -54,6 +54,9 @@ for regime in unshaped "$RATE links"; do
       --hostfile "$EZSIM_DIR/hostfile" --copy ${FANOUT:+--fanout "$FANOUT"}
   touch /tmp/ezpz-bench-stop; wait "$sampler" 2>/dev/null || true
   echo "  peak relay memory (RSS): $(( $(cat /tmp/ezpz-bench-peak) / 1024 )) MB"
+  on1 rm -rf /tmp/bench-ezpz; for h in $others; do "$sim/exec.sh" -n "$h" rm -rf /tmp/bench-ezpz; done
+  run "ezpz yeet --strategy greedy (8 per source)" on1 env EZPZ_MACHINE=local "$ezpz" yeet "$P/venv" \
+      --dst /tmp/bench-ezpz --hostfile "$EZSIM_DIR/hostfile" --copy --strategy greedy
   run "ezpz's algorithm (rsync greedy, 8 per source)" on1 python3 scripts/bench/rsync_greedy.py "$P/venv" /tmp/bench-rsync $others
   a=$("$sim/exec.sh" -n "node$N" sh -c 'cd /tmp/bench-ezpz && find . -type f ! -name "*.pyc" | wc -l')
   b=$("$sim/exec.sh" -n "node$N" sh -c 'cd /tmp/bench-rsync && find . -type f ! -name "*.pyc" | wc -l')

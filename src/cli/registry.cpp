@@ -25,6 +25,8 @@ const std::vector<CommandInfo>& command_table() {
        [] { return std::unique_ptr<Command>(new RankEnvCommand); }, true},
       {"__yeet-relay", "One node of yeet's fan-out: extract the stream from stdin and pass it on",
        [] { return std::unique_ptr<Command>(new YeetRelayCommand); }, true},
+      {"__yeet-send", "One push of yeet --strategy greedy: stream this node's copy to another node",
+       [] { return std::unique_ptr<Command>(new YeetSendCommand); }, true},
   };
   return table;
 }

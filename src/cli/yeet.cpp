@@ -70,6 +70,9 @@ void YeetCommand::add_cli(CLI::App& app) {
   app.add_option("--fanout", fanout_, "Nodes each relay feeds in the streaming tree (default 2)")
       ->type_name("N")
       ->check(CLI::Range(1, 64));
+  app.add_option("--strategy", strategy_,
+                 "tree: stream through relays (default); greedy: ezpz's store-and-forward, 8 per source")
+      ->check(CLI::IsMember({"tree", "greedy"}));
   app.add_option("--ssh-command", ssh_command_, "How to reach the nodes (default: ssh -o BatchMode=yes)")
       ->type_name("CMD");
   app.add_flag("--no-hsn", no_hsn_, "Use the hostfile's names, not <host>-hsn0 when that resolves");
@@ -179,6 +182,7 @@ int YeetCommand::run(Context& ctx) {
          return nodes;
        }()},
       {"relay_tree", core::encode_tree(tree)},
+      {"strategy", strategy_},
       {"dry_run", dry_run_},
   };
   auto& out = ctx.term.out();
@@ -291,7 +295,9 @@ int YeetCommand::run(Context& ctx) {
   if (!targets.empty()) {
     const auto tb = Clock::now();
     core::BroadcastSpec spec{plan->destination, ctx.env.self_exe, split_command(ssh_command_)};
-    {
+    if (strategy_ == "greedy") {
+      remote = ctx.transfer.greedy_broadcast(targets, spec, 8);
+    } else {
       ProgressBar bar(ctx.term, "streaming", 0);
       remote = ctx.transfer.broadcast(plan->destination, plan->name, tree, spec,
                                       [&bar](unsigned long long done) { bar.update(done); });
@@ -303,7 +309,7 @@ int YeetCommand::run(Context& ctx) {
         orphans.push_back(r.host);
       }
     }
-    if (!orphans.empty() && !ctx.transfer.interrupted()) {
+    if (!orphans.empty() && !ctx.transfer.interrupted() && strategy_ == "tree") {
       ctx.term.warn(std::to_string(orphans.size()) + " node(s) lost their relay: sending to them directly");
       for (const auto& again :
            ctx.transfer.broadcast(plan->destination, plan->name, core::relay_tree(orphans, fanout_), spec, {})) {

@@ -27,6 +27,7 @@ class YeetCommand final : public Command {
   std::string hostfile_;
   std::string ssh_command_ = "ssh -o BatchMode=yes";
   int fanout_ = 2;
+  std::string strategy_ = "tree";
   bool no_hsn_ = false;
   int min_success_nodes_ = 0;
   double min_success_fraction_ = 0;

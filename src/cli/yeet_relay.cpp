@@ -65,4 +65,24 @@ int YeetRelayCommand::run(Context& ctx) {
   return ctx.transfer.relay(host_, *children, spec, ctx.term.out());
 }
 
+void YeetSendCommand::add_cli(CLI::App& app) {
+  app.add_option("--dst", dst_, "The copy on this node, and the destination there")->required();
+  app.add_option("--to", to_, "The node to send to")->required();
+  app.add_option("--ssh-command", ssh_command_, "How to reach it");
+}
+
+int YeetSendCommand::run(Context& ctx) {
+  core::BroadcastSpec spec{dst_, ctx.env.self_exe, split_command(ssh_command_)};
+  if (spec.ssh_command.empty()) {
+    spec.ssh_command = {"ssh"};
+  }
+  const auto name = dst_.substr(dst_.rfind('/') + 1);
+  int rc = 1;
+  for (const auto& r : ctx.transfer.broadcast(dst_, name, core::relay_tree({to_}, 1), spec, {})) {
+    ctx.term.out() << core::encode_result(r) << '\n';
+    rc = r.ok ? 0 : 1;
+  }
+  return rc;
+}
+
 }  // namespace ezpz::cli

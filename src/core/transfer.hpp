@@ -77,6 +77,9 @@ class LocalTransfer {
   [[nodiscard]] virtual std::vector<NodeResult> broadcast(const std::string& root, const std::string& name,
                                                           const std::vector<RelayNode>& tree, const BroadcastSpec& spec,
                                                           const ProgressFn& progress) = 0;
+  /// ezpz's store-and-forward algorithm (--strategy greedy), for comparison.
+  [[nodiscard]] virtual std::vector<NodeResult> greedy_broadcast(const HostList& targets, const BroadcastSpec& spec,
+                                                                 int per_source) = 0;
   /// Be a relay: the stream on stdin, results on `out`; 0 when this node succeeded.
   virtual int relay(const std::string& this_host, const std::vector<RelayNode>& children, const BroadcastSpec& spec,
                     std::ostream& out) = 0;

@@ -338,3 +338,123 @@ int run_relay(const std::string& this_host, const std::vector<core::RelayNode>& 
 }
 
 }  // namespace ezpz::sys
+
+namespace ezpz::sys {
+
+std::vector<core::NodeResult> greedy_broadcast(const core::HostList& targets, const BroadcastOptions& options,
+                                               int per_source, const std::atomic<bool>& stop) {
+  ::signal(SIGPIPE, SIG_IGN);
+  struct Push {
+    std::string source;
+    std::string target;
+    int out = -1;
+  };
+  std::map<std::string, int> load{{"", 0}};  // "" = this node
+  std::map<pid_t, Push> running;
+  std::vector<core::NodeResult> results;
+  std::size_t next = 0;
+  auto start_push = [&](const std::string& source, const std::string& target) {
+    std::vector<std::string> send = {
+        options.self_exe, "__yeet-send", "--dst",         options.destination,
+        "--to",           target,        "--ssh-command", core::shell_join(options.ssh_command)};
+    std::vector<std::string> argv = send;
+    if (!source.empty()) {
+      argv = options.ssh_command;
+      argv.push_back(source);
+      argv.push_back(core::shell_join(send));
+    }
+    int out[2];
+    if (::pipe2(out, O_CLOEXEC) != 0) {
+      return false;
+    }
+    std::vector<char*> args;
+    for (auto& a : argv) {
+      args.push_back(a.data());
+    }
+    args.push_back(nullptr);
+    const pid_t pid = ::fork();
+    if (pid == 0) {
+      ::dup2(out[1], 1);
+      ::signal(SIGPIPE, SIG_DFL);
+      ::execvp(args[0], args.data());
+      ::_exit(127);
+    }
+    ::close(out[1]);
+    if (pid < 0) {
+      ::close(out[0]);
+      return false;
+    }
+    running[pid] = Push{source, target, out[0]};
+    ++load[source];
+    return true;
+  };
+  while ((next < targets.size() || !running.empty()) && !stop.load()) {
+    while (next < targets.size()) {
+      auto best = load.end();
+      for (auto it = load.begin(); it != load.end(); ++it) {
+        if (it->second < per_source && (best == load.end() || it->second < best->second)) {
+          best = it;
+        }
+      }
+      if (best == load.end()) {
+        break;
+      }
+      if (!start_push(best->first, targets[next])) {
+        core::NodeResult r;
+        r.host = targets[next];
+        r.error = "cannot start a push";
+        results.push_back(r);
+      }
+      ++next;
+    }
+    int status = 0;
+    const pid_t pid = ::waitpid(-1, &status, 0);
+    if (pid < 0) {
+      if (errno == EINTR) {
+        continue;
+      }
+      break;
+    }
+    auto it = running.find(pid);
+    if (it == running.end()) {
+      continue;
+    }
+    std::string text;
+    char buf[4096];
+    ssize_t n;
+    while ((n = ::read(it->second.out, buf, sizeof(buf))) > 0) {
+      text.append(buf, static_cast<std::size_t>(n));
+    }
+    ::close(it->second.out);
+    core::NodeResult r;
+    r.host = it->second.target;
+    r.error = "the push from " + (it->second.source.empty() ? std::string("this node") : it->second.source) +
+              " ended without a report";
+    for (std::size_t start = 0; start < text.size();) {
+      auto nl = text.find('\n', start);
+      if (auto got = core::decode_result(text.substr(start, nl == std::string::npos ? nl : nl - start));
+          got && got->host == r.host) {
+        r = *got;
+      }
+      start = nl == std::string::npos ? text.size() : nl + 1;
+    }
+    --load[it->second.source];
+    if (r.ok) {
+      load[r.host] = 0;  // it has the copy now: a new source
+    }
+    results.push_back(r);
+    running.erase(it);
+  }
+  for (auto& [pid, push] : running) {  // interrupted
+    ::kill(pid, SIGTERM);
+    ::waitpid(pid, nullptr, 0);
+    ::close(push.out);
+    core::NodeResult r;
+    r.host = push.target;
+    r.error = "interrupted";
+    results.push_back(r);
+  }
+  return results;
+}
+
+}  // namespace ezpz::sys

@@ -28,3 +28,14 @@ int run_relay(const std::string& this_host, const std::vector<core::RelayNode>& 
               const BroadcastOptions& options, std::ostream& out, const std::atomic<bool>& stop);
 
 }  // namespace ezpz::sys
+
+namespace ezpz::sys {
+
+/// ezpz's algorithm, for comparison (--strategy greedy): store and forward, each push a whole
+/// stream from a node that has the copy to one that does not, at most `per_source` pushes per
+/// source, least-loaded source first; a node that finishes becomes a source. Pushes from this
+/// node run `ezpz __yeet-send` locally; from other nodes over ssh.
+std::vector<core::NodeResult> greedy_broadcast(const core::HostList& targets, const BroadcastOptions& options,
+                                               int per_source, const std::atomic<bool>& stop);
+
+}  // namespace ezpz::sys

@@ -333,6 +333,12 @@ std::vector<core::NodeResult> PosixLocalTransfer::broadcast(const std::string& r
   return broadcast_tree(root, name, tree, spec, progress, g_stop);
 }
 
+std::vector<core::NodeResult> PosixLocalTransfer::greedy_broadcast(const core::HostList& targets,
+                                                                   const core::BroadcastSpec& spec, int per_source) {
+  arm();
+  return sys::greedy_broadcast(targets, spec, per_source, g_stop);
+}
+
 int PosixLocalTransfer::relay(const std::string& this_host, const std::vector<core::RelayNode>& children,
                               const core::BroadcastSpec& spec, std::ostream& out) {
   arm();

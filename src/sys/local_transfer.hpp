@@ -46,6 +46,9 @@ class PosixLocalTransfer final : public core::LocalTransfer {
                                                         const std::vector<core::RelayNode>& tree,
                                                         const core::BroadcastSpec& spec,
                                                         const core::ProgressFn& progress) override;
+  [[nodiscard]] std::vector<core::NodeResult> greedy_broadcast(const core::HostList& targets,
+                                                               const core::BroadcastSpec& spec,
+                                                               int per_source) override;
   int relay(const std::string& this_host, const std::vector<core::RelayNode>& children, const core::BroadcastSpec& spec,
             std::ostream& out) override;
 

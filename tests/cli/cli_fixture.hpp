@@ -76,6 +76,9 @@ class NoTransfer final : public core::LocalTransfer {
                                           const core::BroadcastSpec&, const core::ProgressFn&) override {
     return {};
   }
+  std::vector<core::NodeResult> greedy_broadcast(const core::HostList&, const core::BroadcastSpec&, int) override {
+    return {};
+  }
   int relay(const std::string&, const std::vector<core::RelayNode>&, const core::BroadcastSpec&,
             std::ostream&) override {
     return 1;

@@ -53,15 +53,20 @@ assert len(r["remote"]) == 8
 PY
 no_staging "venv"
 
-# 2. A tarball source (tar-env) and a plain directory; identical trees everywhere.
+# 2. A tarball source (tar-env) and a plain directory, by the tree and the greedy strategy:
+#    identical trees everywhere.
 "${common[@]}" "$ezpz" tar-env "$venv" -o "$W/env.tar.zst" >/dev/null || fail "tar-env"
 "$X" "${common[@]}" "$ezpz" yeet "$W/env.tar.zst" --dst /tmp/fromtar --hostfile "$D/hostfile" >/dev/null || fail "tarball to 8 nodes"
 mkdir -p "$W/data/sub"; head -c 300000 /dev/urandom > "$W/data/sub/blob"; echo hi > "$W/data/a.txt"
 "$X" "${common[@]}" "$ezpz" yeet "$W/data" --dst /tmp/data --hostfile "$D/hostfile" >/dev/null || fail "directory to 8 nodes"
+"$X" "${common[@]}" "$ezpz" yeet "$W/data" --dst /tmp/data-greedy --hostfile "$D/hostfile" --strategy greedy \
+  >/dev/null || fail "greedy strategy to 8 nodes"
 want=$(cd "$W/data" && find . -type f -exec sha256sum {} + | sort)
 for n in $nodes; do
   got=$(on "$n" 'cd /tmp/data && find . -type f -exec sha256sum {} + | sort')
   [ "$got" = "$want" ] || fail "directory tree differs on $n"
+  got=$(on "$n" 'cd /tmp/data-greedy && find . -type f -exec sha256sum {} + | sort')
+  [ "$got" = "$want" ] || fail "the greedy strategy's tree differs on $n"
   on "$n" '/tmp/fromtar/bin/tinypkg-hello' | grep -qx "tinypkg hello from /tmp/fromtar" || fail "tarball venv on $n"
 done
 
