@@ -1,5 +1,6 @@
 #include "cli/yeet.hpp"
 
+#include <algorithm>
 #include <chrono>
 
 #include <CLI/App.hpp>
@@ -299,8 +300,27 @@ int YeetCommand::run(Context& ctx) {
       remote = ctx.transfer.greedy_broadcast(targets, spec, 8);
     } else {
       ProgressBar bar(ctx.term, "streaming", 0);
-      remote = ctx.transfer.broadcast(plan->destination, plan->name, tree, spec,
-                                      [&bar](unsigned long long done) { bar.update(done); });
+      // Live view: on a terminal one redrawn line (nodes done, who is left); else a line a node.
+      std::size_t done_nodes = 0;
+      std::vector<std::string> waiting(targets.begin(), targets.end());
+      auto on_result = [&](const core::NodeResult& r) {
+        ++done_nodes;
+        waiting.erase(std::remove(waiting.begin(), waiting.end(), r.host), waiting.end());
+        if (ctx.term.interactive()) {
+          bar.finish();
+          ctx.term.err() << "\r  " << done_nodes << "/" << targets.size() << " nodes done"
+                         << (waiting.empty() ? std::string() : ", slowest: " + waiting.front()) << "\033[K"
+                         << std::flush;
+        } else {
+          ctx.term.err() << "  " << r.host << (r.ok ? " done in " + fixed1(r.seconds) + "s" : " failed: " + r.error)
+                         << " (" << done_nodes << "/" << targets.size() << ")\n";
+        }
+      };
+      remote = ctx.transfer.broadcast(
+          plan->destination, plan->name, tree, spec, [&bar](unsigned long long done) { bar.update(done); }, on_result);
+      if (ctx.term.interactive()) {
+        ctx.term.err() << "\r\033[K" << std::flush;
+      }
     }
     // Repair: nodes cut off by a failed relay get a round of their own from this node.
     core::HostList orphans;

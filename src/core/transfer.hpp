@@ -16,6 +16,8 @@ namespace ezpz::core {
 
 /// Called with the bytes done so far (of the total the caller measured).
 using ProgressFn = std::function<void(unsigned long long)>;
+/// Called as each node's result arrives.
+using ResultFn = std::function<void(const NodeResult&)>;
 
 struct TreeStats {
   unsigned long long files = 0;
@@ -76,7 +78,8 @@ class LocalTransfer {
   /// Stream the tree at `root` (as `name/...`) through the relays of `tree`; one result per host.
   [[nodiscard]] virtual std::vector<NodeResult> broadcast(const std::string& root, const std::string& name,
                                                           const std::vector<RelayNode>& tree, const BroadcastSpec& spec,
-                                                          const ProgressFn& progress) = 0;
+                                                          const ProgressFn& progress,
+                                                          const ResultFn& on_result = {}) = 0;
   /// ezpz's store-and-forward algorithm (--strategy greedy), for comparison.
   [[nodiscard]] virtual std::vector<NodeResult> greedy_broadcast(const HostList& targets, const BroadcastSpec& spec,
                                                                  int per_source) = 0;

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <csignal>
 #include <cstring>
+#include <functional>
 #include <map>
 
 #include <fcntl.h>
@@ -127,54 +128,80 @@ void forward(std::vector<Child>& children, const unsigned char* header, const vo
   }
 }
 
-/// Close the children's stdin, read their result lines, reap them; hosts without a report failed.
-std::vector<core::NodeResult> collect(std::vector<Child>& children, const std::string& why_missing) {
+/// Close the children's stdin, then read their result lines as they arrive (poll), calling
+/// `on_result` for each; reap them. Hosts a child never reported on failed.
+std::vector<core::NodeResult> collect(std::vector<Child>& children, const std::string& why_missing,
+                                      const std::function<void(const core::NodeResult&)>& on_result) {
   std::vector<core::NodeResult> results;
+  std::vector<std::string> pending(children.size());
+  std::vector<std::map<std::string, core::NodeResult>> reported(children.size());
   for (auto& c : children) {
     if (c.in >= 0) {
       ::close(c.in);
       c.in = -1;
     }
   }
-  for (auto& c : children) {
-    std::string text;
-    if (c.out >= 0) {
-      char buf[4096];
-      ssize_t n;
-      while ((n = ::read(c.out, buf, sizeof(buf))) > 0 || (n < 0 && errno == EINTR)) {
-        if (n > 0) {
-          text.append(buf, static_cast<std::size_t>(n));
-        }
+  while (true) {
+    std::vector<pollfd> fds;
+    std::vector<std::size_t> index;
+    for (std::size_t i = 0; i < children.size(); ++i) {
+      if (children[i].out >= 0) {
+        fds.push_back({children[i].out, POLLIN, 0});
+        index.push_back(i);
       }
-      ::close(c.out);
     }
-    int status = 0;
+    if (fds.empty()) {
+      break;
+    }
+    if (::poll(fds.data(), fds.size(), -1) < 0 && errno != EINTR) {
+      break;
+    }
+    for (std::size_t k = 0; k < fds.size(); ++k) {
+      if ((fds[k].revents & (POLLIN | POLLHUP | POLLERR)) == 0) {
+        continue;
+      }
+      const auto i = index[k];
+      char buf[4096];
+      const auto n = ::read(children[i].out, buf, sizeof(buf));
+      if (n < 0 && errno == EINTR) {
+        continue;
+      }
+      if (n <= 0) {
+        ::close(children[i].out);
+        children[i].out = -1;
+        continue;
+      }
+      pending[i].append(buf, static_cast<std::size_t>(n));
+      for (auto nl = pending[i].find('\n'); nl != std::string::npos; nl = pending[i].find('\n')) {
+        if (auto r = core::decode_result(pending[i].substr(0, nl))) {
+          reported[i][r->host] = *r;
+          if (on_result) {
+            on_result(*r);
+          }
+        }
+        pending[i].erase(0, nl + 1);
+      }
+    }
+  }
+  for (std::size_t i = 0; i < children.size(); ++i) {
+    auto& c = children[i];
     if (c.pid > 0) {
+      int status = 0;
       ::waitpid(c.pid, &status, 0);
     }
-    std::map<std::string, core::NodeResult> reported;
-    std::size_t start = 0;
-    while (start < text.size()) {
-      auto nl = text.find('\n', start);
-      auto line = text.substr(start, nl == std::string::npos ? std::string::npos : nl - start);
-      if (auto r = core::decode_result(line)) {
-        reported[r->host] = *r;
-      }
-      if (nl == std::string::npos) {
-        break;
-      }
-      start = nl + 1;
-    }
     for (const auto& host : core::subtree_hosts(c.node)) {
-      auto it = reported.find(host);
-      if (it != reported.end()) {
+      auto it = reported[i].find(host);
+      if (it != reported[i].end()) {
         results.push_back(it->second);
-      } else {
-        core::NodeResult r;
-        r.host = host;
-        r.error = host == c.node.host ? why_missing : "no report: its parent relay " + c.node.host + " failed";
-        results.push_back(r);
+        continue;
       }
+      core::NodeResult r;
+      r.host = host;
+      r.error = host == c.node.host ? why_missing : "no report: its parent relay " + c.node.host + " failed";
+      if (on_result) {
+        on_result(r);
+      }
+      results.push_back(r);
     }
   }
   return results;
@@ -184,7 +211,8 @@ std::vector<core::NodeResult> collect(std::vector<Child>& children, const std::s
 
 std::vector<core::NodeResult> broadcast_tree(const std::string& root, const std::string& name,
                                              const std::vector<core::RelayNode>& tree, const BroadcastOptions& options,
-                                             const core::ProgressFn& progress, const std::atomic<bool>& stop) {
+                                             const core::ProgressFn& progress, const core::ResultFn& on_result,
+                                             const std::atomic<bool>& stop) {
   ::signal(SIGPIPE, SIG_IGN);
   std::vector<Child> children;
   for (const auto& node : tree) {
@@ -221,7 +249,7 @@ std::vector<core::NodeResult> broadcast_tree(const std::string& root, const std:
       }
     }
   }
-  return collect(children, packed ? "its relay (ssh) ended without a report" : "the head stopped sending");
+  return collect(children, packed ? "its relay (ssh) ended without a report" : "the head stopped sending", on_result);
 }
 
 int run_relay(const std::string& this_host, const std::vector<core::RelayNode>& children_spec,
@@ -327,13 +355,12 @@ int run_relay(const std::string& this_host, const std::vector<core::RelayNode>& 
   }
   me.ok = error.empty();
   me.error = error;
-  auto results = collect(children, "its relay (ssh) ended without a report");
   me.seconds = std::chrono::duration<double>(Clock::now() - start).count();
-  out << core::encode_result(me) << '\n';
-  for (const auto& r : results) {
-    out << core::encode_result(r) << '\n';
-  }
-  out.flush();
+  // This node's line at once, then each line of the subtree as it arrives: the head shows
+  // nodes finishing live.
+  out << core::encode_result(me) << std::endl;
+  collect(children, "its relay (ssh) ended without a report",
+          [&out](const core::NodeResult& r) { out << core::encode_result(r) << std::endl; });
   return me.ok ? 0 : 1;
 }
 

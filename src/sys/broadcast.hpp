@@ -19,7 +19,8 @@ using BroadcastOptions = core::BroadcastSpec;
 /// One result per target host, in tree order (failures included: no report means failed).
 std::vector<core::NodeResult> broadcast_tree(const std::string& root, const std::string& name,
                                              const std::vector<core::RelayNode>& tree, const BroadcastOptions& options,
-                                             const core::ProgressFn& progress, const std::atomic<bool>& stop);
+                                             const core::ProgressFn& progress, const core::ResultFn& on_result,
+                                             const std::atomic<bool>& stop);
 
 /// Relay: the stream on stdin -> a staging directory beside the destination and to
 /// `children`; prints one JSON result line per host (itself, then its subtree) on `out`.

@@ -328,9 +328,10 @@ void PosixLocalTransfer::discard(const std::string& path) {
 std::vector<core::NodeResult> PosixLocalTransfer::broadcast(const std::string& root, const std::string& name,
                                                             const std::vector<core::RelayNode>& tree,
                                                             const core::BroadcastSpec& spec,
-                                                            const core::ProgressFn& progress) {
+                                                            const core::ProgressFn& progress,
+                                                            const core::ResultFn& on_result) {
   arm();
-  return broadcast_tree(root, name, tree, spec, progress, g_stop);
+  return broadcast_tree(root, name, tree, spec, progress, on_result, g_stop);
 }
 
 std::vector<core::NodeResult> PosixLocalTransfer::greedy_broadcast(const core::HostList& targets,

@@ -45,7 +45,8 @@ class PosixLocalTransfer final : public core::LocalTransfer {
   [[nodiscard]] std::vector<core::NodeResult> broadcast(const std::string& root, const std::string& name,
                                                         const std::vector<core::RelayNode>& tree,
                                                         const core::BroadcastSpec& spec,
-                                                        const core::ProgressFn& progress) override;
+                                                        const core::ProgressFn& progress,
+                                                        const core::ResultFn& on_result) override;
   [[nodiscard]] std::vector<core::NodeResult> greedy_broadcast(const core::HostList& targets,
                                                                const core::BroadcastSpec& spec,
                                                                int per_source) override;
