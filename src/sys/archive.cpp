@@ -12,6 +12,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include "sys/fd_io.hpp"
 #include "sys/tree.hpp"
 
 namespace ezpz::sys {
@@ -89,18 +90,9 @@ Expected<core::TreeStats> pack_tree(const std::string& src, const std::string& t
   }
   std::string write_error;
   ArchiveSink sink = [&](const void* data, std::size_t size) {
-    const auto* p = static_cast<const char*>(data);
-    while (size > 0) {
-      auto n = ::write(fd, p, size);
-      if (n < 0 && errno == EINTR) {
-        continue;
-      }
-      if (n <= 0) {
-        write_error = std::strerror(errno);
-        return false;
-      }
-      p += n;
-      size -= static_cast<std::size_t>(n);
+    if (!write_all(fd, data, size)) {
+      write_error = std::strerror(errno);
+      return false;
     }
     return true;
   };
@@ -192,15 +184,7 @@ Expected<core::TreeStats> pack_tree_to(const std::string& src, const std::string
       error = failure("interrupted");
       return false;
     }
-    stats.newest_mtime = std::max<long long>(stats.newest_mtime, e.st.st_mtim.tv_sec);
-    if (S_ISDIR(e.st.st_mode)) {
-      ++stats.dirs;
-    } else if (S_ISLNK(e.st.st_mode)) {
-      ++stats.links;
-    } else if (S_ISREG(e.st.st_mode)) {
-      ++stats.files;
-      stats.bytes += static_cast<unsigned long long>(e.st.st_size);
-    } else {
+    if (!tally(stats, e.st)) {
       return true;  // sockets, fifos, devices are not packed
     }
     archive_entry* entry = archive_entry_new();

@@ -16,44 +16,13 @@
 
 #include "core/shell.hpp"
 #include "sys/archive.hpp"
+#include "sys/fd_io.hpp"
 #include "sys/tree.hpp"
 
 namespace ezpz::sys {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-bool write_all(int fd, const void* data, std::size_t size) {
-  const auto* p = static_cast<const char*>(data);
-  while (size > 0) {
-    auto n = ::write(fd, p, size);
-    if (n < 0 && errno == EINTR) {
-      continue;
-    }
-    if (n <= 0) {
-      return false;
-    }
-    p += n;
-    size -= static_cast<std::size_t>(n);
-  }
-  return true;
-}
-
-bool read_exact(int fd, void* data, std::size_t size) {
-  auto* p = static_cast<char*>(data);
-  while (size > 0) {
-    auto n = ::read(fd, p, size);
-    if (n < 0 && errno == EINTR) {
-      continue;
-    }
-    if (n <= 0) {
-      return false;
-    }
-    p += n;
-    size -= static_cast<std::size_t>(n);
-  }
-  return true;
-}
 
 /// A relay started over ssh: its stdin takes the stream, its stdout gives result lines.
 struct Child {

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "sys/exec.hpp"
+#include "sys/fd_io.hpp"
 #include "sys/signal_relay.hpp"
 
 extern char** environ;  // NOLINT: POSIX
@@ -71,24 +72,15 @@ struct Stream {
   std::string pending;
 };
 
-void write_all(int fd, const char* data, std::size_t size) {
-  while (size > 0) {
-    auto n = ::write(fd, data, size);
-    if (n < 0 && errno == EINTR) {
-      continue;
-    }
-    if (n <= 0) {
-      return;  // stdout closed: drop output, keep supervising
-    }
-    data += n;
-    size -= static_cast<std::size_t>(n);
-  }
+/// Output goes on even when our stdout is gone: a closed pipe only drops the bytes.
+void pass_on(int fd, const char* data, std::size_t size) {
+  (void)write_all(fd, data, size);
 }
 
 /// Pass complete lines on, each with its label, in one write so lines never interleave.
 void emit(Stream& s, bool label, bool flush) {
   if (!label) {
-    write_all(s.out_fd, s.pending.data(), s.pending.size());
+    pass_on(s.out_fd, s.pending.data(), s.pending.size());
     s.pending.clear();
     return;
   }
@@ -99,13 +91,13 @@ void emit(Stream& s, bool label, bool flush) {
       break;
     }
     std::string line = s.label + s.pending.substr(start, nl - start + 1);
-    write_all(s.out_fd, line.data(), line.size());
+    pass_on(s.out_fd, line.data(), line.size());
     start = nl + 1;
   }
   s.pending.erase(0, start);
   if ((flush && !s.pending.empty()) || s.pending.size() > (1U << 20)) {
     std::string rest = s.label + s.pending;
-    write_all(s.out_fd, rest.data(), rest.size());
+    pass_on(s.out_fd, rest.data(), rest.size());
     s.pending.clear();
   }
 }

@@ -152,15 +152,7 @@ Expected<core::TreeStats> PosixLocalTransfer::measure(const std::string& path,
     return stats;
   }
   auto r = walk_tree(path, excludes, [&](const TreeEntry& e) {
-    stats.newest_mtime = std::max<long long>(stats.newest_mtime, e.st.st_mtim.tv_sec);
-    if (S_ISDIR(e.st.st_mode)) {
-      ++stats.dirs;
-    } else if (S_ISLNK(e.st.st_mode)) {
-      ++stats.links;
-    } else if (S_ISREG(e.st.st_mode)) {
-      ++stats.files;
-      stats.bytes += static_cast<unsigned long long>(e.st.st_size);
-    }
+    tally(stats, e.st);
     return !g_stop.load();
   });
   if (!r) {

@@ -11,6 +11,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "sys/fd_io.hpp"
+
 namespace ezpz::sys {
 
 using ezpz::Expected;
@@ -124,19 +126,11 @@ Expected<void> PosixProbe::write_file(const std::string& path, const std::string
   if (fd < 0) {
     return ezpz::failure("cannot write " + tmp + ": " + std::strerror(errno));
   }
-  std::size_t done = 0;
-  while (done < text.size()) {
-    auto n = ::write(fd, text.data() + done, text.size() - done);
-    if (n < 0 && errno == EINTR) {
-      continue;
-    }
-    if (n <= 0) {
-      int err = errno;
-      ::close(fd);
-      ::unlink(tmp.c_str());
-      return ezpz::failure("cannot write " + tmp + ": " + std::strerror(err));
-    }
-    done += static_cast<std::size_t>(n);
+  if (!write_all(fd, text.data(), text.size())) {
+    const int err = errno;
+    ::close(fd);
+    ::unlink(tmp.c_str());
+    return ezpz::failure("cannot write " + tmp + ": " + std::strerror(err));
   }
   if (::close(fd) != 0 || ::rename(tmp.c_str(), path.c_str()) != 0) {
     int err = errno;

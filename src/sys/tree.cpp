@@ -16,6 +16,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "sys/fd_io.hpp"
+
 namespace ezpz::sys {
 namespace {
 
@@ -162,6 +164,21 @@ Error interrupted() {
 }
 
 }  // namespace
+
+bool tally(core::TreeStats& stats, const struct stat& st) {
+  stats.newest_mtime = std::max<long long>(stats.newest_mtime, st.st_mtim.tv_sec);
+  if (S_ISDIR(st.st_mode)) {
+    ++stats.dirs;
+  } else if (S_ISLNK(st.st_mode)) {
+    ++stats.links;
+  } else if (S_ISREG(st.st_mode)) {
+    ++stats.files;
+    stats.bytes += static_cast<unsigned long long>(st.st_size);
+  } else {
+    return false;
+  }
+  return true;
+}
 
 Expected<void> walk_tree(const std::string& root, const std::vector<std::string>& excludes,
                          const std::function<bool(const TreeEntry&)>& visit) {
@@ -458,19 +475,11 @@ Expected<void> replace_file(const std::string& path, const std::string& text, mo
   if (fd < 0) {
     return io_error("cannot create", tmp);
   }
-  std::size_t off = 0;
-  while (off < text.size()) {
-    auto n = ::write(fd, text.data() + off, text.size() - off);
-    if (n < 0 && errno == EINTR) {
-      continue;
-    }
-    if (n <= 0) {
-      auto e = io_error("cannot write", tmp);
-      ::close(fd);
-      ::unlink(tmp.c_str());
-      return e;
-    }
-    off += static_cast<std::size_t>(n);
+  if (!write_all(fd, text.data(), text.size())) {
+    auto e = io_error("cannot write", tmp);
+    ::close(fd);
+    ::unlink(tmp.c_str());
+    return e;
   }
   ::fchmod(fd, mode & 07777);
   if (::close(fd) != 0 || ::rename(tmp.c_str(), path.c_str()) != 0) {

@@ -20,6 +20,10 @@ struct TreeEntry {
   std::string link_target;  ///< for symlinks
 };
 
+/// Count one entry into `stats` (kind, bytes, newest mtime); false for sockets, fifos and
+/// devices, which are never copied or packed.
+bool tally(core::TreeStats& stats, const struct stat& st);
+
 /// Visit `root` depth-first, parents before children; names in `excludes` are skipped
 /// (directories and their contents). Return false from `visit` to stop.
 Expected<void> walk_tree(const std::string& root, const std::vector<std::string>& excludes,
