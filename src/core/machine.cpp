@@ -159,6 +159,16 @@ Expected<void> apply_key(std::string_view source, MachineProfile& m, std::string
   return key_error(source, node, key, "is not a machine setting; known keys: " + std::string(kKnownKeys));
 }
 
+/// The whole config text as TOML; a syntax error names the file and line.
+Expected<toml::table> parse_document(std::string_view text, std::string_view source) {
+  try {
+    return toml::parse(text, source);
+  } catch (const toml::parse_error& e) {
+    return usage_error(std::string(source) + ":" + std::to_string(e.source().begin.line) + ": " +
+                       std::string(e.description()) + " (fix the TOML syntax)");
+  }
+}
+
 }  // namespace
 
 std::string_view to_string(LauncherStyle s) {
@@ -208,13 +218,11 @@ Expected<MachineSet> MachineSet::builtin() {
 }
 
 Expected<void> MachineSet::merge_toml(std::string_view text, std::string_view source) {
-  toml::table doc;
-  try {
-    doc = toml::parse(text, source);
-  } catch (const toml::parse_error& e) {
-    return usage_error(std::string(source) + ":" + std::to_string(e.source().begin.line) + ": " +
-                       std::string(e.description()) + " (fix the TOML syntax)");
+  auto parsed = parse_document(text, source);
+  if (!parsed) {
+    return parsed.error();
   }
+  const toml::table& doc = *parsed;
   std::vector<MachineProfile> added;
   for (const auto& [top_key, top_node] : doc) {
     if (top_key.str() == "yeet") {
@@ -258,13 +266,11 @@ Expected<void> MachineSet::merge_toml(std::string_view text, std::string_view so
 }
 
 Expected<std::vector<std::string>> yeet_roots_from_toml(std::string_view text, std::string_view source) {
-  toml::table doc;
-  try {
-    doc = toml::parse(text, source);
-  } catch (const toml::parse_error& e) {
-    return usage_error(std::string(source) + ":" + std::to_string(e.source().begin.line) + ": " +
-                       std::string(e.description()) + " (fix the TOML syntax)");
+  auto parsed = parse_document(text, source);
+  if (!parsed) {
+    return parsed.error();
   }
+  const toml::table& doc = *parsed;
   std::vector<std::string> roots;
   const auto* yeet = doc.get("yeet");
   if (yeet == nullptr) {
