@@ -1,6 +1,8 @@
 """Helpers for end-to-end tests: run the built ezpz binary with a controlled environment."""
+import atexit
 import json
 import os
+import shutil
 import subprocess
 import tempfile
 import unittest
@@ -9,11 +11,15 @@ EZPZ = os.environ["EZPZ_BIN"]
 SOURCE_DIR = os.environ.get("EZPZ_SOURCE_DIR", os.path.join(os.path.dirname(__file__), "..", ".."))
 
 
+_HOMES = tempfile.mkdtemp(prefix="ezpz-e2e-homes-")
+atexit.register(shutil.rmtree, _HOMES, True)
+
+
 def base_env(**extra):
     """A clean environment: no scheduler variables, a private HOME, the system PATH."""
     env = {
         "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
-        "HOME": tempfile.mkdtemp(prefix="ezpz-home-"),
+        "HOME": tempfile.mkdtemp(prefix="home-", dir=_HOMES),
         "LANG": "C.UTF-8",
     }
     env.update({k: str(v) for k, v in extra.items()})
