@@ -17,11 +17,6 @@
 namespace ezpz::cli {
 namespace {
 
-int fail(Context& ctx, const Error& e) {
-  ctx.term.error(e.message);
-  return static_cast<int>(e.code);
-}
-
 std::string iso_time(std::chrono::system_clock::time_point t, const char* format) {
   auto secs = std::chrono::system_clock::to_time_t(t);
   std::tm tm{};
@@ -152,17 +147,17 @@ void LaunchCommand::set_trailing_command(std::vector<std::string> command, bool 
 
 int LaunchCommand::run(Context& ctx) {
   if (!request_error_.empty()) {
-    return fail(ctx, usage_error(request_error_));
+    return ctx.term.fail(usage_error(request_error_));
   }
   // 1. Machine profiles: built-in, then the user's config.
   auto machines = core::load_machines(ctx.env, ctx.probe);
   if (!machines) {
-    return fail(ctx, machines.error());
+    return ctx.term.fail(machines.error());
   }
   // 2. Scheduler, machine, hosts and GPUs of this job.
   auto cluster = core::discover_cluster(ctx.env, *machines, request_.machine, request_.hostfile, ctx.probe);
   if (!cluster) {
-    return fail(ctx, cluster.error());
+    return ctx.term.fail(cluster.error());
   }
   log::debug("scheduler " + std::string(core::to_string(cluster->scheduler)) + ", machine " + cluster->machine.name +
              ", " + std::to_string(cluster->hosts.size()) + " host(s) from " + cluster->host_source.origin + ", " +
@@ -173,7 +168,7 @@ int LaunchCommand::run(Context& ctx) {
   }
   auto plan = core::plan_launch(request_, ctx.env, *cluster, core::find_launchers(ctx.probe));
   if (!plan) {
-    return fail(ctx, plan.error());
+    return ctx.term.fail(plan.error());
   }
   for (const auto& w : plan->warnings) {
     ctx.term.warn(w);
@@ -208,7 +203,7 @@ int LaunchCommand::run(Context& ctx) {
     ++attempt;
     auto r = run_once(ctx, *plan);
     if (!r) {
-      return fail(ctx, r.error());
+      return ctx.term.fail(r.error());
     }
     result = *r;
     if (result.exit_code == 0 || result.signal != 0 || attempt > retries_) {

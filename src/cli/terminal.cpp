@@ -31,6 +31,11 @@ void Terminal::warn(std::string_view message) {
   tagged("warning", "1;33", message);
 }
 
+int Terminal::fail(const Error& e) {
+  error(e.message);
+  return static_cast<int>(e.code);
+}
+
 }  // namespace ezpz::cli
 
 namespace ezpz::cli {

@@ -6,6 +6,7 @@
 #include <string_view>
 
 #include "core/env.hpp"
+#include "core/expected.hpp"
 
 namespace ezpz::cli {
 
@@ -24,6 +25,8 @@ class Terminal {
   std::ostream& err() { return err_; }
   void error(std::string_view message);
   void warn(std::string_view message);
+  /// Report `e` as an error line and return its exit code.
+  int fail(const Error& e);
 
  private:
   void tagged(std::string_view tag, std::string_view color_code, std::string_view message);

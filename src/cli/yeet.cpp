@@ -29,11 +29,6 @@ std::string fixed1(double v) {
   return buf;
 }
 
-int fail(Context& ctx, const Error& e) {
-  ctx.term.error(e.message);
-  return static_cast<int>(e.code);
-}
-
 /// Old prefixes a moved env may name: what bin/activate records, the source as given and resolved.
 std::vector<std::string> old_prefixes(Context& ctx, const std::string& root, const core::YeetPlan& plan,
                                       const std::string& source_real) {
@@ -95,7 +90,7 @@ void YeetCommand::add_cli(CLI::App& app) {
 
 int YeetCommand::run(Context& ctx) {
   if (app_->count("source") > 0 && app_->count("--src") > 0) {
-    return fail(ctx, usage_error("--src and positional SRC are mutually exclusive; pick one"));
+    return ctx.term.fail(usage_error("--src and positional SRC are mutually exclusive; pick one"));
   }
   core::YeetRequest request;
   if (!positional_.empty() || !src_.empty()) {
@@ -112,7 +107,7 @@ int YeetCommand::run(Context& ctx) {
   // 1. What and where.
   auto source = core::yeet_source(request, ctx.env);
   if (!source) {
-    return fail(ctx, source.error());
+    return ctx.term.fail(source.error());
   }
   std::string source_path = source->first;
   if (source_path.front() != '/') {
@@ -121,15 +116,15 @@ int YeetCommand::run(Context& ctx) {
   const auto facts = ctx.transfer.inspect(source_path);
   auto plan = core::plan_yeet(request, ctx.env, facts);
   if (!plan) {
-    return fail(ctx, plan.error());
+    return ctx.term.fail(plan.error());
   }
   plan->source_origin = request.source ? (positional_.empty() ? "--src" : "SRC") : source->second;
   auto roots = core::load_yeet_roots(ctx.env, ctx.probe);
   if (!roots) {
-    return fail(ctx, roots.error());
+    return ctx.term.fail(roots.error());
   }
   if (auto ok = core::check_destination(plan->destination, facts.real_path, ctx.env, *roots, force_); !ok) {
-    return fail(ctx, ok.error());
+    return ctx.term.fail(ok.error());
   }
   core::SuccessRule rule;
   if (app_->count("--min-success-nodes") > 0) {
@@ -139,14 +134,14 @@ int YeetCommand::run(Context& ctx) {
     rule.min_fraction = min_success_fraction_;
   }
   if (auto ok = core::check_success_rule(rule); !ok) {
-    return fail(ctx, ok.error());
+    return ctx.term.fail(ok.error());
   }
   // The other nodes: the job's hosts (as for launch) less this one.
   core::HostList targets;
   {
     auto machines = core::load_machines(ctx.env, ctx.probe);
     if (!machines) {
-      return fail(ctx, machines.error());
+      return ctx.term.fail(machines.error());
     }
     std::optional<std::string> hostfile;
     if (!hostfile_.empty()) {
@@ -154,7 +149,7 @@ int YeetCommand::run(Context& ctx) {
     }
     auto cluster = core::discover_cluster(ctx.env, *machines, std::nullopt, hostfile, ctx.probe);
     if (!cluster) {
-      return fail(ctx, cluster.error());
+      return ctx.term.fail(cluster.error());
     }
     targets = core::yeet_targets(cluster->hosts, ctx.env.hostname, !no_hsn_, ctx.probe);
   }
@@ -162,7 +157,7 @@ int YeetCommand::run(Context& ctx) {
   const int total_nodes = static_cast<int>(targets.size()) + 1;
   auto size = ctx.transfer.measure(plan->source, plan->excludes);
   if (!size) {
-    return fail(ctx, size.error());
+    return ctx.term.fail(size.error());
   }
   const std::string host = ctx.env.hostname.empty() ? "localhost" : ctx.env.hostname;
   nlohmann::json summary = {
@@ -209,7 +204,7 @@ int YeetCommand::run(Context& ctx) {
   const auto total_start = Clock::now();
   auto staging = ctx.transfer.make_staging(plan->destination);
   if (!staging) {
-    return fail(ctx, staging.error());
+    return ctx.term.fail(staging.error());
   }
   std::string pack_file;
   auto cleanup = [&](const Error& e) {
