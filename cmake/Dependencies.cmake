@@ -30,3 +30,18 @@ endforeach()
 if(EZPZ_STATIC)
   set(CMAKE_FIND_LIBRARY_SUFFIXES ${_ezpz_saved_suffixes})
 endif()
+
+# yeet's SSH transport: libssh (Debian builds it against OpenSSL and GSSAPI). Debian ships no
+# static GSSAPI, so a static ezpz links src/sys/gssapi_stub.c instead: gssapi-with-mic
+# authentication is then unavailable in-process (--ssh-command ssh covers those sites).
+if(EZPZ_STATIC)
+  find_library(EZPZ_LIB_ssh NAMES libssh.a REQUIRED)
+  find_library(EZPZ_LIB_crypto NAMES libcrypto.a REQUIRED)
+  find_library(EZPZ_LIB_zlib_static NAMES libz.a REQUIRED)
+  add_library(ezpz_gssapi_stub OBJECT ${CMAKE_CURRENT_LIST_DIR}/../src/sys/gssapi_stub.c)
+  target_link_libraries(ezpz_deps INTERFACE ${EZPZ_LIB_ssh} $<TARGET_OBJECTS:ezpz_gssapi_stub> ${EZPZ_LIB_crypto}
+                                            ${EZPZ_LIB_zlib_static} ${CMAKE_DL_LIBS})
+else()
+  find_library(EZPZ_LIB_ssh NAMES ssh REQUIRED)
+  target_link_libraries(ezpz_deps INTERFACE ${EZPZ_LIB_ssh})
+endif()

@@ -10,12 +10,18 @@ packages=(
   libcli11-dev nlohmann-json3-dev libspdlog-dev libfmt-dev libtomlplusplus-dev catch2
   # archives for yeet and tar-env, linked statically (tar/pax + zstd/gzip only)
   libarchive-dev libzstd-dev zlib1g-dev liblzma-dev libbz2-dev liblz4-dev nettle-dev libacl1-dev libxml2-dev zstd
+  # yeet's in-process SSH transport (libssh + OpenSSL's libcrypto, linked statically)
+  libssh-dev libssl-dev
+  # incremental yeet (deltas)
+  librsync-dev
   # launchers used by end-to-end tests (real mpiexec/mpirun)
   openmpi-bin libopenmpi-dev mpich
   # the multi-node test bed (scripts/cluster-sim): namespaces, sshd, Slurm
   iproute2 openssh-server openssh-client util-linux slurm-wlm munge
   # real PyTorch for the gloo rank-environment tests
   python3-torch
+  # the companion library (libezpz_torch.so): libtorch and the c10d (gloo) headers
+  libtorch-dev libgloo-dev
   # tools the test scripts use
   python3 python3-venv procps bsdutils zsh fish
 )

@@ -53,7 +53,7 @@ ProgressBar::~ProgressBar() {
   finish();
 }
 
-void ProgressBar::update(unsigned long long done) {
+void ProgressBar::update(unsigned long long done, std::string_view note) {
   if (!term_.interactive()) {
     return;
   }
@@ -75,7 +75,7 @@ void ProgressBar::update(unsigned long long done) {
   if (total_ > done && rate > 0) {
     line += "  ETA " + std::to_string(static_cast<long long>(static_cast<double>(total_ - done) / rate)) + "s";
   }
-  term_.err() << line << "\033[K" << std::flush;
+  term_.err() << line << note << "\033[K" << std::flush;
   drawn_ = true;
 }
 

@@ -43,7 +43,8 @@ class ProgressBar {
  public:
   ProgressBar(Terminal& term, std::string label, unsigned long long total);
   ~ProgressBar();
-  void update(unsigned long long done);
+  /// `note` is appended to the line (e.g. nodes done, aggregate rate).
+  void update(unsigned long long done, std::string_view note = {});
   void finish();
 
  private:

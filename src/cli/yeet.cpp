@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <tuple>
 
 #include <CLI/App.hpp>
 #include <CLI/Validators.hpp>
@@ -69,8 +70,12 @@ void YeetCommand::add_cli(CLI::App& app) {
   app.add_option("--strategy", strategy_,
                  "tree: stream through relays (default); greedy: ezpz's store-and-forward, 8 per source")
       ->check(CLI::IsMember({"tree", "greedy"}));
-  app.add_option("--ssh-command", ssh_command_, "How to reach the nodes (default: ssh -o BatchMode=yes)")
+  app.add_option("--ssh-command", ssh_command_,
+                 "Reach the nodes with this ssh client (e.g. ssh, for host-based or GSSAPI login) instead of the "
+                 "built-in libssh")
       ->type_name("CMD");
+  app.add_flag("--accept-new-host-keys", accept_new_host_keys_,
+               "Add host keys of nodes not yet in ~/.ssh/known_hosts (a changed key is always an error)");
   app.add_flag("--no-hsn", no_hsn_, "Use the hostfile's names, not <host>-hsn0 when that resolves");
   app.add_option("--min-success-nodes", min_success_nodes_, "Succeed when at least N nodes have the copy")
       ->type_name("N");
@@ -290,47 +295,76 @@ int YeetCommand::run(Context& ctx) {
   std::vector<core::NodeResult> remote;
   if (!targets.empty()) {
     const auto tb = Clock::now();
-    core::BroadcastSpec spec{plan->destination, ctx.env.self_exe, split_command(ssh_command_)};
+    core::BroadcastSpec spec;
+    spec.destination = plan->destination;
+    spec.self_exe = ctx.env.self_exe;
+    spec.ssh_command = split_command(ssh_command_);
+    spec.accept_new_host_keys = accept_new_host_keys_;
+    spec.user = ctx.env.get("USER").value_or("");
+    std::tie(spec.exe_digest, spec.exe_size) = ctx.transfer.self_digest();
     if (strategy_ == "greedy") {
       remote = ctx.transfer.greedy_broadcast(targets, spec, 8);
     } else {
       ProgressBar bar(ctx.term, "streaming", 0);
-      // Live view: on a terminal one redrawn line (nodes done, who is left); else a line a node.
+      // Live view: on a terminal one redrawn line (bytes, nodes done, aggregate rate, who is
+      // slowest); else a line a node.
       std::size_t done_nodes = 0;
+      std::size_t failed_nodes = 0;
       std::vector<std::string> waiting(targets.begin(), targets.end());
+      unsigned long long streamed = 0;
+      auto draw = [&] {
+        const double secs = std::max(seconds_since(tb), 1e-3);
+        const auto receiving = targets.size() - failed_nodes;
+        bar.update(streamed, ", " + std::to_string(done_nodes) + "/" + std::to_string(targets.size()) +
+                                 " nodes done, aggregate " +
+                                 core::human_bytes(static_cast<unsigned long long>(
+                                     static_cast<double>(streamed) * static_cast<double>(receiving) / secs)) +
+                                 "/s" + (waiting.empty() ? std::string() : ", slowest: " + waiting.front()));
+      };
       auto on_result = [&](const core::NodeResult& r) {
         ++done_nodes;
+        failed_nodes += r.ok ? 0 : 1;
         waiting.erase(std::remove(waiting.begin(), waiting.end(), r.host), waiting.end());
         if (ctx.term.interactive()) {
-          bar.finish();
-          ctx.term.err() << "\r  " << done_nodes << "/" << targets.size() << " nodes done"
-                         << (waiting.empty() ? std::string() : ", slowest: " + waiting.front()) << "\033[K"
-                         << std::flush;
+          draw();
         } else {
           ctx.term.err() << "  " << r.host << (r.ok ? " done in " + fixed1(r.seconds) + "s" : " failed: " + r.error)
                          << " (" << done_nodes << "/" << targets.size() << ")\n";
         }
       };
       remote = ctx.transfer.broadcast(
-          plan->destination, plan->name, tree, spec, [&bar](unsigned long long done) { bar.update(done); }, on_result);
+          plan->destination, plan->name, tree, spec,
+          [&](unsigned long long done) {
+            streamed = done;
+            draw();
+          },
+          on_result);
       if (ctx.term.interactive()) {
         ctx.term.err() << "\r\033[K" << std::flush;
       }
     }
-    // Repair: nodes cut off by a failed relay get a round of their own from this node.
+    // Repair: nodes cut off by a failed relay get the copy from a node that has it (this one
+    // when no other node succeeded), so the head's uplink is not the only source.
     core::HostList orphans;
+    std::string peer;
     for (const auto& r : remote) {
       if (!r.ok && r.error.rfind("no report: its parent", 0) == 0) {
         orphans.push_back(r.host);
+      } else if (r.ok && peer.empty()) {
+        peer = r.host;
       }
     }
     if (!orphans.empty() && !ctx.transfer.interrupted() && strategy_ == "tree") {
-      ctx.term.warn(std::to_string(orphans.size()) + " node(s) lost their relay: sending to them directly");
-      for (const auto& again :
-           ctx.transfer.broadcast(plan->destination, plan->name, core::relay_tree(orphans, fanout_), spec, {})) {
+      ctx.term.warn(std::to_string(orphans.size()) + " node(s) lost their relay: sending to them from " +
+                    (peer.empty() ? host : peer));
+      const auto repair_tree = core::relay_tree(orphans, fanout_);
+      auto again = peer.empty() ? ctx.transfer.broadcast(plan->destination, plan->name, repair_tree, spec, {})
+                                : ctx.transfer.send_from_peer(peer, repair_tree, spec);
+      for (const auto& a : again) {
         for (auto& r : remote) {
-          if (r.host == again.host) {
-            r = again;
+          if (r.host == a.host) {
+            r = a;
+            r.repaired_from = peer.empty() ? host : peer;
           }
         }
       }
@@ -368,6 +402,7 @@ int YeetCommand::run(Context& ctx) {
                            {"seconds", r.seconds},
                            {"bytes", r.bytes},
                            {"digest_ok", r.digest_ok},
+                           {"repaired_from", r.repaired_from},
                            {"error", r.error}});
   }
   const bool met = core::success(rule, succeeded, total_nodes);

@@ -25,7 +25,8 @@ class YeetCommand final : public Command {
   bool dry_run_ = false;
   bool json_ = false;
   std::string hostfile_;
-  std::string ssh_command_ = "ssh -o BatchMode=yes";
+  std::string ssh_command_;  ///< empty: built-in libssh
+  bool accept_new_host_keys_ = false;
   int fanout_ = 2;
   std::string strategy_ = "tree";
   bool no_hsn_ = false;

@@ -45,42 +45,58 @@ std::vector<std::string> split_command(const std::string& command) {
   return words;
 }
 
+void TransportArgs::add_options(CLI::App& app) {
+  app.add_option("--dst", dst, "Destination on this node")->required();
+  app.add_option("--ssh-command", ssh_command, "How to reach further nodes (empty: built-in libssh)");
+  app.add_option("--exe", exe, "ezpz's path on the head node, tried first");
+  app.add_option("--exe-digest", exe_digest, "SHA-256 of ezpz, to check or ship it");
+  app.add_option("--exe-size", exe_size, "Size of ezpz in bytes");
+  app.add_flag("--accept-new-host-keys", accept_new_host_keys, "Add unknown host keys to known_hosts");
+  app.add_option("--user", user, "Login name when ~/.ssh/config names none");
+}
+
+core::BroadcastSpec TransportArgs::spec(const Context& ctx) const {
+  core::BroadcastSpec s;
+  s.destination = dst;
+  s.self_exe = exe.empty() ? ctx.env.self_exe : exe;
+  s.ssh_command = split_command(ssh_command);
+  s.accept_new_host_keys = accept_new_host_keys;
+  s.user = user;
+  s.exe_digest = exe_digest;
+  s.exe_size = exe_size;
+  return s;
+}
+
 void YeetRelayCommand::add_cli(CLI::App& app) {
-  app.add_option("--dst", dst_, "Destination on this node")->required();
+  transport_.add_options(app);
   app.add_option("--host", host_, "This node's name in the results")->required();
   app.add_option("--children", children_, "Relays this node feeds, e.g. a(b,c),d");
-  app.add_option("--ssh-command", ssh_command_, "How to reach the children");
 }
 
 int YeetRelayCommand::run(Context& ctx) {
   auto children = core::decode_tree(children_);
   if (!children) {
-    ctx.term.error(children.error().message);
-    return static_cast<int>(ExitCode::usage);
+    return ctx.term.fail(children.error());
   }
-  core::BroadcastSpec spec{dst_, ctx.env.self_exe, split_command(ssh_command_)};
-  if (spec.ssh_command.empty()) {
-    spec.ssh_command = {"ssh"};
-  }
-  return ctx.transfer.relay(host_, *children, spec, ctx.term.out());
+  return ctx.transfer.relay(host_, *children, transport_.spec(ctx), ctx.term.out());
 }
 
 void YeetSendCommand::add_cli(CLI::App& app) {
-  app.add_option("--dst", dst_, "The copy on this node, and the destination there")->required();
-  app.add_option("--to", to_, "The node to send to")->required();
-  app.add_option("--ssh-command", ssh_command_, "How to reach it");
+  transport_.add_options(app);
+  app.add_option("--children", children_, "Relays to stream this node's copy of --dst to, e.g. a(b,c),d")->required();
 }
 
 int YeetSendCommand::run(Context& ctx) {
-  core::BroadcastSpec spec{dst_, ctx.env.self_exe, split_command(ssh_command_)};
-  if (spec.ssh_command.empty()) {
-    spec.ssh_command = {"ssh"};
+  auto tree = core::decode_tree(children_);
+  if (!tree) {
+    return ctx.term.fail(tree.error());
   }
-  const auto name = dst_.substr(dst_.rfind('/') + 1);
-  int rc = 1;
-  for (const auto& r : ctx.transfer.broadcast(dst_, name, core::relay_tree({to_}, 1), spec, {})) {
+  const auto spec = transport_.spec(ctx);
+  const auto name = spec.destination.substr(spec.destination.rfind('/') + 1);
+  int rc = 0;
+  for (const auto& r : ctx.transfer.broadcast(spec.destination, name, *tree, spec, {})) {
     ctx.term.out() << core::encode_result(r) << '\n';
-    rc = r.ok ? 0 : 1;
+    rc = r.ok ? rc : 1;
   }
   return rc;
 }

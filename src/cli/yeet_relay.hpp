@@ -1,12 +1,29 @@
-// ezpz __yeet-relay --dst D --host H --children TREE --ssh-command CMD: one node of yeet's
-// fan-out, started over ssh by its parent. Hidden: not in help or completions.
+// The hidden halves of yeet to every node, started on other nodes over ssh:
+//   ezpz __yeet-relay --host H --children TREE ...: one node of the fan-out.
+//   ezpz __yeet-send --children TREE ...: this node's copy streamed to TREE (greedy pushes, repairs).
+// Not in help or completions.
 #pragma once
 
 #include <string>
 
 #include "cli/command.hpp"
+#include "core/broadcast.hpp"
 
 namespace ezpz::cli {
+
+/// How a relay or sender reaches further nodes: the options the head passes down.
+struct TransportArgs {
+  std::string dst;
+  std::string ssh_command;  ///< empty: built-in libssh
+  std::string exe;
+  std::string exe_digest;
+  unsigned long long exe_size = 0;
+  bool accept_new_host_keys = false;
+  std::string user;
+
+  void add_options(CLI::App& app);
+  [[nodiscard]] core::BroadcastSpec spec(const Context& ctx) const;
+};
 
 class YeetRelayCommand final : public Command {
  public:
@@ -14,23 +31,19 @@ class YeetRelayCommand final : public Command {
   int run(Context& ctx) override;
 
  private:
-  std::string dst_;
+  TransportArgs transport_;
   std::string host_;
   std::string children_;
-  std::string ssh_command_ = "ssh";
 };
 
-/// ezpz __yeet-send --dst D --to HOST --ssh-command CMD: one push of --strategy greedy, from
-/// the node this runs on (which has D) to HOST; prints HOST's result line.
 class YeetSendCommand final : public Command {
  public:
   void add_cli(CLI::App& app) override;
   int run(Context& ctx) override;
 
  private:
-  std::string dst_;
-  std::string to_;
-  std::string ssh_command_ = "ssh";
+  TransportArgs transport_;
+  std::string children_;
 };
 
 /// "ssh -o BatchMode=yes" -> {"ssh", "-o", "BatchMode=yes"} (shell words).

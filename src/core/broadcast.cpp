@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/shell.hpp"
 #include "core/strings.hpp"
 
 namespace ezpz::core {
@@ -116,6 +117,66 @@ std::array<unsigned char, 4> frame_header(std::uint32_t length) {
 
 std::uint32_t frame_length(const unsigned char* h) {
   return (std::uint32_t{h[0]} << 24) | (std::uint32_t{h[1]} << 16) | (std::uint32_t{h[2]} << 8) | std::uint32_t{h[3]};
+}
+
+namespace {
+/// Runs as `sh -c SCRIPT ezpz EXE DIGEST SIZE SHIP ARGS...`: nothing from the caller is pasted
+/// into the script, so names with spaces, quotes or `$` stay data.
+constexpr std::string_view kStartScript =
+    "e=$1; d=$2; n=$3; s=$4; shift 4; "
+    "ok() { [ -x \"$1\" ] && { [ -z \"$d\" ] || [ \"$(sha256sum < \"$1\" 2>/dev/null)\" = \"$d  -\" ]; }; }; "
+    "if ok \"$e\"; then exec \"$e\" \"$@\"; fi; "
+    "[ -n \"$d\" ] || { echo \"ezpz: $e is missing on $(hostname)\" >&2; exit 127; }; "
+    "c=${TMPDIR:-/tmp}/.ezpz-$(id -u)-$(printf %.16s \"$d\"); b=$c/ezpz; "
+    "if ok \"$b\"; then exec \"$b\" \"$@\"; fi; "
+    "[ \"$s\" = 1 ] || { echo \"ezpz: $e is missing on $(hostname) and no copy was shipped there\" >&2; exit 127; }; "
+    "mkdir -p -m 700 \"$c\" && [ -O \"$c\" ] || { echo \"ezpz: cannot use $c on $(hostname)\" >&2; exit 126; }; "
+    "echo \"EZPZ-SHIP $n\"; t=$b.$$; "
+    "if head -c \"$n\" > \"$t\" && chmod 755 \"$t\" && ok \"$t\" && mv -f \"$t\" \"$b\"; then exec \"$b\" \"$@\"; fi; "
+    "rm -f \"$t\"; echo \"ezpz: the shipped binary did not arrive intact on $(hostname)\" >&2; exit 126";
+}  // namespace
+
+std::string remote_command(const BroadcastSpec& spec, const std::vector<std::string>& args, bool may_ship) {
+  std::vector<std::string> argv = {"sh",
+                                   "-c",
+                                   std::string(kStartScript),
+                                   "ezpz",
+                                   spec.self_exe,
+                                   spec.exe_digest,
+                                   std::to_string(spec.exe_size),
+                                   may_ship ? "1" : "0"};
+  argv.insert(argv.end(), args.begin(), args.end());
+  return shell_join(argv);
+}
+
+namespace {
+std::vector<std::string> transport_args(const BroadcastSpec& spec) {
+  std::vector<std::string> out = {
+      "--dst",        spec.destination, "--ssh-command", shell_join(spec.ssh_command), "--exe", spec.self_exe,
+      "--exe-digest", spec.exe_digest,  "--exe-size",    std::to_string(spec.exe_size)};
+  if (spec.accept_new_host_keys) {
+    out.push_back("--accept-new-host-keys");
+  }
+  if (!spec.user.empty()) {
+    out.push_back("--user");
+    out.push_back(spec.user);
+  }
+  return out;
+}
+}  // namespace
+
+std::vector<std::string> relay_args(const BroadcastSpec& spec, const RelayNode& node) {
+  std::vector<std::string> out = {"__yeet-relay", "--host", node.host, "--children", encode_tree(node.children)};
+  auto t = transport_args(spec);
+  out.insert(out.end(), t.begin(), t.end());
+  return out;
+}
+
+std::vector<std::string> send_args(const BroadcastSpec& spec, const std::vector<RelayNode>& tree) {
+  std::vector<std::string> out = {"__yeet-send", "--children", encode_tree(tree)};
+  auto t = transport_args(spec);
+  out.insert(out.end(), t.begin(), t.end());
+  return out;
 }
 
 std::string encode_result(const NodeResult& r) {

@@ -50,9 +50,31 @@ inline constexpr std::size_t kDigestSize = 32;
 /// How relays are reached and what they write.
 struct BroadcastSpec {
   std::string destination;               ///< the same path on every node
-  std::string self_exe;                  ///< ezpz on the nodes (the same path: a shared filesystem)
-  std::vector<std::string> ssh_command;  ///< e.g. {"ssh", "-o", "BatchMode=yes"}
+  std::string self_exe;                  ///< ezpz's path here, tried first on the nodes (a shared filesystem)
+  std::vector<std::string> ssh_command;  ///< e.g. {"ssh", "-o", "BatchMode=yes"}; empty: built-in libssh
+  bool accept_new_host_keys = false;     ///< built-in transport: add unknown host keys to known_hosts
+  std::string user;                      ///< built-in transport: login name when ~/.ssh/config has none
+  std::string exe_digest;                ///< SHA-256 (hex) of ezpz; empty: trust self_exe on the nodes
+  unsigned long long exe_size = 0;       ///< its size in bytes (what a node without it reads)
 };
+
+/// First lines a remote ezpz start writes on stdout: the relay is running and reads the stream
+/// ("EZPZ-READY"), or the node lacks this binary and reads `<size>` bytes of it first
+/// ("EZPZ-SHIP <size>").
+inline constexpr std::string_view kReadyLine = "EZPZ-READY";
+inline constexpr std::string_view kShipLine = "EZPZ-SHIP";
+
+/// The shell command that runs `ezpz args...` on a node: `self_exe` when it is there with the
+/// same SHA-256, else a copy cached in $TMPDIR (or /tmp)/.ezpz-<uid>-<digest>/ezpz, else (when
+/// `may_ship`) it asks for the binary on stdin (kShipLine), checks its digest and runs it.
+/// Every path and argument reaches the remote shell as a quoted word (sh -c SCRIPT _ ARGS).
+[[nodiscard]] std::string remote_command(const BroadcastSpec& spec, const std::vector<std::string>& args,
+                                         bool may_ship);
+
+/// `__yeet-relay` arguments for a relay on `node` (its children, how to reach them, the binary).
+[[nodiscard]] std::vector<std::string> relay_args(const BroadcastSpec& spec, const RelayNode& node);
+/// `__yeet-send` arguments: stream this node's copy of the destination to the relays of `tree`.
+[[nodiscard]] std::vector<std::string> send_args(const BroadcastSpec& spec, const std::vector<RelayNode>& tree);
 
 /// One node's outcome, as a relay reports it upstream (one JSON line per node).
 struct NodeResult {
@@ -62,6 +84,7 @@ struct NodeResult {
   unsigned long long bytes = 0;  ///< stream bytes received
   bool digest_ok = false;
   std::string error;
+  std::string repaired_from;  ///< set by the head when a peer (or the head) re-sent it
 };
 [[nodiscard]] std::string encode_result(const NodeResult& r);
 [[nodiscard]] std::optional<NodeResult> decode_result(std::string_view line);

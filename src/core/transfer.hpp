@@ -80,12 +80,19 @@ class LocalTransfer {
                                                           const std::vector<RelayNode>& tree, const BroadcastSpec& spec,
                                                           const ProgressFn& progress,
                                                           const ResultFn& on_result = {}) = 0;
+  /// Repair from a peer: `peer` (which has the copy) streams it to the relays of `tree`.
+  [[nodiscard]] virtual std::vector<NodeResult> send_from_peer(const std::string& peer,
+                                                               const std::vector<RelayNode>& tree,
+                                                               const BroadcastSpec& spec,
+                                                               const ResultFn& on_result = {}) = 0;
   /// ezpz's store-and-forward algorithm (--strategy greedy), for comparison.
   [[nodiscard]] virtual std::vector<NodeResult> greedy_broadcast(const HostList& targets, const BroadcastSpec& spec,
                                                                  int per_source) = 0;
   /// Be a relay: the stream on stdin, results on `out`; 0 when this node succeeded.
   virtual int relay(const std::string& this_host, const std::vector<RelayNode>& children, const BroadcastSpec& spec,
                     std::ostream& out) = 0;
+  /// SHA-256 (hex) and size of the running ezpz, for shipping it to nodes; empty on failure.
+  [[nodiscard]] virtual std::pair<std::string, unsigned long long> self_digest() = 0;
   /// Whether SIGINT/SIGTERM/SIGHUP arrived since the transfer started (work stops at once).
   [[nodiscard]] virtual bool interrupted() const = 0;
 };

@@ -17,12 +17,16 @@
 #include "core/shell.hpp"
 #include "sys/archive.hpp"
 #include "sys/fd_io.hpp"
+#include "sys/remote.hpp"
 #include "sys/tree.hpp"
 
 namespace ezpz::sys {
 namespace {
 
 using Clock = std::chrono::steady_clock;
+
+/// How long a node may take to connect and start ezpz (ssh's own timeouts usually end it sooner).
+constexpr int kReadyTimeoutS = 120;
 
 /// A relay started over ssh: its stdin takes the stream, its stdout gives result lines.
 struct Child {
@@ -31,45 +35,36 @@ struct Child {
   int in = -1;   ///< we write the stream here
   int out = -1;  ///< we read result lines here
   bool alive = true;
+  std::string early;  ///< lines read before the relay said it was ready (a connection error)
 };
 
 Child spawn_relay(const core::RelayNode& node, const BroadcastOptions& options) {
-  Child c{node};
-  std::vector<std::string> remote = {options.self_exe, "__yeet-relay",
-                                     "--dst",          options.destination,
-                                     "--host",         node.host,
-                                     "--children",     core::encode_tree(node.children),
-                                     "--ssh-command",  core::shell_join(options.ssh_command)};
-  std::vector<std::string> argv = options.ssh_command;
-  argv.push_back(node.host);
-  argv.push_back(core::shell_join(remote));
-  int to_child[2];
-  int from_child[2];
-  if (::pipe2(to_child, O_CLOEXEC) != 0 || ::pipe2(from_child, O_CLOEXEC) != 0) {
-    c.alive = false;
-    return c;
-  }
-  std::vector<char*> args;
-  for (auto& a : argv) {
-    args.push_back(a.data());
-  }
-  args.push_back(nullptr);
-  c.pid = ::fork();
-  if (c.pid == 0) {
-    ::dup2(to_child[0], 0);
-    ::dup2(from_child[1], 1);
-    ::signal(SIGPIPE, SIG_DFL);
-    ::execvp(args[0], args.data());
-    ::_exit(127);
-  }
-  ::close(to_child[0]);
-  ::close(from_child[1]);
-  c.in = to_child[1];
-  c.out = from_child[0];
-  if (c.pid < 0) {
-    c.alive = false;
-  }
+  Child c;
+  c.node = node;
+  auto p = start_remote(node.host, core::remote_command(options, core::relay_args(options, node), true), options,
+                        node.host, true);
+  c.pid = p.pid;
+  c.in = p.in;
+  c.out = p.out;
+  c.alive = p.pid > 0;
   return c;
+}
+
+/// Every child's first line: ready (or shipped this binary first). A child that is not
+/// ready is dropped; what it said is kept for its result.
+void await_children(std::vector<Child>& children) {
+  for (auto& c : children) {
+    if (!c.alive) {
+      continue;
+    }
+    RemoteProcess p{c.pid, c.in, c.out};
+    if (!await_ready(p, c.early, kReadyTimeoutS)) {
+      c.alive = false;
+      ::close(c.in);
+      c.in = -1;
+      ::kill(c.pid, SIGTERM);
+    }
+  }
 }
 
 /// Send bytes to every live child; a child that cannot take them is dropped.
@@ -104,6 +99,21 @@ std::vector<core::NodeResult> collect(std::vector<Child>& children, const std::s
   std::vector<core::NodeResult> results;
   std::vector<std::string> pending(children.size());
   std::vector<std::map<std::string, core::NodeResult>> reported(children.size());
+  auto take_lines = [&](std::size_t i) {
+    for (auto nl = pending[i].find('\n'); nl != std::string::npos; nl = pending[i].find('\n')) {
+      if (auto r = core::decode_result(pending[i].substr(0, nl))) {
+        reported[i][r->host] = *r;
+        if (on_result) {
+          on_result(*r);
+        }
+      }
+      pending[i].erase(0, nl + 1);
+    }
+  };
+  for (std::size_t i = 0; i < children.size(); ++i) {
+    pending[i] = children[i].early;
+    take_lines(i);
+  }
   for (auto& c : children) {
     if (c.in >= 0) {
       ::close(c.in);
@@ -141,15 +151,7 @@ std::vector<core::NodeResult> collect(std::vector<Child>& children, const std::s
         continue;
       }
       pending[i].append(buf, static_cast<std::size_t>(n));
-      for (auto nl = pending[i].find('\n'); nl != std::string::npos; nl = pending[i].find('\n')) {
-        if (auto r = core::decode_result(pending[i].substr(0, nl))) {
-          reported[i][r->host] = *r;
-          if (on_result) {
-            on_result(*r);
-          }
-        }
-        pending[i].erase(0, nl + 1);
-      }
+      take_lines(i);
     }
   }
   for (std::size_t i = 0; i < children.size(); ++i) {
@@ -187,6 +189,7 @@ std::vector<core::NodeResult> broadcast_tree(const std::string& root, const std:
   for (const auto& node : tree) {
     children.push_back(spawn_relay(node, options));
   }
+  await_children(children);
   sha256_ctx digest;
   sha256_init(&digest);
   send_raw(children, core::kStreamMagic.data(), core::kStreamMagic.size());
@@ -221,16 +224,37 @@ std::vector<core::NodeResult> broadcast_tree(const std::string& root, const std:
   return collect(children, packed ? "its relay (ssh) ended without a report" : "the head stopped sending", on_result);
 }
 
+std::vector<core::NodeResult> send_from_peer(const std::string& peer, const std::vector<core::RelayNode>& tree,
+                                             const BroadcastOptions& options, const core::ResultFn& on_result) {
+  ::signal(SIGPIPE, SIG_IGN);
+  std::vector<Child> one(1);
+  one[0].node = core::RelayNode{peer, tree};
+  auto p =
+      start_remote(peer, core::remote_command(options, core::send_args(options, tree), false), options, peer, false);
+  one[0].pid = p.pid;
+  one[0].out = p.out;
+  one[0].alive = p.pid > 0;
+  auto results = collect(one, "the copy from " + peer + " ended without a report", [&](const core::NodeResult& r) {
+    if (r.host != peer && on_result) {
+      on_result(r);
+    }
+  });
+  std::erase_if(results, [&](const core::NodeResult& r) { return r.host == peer; });
+  return results;
+}
+
 int run_relay(const std::string& this_host, const std::vector<core::RelayNode>& children_spec,
               const BroadcastOptions& options, std::ostream& out, const std::atomic<bool>& stop) {
   ::signal(SIGPIPE, SIG_IGN);
   const auto start = Clock::now();
   core::NodeResult me;
   me.host = this_host;
+  out << core::kReadyLine << std::endl;  // the parent starts streaming; the pipe holds it meanwhile
   std::vector<Child> children;
   for (const auto& node : children_spec) {
     children.push_back(spawn_relay(node, options));
   }
+  await_children(children);
   // The staging directory beside the destination.
   const auto& dst = options.destination;
   const std::string staging = dst + ".ezpz-tmp-" + std::to_string(::getpid());
@@ -350,37 +374,39 @@ std::vector<core::NodeResult> greedy_broadcast(const core::HostList& targets, co
   std::vector<core::NodeResult> results;
   std::size_t next = 0;
   auto start_push = [&](const std::string& source, const std::string& target) {
-    std::vector<std::string> send = {
-        options.self_exe, "__yeet-send", "--dst",         options.destination,
-        "--to",           target,        "--ssh-command", core::shell_join(options.ssh_command)};
-    std::vector<std::string> argv = send;
-    if (!source.empty()) {
-      argv = options.ssh_command;
-      argv.push_back(source);
-      argv.push_back(core::shell_join(send));
+    const auto send = core::send_args(options, core::relay_tree({target}, 1));
+    RemoteProcess p;
+    if (source.empty()) {  // from this node: run ezpz __yeet-send here
+      std::vector<std::string> argv = {options.self_exe};
+      argv.insert(argv.end(), send.begin(), send.end());
+      int out[2];
+      if (::pipe2(out, O_CLOEXEC) != 0) {
+        return false;
+      }
+      std::vector<char*> args;
+      for (auto& a : argv) {
+        args.push_back(a.data());
+      }
+      args.push_back(nullptr);
+      p.pid = ::fork();
+      if (p.pid == 0) {
+        ::dup2(out[1], 1);
+        ::signal(SIGPIPE, SIG_DFL);
+        ::execv(args[0], args.data());
+        ::_exit(127);
+      }
+      ::close(out[1]);
+      p.out = out[0];
+    } else {  // from a node that has the copy (and this binary: it ran a relay)
+      p = start_remote(source, core::remote_command(options, send, false), options, target, false);
     }
-    int out[2];
-    if (::pipe2(out, O_CLOEXEC) != 0) {
+    if (p.pid < 0) {
+      if (p.out >= 0) {
+        ::close(p.out);
+      }
       return false;
     }
-    std::vector<char*> args;
-    for (auto& a : argv) {
-      args.push_back(a.data());
-    }
-    args.push_back(nullptr);
-    const pid_t pid = ::fork();
-    if (pid == 0) {
-      ::dup2(out[1], 1);
-      ::signal(SIGPIPE, SIG_DFL);
-      ::execvp(args[0], args.data());
-      ::_exit(127);
-    }
-    ::close(out[1]);
-    if (pid < 0) {
-      ::close(out[0]);
-      return false;
-    }
-    running[pid] = Push{source, target, out[0]};
+    running[p.pid] = Push{source, target, p.out};
     ++load[source];
     return true;
   };

@@ -22,6 +22,11 @@ std::vector<core::NodeResult> broadcast_tree(const std::string& root, const std:
                                              const core::ProgressFn& progress, const core::ResultFn& on_result,
                                              const std::atomic<bool>& stop);
 
+/// Repair: `peer`, a node that has the copy, streams it (`ezpz __yeet-send` there) to the
+/// relays of `tree`. One result per host of `tree`.
+std::vector<core::NodeResult> send_from_peer(const std::string& peer, const std::vector<core::RelayNode>& tree,
+                                             const BroadcastOptions& options, const core::ResultFn& on_result);
+
 /// Relay: the stream on stdin -> a staging directory beside the destination and to
 /// `children`; prints one JSON result line per host (itself, then its subtree) on `out`.
 /// Returns 0 when this node succeeded.

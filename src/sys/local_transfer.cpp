@@ -12,6 +12,7 @@
 #include "core/venv_patch.hpp"
 #include "sys/archive.hpp"
 #include "sys/broadcast.hpp"
+#include "sys/remote.hpp"
 #include "sys/tree.hpp"
 
 namespace ezpz::sys {
@@ -324,6 +325,17 @@ std::vector<core::NodeResult> PosixLocalTransfer::broadcast(const std::string& r
                                                             const core::ResultFn& on_result) {
   arm();
   return broadcast_tree(root, name, tree, spec, progress, on_result, g_stop);
+}
+
+std::pair<std::string, unsigned long long> PosixLocalTransfer::self_digest() {
+  return sys::self_digest();
+}
+
+std::vector<core::NodeResult> PosixLocalTransfer::send_from_peer(const std::string& peer,
+                                                                 const std::vector<core::RelayNode>& tree,
+                                                                 const core::BroadcastSpec& spec,
+                                                                 const core::ResultFn& on_result) {
+  return sys::send_from_peer(peer, tree, spec, on_result);
 }
 
 std::vector<core::NodeResult> PosixLocalTransfer::greedy_broadcast(const core::HostList& targets,

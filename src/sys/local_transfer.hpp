@@ -47,9 +47,14 @@ class PosixLocalTransfer final : public core::LocalTransfer {
                                                         const core::BroadcastSpec& spec,
                                                         const core::ProgressFn& progress,
                                                         const core::ResultFn& on_result) override;
+  [[nodiscard]] std::vector<core::NodeResult> send_from_peer(const std::string& peer,
+                                                             const std::vector<core::RelayNode>& tree,
+                                                             const core::BroadcastSpec& spec,
+                                                             const core::ResultFn& on_result) override;
   [[nodiscard]] std::vector<core::NodeResult> greedy_broadcast(const core::HostList& targets,
                                                                const core::BroadcastSpec& spec,
                                                                int per_source) override;
+  [[nodiscard]] std::pair<std::string, unsigned long long> self_digest() override;
   int relay(const std::string& this_host, const std::vector<core::RelayNode>& children, const core::BroadcastSpec& spec,
             std::ostream& out) override;
 

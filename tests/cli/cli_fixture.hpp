@@ -77,6 +77,11 @@ class NoTransfer final : public core::LocalTransfer {
                                           const core::ResultFn&) override {
     return {};
   }
+  std::pair<std::string, unsigned long long> self_digest() override { return {}; }
+  std::vector<core::NodeResult> send_from_peer(const std::string&, const std::vector<core::RelayNode>&,
+                                               const core::BroadcastSpec&, const core::ResultFn&) override {
+    return {};
+  }
   std::vector<core::NodeResult> greedy_broadcast(const core::HostList&, const core::BroadcastSpec&, int) override {
     return {};
   }

@@ -134,9 +134,10 @@ printf 'node1\nnode3\nnode4\nnode6\nnode7\nnode8\n' > "$W/six"
 "$X" "${common[@]}" "$ezpz" yeet "$W/data" --dst /tmp/data5 --hostfile "$W/six" --fanout 2 --no-hsn \
   --min-success-nodes 6 --json > "$W/killed.json" 2>/dev/null &
 pid=$!
-for _ in $(seq 1 200); do pgrep -f -- "__yeet-relay --dst /tmp/data5 --host node3 " >/dev/null && break; sleep 0.05; done
+relay3="__yeet-relay --host node3 --children .* --dst /tmp/data5 "
+for _ in $(seq 1 200); do pgrep -f -- "$relay3" >/dev/null && break; sleep 0.05; done
 sleep 0.3
-pkill -KILL -f -- "__yeet-relay --dst /tmp/data5 --host node3 " || fail "no relay on node3 to kill"
+pkill -KILL -f -- "$relay3" || fail "no relay on node3 to kill"
 wait "$pid"; rc=$?
 [ "$rc" -eq 0 ] || fail "killed relay: 6 of 7 nodes should meet --min-success-nodes 6 (rc $rc)"
 python3 - "$(cat "$W/killed.json")" <<'PY' || fail "killed-relay report: $(cat "$W/killed.json")"
@@ -144,12 +145,57 @@ import json, sys
 r = json.loads(sys.argv[1])
 assert r["failed"] == ["node3"], r["failed"]
 assert {n["host"] for n in r["remote"] if n["ok"]} == {"node1", "node4", "node6", "node7", "node8"}, r
+# node3's subtree is repaired from a peer that has the copy, not from the head
+assert {n["host"]: n["repaired_from"] for n in r["remote"] if n["repaired_from"]} == {"node7": "node1", "node8": "node1"}, r
 PY
 on node3 'test ! -e /tmp/data5' || fail "node3 kept a partial /tmp/data5"
 for n in node7 node8; do on "$n" 'test -f /tmp/data5/huge' || fail "$n was not repaired"; done
 "$X" "${common[@]}" "$ezpz" yeet "$W/data" --dst /tmp/data5 --hostfile "$W/six" >/dev/null 2>&1 || fail "rerun after the kill"
 no_staging "killed relay, rerun"
 rm -f "$W/data/huge"
+
+# 8. The binary is not on the nodes (it runs from the login node's private /tmp): each relay
+#    asks for it, gets it checked by SHA-256 into its own /tmp, and runs it; a second run finds
+#    the cached copy. Through the system ssh client (--ssh-command ssh) as well.
+"$X" cp "$ezpz" /tmp/ezpz-local
+digest=$(sha256sum < "$ezpz" | cut -c1-16)
+for n in node1 node8; do on "$n" 'test ! -e /tmp/ezpz-local' || fail "/tmp/ezpz-local should not exist on $n"; done
+"$X" "${common[@]}" /tmp/ezpz-local yeet "$W/data" --dst /tmp/data6 --hostfile "$W/six" >/dev/null 2>&1 || fail "yeet with the binary shipped"
+for n in node1 node3 node4 node6 node7 node8; do
+  on "$n" "test -x /tmp/.ezpz-0-$digest/ezpz && test -f /tmp/data6/a.txt" || fail "binary not shipped to / data not on $n"
+done
+"$X" "${common[@]}" /tmp/ezpz-local yeet "$W/data" --dst /tmp/data7 --hostfile "$W/six" --ssh-command ssh \
+  >/dev/null 2>&1 || fail "yeet with the cached binary, system ssh"
+for n in node1 node8; do on "$n" 'test -f /tmp/data7/a.txt' || fail "data7 not on $n (--ssh-command ssh)"; done
+no_staging "shipped binary"
+
+# 9. Host keys: a node missing from known_hosts is refused with the fix named, accepted with
+#    --accept-new-host-keys (and then recorded); a changed key is always refused.
+kh=$D/dotssh/known_hosts
+cp "$kh" "$W/known_hosts.orig"
+grep -v '^node4,' "$W/known_hosts.orig" > "$kh"
+out=$("$X" "${common[@]}" "$ezpz" yeet "$W/data" --dst /tmp/data8 --hostfile "$W/six" --json 2>/dev/null)
+[ $? -eq 1 ] || fail "an unknown host key must fail"
+python3 - "$out" <<'PY' || fail "unknown-key report: $out"
+import json, sys
+r = json.loads(sys.argv[1])
+assert r["failed"] == ["node4"], r["failed"]
+err = [n["error"] for n in r["remote"] if n["host"] == "node4"][0]
+assert "known_hosts" in err and "--accept-new-host-keys" in err, err
+PY
+"$X" "${common[@]}" "$ezpz" yeet "$W/data" --dst /tmp/data8 --hostfile "$W/six" --accept-new-host-keys \
+  >/dev/null 2>&1 || fail "--accept-new-host-keys"
+grep -q '^node4 ' "$kh" || fail "node4's key was not added to known_hosts"
+sed "s|^node4,\([^ ]*\) ssh-ed25519 .*|node4,\1 $(cut -d' ' -f1,2 "$D/dotssh/id_ed25519.pub")|" "$W/known_hosts.orig" > "$kh"
+out=$("$X" "${common[@]}" "$ezpz" yeet "$W/data" --dst /tmp/data9 --hostfile "$W/six" --accept-new-host-keys --json 2>/dev/null)
+[ $? -eq 1 ] || fail "a changed host key must fail"
+python3 - "$out" <<'PY' || fail "changed-key report: $out"
+import json, sys
+r = json.loads(sys.argv[1])
+err = [n["error"] for n in r["remote"] if n["host"] == "node4"][0]
+assert r["failed"] == ["node4"] and "does not match" in err and "ssh-keygen -R node4" in err, err
+PY
+cp "$W/known_hosts.orig" "$kh"
 
 [ "$fails" -eq 0 ] || { echo "$fails cluster yeet check(s) failed"; exit 1; }
 echo "cluster yeet: all checks passed"

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "cli/yeet_relay.hpp"
 #include "core/broadcast.hpp"
 #include "fake_probe.hpp"
 
@@ -79,4 +80,41 @@ TEST_CASE("success thresholds as in ezpz", "[broadcast]") {
   CHECK_FALSE(check_success_rule({std::nullopt, 0.0}));
   CHECK_FALSE(check_success_rule({2, 0.5}));
   CHECK(check_success_rule({2, std::nullopt}));
+}
+
+TEST_CASE("remote start command: every word reaches the remote shell as data", "[broadcast]") {
+  BroadcastSpec spec;
+  spec.destination = "/tmp/my env;$(touch /tmp/pwned)";
+  spec.self_exe = "/home/a b/it's/ezpz";
+  spec.exe_digest = std::string(64, 'a');
+  spec.exe_size = 4096;
+  spec.accept_new_host_keys = true;
+  const RelayNode node{"node`id`1", {RelayNode{"node2", {}}}};
+  const auto args = relay_args(spec, node);
+  const auto words = ezpz::cli::split_command(remote_command(spec, args, true));
+  REQUIRE(words.size() == 8 + args.size());
+  CHECK(words[0] == "sh");
+  CHECK(words[1] == "-c");
+  CHECK(words[2].find("sha256sum") != std::string::npos);
+  CHECK(words[4] == spec.self_exe);
+  CHECK(words[5] == spec.exe_digest);
+  CHECK(words[6] == "4096");
+  CHECK(words[7] == "1");
+  CHECK(std::vector<std::string>(words.begin() + 8, words.end()) == args);
+  // The relay learns everything it needs to pass on.
+  auto has = [&](const std::string& flag, const std::string& value) {
+    auto it = std::find(args.begin(), args.end(), flag);
+    return it != args.end() && (value.empty() || (it + 1 != args.end() && *(it + 1) == value));
+  };
+  CHECK(args[0] == "__yeet-relay");
+  CHECK(has("--host", "node`id`1"));
+  CHECK(has("--children", "node2"));
+  CHECK(has("--dst", spec.destination));
+  CHECK(has("--exe-digest", spec.exe_digest));
+  CHECK(has("--accept-new-host-keys", ""));
+  CHECK(has("--ssh-command", ""));  // empty: the built-in transport
+  // A sender (greedy push, repair) never asks for the binary: the node ran a relay before.
+  const auto send = send_args(spec, {node});
+  CHECK(send[0] == "__yeet-send");
+  CHECK(ezpz::cli::split_command(remote_command(spec, send, false))[7] == "0");
 }

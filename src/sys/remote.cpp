@@ -1,0 +1,176 @@
+#include "sys/remote.hpp"
+
+#include <cerrno>
+#include <csignal>
+#include <cstdio>
+#include <vector>
+
+#include <fcntl.h>
+#include <nettle/sha2.h>
+#include <poll.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "sys/fd_io.hpp"
+#include "sys/ssh_client.hpp"
+
+namespace ezpz::sys {
+namespace {
+
+/// In a forked child that will not exec: drop every descriptor but 0-2 (other children's
+/// pipe ends would otherwise keep their streams open) and the parent's signal handlers.
+void become_plain_child() {
+#ifdef SYS_close_range
+  if (::syscall(SYS_close_range, 3U, ~0U, 0U) != 0)
+#endif
+  {
+    const long max = std::min(::sysconf(_SC_OPEN_MAX), 65536L);
+    for (int fd = 3; fd < max; ++fd) {
+      ::close(fd);
+    }
+  }
+  for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGPIPE}) {
+    ::signal(sig, SIG_DFL);
+  }
+}
+
+bool send_file(int from, int to) {
+  std::vector<char> buf(1 << 20);
+  while (true) {
+    const auto n = ::read(from, buf.data(), buf.size());
+    if (n < 0 && errno == EINTR) {
+      continue;
+    }
+    if (n <= 0) {
+      return n == 0;
+    }
+    if (!write_all(to, buf.data(), static_cast<std::size_t>(n))) {
+      return false;
+    }
+  }
+}
+
+}  // namespace
+
+RemoteProcess start_remote(const std::string& host, const std::string& command, const core::BroadcastSpec& spec,
+                           const std::string& report_as, bool with_stdin) {
+  RemoteProcess p;
+  int to_child[2] = {-1, -1};
+  int from_child[2];
+  if (::pipe2(from_child, O_CLOEXEC) != 0) {
+    return p;
+  }
+  if (with_stdin ? ::pipe2(to_child, O_CLOEXEC) != 0 : (to_child[0] = ::open("/dev/null", O_RDONLY | O_CLOEXEC)) < 0) {
+    ::close(from_child[0]);
+    ::close(from_child[1]);
+    return p;
+  }
+  std::vector<std::string> argv = spec.ssh_command;
+  argv.push_back(host);
+  argv.push_back(command);
+  std::vector<char*> args;
+  for (auto& a : argv) {
+    args.push_back(a.data());
+  }
+  args.push_back(nullptr);
+  p.pid = ::fork();
+  if (p.pid == 0) {
+    ::dup2(to_child[0], 0);
+    ::dup2(from_child[1], 1);
+    if (!spec.ssh_command.empty()) {
+      ::signal(SIGPIPE, SIG_DFL);
+      ::execvp(args[0], args.data());
+      ::_exit(127);
+    }
+    become_plain_child();
+    std::string error;
+    const int rc = ssh_run_stdio(host, command, SshOptions{spec.accept_new_host_keys, spec.user}, error);
+    if (rc == 255 && !error.empty()) {
+      core::NodeResult r;
+      r.host = report_as;
+      r.error = error;
+      const auto line = core::encode_result(r) + "\n";
+      (void)write_all(1, line.data(), line.size());
+    }
+    ::_exit(rc);
+  }
+  ::close(to_child[0]);
+  ::close(from_child[1]);
+  p.in = with_stdin ? to_child[1] : -1;
+  p.out = from_child[0];
+  if (p.pid < 0) {
+    if (p.in >= 0) {
+      ::close(p.in);
+    }
+    ::close(p.out);
+    p = RemoteProcess{};
+  }
+  return p;
+}
+
+bool await_ready(RemoteProcess& p, std::string& early, int timeout_s) {
+  std::string line;
+  while (true) {
+    pollfd fd{p.out, POLLIN, 0};
+    const int ready = ::poll(&fd, 1, timeout_s * 1000);
+    if (ready < 0 && errno == EINTR) {
+      continue;
+    }
+    char c;
+    if (ready <= 0 || ::read(p.out, &c, 1) != 1) {
+      early += line;
+      return false;
+    }
+    if (c != '\n') {
+      line += c;
+      continue;
+    }
+    if (line == core::kReadyLine) {
+      return true;
+    }
+    if (line.rfind(core::kShipLine, 0) == 0) {
+      const int self = ::open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
+      const bool sent = self >= 0 && p.in >= 0 && send_file(self, p.in);
+      if (self >= 0) {
+        ::close(self);
+      }
+      if (!sent) {
+        return false;
+      }
+    } else {
+      early += line + "\n";
+    }
+    line.clear();
+  }
+}
+
+std::pair<std::string, unsigned long long> self_digest() {
+  const int fd = ::open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    return {};
+  }
+  sha256_ctx ctx;
+  sha256_init(&ctx);
+  std::vector<unsigned char> buf(1 << 20);
+  unsigned long long size = 0;
+  ssize_t n;
+  while ((n = ::read(fd, buf.data(), buf.size())) > 0) {
+    sha256_update(&ctx, static_cast<std::size_t>(n), buf.data());
+    size += static_cast<unsigned long long>(n);
+  }
+  ::close(fd);
+  if (n < 0) {
+    return {};
+  }
+  unsigned char sum[SHA256_DIGEST_SIZE];
+  sha256_digest(&ctx, sizeof(sum), sum);
+  std::string hex;
+  for (unsigned char b : sum) {
+    char two[3];
+    std::snprintf(two, sizeof(two), "%02x", b);
+    hex += two;
+  }
+  return {hex, size};
+}
+
+}  // namespace ezpz::sys

@@ -1,0 +1,36 @@
+// Starting ezpz on other nodes: over the built-in libssh transport or a user's ssh command,
+// with the binary shipped to nodes that lack it (see core::remote_command).
+#pragma once
+
+#include <string>
+
+#include <sys/types.h>
+
+#include "core/broadcast.hpp"
+
+namespace ezpz::sys {
+
+/// A command running on another node: write its stdin to `in`, read its stdout from `out`.
+struct RemoteProcess {
+  pid_t pid = -1;
+  int in = -1;
+  int out = -1;
+};
+
+/// Run the shell command `command` on `host`: with spec.ssh_command empty through libssh in a
+/// forked child (a connection failure becomes a result line for `report_as` on its stdout),
+/// else by exec'ing spec.ssh_command + host + command. `with_stdin` false gives it /dev/null.
+/// pid is -1 when nothing could be started.
+[[nodiscard]] RemoteProcess start_remote(const std::string& host, const std::string& command,
+                                         const core::BroadcastSpec& spec, const std::string& report_as,
+                                         bool with_stdin);
+
+/// Wait for the remote ezpz's first line (core::kReadyLine), shipping this binary to a node
+/// that asks for it (core::kShipLine). Lines that are neither (a connection error's result
+/// line) are appended to `early`. False when it ended or stayed silent for `timeout_s`.
+[[nodiscard]] bool await_ready(RemoteProcess& p, std::string& early, int timeout_s);
+
+/// SHA-256 (hex) and size of the running binary, for core::BroadcastSpec; empty on failure.
+[[nodiscard]] std::pair<std::string, unsigned long long> self_digest();
+
+}  // namespace ezpz::sys

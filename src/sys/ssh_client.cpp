@@ -1,0 +1,159 @@
+#include "sys/ssh_client.hpp"
+
+#include <cerrno>
+#include <memory>
+#include <vector>
+
+#include <libssh/libssh.h>
+#include <poll.h>
+#include <unistd.h>
+
+#include "sys/fd_io.hpp"
+
+namespace ezpz::sys {
+namespace {
+
+struct SessionDeleter {
+  void operator()(ssh_session s) const {
+    if (ssh_is_connected(s) != 0) {
+      ssh_disconnect(s);
+    }
+    ssh_free(s);
+  }
+};
+struct ChannelDeleter {
+  void operator()(ssh_channel c) const { ssh_channel_free(c); }
+};
+using Session = std::unique_ptr<ssh_session_struct, SessionDeleter>;
+using Channel = std::unique_ptr<ssh_channel_struct, ChannelDeleter>;
+
+std::string why(ssh_session s) {
+  return ssh_get_error(s);
+}
+
+/// Host key policy: a known key must match; an unknown one is added only when asked.
+bool check_host_key(ssh_session s, const std::string& host, const SshOptions& options, std::string& error) {
+  switch (ssh_session_is_known_server(s)) {
+    case SSH_KNOWN_HOSTS_OK:
+      return true;
+    case SSH_KNOWN_HOSTS_CHANGED:
+      error = "the host key of " + host +
+              " does not match ~/.ssh/known_hosts (the node was reinstalled, or someone is in between): check it, "
+              "then remove the old key with `ssh-keygen -R " +
+              host + "`";
+      return false;
+    case SSH_KNOWN_HOSTS_OTHER:
+      error = "~/.ssh/known_hosts holds a key of another type for " + host +
+              " (possible attack, or a reinstalled node): check it, then `ssh-keygen -R " + host + "`";
+      return false;
+    case SSH_KNOWN_HOSTS_NOT_FOUND:
+    case SSH_KNOWN_HOSTS_UNKNOWN:
+      if (options.accept_new_host_keys) {
+        if (ssh_session_update_known_hosts(s) != SSH_OK) {
+          error = "cannot add the host key of " + host + " to ~/.ssh/known_hosts: " + why(s);
+          return false;
+        }
+        return true;
+      }
+      error = host + " is not in ~/.ssh/known_hosts: connect once with `ssh " + host +
+              "` to check its key, or pass --accept-new-host-keys";
+      return false;
+    case SSH_KNOWN_HOSTS_ERROR:
+      break;
+  }
+  error = "cannot check the host key of " + host + ": " + why(s);
+  return false;
+}
+
+/// Pass what the remote command writes (stdout, stderr) to ours; false once the channel is
+/// closed or broken.
+bool drain(ssh_channel channel, std::vector<char>& buf) {
+  for (int is_stderr = 0; is_stderr < 2; ++is_stderr) {
+    while (true) {
+      const int n =
+          ssh_channel_read_nonblocking(channel, buf.data(), static_cast<std::uint32_t>(buf.size()), is_stderr);
+      if (n == SSH_ERROR) {
+        return false;
+      }
+      if (n <= 0) {
+        break;
+      }
+      if (!write_all(is_stderr != 0 ? 2 : 1, buf.data(), static_cast<std::size_t>(n))) {
+        return false;
+      }
+    }
+  }
+  return ssh_channel_is_eof(channel) == 0 && ssh_channel_is_closed(channel) == 0;
+}
+
+}  // namespace
+
+int ssh_run_stdio(const std::string& host, const std::string& command, const SshOptions& options, std::string& error) {
+  ssh_init();
+  Session session(ssh_new());
+  if (!session) {
+    error = "cannot start an ssh session (out of memory)";
+    return 255;
+  }
+  ssh_session s = session.get();
+  ssh_options_set(s, SSH_OPTIONS_HOST, host.c_str());
+  if (ssh_options_parse_config(s, nullptr) != SSH_OK) {
+    error = "cannot read ~/.ssh/config for " + host + ": " + why(s);
+    return 255;
+  }
+  char* user = nullptr;
+  if (ssh_options_get(s, SSH_OPTIONS_USER, &user) == SSH_OK) {
+    ssh_string_free_char(user);
+  } else if (!options.user.empty()) {
+    ssh_options_set(s, SSH_OPTIONS_USER, options.user.c_str());
+  }
+  ssh_options_set(s, SSH_OPTIONS_TIMEOUT, &options.connect_timeout_s);
+  if (ssh_connect(s) != SSH_OK) {
+    error = "cannot connect to " + host + ": " + why(s);
+    return 255;
+  }
+  if (!check_host_key(s, host, options, error)) {
+    return 255;
+  }
+  if (ssh_userauth_publickey_auto(s, nullptr, nullptr) != SSH_AUTH_SUCCESS) {
+    error = "cannot log in to " + host +
+            " with the ssh agent or ~/.ssh keys (libssh): set up key login, or pass --ssh-command ssh for "
+            "host-based or GSSAPI sites";
+    return 255;
+  }
+  Channel channel(ssh_channel_new(s));
+  if (!channel || ssh_channel_open_session(channel.get()) != SSH_OK ||
+      ssh_channel_request_exec(channel.get(), command.c_str()) != SSH_OK) {
+    error = "cannot run a command on " + host + ": " + why(s);
+    return 255;
+  }
+  ssh_channel c = channel.get();
+  std::vector<char> buf(256 * 1024);
+  bool input_open = true;
+  bool open = true;
+  while (open) {
+    pollfd fds[2] = {{0, static_cast<short>(input_open ? POLLIN : 0), 0}, {ssh_get_fd(s), POLLIN, 0}};
+    if (::poll(fds, 2, -1) < 0 && errno != EINTR) {
+      break;
+    }
+    if (input_open && (fds[0].revents & (POLLIN | POLLHUP | POLLERR)) != 0) {
+      const auto n = ::read(0, buf.data(), buf.size());
+      if (n > 0) {
+        if (ssh_channel_write(c, buf.data(), static_cast<std::uint32_t>(n)) != n) {
+          break;  // the remote end is gone
+        }
+      } else if (n == 0 || errno != EINTR) {
+        input_open = false;
+        ssh_channel_send_eof(c);
+      }
+    }
+    open = drain(c, buf);
+  }
+  drain(c, buf);  // what arrived with the end of the stream
+  const int status = ssh_channel_get_exit_status(c);
+  ssh_channel_send_eof(c);
+  ssh_channel_close(c);
+  return status < 0 ? 255 : status;
+}
+
+}  // namespace ezpz::sys

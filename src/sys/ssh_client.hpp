@@ -1,0 +1,23 @@
+// yeet's in-process SSH transport (libssh): run one command on a node with this process's
+// stdin and stdout joined to the command's. Used in a forked child, so the rest of the code
+// sees the same pipes and pid it would see with the system ssh client.
+#pragma once
+
+#include <string>
+
+namespace ezpz::sys {
+
+struct SshOptions {
+  bool accept_new_host_keys = false;  ///< add unknown host keys to known_hosts (never replaces one)
+  std::string user;                   ///< login name when ~/.ssh/config names none ($USER)
+  long connect_timeout_s = 30;
+};
+
+/// Connect to `host` (honouring ~/.ssh/config: HostName, User, Port, IdentityFile,
+/// UserKnownHostsFile), check its host key, authenticate with the agent or default keys, run
+/// `command` (a shell command line, quoted by the caller) and pump stdin to it and its stdout
+/// and stderr to ours until it ends. Returns its exit status; 255 with `error` set (one line
+/// naming the host and the fix) when the connection could not be made.
+int ssh_run_stdio(const std::string& host, const std::string& command, const SshOptions& options, std::string& error);
+
+}  // namespace ezpz::sys
