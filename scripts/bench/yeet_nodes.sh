@@ -50,11 +50,20 @@ for regime in unshaped "$RATE links"; do
       for kb in $(ps -eo rss=,args= | awk '/__yeet-relay/ && !/awk/ {print $1}'); do [ "$kb" -gt "$peak" ] && peak=$kb; done
       echo "$peak" > /tmp/ezpz-bench-peak; sleep 0.05; done ) &
   sampler=$!; rm -f /tmp/ezpz-bench-stop
-  run "ezpz yeet (tree, fanout ${FANOUT:-2})" on1 env EZPZ_MACHINE=local "$ezpz" yeet "$P/venv" --dst /tmp/bench-ezpz \
+  run "ezpz yeet (tree, fanout ${FANOUT:-2}, adaptive, libssh)" on1 env EZPZ_MACHINE=local "$ezpz" yeet "$P/venv" --dst /tmp/bench-ezpz \
       --hostfile "$EZSIM_DIR/hostfile" --copy ${FANOUT:+--fanout "$FANOUT"}
   touch /tmp/ezpz-bench-stop; wait "$sampler" 2>/dev/null || true
   echo "  peak relay memory (RSS): $(( $(cat /tmp/ezpz-bench-peak) / 1024 )) MB"
-  on1 rm -rf /tmp/bench-ezpz; for h in $others; do "$sim/exec.sh" -n "$h" rm -rf /tmp/bench-ezpz; done
+  grep -E '^  stream:' /tmp/ezpz-bench-last.log || true
+  wipe() { on1 rm -rf /tmp/bench-ezpz; for h in $others; do "$sim/exec.sh" -n "$h" rm -rf /tmp/bench-ezpz; done; }
+  wipe
+  run "ezpz yeet (tree, fixed zstd level 3)" on1 env EZPZ_MACHINE=local "$ezpz" yeet "$P/venv" --dst /tmp/bench-ezpz \
+      --hostfile "$EZSIM_DIR/hostfile" --copy --stream-level 3 ${FANOUT:+--fanout "$FANOUT"}
+  grep -E '^  stream:' /tmp/ezpz-bench-last.log || true
+  wipe
+  run "ezpz yeet (tree, --ssh-command ssh: OpenSSH)" on1 env EZPZ_MACHINE=local "$ezpz" yeet "$P/venv" \
+      --dst /tmp/bench-ezpz --hostfile "$EZSIM_DIR/hostfile" --copy --ssh-command ssh ${FANOUT:+--fanout "$FANOUT"}
+  wipe
   run "ezpz yeet --strategy greedy (8 per source)" on1 env EZPZ_MACHINE=local "$ezpz" yeet "$P/venv" \
       --dst /tmp/bench-ezpz --hostfile "$EZSIM_DIR/hostfile" --copy --strategy greedy
   run "ezpz's algorithm (rsync greedy, 8 per source)" on1 python3 scripts/bench/rsync_greedy.py "$P/venv" /tmp/bench-rsync $others

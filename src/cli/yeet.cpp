@@ -76,6 +76,10 @@ void YeetCommand::add_cli(CLI::App& app) {
       ->type_name("CMD");
   app.add_flag("--accept-new-host-keys", accept_new_host_keys_,
                "Add host keys of nodes not yet in ~/.ssh/known_hosts (a changed key is always an error)");
+  app.add_option("--stream-level", stream_level_,
+                 "zstd level of the stream to other nodes, 1-19 (default: adaptive, 1-9, following the link)")
+      ->type_name("N")
+      ->check(CLI::Range(1, 19));
   app.add_flag("--no-hsn", no_hsn_, "Use the hostfile's names, not <host>-hsn0 when that resolves");
   app.add_option("--min-success-nodes", min_success_nodes_, "Succeed when at least N nodes have the copy")
       ->type_name("N");
@@ -293,6 +297,7 @@ int YeetCommand::run(Context& ctx) {
   }
   // 4. Every other node: stream the patched copy through the relay tree.
   std::vector<core::NodeResult> remote;
+  core::StreamStats stream;
   if (!targets.empty()) {
     const auto tb = Clock::now();
     core::BroadcastSpec spec;
@@ -300,6 +305,7 @@ int YeetCommand::run(Context& ctx) {
     spec.self_exe = ctx.env.self_exe;
     spec.ssh_command = split_command(ssh_command_);
     spec.accept_new_host_keys = accept_new_host_keys_;
+    spec.stream_level = stream_level_;
     spec.user = ctx.env.get("USER").value_or("");
     std::tie(spec.exe_digest, spec.exe_size) = ctx.transfer.self_digest();
     if (strategy_ == "greedy") {
@@ -338,7 +344,7 @@ int YeetCommand::run(Context& ctx) {
             streamed = done;
             draw();
           },
-          on_result);
+          on_result, &stream);
       if (ctx.term.interactive()) {
         ctx.term.err() << "\r\033[K" << std::flush;
       }
@@ -407,6 +413,12 @@ int YeetCommand::run(Context& ctx) {
   }
   const bool met = core::success(rule, succeeded, total_nodes);
   summary["remote"] = remote_json;
+  if (stream.bytes > 0) {
+    summary["stream"] = {{"bytes", stream.bytes},
+                         {"level_min", stream.level_min},
+                         {"level_max", stream.level_max},
+                         {"level_final", stream.level_final}};
+  }
   summary["failed"] = failed;
   summary["succeeded"] = succeeded;
   summary["threshold_met"] = met;
@@ -441,6 +453,13 @@ int YeetCommand::run(Context& ctx) {
     out << ", " << report->rewritten.size() << " patched, " << report->relinked.size() << " relinked";
   }
   out << "\n";
+  if (stream.bytes > 0) {
+    out << "  stream: " << core::human_bytes(stream.bytes) << " of zstd, level "
+        << (stream.level_min == stream.level_max
+                ? std::to_string(stream.level_min)
+                : std::to_string(stream.level_min) + "-" + std::to_string(stream.level_max) + " (adaptive)")
+        << "\n";
+  }
   for (const auto& r : remote) {
     if (r.ok) {
       out << "    ok " << r.host << " " << fixed1(r.seconds) << "s\n";

@@ -56,6 +56,7 @@ struct BroadcastSpec {
   std::string user;                      ///< built-in transport: login name when ~/.ssh/config has none
   std::string exe_digest;                ///< SHA-256 (hex) of ezpz; empty: trust self_exe on the nodes
   unsigned long long exe_size = 0;       ///< its size in bytes (what a node without it reads)
+  int stream_level = 0;                  ///< zstd level of the stream; 0: adaptive (see AdaptiveZstd)
 };
 
 /// First lines a remote ezpz start writes on stdout: the relay is running and reads the stream
@@ -75,6 +76,14 @@ inline constexpr std::string_view kShipLine = "EZPZ-SHIP";
 [[nodiscard]] std::vector<std::string> relay_args(const BroadcastSpec& spec, const RelayNode& node);
 /// `__yeet-send` arguments: stream this node's copy of the destination to the relays of `tree`.
 [[nodiscard]] std::vector<std::string> send_args(const BroadcastSpec& spec, const std::vector<RelayNode>& tree);
+
+/// What the head sent: stream bytes (compressed) and the zstd levels it used.
+struct StreamStats {
+  unsigned long long bytes = 0;
+  int level_min = 0;
+  int level_max = 0;
+  int level_final = 0;
+};
 
 /// One node's outcome, as a relay reports it upstream (one JSON line per node).
 struct NodeResult {

@@ -29,7 +29,7 @@ struct TreeStats {
   long long newest_mtime = 0;           ///< newest modification time seen, in seconds
 };
 
-enum class ArchiveFormat { zst, gz };
+enum class ArchiveFormat { zst, gz, tar };  /// tar: uncompressed (the caller compresses)
 
 class LocalTransfer {
  public:
@@ -78,8 +78,8 @@ class LocalTransfer {
   /// Stream the tree at `root` (as `name/...`) through the relays of `tree`; one result per host.
   [[nodiscard]] virtual std::vector<NodeResult> broadcast(const std::string& root, const std::string& name,
                                                           const std::vector<RelayNode>& tree, const BroadcastSpec& spec,
-                                                          const ProgressFn& progress,
-                                                          const ResultFn& on_result = {}) = 0;
+                                                          const ProgressFn& progress, const ResultFn& on_result = {},
+                                                          StreamStats* stats = nullptr) = 0;
   /// Repair from a peer: `peer` (which has the copy) streams it to the relays of `tree`.
   [[nodiscard]] virtual std::vector<NodeResult> send_from_peer(const std::string& peer,
                                                                const std::vector<RelayNode>& tree,

@@ -117,9 +117,12 @@ Expected<core::TreeStats> pack_tree_to(const std::string& src, const std::string
     const auto threads = std::to_string(std::max(1U, std::thread::hardware_concurrency()));
     archive_write_set_filter_option(a.get(), "zstd", "compression-level", "3");
     archive_write_set_filter_option(a.get(), "zstd", "threads", threads.c_str());
-  } else {
+  } else if (format == core::ArchiveFormat::gz) {
     archive_write_add_filter_gzip(a.get());
     archive_write_set_filter_option(a.get(), "gzip", "compression-level", "6");
+  } else {
+    archive_write_add_filter_none(a.get());
+    archive_write_set_bytes_per_block(a.get(), 1 << 16);
   }
   archive_write_set_bytes_in_last_block(a.get(), 1);
   SinkState state{&sink};

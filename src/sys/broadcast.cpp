@@ -6,6 +6,7 @@
 #include <cstring>
 #include <functional>
 #include <map>
+#include <thread>
 
 #include <fcntl.h>
 #include <nettle/sha2.h>
@@ -15,6 +16,7 @@
 #include <unistd.h>
 
 #include "core/shell.hpp"
+#include "sys/adaptive_zstd.hpp"
 #include "sys/archive.hpp"
 #include "sys/fd_io.hpp"
 #include "sys/remote.hpp"
@@ -183,7 +185,7 @@ std::vector<core::NodeResult> collect(std::vector<Child>& children, const std::s
 std::vector<core::NodeResult> broadcast_tree(const std::string& root, const std::string& name,
                                              const std::vector<core::RelayNode>& tree, const BroadcastOptions& options,
                                              const core::ProgressFn& progress, const core::ResultFn& on_result,
-                                             const std::atomic<bool>& stop) {
+                                             const std::atomic<bool>& stop, core::StreamStats* stats) {
   ::signal(SIGPIPE, SIG_IGN);
   std::vector<Child> children;
   for (const auto& node : tree) {
@@ -207,7 +209,13 @@ std::vector<core::NodeResult> broadcast_tree(const std::string& root, const std:
     }
     return true;
   };
-  auto packed = pack_tree_to(root, name, sink, core::ArchiveFormat::zst, {}, {}, stop);
+  // libarchive writes plain tar; the stream is compressed here, at a level that follows the link.
+  AdaptiveZstd zstd(sink, options.stream_level, std::max(1U, std::thread::hardware_concurrency()));
+  ArchiveSink tar_sink = [&](const void* data, std::size_t size) { return !stop.load() && zstd.write(data, size); };
+  const bool packed = pack_tree_to(root, name, tar_sink, core::ArchiveFormat::tar, {}, {}, stop) && zstd.finish();
+  if (stats != nullptr) {
+    *stats = core::StreamStats{sent, zstd.min_level_used(), zstd.max_level_used(), zstd.level()};
+  }
   if (packed && !stop.load()) {
     const auto end = core::frame_header(0);
     unsigned char sum[core::kDigestSize];

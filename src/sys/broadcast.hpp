@@ -20,7 +20,7 @@ using BroadcastOptions = core::BroadcastSpec;
 std::vector<core::NodeResult> broadcast_tree(const std::string& root, const std::string& name,
                                              const std::vector<core::RelayNode>& tree, const BroadcastOptions& options,
                                              const core::ProgressFn& progress, const core::ResultFn& on_result,
-                                             const std::atomic<bool>& stop);
+                                             const std::atomic<bool>& stop, core::StreamStats* stats = nullptr);
 
 /// Repair: `peer`, a node that has the copy, streams it (`ezpz __yeet-send` there) to the
 /// relays of `tree`. One result per host of `tree`.

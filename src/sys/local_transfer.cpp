@@ -322,9 +322,9 @@ std::vector<core::NodeResult> PosixLocalTransfer::broadcast(const std::string& r
                                                             const std::vector<core::RelayNode>& tree,
                                                             const core::BroadcastSpec& spec,
                                                             const core::ProgressFn& progress,
-                                                            const core::ResultFn& on_result) {
+                                                            const core::ResultFn& on_result, core::StreamStats* stats) {
   arm();
-  return broadcast_tree(root, name, tree, spec, progress, on_result, g_stop);
+  return broadcast_tree(root, name, tree, spec, progress, on_result, g_stop, stats);
 }
 
 std::pair<std::string, unsigned long long> PosixLocalTransfer::self_digest() {

@@ -46,7 +46,8 @@ class PosixLocalTransfer final : public core::LocalTransfer {
                                                         const std::vector<core::RelayNode>& tree,
                                                         const core::BroadcastSpec& spec,
                                                         const core::ProgressFn& progress,
-                                                        const core::ResultFn& on_result) override;
+                                                        const core::ResultFn& on_result,
+                                                        core::StreamStats* stats) override;
   [[nodiscard]] std::vector<core::NodeResult> send_from_peer(const std::string& peer,
                                                              const std::vector<core::RelayNode>& tree,
                                                              const core::BroadcastSpec& spec,

@@ -73,8 +73,8 @@ class NoTransfer final : public core::LocalTransfer {
   Expected<void> rename_file(const std::string&, const std::string&) override { return no(); }
   bool interrupted() const override { return false; }
   std::vector<core::NodeResult> broadcast(const std::string&, const std::string&, const std::vector<core::RelayNode>&,
-                                          const core::BroadcastSpec&, const core::ProgressFn&,
-                                          const core::ResultFn&) override {
+                                          const core::BroadcastSpec&, const core::ProgressFn&, const core::ResultFn&,
+                                          core::StreamStats*) override {
     return {};
   }
   std::pair<std::string, unsigned long long> self_digest() override { return {}; }

@@ -1,0 +1,80 @@
+#include <catch2/catch.hpp>
+
+#include <chrono>
+#include <random>
+#include <string>
+#include <thread>
+
+#include <zstd.h>
+
+#include "sys/adaptive_zstd.hpp"
+
+using ezpz::sys::AdaptiveZstd;
+
+namespace {
+/// Text-like input that compresses, but not to nothing.
+std::string sample(std::size_t size) {
+  std::mt19937 rng(42);
+  const char* words[] = {"import ", "torch", " def ", "return ", "self.", "x", "(", ")", "\n", "    ", "0123", "_y"};
+  std::string s;
+  while (s.size() < size) {
+    s += words[rng() % 12];
+  }
+  return s;
+}
+
+std::string decompress(const std::string& frame) {
+  std::string out;
+  ZSTD_DCtx* d = ZSTD_createDCtx();
+  ZSTD_inBuffer in{frame.data(), frame.size(), 0};
+  std::string buf(1 << 16, '\0');
+  while (in.pos < in.size) {
+    ZSTD_outBuffer o{buf.data(), buf.size(), 0};
+    const auto rc = ZSTD_decompressStream(d, &o, &in);
+    REQUIRE_FALSE(ZSTD_isError(rc));
+    out.append(buf.data(), o.pos);
+  }
+  ZSTD_freeDCtx(d);
+  return out;
+}
+}  // namespace
+
+TEST_CASE("adaptive zstd: a slow link raises the level, and the stream still decompresses", "[zstd]") {
+  const auto input = sample(24 << 20);
+  std::string frame;
+  AdaptiveZstd z(
+      [&](const void* data, std::size_t size) {
+        frame.append(static_cast<const char*>(data), size);
+        std::this_thread::sleep_for(std::chrono::milliseconds(30));  // the network is the bottleneck
+        return true;
+      },
+      0, 2);
+  for (std::size_t i = 0; i < input.size(); i += 1 << 16) {
+    REQUIRE(z.write(input.data() + i, std::min<std::size_t>(1 << 16, input.size() - i)));
+  }
+  REQUIRE(z.finish());
+  CHECK(z.max_level_used() > AdaptiveZstd::kStartLevel);
+  CHECK(z.max_level_used() <= AdaptiveZstd::kMaxLevel);
+  CHECK(decompress(frame) == input);
+}
+
+TEST_CASE("adaptive zstd: a fixed level stays fixed; a refusing output stops it", "[zstd]") {
+  const auto input = sample(4 << 20);
+  std::string frame;
+  AdaptiveZstd z(
+      [&](const void* data, std::size_t size) {
+        frame.append(static_cast<const char*>(data), size);
+        return true;
+      },
+      7, 1);
+  REQUIRE(z.write(input.data(), input.size()));
+  REQUIRE(z.finish());
+  CHECK(z.min_level_used() == 7);
+  CHECK(z.max_level_used() == 7);
+  CHECK(decompress(frame) == input);
+
+  AdaptiveZstd refused([](const void*, std::size_t) { return false; }, 0, 1);
+  bool ok = refused.write(input.data(), input.size());
+  ok = ok && refused.finish();
+  CHECK_FALSE(ok);
+}
