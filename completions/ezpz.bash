@@ -39,6 +39,40 @@ _ezpz_takes_value() {
         "tar-env -o") return 0 ;;
         "tar-env --output") return 0 ;;
         "tar-env --format") return 0 ;;
+        "test -n") return 0 ;;
+        "test --np") return 0 ;;
+        "test --nproc") return 0 ;;
+        "test --nprocs") return 0 ;;
+        "test --world_size") return 0 ;;
+        "test --world-size") return 0 ;;
+        "test --ppn") return 0 ;;
+        "test --nproc_per_node") return 0 ;;
+        "test --nproc-per-node") return 0 ;;
+        "test --nhosts") return 0 ;;
+        "test --nh") return 0 ;;
+        "test --nhost") return 0 ;;
+        "test --nnode") return 0 ;;
+        "test --nnodes") return 0 ;;
+        "test --hostfile") return 0 ;;
+        "test --machine") return 0 ;;
+        "test --launcher") return 0 ;;
+        "test --cpu-bind") return 0 ;;
+        "test --gpu-bind") return 0 ;;
+        "test --train-iters") return 0 ;;
+        "test --batch-size") return 0 ;;
+        "test --dtype") return 0 ;;
+        "test --tp") return 0 ;;
+        "test --pp") return 0 ;;
+        "test --cp") return 0 ;;
+        "test --print-freq") return 0 ;;
+        "test --seed") return 0 ;;
+        "test --outdir") return 0 ;;
+        "test --program") return 0 ;;
+        "test --timeout") return 0 ;;
+        "plot -k") return 0 ;;
+        "plot --key") return 0 ;;
+        "plot --width") return 0 ;;
+        "plot --height") return 0 ;;
     esac
     return 1
 }
@@ -67,7 +101,7 @@ _ezpz() {
     done
     case "$sub" in
         "")
-            COMPREPLY=($(compgen -W "-h --help --version -v --verbose launch yeet tar-env completions help" -- "$cur"))
+            COMPREPLY=($(compgen -W "-h --help --version -v --verbose launch yeet tar-env test plot completions help" -- "$cur"))
             ;;
         launch)
             case "$prev" in
@@ -121,6 +155,46 @@ _ezpz() {
                 compopt -o filenames 2>/dev/null; COMPREPLY=($(compgen -f -- "$cur"))
             fi
             ;;
+        test)
+            case "$prev" in
+                -n|--np|--nproc|--nprocs|--world_size|--world-size) COMPREPLY=(); return 0 ;;
+                --ppn|--nproc_per_node|--nproc-per-node) COMPREPLY=(); return 0 ;;
+                --nhosts|--nh|--nhost|--nnode|--nnodes) COMPREPLY=(); return 0 ;;
+                --hostfile) compopt -o filenames 2>/dev/null; COMPREPLY=($(compgen -f -- "$cur")); return 0 ;;
+                --machine) COMPREPLY=($(compgen -W "aurora sunspot sirius polaris sophia frontier perlmutter local" -- "$cur")); return 0 ;;
+                --launcher) COMPREPLY=($(compgen -W "mpiexec mpirun srun local" -- "$cur")); return 0 ;;
+                --cpu-bind) COMPREPLY=(); return 0 ;;
+                --gpu-bind) COMPREPLY=($(compgen -W "auto cuda ze rocr none" -- "$cur")); return 0 ;;
+                --train-iters) COMPREPLY=(); return 0 ;;
+                --batch-size) COMPREPLY=(); return 0 ;;
+                --dtype) COMPREPLY=($(compgen -W "auto fp32 bf16 fp16" -- "$cur")); return 0 ;;
+                --tp) COMPREPLY=(); return 0 ;;
+                --pp) COMPREPLY=(); return 0 ;;
+                --cp) COMPREPLY=(); return 0 ;;
+                --print-freq) COMPREPLY=(); return 0 ;;
+                --seed) COMPREPLY=(); return 0 ;;
+                --outdir) COMPREPLY=(); return 0 ;;
+                --program) compopt -o filenames 2>/dev/null; COMPREPLY=($(compgen -f -- "$cur")); return 0 ;;
+                --timeout) COMPREPLY=(); return 0 ;;
+            esac
+            if [[ "$cur" == -* ]]; then
+                COMPREPLY=($(compgen -W "-h --help -n --np --nproc --nprocs --world_size --world-size --ppn --nproc_per_node --nproc-per-node --nhosts --nh --nhost --nnode --nnodes --hostfile --machine --launcher --cpu-bind --gpu-bind --train-iters --batch-size --dtype --tp --pp --cp --print-freq --seed --outdir --program --timeout --json --dry-run" -- "$cur"))
+            elif ((nargs == 0)); then
+                COMPREPLY=()
+            fi
+            ;;
+        plot)
+            case "$prev" in
+                -k|--key) COMPREPLY=(); return 0 ;;
+                --width) COMPREPLY=(); return 0 ;;
+                --height) COMPREPLY=(); return 0 ;;
+            esac
+            if [[ "$cur" == -* ]]; then
+                COMPREPLY=($(compgen -W "-h --help -k --key --width --height --list" -- "$cur"))
+            elif ((nargs == 0)); then
+                compopt -o filenames 2>/dev/null; COMPREPLY=($(compgen -f -- "$cur"))
+            fi
+            ;;
         completions)
             if [[ "$cur" == -* ]]; then
                 COMPREPLY=($(compgen -W "-h --help" -- "$cur"))
@@ -132,7 +206,7 @@ _ezpz() {
             if [[ "$cur" == -* ]]; then
                 COMPREPLY=($(compgen -W "-h --help" -- "$cur"))
             elif ((nargs == 0)); then
-                COMPREPLY=($(compgen -W "launch yeet tar-env completions help" -- "$cur"))
+                COMPREPLY=($(compgen -W "launch yeet tar-env test plot completions help" -- "$cur"))
             fi
             ;;
     esac

@@ -149,27 +149,12 @@ int LaunchCommand::run(Context& ctx) {
   if (!request_error_.empty()) {
     return ctx.term.fail(usage_error(request_error_));
   }
-  // 1. Machine profiles: built-in, then the user's config.
-  auto machines = core::load_machines(ctx.env, ctx.probe);
-  if (!machines) {
-    return ctx.term.fail(machines.error());
+  auto job = plan_job(ctx, request_);
+  if (!job) {
+    return ctx.term.fail(job.error());
   }
-  // 2. Scheduler, machine, hosts and GPUs of this job.
-  auto cluster = core::discover_cluster(ctx.env, *machines, request_.machine, request_.hostfile, ctx.probe);
-  if (!cluster) {
-    return ctx.term.fail(cluster.error());
-  }
-  log::debug("scheduler " + std::string(core::to_string(cluster->scheduler)) + ", machine " + cluster->machine.name +
-             ", " + std::to_string(cluster->hosts.size()) + " host(s) from " + cluster->host_source.origin + ", " +
-             std::to_string(cluster->gpus.per_node) + " GPU(s) per node from " + cluster->gpus.source);
-  // 3. A port for MASTER_PORT, held until we exit; the launcher programs; the plan.
-  if (request_.rank_env && !ctx.env.has("MASTER_PORT")) {
-    cluster->master_port = ctx.process.reserve_tcp_port();
-  }
-  auto plan = core::plan_launch(request_, ctx.env, *cluster, core::find_launchers(ctx.probe));
-  if (!plan) {
-    return ctx.term.fail(plan.error());
-  }
+  const auto* plan = &job->plan;
+  auto* cluster = &job->cluster;
   for (const auto& w : plan->warnings) {
     ctx.term.warn(w);
   }
@@ -233,14 +218,43 @@ int LaunchCommand::run(Context& ctx) {
 }
 
 Expected<core::RunResult> LaunchCommand::run_once(Context& ctx, const core::LaunchPlan& plan) {
+  return run_plan(ctx, plan, SupervisionOptions{timeout_s_, kill_after_s_, keep_going_});
+}
+
+Expected<PlannedJob> plan_job(Context& ctx, const core::LaunchRequest& request) {
+  // 1. Machine profiles: built-in, then the user's config.
+  auto machines = core::load_machines(ctx.env, ctx.probe);
+  if (!machines) {
+    return machines.error();
+  }
+  // 2. Scheduler, machine, hosts and GPUs of this job.
+  auto cluster = core::discover_cluster(ctx.env, *machines, request.machine, request.hostfile, ctx.probe);
+  if (!cluster) {
+    return cluster.error();
+  }
+  log::debug("scheduler " + std::string(core::to_string(cluster->scheduler)) + ", machine " + cluster->machine.name +
+             ", " + std::to_string(cluster->hosts.size()) + " host(s) from " + cluster->host_source.origin + ", " +
+             std::to_string(cluster->gpus.per_node) + " GPU(s) per node from " + cluster->gpus.source);
+  // 3. A port for MASTER_PORT, held until we exit; the launcher programs; the plan.
+  if (request.rank_env && !ctx.env.has("MASTER_PORT")) {
+    cluster->master_port = ctx.process.reserve_tcp_port();
+  }
+  auto plan = core::plan_launch(request, ctx.env, *cluster, core::find_launchers(ctx.probe));
+  if (!plan) {
+    return plan.error();
+  }
+  return PlannedJob{std::move(*plan), std::move(*cluster)};
+}
+
+Expected<core::RunResult> run_plan(Context& ctx, const core::LaunchPlan& plan, const SupervisionOptions& supervision) {
   core::RunOptions options;
-  options.timeout_s = timeout_s_;
-  options.kill_after_s = kill_after_s_;
+  options.timeout_s = supervision.timeout_s;
+  options.kill_after_s = supervision.kill_after_s;
   options.notice = [&ctx](std::string_view message) { ctx.term.warn(message); };
   std::vector<core::ProcessSpec> processes;
   if (plan.style == core::LauncherStyle::local) {
     options.label = plan.label;
-    options.stop_on_failure = !keep_going_;
+    options.stop_on_failure = !supervision.keep_going;
     const std::string host = plan.hosts.empty() ? "localhost" : plan.hosts.front();
     for (int r = 0; r < plan.topology.nprocs; ++r) {
       processes.push_back({plan.argv, local_rank_environment(plan, ctx.env, r), {}, "[" + std::to_string(r) + "] "});
@@ -253,4 +267,5 @@ Expected<core::RunResult> LaunchCommand::run_once(Context& ctx, const core::Laun
   }
   return ctx.process.run(processes, options);
 }
+
 }  // namespace ezpz::cli

@@ -9,6 +9,25 @@
 
 namespace ezpz::cli {
 
+/// A planned job: the plan and the cluster it was planned for.
+struct PlannedJob {
+  core::LaunchPlan plan;
+  core::ClusterInfo cluster;
+};
+/// What `ezpz launch` does before running anything: machine profiles, scheduler and hosts,
+/// a MASTER_PORT, the plan. `ezpz test` plans its companion program the same way.
+[[nodiscard]] Expected<PlannedJob> plan_job(Context& ctx, const core::LaunchRequest& request);
+
+/// How run_plan supervises a job.
+struct SupervisionOptions {
+  double timeout_s = 0;  ///< watchdog: no output for this long -> stop (0 = off)
+  double kill_after_s = 10;
+  bool keep_going = false;  ///< built-in launcher: a failing rank does not stop the others
+};
+/// Run the plan once (all ranks with the built-in launcher, or the launcher program).
+[[nodiscard]] Expected<core::RunResult> run_plan(Context& ctx, const core::LaunchPlan& plan,
+                                                 const SupervisionOptions& options);
+
 /// Delays before retry k (0-based): base, 2 base, 4 base, ... capped at 60 s (5, 10, 20, 40, 60).
 [[nodiscard]] double retry_delay(int k, double base);
 

@@ -3,8 +3,10 @@
 #include "cli/completions.hpp"
 #include "cli/help.hpp"
 #include "cli/launch.hpp"
+#include "cli/plot.hpp"
 #include "cli/rank_env.hpp"
 #include "cli/tar_env.hpp"
+#include "cli/test_cmd.hpp"
 #include "cli/yeet.hpp"
 #include "cli/yeet_relay.hpp"
 
@@ -18,6 +20,10 @@ const std::vector<CommandInfo>& command_table() {
        [] { return std::unique_ptr<Command>(new YeetCommand); }},
       {"tar-env", "Pack an env into <name>.tar.zst for fast copies with yeet",
        [] { return std::unique_ptr<Command>(new TarEnvCommand); }},
+      {"test", "Smoke-test distributed training: launch a small MLP run on every rank (needs libezpz_torch)",
+       [] { return std::unique_ptr<Command>(new TestCommand); }},
+      {"plot", "Plot a JSONL metrics file (ezpz History) in the terminal",
+       [] { return std::unique_ptr<Command>(new PlotCommand); }},
       {"completions", "Print the shell completion script for bash, zsh or fish",
        [] { return std::unique_ptr<Command>(new CompletionsCommand); }},
       {"help", "Show help for ezpz or one of its commands", [] { return std::unique_ptr<Command>(new HelpCommand); }},

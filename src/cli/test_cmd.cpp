@@ -1,0 +1,223 @@
+#include "cli/test_cmd.hpp"
+
+#include <chrono>
+
+#include <CLI/App.hpp>
+#include <CLI/Validators.hpp>
+
+#include "cli/launch.hpp"
+#include "cli/launch_report.hpp"
+#include "cli/terminal.hpp"
+#include "core/shell.hpp"
+
+namespace ezpz::cli {
+namespace {
+
+constexpr const char* kProgram = "ezpz-test-train";
+
+std::string dirname(const std::string& path) {
+  auto slash = path.rfind('/');
+  return slash == std::string::npos ? "." : path.substr(0, slash);
+}
+
+}  // namespace
+
+void TestCommand::add_cli(CLI::App& app) {
+  app_ = &app;
+  app.add_option("-n,--np,--nproc,--nprocs,--world_size,--world-size", nprocs_,
+                 "Total number of processes (aliases -np, --n; default: as launch picks)")
+      ->type_name("N");
+  app.add_option("--ppn,--nproc_per_node,--nproc-per-node", ppn_, "Processes per host (alias -ppn)")->type_name("N");
+  app.add_option("--nhosts,--nh,--nhost,--nnode,--nnodes", nhosts_, "Number of hosts to use (alias -nh)")
+      ->type_name("N");
+  app.add_option("--hostfile", hostfile_, "File with one host per line (default: the job's own)")->type_name("FILE");
+  app.add_option("--machine", machine_, "Use this machine's profile instead of detecting it")->type_name("MACHINE");
+  app.add_option("--launcher", launcher_, "Launcher to use instead of the machine's")
+      ->check(CLI::IsMember({"mpiexec", "mpirun", "srun", "local"}));
+  app.add_option("--cpu-bind", cpu_bind_, "CPU binding for mpiexec/srun")->type_name("BIND");
+  app.add_option("--gpu-bind", gpu_bind_, "Pin each rank to one GPU by its local rank")
+      ->check(CLI::IsMember({"auto", "cuda", "ze", "rocr", "none"}));
+  app.add_option("--train-iters", train_iters_, "Training iterations (default 200)")
+      ->type_name("N")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--batch-size", batch_size_, "Samples per rank and iteration (default 128)")
+      ->type_name("N")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--dtype", dtype_, "Parameter dtype: auto (fp32 on cpu, bf16 on accelerators), fp32, bf16, fp16")
+      ->check(CLI::IsMember({"auto", "fp32", "bf16", "fp16"}));
+  app.add_option("--tp", tp_, "Tensor parallel size (default 1)")->type_name("N")->check(CLI::PositiveNumber);
+  app.add_option("--pp", pp_, "Pipeline parallel size: groups made and reported (default 1)")
+      ->type_name("N")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--cp", cp_, "Context parallel size: groups made and reported (default 1)")
+      ->type_name("N")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--print-freq", print_freq_, "Print every N iterations (default 10)")
+      ->type_name("N")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--seed", seed_, "Seed (each rank uses seed*(rank+1)*(local_rank+1))")
+      ->type_name("N")
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("--outdir", outdir_, "Where the run's history, report and JSON go (default outputs/ezpz-test)")
+      ->type_name("DIR");
+  app.add_option("--program", program_,
+                 "The companion program (default: ezpz-test-train beside ezpz; also "
+                 "EZPZ_TORCH_TRAIN)")
+      ->type_name("FILE");
+  app.add_option("--timeout", timeout_s_, "Stop the job after this many seconds without output (exit 124)")
+      ->type_name("SECONDS")
+      ->check(CLI::NonNegativeNumber);
+  app.add_flag("--json", json_,
+               "Print one JSON object: world size, and per rank its tp/pp/cp/dp group members and losses");
+  app.add_flag("--dry-run", dry_run_, "Print the launch command instead of running it");
+  app.footer(
+      "Trains ezpz's MLP (784 -> 512, 256, 128 -> 10) on synthetic MNIST-shaped data with data parallel\n"
+      "(and tensor parallel with --tp), printing iter= loss= dt= lines and a summary. Fails when the\n"
+      "loss does not fall on every rank or the replicas' parameters differ.\n\n"
+      "Examples:\n"
+      "  ezpz test -n 2 --train-iters 50\n"
+      "  ezpz test -n 4 --tp 2 --json");
+}
+
+void TestCommand::normalize(std::vector<std::string>& tokens) const {
+  static const std::vector<std::pair<std::string, std::string>> aliases = {
+      {"-np", "--np"}, {"--n", "--np"}, {"-ppn", "--ppn"}, {"-nh", "--nh"}, {"-nhosts", "--nhosts"}};
+  for (auto& t : tokens) {
+    const std::string name = t.substr(0, t.find('='));
+    for (const auto& [from, to] : aliases) {
+      if (name == from) {
+        t = to + t.substr(name.size());
+        break;
+      }
+    }
+  }
+}
+
+core::LaunchRequest TestCommand::request(const std::string& program, const std::string& json_out) const {
+  core::LaunchRequest r;
+  auto set_if = [this](const char* name, auto& field, const auto& value) {
+    if (app_->count(name) > 0) {
+      field = value;
+    }
+  };
+  set_if("--np", r.topology.nprocs, nprocs_);
+  set_if("--ppn", r.topology.ppn, ppn_);
+  set_if("--nhosts", r.topology.nhosts, nhosts_);
+  set_if("--hostfile", r.hostfile, hostfile_);
+  set_if("--machine", r.machine, machine_);
+  set_if("--launcher", r.launcher, launcher_);
+  set_if("--cpu-bind", r.cpu_bind, cpu_bind_);
+  set_if("--gpu-bind", r.gpu_bind, gpu_bind_);
+  r.command = {program,
+               "--train-iters",
+               std::to_string(train_iters_),
+               "--batch-size",
+               std::to_string(batch_size_),
+               "--dtype",
+               dtype_,
+               "--tp",
+               std::to_string(tp_),
+               "--pp",
+               std::to_string(pp_),
+               "--cp",
+               std::to_string(cp_),
+               "--print-freq",
+               std::to_string(print_freq_),
+               "--seed",
+               std::to_string(seed_),
+               "--outdir",
+               outdir_};
+  if (!json_out.empty()) {
+    r.command.insert(r.command.end(), {"--json-out", json_out});
+  }
+  return r;
+}
+
+Expected<std::string> TestCommand::find_program(const Context& ctx, const std::string& given) {
+  if (!given.empty()) {
+    if (ctx.probe.is_file(given)) {
+      return given;
+    }
+    return usage_error("--program " + given + " is not a file: give the path of ezpz-test-train");
+  }
+  if (auto env = ctx.env.get("EZPZ_TORCH_TRAIN")) {
+    if (ctx.probe.is_file(*env)) {
+      return *env;
+    }
+    return usage_error("EZPZ_TORCH_TRAIN=" + *env + " is not a file: point it at ezpz-test-train or unset it");
+  }
+  if (!ctx.env.self_exe.empty()) {
+    const auto dir = dirname(ctx.env.self_exe);
+    for (const auto& candidate : {dir + "/" + kProgram, dir + "/src/torch/" + kProgram}) {
+      if (ctx.probe.is_file(candidate)) {
+        return candidate;
+      }
+    }
+  }
+  if (auto found = ctx.probe.find_program(kProgram)) {
+    return *found;
+  }
+  return failure(
+      "ezpz test needs the companion program ezpz-test-train, which is not built: build ezpz dynamically with "
+      "libtorch (apt install libtorch-dev libgloo-dev, or -DTorch_DIR=<libtorch>/share/cmake/Torch; cmake --preset "
+      "dev) or set EZPZ_TORCH_TRAIN to its path");
+}
+
+int TestCommand::run(Context& ctx) {
+  auto program = find_program(ctx, program_);
+  if (!program) {
+    return ctx.term.fail(program.error());
+  }
+  std::string json_out;
+  if (json_) {
+    // The ranks' results come back through a file in the output directory (shared by the
+    // ranks' working directory, like Python ezpz's outputs/).
+    std::string dir = outdir_;
+    if (!dir.empty() && dir[0] != '/') {
+      dir = ctx.env.get("PWD").value_or(".") + "/" + dir;
+    }
+    const auto stamp =
+        std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
+            .count();
+    json_out = dir + "/ezpz-test-" + std::to_string(stamp) + "-" + std::to_string(ctx.env.pid) + ".json";
+  }
+  auto job = plan_job(ctx, request(*program, json_out));
+  if (!job) {
+    return ctx.term.fail(job.error());
+  }
+  for (const auto& w : job->plan.warnings) {
+    ctx.term.warn(w);
+  }
+  const auto& plan = job->plan;
+  if (dry_run_) {
+    if (plan.style == core::LauncherStyle::local) {
+      std::vector<std::string> line = {
+          "ezpz", "launch", "--launcher", "local", "--np=" + std::to_string(plan.topology.nprocs), "--"};
+      line.insert(line.end(), plan.argv.begin(), plan.argv.end());
+      ctx.term.out() << core::shell_command_line(plan.env, line) << '\n';
+    } else {
+      ctx.term.out() << core::shell_command_line(plan.env, plan.argv) << '\n';
+    }
+    return 0;
+  }
+  auto result = run_plan(ctx, plan, SupervisionOptions{timeout_s_, 10, false});
+  if (!result) {
+    return ctx.term.fail(result.error());
+  }
+  if (result->exit_code != 0) {
+    ctx.term.error("ezpz test failed with exit code " + std::to_string(result->exit_code) +
+                   " (the ranks' messages are above)");
+    return result->exit_code;
+  }
+  if (json_) {
+    auto text = ctx.probe.read_file(json_out);
+    if (!text) {
+      return ctx.term.fail(failure("the ranks finished but rank 0 wrote no results to " + json_out +
+                                   ": is --outdir on a file system every rank and this host share?"));
+    }
+    ctx.term.out() << *text;
+  }
+  return 0;
+}
+
+}  // namespace ezpz::cli

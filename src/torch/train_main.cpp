@@ -1,0 +1,306 @@
+// ezpz-test-train: the program `ezpz test` launches on every rank. It trains ezpz's smoke
+// MLP (784 -> 512, 256, 128 -> 10) on synthetic MNIST-shaped data (a fixed random teacher
+// labels random images, so the loss can fall) with data parallel and optional TP/PP/CP
+// groups, prints `iter= loss= dt=` lines and a summary, and fails when the loss does not
+// fall on some rank or the replicas' parameters differ.
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <ezpz/torch.hpp>
+
+namespace {
+
+struct Args {
+  int train_iters = 200;
+  int batch_size = 128;
+  std::string dtype = "auto";
+  int tp = 1;
+  int pp = 1;
+  int cp = 1;
+  int print_freq = 10;
+  double lr = 1e-3;
+  std::uint64_t seed = 1337;
+  std::string outdir = "outputs/ezpz-test";
+  std::string json_out;
+};
+
+const char* kUsage =
+    "usage: ezpz-test-train [--train-iters N] [--batch-size N] [--dtype auto|fp32|bf16|fp16] [--tp N] [--pp N]\n"
+    "                       [--cp N] [--print-freq N] [--lr X] [--seed N] [--outdir DIR] [--json-out FILE]\n";
+
+bool parse(int argc, char** argv, Args& a, std::string& error) {
+  for (int i = 1; i < argc; ++i) {
+    std::string flag = argv[i];
+    std::string value;
+    if (auto eq = flag.find('='); eq != std::string::npos) {
+      value = flag.substr(eq + 1);
+      flag = flag.substr(0, eq);
+    } else if (flag == "-h" || flag == "--help") {
+      std::cout << kUsage;
+      std::exit(0);
+    } else if (i + 1 < argc) {
+      value = argv[++i];
+    } else {
+      error = flag + " needs a value";
+      return false;
+    }
+    try {
+      if (flag == "--train-iters") {
+        a.train_iters = std::stoi(value);
+      } else if (flag == "--batch-size") {
+        a.batch_size = std::stoi(value);
+      } else if (flag == "--dtype") {
+        a.dtype = value;
+      } else if (flag == "--tp") {
+        a.tp = std::stoi(value);
+      } else if (flag == "--pp") {
+        a.pp = std::stoi(value);
+      } else if (flag == "--cp") {
+        a.cp = std::stoi(value);
+      } else if (flag == "--print-freq") {
+        a.print_freq = std::stoi(value);
+      } else if (flag == "--lr") {
+        a.lr = std::stod(value);
+      } else if (flag == "--seed") {
+        a.seed = std::stoull(value);
+      } else if (flag == "--outdir") {
+        a.outdir = value;
+      } else if (flag == "--json-out") {
+        a.json_out = value;
+      } else {
+        error = "unknown option " + flag;
+        return false;
+      }
+    } catch (const std::exception&) {
+      error = flag + " " + value + " is not a number";
+      return false;
+    }
+  }
+  if (a.train_iters < 1 || a.batch_size < 1 || a.print_freq < 1) {
+    error = "--train-iters, --batch-size and --print-freq must be at least 1";
+    return false;
+  }
+  return true;
+}
+
+/// Megatron's pairing: a column-parallel layer feeds a row-parallel one, so each pair needs
+/// one all-reduce forward and one backward.
+struct MlpImpl : torch::nn::Module {
+  MlpImpl()
+      : fc1(register_module("fc1", ezpz::tp::ColumnParallelLinear(784, 512, true, false))),
+        fc2(register_module("fc2", ezpz::tp::RowParallelLinear(512, 256, true, true))),
+        fc3(register_module("fc3", ezpz::tp::ColumnParallelLinear(256, 128, true, false))),
+        fc4(register_module("fc4", ezpz::tp::RowParallelLinear(128, 10, true, true))) {}
+  torch::Tensor forward(torch::Tensor x) {
+    x = torch::relu(fc2(torch::relu(fc1(x))));
+    return fc4(torch::relu(fc3(x)));
+  }
+  ezpz::tp::ColumnParallelLinear fc1;
+  ezpz::tp::RowParallelLinear fc2;
+  ezpz::tp::ColumnParallelLinear fc3;
+  ezpz::tp::RowParallelLinear fc4;
+};
+TORCH_MODULE(Mlp);
+
+torch::Dtype parse_dtype(const std::string& name, const std::string& device_type) {
+  if (name == "auto") {
+    return device_type == "cpu" ? torch::kFloat32 : torch::kBFloat16;
+  }
+  if (name == "fp32" || name == "float32") {
+    return torch::kFloat32;
+  }
+  if (name == "bf16" || name == "bfloat16") {
+    return torch::kBFloat16;
+  }
+  if (name == "fp16" || name == "float16") {
+    return torch::kFloat16;
+  }
+  throw std::runtime_error("--dtype " + name + " is not one of auto, fp32, bf16, fp16");
+}
+
+std::string json_list(const std::vector<int>& v) {
+  std::string out = "[";
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    out += (i == 0 ? "" : ", ") + std::to_string(v[i]);
+  }
+  return out + "]";
+}
+
+int run(const Args& a) {
+  const auto t_setup = std::chrono::steady_clock::now();
+  ezpz::SetupOptions options;
+  options.seed = a.seed;
+  options.tensor_parallel_size = a.tp;
+  options.pipeline_parallel_size = a.pp;
+  options.context_parallel_size = a.cp;
+  auto info = ezpz::setup(options);
+  if (!ezpz::tp::tensor_parallel_is_initialized()) {
+    ezpz::tp::initialize_tensor_parallel(1);  // report the (trivial) groups too
+  }
+  const double setup_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t_setup).count();
+  if (info.device_type == "cpu" && std::getenv("OMP_NUM_THREADS") == nullptr) {
+    // Ranks sharing a host share its cores: do not oversubscribe them.
+    const int cores = static_cast<int>(std::thread::hardware_concurrency());
+    torch::set_num_threads(std::max(1, cores / std::max(1, info.local_world_size)));
+  }
+  const int rank = info.rank;
+  const int world = info.world_size;
+  const int tp = ezpz::tp::get_tensor_parallel_world_size();
+  std::ostream& log = a.json_out.empty() ? std::cout : std::cerr;
+  const auto dtype = parse_dtype(a.dtype, info.device_type);
+  if (rank == 0) {
+    log << "ezpz test: world=" << world << " tp=" << tp << " pp=" << ezpz::tp::get_pipeline_parallel_world_size()
+        << " cp=" << ezpz::tp::get_context_parallel_world_size() << " dp=" << ezpz::tp::get_data_parallel_world_size()
+        << " device=" << info.device_type << " backend=" << (info.backend.empty() ? "none" : info.backend)
+        << " dtype=" << a.dtype << " setup=" << setup_s << "s" << std::endl;
+  }
+
+  // Replicas: every rank with the same TP coordinate holds the same shard (the model uses
+  // neither pipeline nor context parallelism), so gradients are averaged over all of them.
+  ezpz::Group replicas;
+  for (int t = 0; t < tp; ++t) {
+    std::vector<int> members;
+    for (int r = t; r < world; r += tp) {
+      members.push_back(r);
+    }
+    auto g = ezpz::new_group(members);
+    if (g.valid()) {
+      replicas = g;
+    }
+  }
+  Mlp model;
+  model->to(info.device, dtype);
+  ezpz::DistributedDataParallel ddp(model, replicas);
+  torch::optim::Adam opt(model->parameters(), torch::optim::AdamOptions(a.lr));
+
+  // The teacher is the same on every rank; each TP group draws its own batches.
+  torch::manual_seed(a.seed);
+  auto teacher = torch::randn({784, 10});
+  const int replica = rank / tp;
+  ezpz::History history(ezpz::HistoryOptions{a.outdir + "/history", true, true});
+  std::vector<double> losses;
+  const auto t0 = std::chrono::steady_clock::now();
+  for (int iter = 1; iter <= a.train_iters; ++iter) {
+    torch::manual_seed(a.seed * 7919 + static_cast<std::uint64_t>(iter) * 104729 + static_cast<std::uint64_t>(replica));
+    auto x = torch::randn({a.batch_size, 784});
+    auto y = x.matmul(teacher).argmax(1).to(info.device);
+    x = x.to(info.device, dtype);
+    const auto start = std::chrono::steady_clock::now();
+    opt.zero_grad();
+    auto logits = model->forward(x).to(torch::kFloat32);
+    auto loss = torch::nn::functional::cross_entropy(logits, y);
+    loss.backward();
+    ddp.synchronize();
+    opt.step();
+    const double l = loss.item<double>();
+    const double acc = logits.argmax(1).eq(y).to(torch::kFloat32).mean().item<double>();
+    const double dt = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    losses.push_back(l);
+    auto line = history.update({{"iter", iter}, {"loss", l}, {"accuracy", acc}, {"dt", dt}});
+    if (rank == 0 && (iter % a.print_freq == 0 || iter == 1 || iter == a.train_iters)) {
+      log << line << std::endl;
+    }
+  }
+  const double total_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+
+  // Checks: the loss fell on every rank; replicas hold identical parameters.
+  // (Judged over at least 10 iterations: the mean of the first 5 against the last 5.)
+  const bool judged = losses.size() >= 10;
+  const std::size_t k = std::min<std::size_t>(5, losses.size());
+  double first = 0;
+  double last = 0;
+  for (std::size_t i = 0; i < k; ++i) {
+    first += losses[i] / static_cast<double>(k);
+    last += losses[losses.size() - 1 - i] / static_cast<double>(k);
+  }
+  auto fell = torch::tensor({!judged || last < first ? 1.0 : 0.0}, torch::kFloat64);
+  ezpz::all_reduce(fell, ezpz::ReduceOp::min);
+  double checksum = 0;
+  for (const auto& p : model->parameters()) {
+    checksum += p.detach().to(torch::kFloat64).abs().sum().item<double>();
+  }
+  auto lo = torch::tensor({checksum}, torch::kFloat64);
+  auto hi = lo.clone();
+  replicas.all_reduce(lo, ezpz::ReduceOp::min);
+  replicas.all_reduce(hi, ezpz::ReduceOp::max);
+  const bool identical = lo.item<double>() == hi.item<double>();
+  auto all_identical = torch::tensor({identical ? 1.0 : 0.0}, torch::kFloat64);
+  ezpz::all_reduce(all_identical, ezpz::ReduceOp::min);
+
+  // Per-rank losses and groups for --json-out (gathered on every rank, written by rank 0).
+  auto all_losses = ezpz::world().all_gather(torch::tensor(losses, torch::kFloat64));
+  std::vector<ezpz::Group> groups = {ezpz::tp::get_tensor_parallel_group(), ezpz::tp::get_pipeline_parallel_group(),
+                                     ezpz::tp::get_context_parallel_group(), ezpz::tp::get_data_parallel_group()};
+  std::vector<std::int64_t> mine;
+  for (const auto& g : groups) {
+    mine.insert(mine.end(), g.members().begin(), g.members().end());
+  }
+  auto all_groups = ezpz::world().all_gather(torch::tensor(mine, torch::kInt64));
+  const auto run_dir = history.finalize();
+  if (rank == 0) {
+    log << history.plot("loss", 60, 10);
+    log << "summary: iters=" << a.train_iters << " world=" << world << " loss " << losses.front() << " -> "
+        << losses.back()
+        << (!judged                   ? " (not judged: fewer than 10 iterations)"
+            : fell.item<double>() > 0 ? " (fell on every rank)"
+                                      : " (DID NOT FALL on some rank)")
+        << ", parameters " << (all_identical.item<double>() > 0 ? "identical" : "DIFFER") << " across replicas"
+        << ", train time " << total_s << " s (" << total_s / a.train_iters << " s/iter), setup " << setup_s
+        << " s, outputs in " << run_dir << std::endl;
+    if (!a.json_out.empty()) {
+      const char* names[] = {"tp", "pp", "cp", "dp"};
+      std::ostringstream json;
+      json.precision(9);
+      json << "{\"world_size\": " << world << ", \"ranks\": [";
+      for (int r = 0; r < world; ++r) {
+        auto g = all_groups[static_cast<std::size_t>(r)];
+        json << (r == 0 ? "" : ", ") << "{\"rank\": " << r << ", \"groups\": {";
+        std::int64_t offset = 0;
+        for (std::size_t d = 0; d < groups.size(); ++d) {
+          std::vector<int> members;
+          for (int i = 0; i < groups[d].size(); ++i) {
+            members.push_back(static_cast<int>(g[offset + i].item<std::int64_t>()));
+          }
+          offset += groups[d].size();
+          json << (d == 0 ? "" : ", ") << "\"" << names[d] << "\": " << json_list(members);
+        }
+        json << "}, \"loss\": [";
+        auto l = all_losses[static_cast<std::size_t>(r)];
+        for (std::int64_t i = 0; i < l.numel(); ++i) {
+          json << (i == 0 ? "" : ", ") << l[i].item<double>();
+        }
+        json << "]}";
+      }
+      json << "]}\n";
+      std::ofstream(a.json_out) << json.str();
+    }
+  }
+  const bool ok = fell.item<double>() > 0 && all_identical.item<double>() > 0;
+  ezpz::cleanup();
+  return ok ? 0 : 1;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Args args;
+  std::string error;
+  if (!parse(argc, argv, args, error)) {
+    std::cerr << "ezpz-test-train: " << error << "\n" << kUsage;
+    return 2;
+  }
+  try {
+    return run(args);
+  } catch (const std::exception& e) {
+    std::string what = e.what();
+    std::cerr << "ezpz-test-train: error: " << what.substr(0, what.find('\n')) << std::endl;
+    return 1;
+  }
+}

@@ -1,0 +1,180 @@
+"""Multi-rank tests of libezpz_torch over gloo on this machine, through the built ezpz:
+`ezpz launch --launcher local -n N -- ezpz_torch_checks SCENARIO` for the library's checks
+(groups, TP layers, data parallel, collectives), rendezvous timeouts, and `ezpz test` /
+`ezpz plot` end to end. Run one test: run_torch_tests.py Class.test_name."""
+import glob
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import unittest
+
+EZPZ = os.environ["EZPZ_BIN"]
+CHECKS = os.environ["EZPZ_TORCH_CHECKS"]
+TRAIN = os.environ["EZPZ_TORCH_TRAIN"]
+
+
+def clean_env(**extra):
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LANG": "C.UTF-8", "OMP_NUM_THREADS": "1"}
+    env.update({k: str(v) for k, v in extra.items()})
+    return env
+
+
+class TorchTest(unittest.TestCase):
+    def setUp(self):
+        self._tmp = tempfile.TemporaryDirectory(prefix="ezpz-torch-")
+        self.tmp = self._tmp.name
+        self.env = clean_env(HOME=self.tmp, EZPZ_HOME=os.path.join(self.tmp, "ezpz-home"), PWD=self.tmp)
+
+    def tearDown(self):
+        self._tmp.cleanup()
+
+    def ezpz(self, args, env=None, timeout=120):
+        return subprocess.run([EZPZ, *args], env=env or self.env, cwd=self.tmp, capture_output=True, text=True,
+                              timeout=timeout)
+
+    def launch(self, n, scenario):
+        proc = self.ezpz(["launch", "--launcher", "local", "-n", str(n), "--", CHECKS, scenario])
+        msg = f"{scenario} on {n} ranks exited {proc.returncode}\nstdout: {proc.stdout}\nstderr: {proc.stderr}"
+        self.assertEqual(proc.returncode, 0, msg)
+        self.assertIn(f"OK {scenario} on {n} ranks", proc.stdout, msg)
+        self.assertNotIn("FAIL", proc.stderr, msg)
+
+
+class Checks(TorchTest):
+    def test_collectives_2(self):
+        self.launch(2, "collectives")
+
+    def test_collectives_4(self):
+        self.launch(4, "collectives")
+
+    def test_groups_4(self):
+        self.launch(4, "groups")
+
+    def test_groups_8(self):
+        self.launch(8, "groups")
+
+    def test_tp_layers_2(self):
+        self.launch(2, "tp_layers")
+
+    def test_tp_layers_4(self):
+        self.launch(4, "tp_layers")
+
+    def test_data_parallel_2(self):
+        self.launch(2, "data_parallel")
+
+    def test_data_parallel_4(self):
+        self.launch(4, "data_parallel")
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Rendezvous(TorchTest):
+    def rank_alone(self, rank, world, port):
+        env = dict(self.env, RANK=rank, WORLD_SIZE=world, LOCAL_RANK=rank, MASTER_ADDR="127.0.0.1",
+                   MASTER_PORT=port, EZPZ_RENDEZVOUS_TIMEOUT="2")
+        start = time.monotonic()
+        proc = subprocess.run([CHECKS, "setup_only"], env={k: str(v) for k, v in env.items()}, cwd=self.tmp,
+                              capture_output=True, text=True, timeout=60)
+        return proc, time.monotonic() - start
+
+    def test_missing_rank_is_named(self):
+        proc, took = self.rank_alone(0, 3, free_port())
+        self.assertEqual(proc.returncode, 1, proc.stderr)
+        self.assertIn("timed out after 2 s: 2 of 3 ranks never joined (missing ranks 1, 2)", proc.stderr)
+        self.assertLess(took, 20)
+
+    def test_missing_rank_zero_is_reported_by_the_others(self):
+        port = free_port()
+        proc, took = self.rank_alone(1, 2, port)
+        self.assertEqual(proc.returncode, 1, proc.stderr)
+        self.assertIn(f"rank 1 could not reach the rendezvous at 127.0.0.1:{port}", proc.stderr)
+        self.assertLess(took, 30)
+
+    def test_no_master_address(self):
+        env = dict(self.env, RANK="0", WORLD_SIZE="2")
+        proc = subprocess.run([CHECKS, "setup_only"], env=env, cwd=self.tmp, capture_output=True, text=True,
+                              timeout=30)
+        self.assertEqual(proc.returncode, 1)
+        self.assertIn("MASTER_ADDR and MASTER_PORT are not both set", proc.stderr)
+
+
+class EzpzTest(TorchTest):
+    def run_test(self, *args):
+        proc = self.ezpz(["test", "--launcher", "local", "--json", *args])
+        self.assertEqual(proc.returncode, 0, f"stdout: {proc.stdout}\nstderr: {proc.stderr}")
+        return json.loads(proc.stdout), proc.stderr
+
+    def assert_loss_fell(self, result, iters):
+        for r in result["ranks"]:
+            loss = r["loss"]
+            self.assertEqual(len(loss), iters)
+            self.assertLess(sum(loss[-5:]) / 5, sum(loss[:5]) / 5 - 0.1, f"rank {r['rank']}: {loss}")
+
+    def test_json_2_ranks_and_plot(self):
+        result, stderr = self.run_test("-n", "2", "--train-iters", "50", "--print-freq", "10")
+        self.assertEqual(result["world_size"], 2)
+        self.assertEqual([r["rank"] for r in result["ranks"]], [0, 1])
+        for r in result["ranks"]:
+            self.assertEqual(r["groups"], {"tp": [r["rank"]], "pp": [r["rank"]], "cp": [r["rank"]], "dp": [0, 1]})
+        self.assert_loss_fell(result, 50)
+        self.assertIn("iter=50 loss=", stderr)
+        self.assertIn("(fell on every rank), parameters identical across replicas", stderr)
+        # History wrote JSONL in Python ezpz's layout; ezpz plot renders it.
+        files = glob.glob(os.path.join(self.tmp, "outputs/ezpz-test/history/*/*.jsonl"))
+        self.assertEqual(len(files), 1)
+        with open(files[0]) as f:
+            first = json.loads(f.readline())
+        self.assertEqual(first["metrics"]["iter"], 1)
+        self.assertIn("loss/mean", first["aggregated"])
+        self.assertTrue(glob.glob(os.path.join(os.path.dirname(files[0]), "report.md")))
+        plot = self.ezpz(["plot", files[0], "--key", "loss/mean"])
+        self.assertEqual(plot.returncode, 0, plot.stderr)
+        self.assertIn("loss/mean: 50 points", plot.stdout)
+        missing = self.ezpz(["plot", files[0], "--key", "nope"])
+        self.assertEqual(missing.returncode, 2)
+        self.assertIn('has no metric "nope"', missing.stderr)
+
+    def test_tp2_on_4_ranks(self):
+        result, _ = self.run_test("-n", "4", "--tp", "2", "--train-iters", "50", "--print-freq", "50")
+        self.assertEqual(result["world_size"], 4)
+        tp = {r["rank"]: r["groups"]["tp"] for r in result["ranks"]}
+        dp = {r["rank"]: r["groups"]["dp"] for r in result["ranks"]}
+        self.assertEqual(tp, {0: [0, 1], 1: [0, 1], 2: [2, 3], 3: [2, 3]})
+        self.assertEqual(dp, {0: [0, 2], 1: [1, 3], 2: [0, 2], 3: [1, 3]})
+        self.assert_loss_fell(result, 50)
+        # ranks of one TP group see the same batch and hold one model: equal losses
+        losses = {r["rank"]: r["loss"] for r in result["ranks"]}
+        self.assertEqual(losses[0], losses[1])
+        self.assertEqual(losses[2], losses[3])
+        self.assertNotEqual(losses[0], losses[2])
+
+    def test_pp_cp_groups_reported(self):
+        result, _ = self.run_test("-n", "4", "--tp", "2", "--cp", "2", "--train-iters", "3")
+        cp = {r["rank"]: r["groups"]["cp"] for r in result["ranks"]}
+        self.assertEqual(cp, {0: [0, 2], 1: [1, 3], 2: [0, 2], 3: [1, 3]})
+        self.assertTrue(all(r["groups"]["dp"] == [r["rank"]] for r in result["ranks"]))
+
+    def test_without_the_companion(self):
+        # A lone copy of ezpz: nothing beside it, no build tree, nothing on PATH.
+        lone = os.path.join(self.tmp, "bin", "ezpz")
+        os.makedirs(os.path.dirname(lone))
+        shutil.copy(EZPZ, lone)
+        proc = subprocess.run([lone, "test", "-n", "2"], env=clean_env(HOME=self.tmp, PATH="/usr/bin:/bin"),
+                              capture_output=True, text=True, timeout=30)
+        self.assertEqual(proc.returncode, 1)
+        self.assertEqual(proc.stdout, "")
+        self.assertIn("ezpz test needs the companion program ezpz-test-train, which is not built", proc.stderr)
+        self.assertEqual(len(proc.stderr.strip().splitlines()), 1, proc.stderr)
+
+
+if __name__ == "__main__":
+    unittest.main()
