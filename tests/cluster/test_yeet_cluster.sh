@@ -52,6 +52,13 @@ assert all(n["ok"] and n["digest_ok"] and n["bytes"] > 0 for n in r["remote"]), 
 assert len(r["remote"]) == 8
 PY
 no_staging "venv"
+# ... and to 4 nodes (tree of two levels), with the venv's python run on each.
+head -4 "$D/hostfile" > "$W/four"
+"$X" "${common[@]}" "$ezpz" yeet "$venv" --dst /tmp/venv4 --hostfile "$W/four" >/dev/null 2>&1 || fail "venv to 4 nodes"
+for n in node1 node2 node3 node4; do
+  got=$(on "$n" '/tmp/venv4/bin/python -c "import tinypkg, sys; print(sys.prefix)"' 2>&1)
+  [ "$got" = /tmp/venv4 ] || fail "venv on $n (4 nodes): $got"
+done
 
 # 2. A tarball source (tar-env) and a plain directory, by the tree and the greedy strategy:
 #    identical trees everywhere.
