@@ -19,14 +19,16 @@
 #include <torch/csrc/distributed/c10d/ProcessGroupNCCL.hpp>
 #endif
 
-#include "core/env.hpp"
-#include "core/parallel_layout.hpp"
 #include "core/rank_env.hpp"
 #include "core/strings.hpp"
+#include "torch/state.hpp"
 
 extern char** environ;
 
 namespace ezpz {
+using detail::fail;
+using detail::make_group;
+
 namespace {
 
 #if TORCH_VERSION_MAJOR >= 2
@@ -34,10 +36,6 @@ using Backend = c10d::Backend;  // torch 2 splits the collectives' implementatio
 #else
 using Backend = c10d::ProcessGroup;
 #endif
-
-[[noreturn]] void fail(const std::string& message) {
-  throw std::runtime_error("ezpz: " + message);
-}
 
 core::Env snapshot_env() {
   core::Env env;
@@ -83,6 +81,15 @@ std::string list_ranks(const std::vector<int>& ranks) {
 }  // namespace
 
 namespace detail {
+void fail(const std::string& message) {
+  throw std::runtime_error("ezpz: " + message);
+}
+
+State& state() {
+  static State s;
+  return s;
+}
+
 struct GroupImpl {
   std::string name;
   std::vector<int> members;
@@ -93,26 +100,8 @@ struct GroupImpl {
 
 namespace {
 
-struct State {
-  bool initialized = false;
-  DistInfo info;
-  core::Env env;
-  c10::intrusive_ptr<c10d::Store> store;
-  std::string prefix;  ///< "ezpz/<setup generation>/"
-  int generation = 0;
-  int groups_made = 0;
-  std::chrono::milliseconds timeout{0};
-  Group world;
-  // tensor parallel
-  std::optional<core::ParallelLayout> layout;
-  int tp_generation = 0;
-  Group tp, dp, pp, cp;
-};
-
-State& state() {
-  static State s;
-  return s;
-}
+using detail::State;
+using detail::state;
 
 Group single_rank_group(const std::string& name, int global_rank) {
   auto impl = std::make_shared<detail::GroupImpl>();
@@ -133,8 +122,10 @@ std::shared_ptr<::gloo::transport::Device> gloo_device(const core::Env& env) {
   return device;
 }
 
+}  // namespace
+
 /// A process group of `members` over its own key space `name` in the rendezvous store.
-Group make_group(const std::string& name, std::vector<int> members) {
+Group detail::make_group(const std::string& name, std::vector<int> members) {
   auto& s = state();
   const int me = s.info.rank;
   auto it = std::find(members.begin(), members.end(), me);
@@ -171,6 +162,8 @@ Group make_group(const std::string& name, std::vector<int> members) {
   }
   return Group(impl);
 }
+
+namespace {
 
 c10d::ReduceOp to_c10d(ReduceOp op) {
   switch (op) {
@@ -588,109 +581,4 @@ Group new_group(std::vector<int> ranks) {
   return make_group("group/" + std::to_string(s.groups_made++), std::move(ranks));
 }
 
-// ------------------------------------------------------------------ tensor parallel groups
-
-namespace tp {
-
-void initialize_tensor_parallel(int tensor_parallel_size, int pipeline_parallel_size, int context_parallel_size) {
-  auto& s = state();
-  if (!s.initialized) {
-    fail("initialize_tensor_parallel() before setup(): call ezpz::setup() first");
-  }
-  if (s.layout) {
-    fail("tensor parallel groups are already initialized (tp=" + std::to_string(s.layout->size(core::ParallelDim::tp)) +
-         ", pp=" + std::to_string(s.layout->size(core::ParallelDim::pp)) + ", cp=" +
-         std::to_string(s.layout->size(core::ParallelDim::cp)) + "): call ezpz::tp::destroy_tensor_parallel() first");
-  }
-  auto layout = core::ParallelLayout::make(s.info.world_size, tensor_parallel_size, pipeline_parallel_size,
-                                           context_parallel_size);
-  if (!layout) {
-    fail(layout.error().message);
-  }
-  const int me = s.info.rank;
-  const std::string base = "tp" + std::to_string(s.tp_generation++) + "/";
-  // ezpz's creation order: DP, TP, PP, CP. Each rank builds only its own four groups, over
-  // key spaces named by the group, so every member agrees without a global sequence.
-  Group* slots[] = {&s.dp, &s.tp, &s.pp, &s.cp};
-  try {
-    for (std::size_t i = 0; i < core::kParallelDims.size(); ++i) {
-      const auto d = core::kParallelDims[i];
-      const std::string name =
-          base + std::string(core::to_string(d)) + "/" + std::to_string(layout->group_index(d, me));
-      *slots[i] = make_group(name, layout->members(d, me));
-    }
-  } catch (...) {
-    s.dp = s.tp = s.pp = s.cp = {};
-    throw;
-  }
-  s.layout = *layout;
-}
-
-void destroy_tensor_parallel() {
-  auto& s = state();
-  s.layout.reset();
-  s.dp = s.tp = s.pp = s.cp = {};
-}
-
-bool tensor_parallel_is_initialized() {
-  return state().layout.has_value();
-}
-
-namespace {
-const Group& checked(const Group& g, const char* what) {
-  if (!state().layout) {
-    fail(std::string(what) + " parallel group is not initialized: call ezpz::tp::initialize_tensor_parallel first");
-  }
-  return g;
-}
-int rank_in(const Group& g) {
-  return state().layout ? g.rank() : 0;
-}
-int size_of(const Group& g) {
-  return state().layout ? g.size() : 1;
-}
-}  // namespace
-
-Group get_tensor_parallel_group() {
-  return checked(state().tp, "tensor");
-}
-Group get_data_parallel_group() {
-  return checked(state().dp, "data");
-}
-Group get_pipeline_parallel_group() {
-  return checked(state().pp, "pipeline");
-}
-Group get_context_parallel_group() {
-  return checked(state().cp, "context");
-}
-int get_tensor_parallel_rank() {
-  return rank_in(state().tp);
-}
-int get_tensor_parallel_world_size() {
-  return size_of(state().tp);
-}
-int get_data_parallel_rank() {
-  return rank_in(state().dp);
-}
-int get_data_parallel_world_size() {
-  return size_of(state().dp);
-}
-int get_pipeline_parallel_rank() {
-  return rank_in(state().pp);
-}
-int get_pipeline_parallel_world_size() {
-  return size_of(state().pp);
-}
-int get_context_parallel_rank() {
-  return rank_in(state().cp);
-}
-int get_context_parallel_world_size() {
-  return size_of(state().cp);
-}
-int get_tensor_parallel_src_rank() {
-  const int tp = get_tensor_parallel_world_size();
-  return (get_rank() / tp) * tp;
-}
-
-}  // namespace tp
 }  // namespace ezpz
