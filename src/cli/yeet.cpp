@@ -80,6 +80,8 @@ void YeetCommand::add_cli(CLI::App& app) {
                  "zstd level of the stream to other nodes, 1-19 (default: adaptive, 1-9, following the link)")
       ->type_name("N")
       ->check(CLI::Range(1, 19));
+  app.add_flag("--no-reattach", no_reattach_,
+               "Do not re-attach a failed relay's nodes mid-stream; repair them from a peer after the pass");
   app.add_flag("--no-hsn", no_hsn_, "Use the hostfile's names, not <host>-hsn0 when that resolves");
   app.add_option("--min-success-nodes", min_success_nodes_, "Succeed when at least N nodes have the copy")
       ->type_name("N");
@@ -306,6 +308,8 @@ int YeetCommand::run(Context& ctx) {
     spec.ssh_command = split_command(ssh_command_);
     spec.accept_new_host_keys = accept_new_host_keys_;
     spec.stream_level = stream_level_;
+    spec.reattach = !no_reattach_;
+    spec.this_host = host;
     spec.user = ctx.env.get("USER").value_or("");
     std::tie(spec.exe_digest, spec.exe_size) = ctx.transfer.self_digest();
     if (strategy_ == "greedy") {
@@ -409,6 +413,7 @@ int YeetCommand::run(Context& ctx) {
                            {"bytes", r.bytes},
                            {"digest_ok", r.digest_ok},
                            {"repaired_from", r.repaired_from},
+                           {"reattached_to", r.reattached_to},
                            {"error", r.error}});
   }
   const bool met = core::success(rule, succeeded, total_nodes);

@@ -53,6 +53,7 @@ void TransportArgs::add_options(CLI::App& app) {
   app.add_option("--exe-size", exe_size, "Size of ezpz in bytes");
   app.add_flag("--accept-new-host-keys", accept_new_host_keys, "Add unknown host keys to known_hosts");
   app.add_option("--user", user, "Login name when ~/.ssh/config names none");
+  app.add_flag("--no-reattach", no_reattach, "Leave a failed child's subtree to the head's repair");
 }
 
 core::BroadcastSpec TransportArgs::spec(const Context& ctx) const {
@@ -61,6 +62,7 @@ core::BroadcastSpec TransportArgs::spec(const Context& ctx) const {
   s.self_exe = exe.empty() ? ctx.env.self_exe : exe;
   s.ssh_command = split_command(ssh_command);
   s.accept_new_host_keys = accept_new_host_keys;
+  s.reattach = !no_reattach;
   s.user = user;
   s.exe_digest = exe_digest;
   s.exe_size = exe_size;
@@ -91,7 +93,8 @@ int YeetSendCommand::run(Context& ctx) {
   if (!tree) {
     return ctx.term.fail(tree.error());
   }
-  const auto spec = transport_.spec(ctx);
+  auto spec = transport_.spec(ctx);
+  spec.this_host = ctx.env.hostname;
   const auto name = spec.destination.substr(spec.destination.rfind('/') + 1);
   int rc = 0;
   for (const auto& r : ctx.transfer.broadcast(spec.destination, name, *tree, spec, {})) {

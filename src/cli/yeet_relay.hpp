@@ -19,6 +19,7 @@ struct TransportArgs {
   std::string exe_digest;
   unsigned long long exe_size = 0;
   bool accept_new_host_keys = false;
+  bool no_reattach = false;
   std::string user;
 
   void add_options(CLI::App& app);

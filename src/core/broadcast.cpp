@@ -157,6 +157,9 @@ std::vector<std::string> transport_args(const BroadcastSpec& spec) {
   if (spec.accept_new_host_keys) {
     out.push_back("--accept-new-host-keys");
   }
+  if (!spec.reattach) {
+    out.push_back("--no-reattach");
+  }
   if (!spec.user.empty()) {
     out.push_back("--user");
     out.push_back(spec.user);
@@ -180,8 +183,13 @@ std::vector<std::string> send_args(const BroadcastSpec& spec, const std::vector<
 }
 
 std::string encode_result(const NodeResult& r) {
-  return nlohmann::json{{"host", r.host},           {"ok", r.ok},      {"seconds", r.seconds}, {"bytes", r.bytes},
-                        {"digest_ok", r.digest_ok}, {"error", r.error}}
+  return nlohmann::json{{"host", r.host},
+                        {"ok", r.ok},
+                        {"seconds", r.seconds},
+                        {"bytes", r.bytes},
+                        {"digest_ok", r.digest_ok},
+                        {"error", r.error},
+                        {"reattached_to", r.reattached_to}}
       .dump();
 }
 
@@ -197,6 +205,7 @@ std::optional<NodeResult> decode_result(std::string_view line) {
   r.bytes = j.value("bytes", 0ULL);
   r.digest_ok = j.value("digest_ok", false);
   r.error = j.value("error", std::string());
+  r.reattached_to = j.value("reattached_to", std::string());
   return r;
 }
 

@@ -56,6 +56,8 @@ struct BroadcastSpec {
   std::string user;                      ///< built-in transport: login name when ~/.ssh/config has none
   std::string exe_digest;                ///< SHA-256 (hex) of ezpz; empty: trust self_exe on the nodes
   unsigned long long exe_size = 0;       ///< its size in bytes (what a node without it reads)
+  std::string this_host;                 ///< the node running this (names it in `reattached_to`)
+  bool reattach = true;                  ///< re-attach a failed relay's children mid-stream (spooling)
   int stream_level = 0;                  ///< zstd level of the stream; 0: adaptive (see AdaptiveZstd)
 };
 
@@ -93,7 +95,8 @@ struct NodeResult {
   unsigned long long bytes = 0;  ///< stream bytes received
   bool digest_ok = false;
   std::string error;
-  std::string repaired_from;  ///< set by the head when a peer (or the head) re-sent it
+  std::string repaired_from;  ///< set by the head when a peer (or the head) re-sent it after the pass
+  std::string reattached_to;  ///< the node that fed it after its relay's parent failed mid-stream
 };
 [[nodiscard]] std::string encode_result(const NodeResult& r);
 [[nodiscard]] std::optional<NodeResult> decode_result(std::string_view line);

@@ -18,6 +18,7 @@
 #include "core/shell.hpp"
 #include "sys/adaptive_zstd.hpp"
 #include "sys/archive.hpp"
+#include "sys/fanout.hpp"
 #include "sys/fd_io.hpp"
 #include "sys/remote.hpp"
 #include "sys/tree.hpp"
@@ -27,181 +28,25 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-/// How long a node may take to connect and start ezpz (ssh's own timeouts usually end it sooner).
-constexpr int kReadyTimeoutS = 120;
-
-/// A relay started over ssh: its stdin takes the stream, its stdout gives result lines.
-struct Child {
-  core::RelayNode node;
-  pid_t pid = -1;
-  int in = -1;   ///< we write the stream here
-  int out = -1;  ///< we read result lines here
-  bool alive = true;
-  std::string early;  ///< lines read before the relay said it was ready (a connection error)
-};
-
-Child spawn_relay(const core::RelayNode& node, const BroadcastOptions& options) {
-  Child c;
-  c.node = node;
-  auto p = start_remote(node.host, core::remote_command(options, core::relay_args(options, node), true), options,
-                        node.host, true);
-  c.pid = p.pid;
-  c.in = p.in;
-  c.out = p.out;
-  c.alive = p.pid > 0;
-  return c;
-}
-
-/// Every child's first line: ready (or shipped this binary first). A child that is not
-/// ready is dropped; what it said is kept for its result.
-void await_children(std::vector<Child>& children) {
-  for (auto& c : children) {
-    if (!c.alive) {
-      continue;
-    }
-    RemoteProcess p{c.pid, c.in, c.out};
-    if (!await_ready(p, c.early, kReadyTimeoutS)) {
-      c.alive = false;
-      ::close(c.in);
-      c.in = -1;
-      ::kill(c.pid, SIGTERM);
-    }
-  }
-}
-
-/// Send bytes to every live child; a child that cannot take them is dropped.
-void send_raw(std::vector<Child>& children, const void* data, std::size_t size) {
-  for (auto& c : children) {
-    if (c.alive && !write_all(c.in, data, size)) {
-      c.alive = false;
-      ::close(c.in);
-      c.in = -1;
-    }
-  }
-}
-
-/// Send one frame (header + data) to every live child; a child that cannot take it is dropped.
-void forward(std::vector<Child>& children, const unsigned char* header, const void* data, std::size_t size) {
-  for (auto& c : children) {
-    if (!c.alive) {
-      continue;
-    }
-    if (!write_all(c.in, header, 4) || (size > 0 && !write_all(c.in, data, size))) {
-      c.alive = false;
-      ::close(c.in);
-      c.in = -1;
-    }
-  }
-}
-
-/// Close the children's stdin, then read their result lines as they arrive (poll), calling
-/// `on_result` for each; reap them. Hosts a child never reported on failed.
-std::vector<core::NodeResult> collect(std::vector<Child>& children, const std::string& why_missing,
-                                      const std::function<void(const core::NodeResult&)>& on_result) {
-  std::vector<core::NodeResult> results;
-  std::vector<std::string> pending(children.size());
-  std::vector<std::map<std::string, core::NodeResult>> reported(children.size());
-  auto take_lines = [&](std::size_t i) {
-    for (auto nl = pending[i].find('\n'); nl != std::string::npos; nl = pending[i].find('\n')) {
-      if (auto r = core::decode_result(pending[i].substr(0, nl))) {
-        reported[i][r->host] = *r;
-        if (on_result) {
-          on_result(*r);
-        }
-      }
-      pending[i].erase(0, nl + 1);
-    }
-  };
-  for (std::size_t i = 0; i < children.size(); ++i) {
-    pending[i] = children[i].early;
-    take_lines(i);
-  }
-  for (auto& c : children) {
-    if (c.in >= 0) {
-      ::close(c.in);
-      c.in = -1;
-    }
-  }
-  while (true) {
-    std::vector<pollfd> fds;
-    std::vector<std::size_t> index;
-    for (std::size_t i = 0; i < children.size(); ++i) {
-      if (children[i].out >= 0) {
-        fds.push_back({children[i].out, POLLIN, 0});
-        index.push_back(i);
-      }
-    }
-    if (fds.empty()) {
-      break;
-    }
-    if (::poll(fds.data(), fds.size(), -1) < 0 && errno != EINTR) {
-      break;
-    }
-    for (std::size_t k = 0; k < fds.size(); ++k) {
-      if ((fds[k].revents & (POLLIN | POLLHUP | POLLERR)) == 0) {
-        continue;
-      }
-      const auto i = index[k];
-      char buf[4096];
-      const auto n = ::read(children[i].out, buf, sizeof(buf));
-      if (n < 0 && errno == EINTR) {
-        continue;
-      }
-      if (n <= 0) {
-        ::close(children[i].out);
-        children[i].out = -1;
-        continue;
-      }
-      pending[i].append(buf, static_cast<std::size_t>(n));
-      take_lines(i);
-    }
-  }
-  for (std::size_t i = 0; i < children.size(); ++i) {
-    auto& c = children[i];
-    if (c.pid > 0) {
-      int status = 0;
-      ::waitpid(c.pid, &status, 0);
-    }
-    for (const auto& host : core::subtree_hosts(c.node)) {
-      auto it = reported[i].find(host);
-      if (it != reported[i].end()) {
-        results.push_back(it->second);
-        continue;
-      }
-      core::NodeResult r;
-      r.host = host;
-      r.error = host == c.node.host ? why_missing : "no report: its parent relay " + c.node.host + " failed";
-      if (on_result) {
-        on_result(r);
-      }
-      results.push_back(r);
-    }
-  }
-  return results;
-}
-
 }  // namespace
 
 std::vector<core::NodeResult> broadcast_tree(const std::string& root, const std::string& name,
                                              const std::vector<core::RelayNode>& tree, const BroadcastOptions& options,
                                              const core::ProgressFn& progress, const core::ResultFn& on_result,
                                              const std::atomic<bool>& stop, core::StreamStats* stats) {
-  ::signal(SIGPIPE, SIG_IGN);
-  std::vector<Child> children;
-  for (const auto& node : tree) {
-    children.push_back(spawn_relay(node, options));
-  }
-  await_children(children);
+  Fanout fan(options.this_host, options);
+  fan.start(tree);
   sha256_ctx digest;
   sha256_init(&digest);
-  send_raw(children, core::kStreamMagic.data(), core::kStreamMagic.size());
+  fan.send(core::kStreamMagic.data(), core::kStreamMagic.size());
   unsigned long long sent = 0;
   ArchiveSink sink = [&](const void* data, std::size_t size) {
     if (stop.load()) {
       return false;
     }
     const auto header = core::frame_header(static_cast<std::uint32_t>(size));
-    forward(children, header.data(), data, size);
+    fan.send(header.data(), header.size());
+    fan.send(data, size);
     sha256_update(&digest, size, static_cast<const std::uint8_t*>(data));
     sent += size;
     if (progress) {
@@ -216,33 +61,26 @@ std::vector<core::NodeResult> broadcast_tree(const std::string& root, const std:
   if (stats != nullptr) {
     *stats = core::StreamStats{sent, zstd.min_level_used(), zstd.max_level_used(), zstd.level()};
   }
-  if (packed && !stop.load()) {
+  const bool complete = packed && !stop.load();
+  if (complete) {
     const auto end = core::frame_header(0);
     unsigned char sum[core::kDigestSize];
     sha256_digest(&digest, sizeof(sum), sum);
-    forward(children, end.data(), sum, sizeof(sum));
+    fan.send(end.data(), end.size());
+    fan.send(sum, sizeof(sum));
+  } else {
+    fan.terminate();
   }
-  if (!packed || stop.load()) {
-    for (auto& c : children) {
-      if (c.pid > 0) {
-        ::kill(c.pid, SIGTERM);
-      }
-    }
-  }
-  return collect(children, packed ? "its relay (ssh) ended without a report" : "the head stopped sending", on_result);
+  fan.end(complete);
+  return fan.collect(packed ? "its relay (ssh) ended without a report" : "the head stopped sending", on_result);
 }
 
 std::vector<core::NodeResult> send_from_peer(const std::string& peer, const std::vector<core::RelayNode>& tree,
                                              const BroadcastOptions& options, const core::ResultFn& on_result) {
-  ::signal(SIGPIPE, SIG_IGN);
-  std::vector<Child> one(1);
-  one[0].node = core::RelayNode{peer, tree};
-  auto p =
-      start_remote(peer, core::remote_command(options, core::send_args(options, tree), false), options, peer, false);
-  one[0].pid = p.pid;
-  one[0].out = p.out;
-  one[0].alive = p.pid > 0;
-  auto results = collect(one, "the copy from " + peer + " ended without a report", [&](const core::NodeResult& r) {
+  Fanout fan(options.this_host, options);
+  fan.start_sender(peer, tree);
+  fan.end(true);
+  auto results = fan.collect("the copy from " + peer + " ended without a report", [&](const core::NodeResult& r) {
     if (r.host != peer && on_result) {
       on_result(r);
     }
@@ -258,11 +96,8 @@ int run_relay(const std::string& this_host, const std::vector<core::RelayNode>& 
   core::NodeResult me;
   me.host = this_host;
   out << core::kReadyLine << std::endl;  // the parent starts streaming; the pipe holds it meanwhile
-  std::vector<Child> children;
-  for (const auto& node : children_spec) {
-    children.push_back(spawn_relay(node, options));
-  }
-  await_children(children);
+  Fanout fan(this_host, options);
+  fan.start(children_spec);
   // The staging directory beside the destination.
   const auto& dst = options.destination;
   const std::string staging = dst + ".ezpz-tmp-" + std::to_string(::getpid());
@@ -280,7 +115,7 @@ int run_relay(const std::string& this_host, const std::vector<core::RelayNode>& 
   bool stream_ok = read_exact(0, magic, core::kStreamMagic.size()) &&
                    std::string_view(magic, core::kStreamMagic.size()) == core::kStreamMagic;
   if (stream_ok) {
-    send_raw(children, magic, core::kStreamMagic.size());
+    fan.send(magic, core::kStreamMagic.size());
   }
   sha256_ctx digest;
   sha256_init(&digest);
@@ -302,7 +137,8 @@ int run_relay(const std::string& this_host, const std::vector<core::RelayNode>& 
       if (!read_exact(0, want, sizeof(want))) {
         return std::nullopt;
       }
-      forward(children, header, want, sizeof(want));
+      fan.send(header, sizeof(header));
+      fan.send(want, sizeof(want));
       sha256_digest(&digest, sizeof(sum), sum);
       digest_ok = std::memcmp(sum, want, sizeof(sum)) == 0;
       ended = true;
@@ -315,7 +151,8 @@ int run_relay(const std::string& this_host, const std::vector<core::RelayNode>& 
     if (!read_exact(0, frame.data(), length)) {
       return std::nullopt;
     }
-    forward(children, header, frame.data(), length);
+    fan.send(header, sizeof(header));
+    fan.send(frame.data(), length);
     sha256_update(&digest, length, reinterpret_cast<const std::uint8_t*>(frame.data()));  // NOLINT
     me.bytes += length;
     return std::string_view(frame);
@@ -337,6 +174,7 @@ int run_relay(const std::string& this_host, const std::vector<core::RelayNode>& 
       break;
     }
   }
+  fan.end(ended);  // re-attached children get the rest meanwhile
   if (error.empty() && !digest_ok) {
     error = "the stream's SHA-256 does not match: data was damaged on the way";
   }
@@ -360,8 +198,8 @@ int run_relay(const std::string& this_host, const std::vector<core::RelayNode>& 
   // This node's line at once, then each line of the subtree as it arrives: the head shows
   // nodes finishing live.
   out << core::encode_result(me) << std::endl;
-  collect(children, "its relay (ssh) ended without a report",
-          [&out](const core::NodeResult& r) { out << core::encode_result(r) << std::endl; });
+  fan.collect("its relay (ssh) ended without a report",
+              [&out](const core::NodeResult& r) { out << core::encode_result(r) << std::endl; });
   return me.ok ? 0 : 1;
 }
 

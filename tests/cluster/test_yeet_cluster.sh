@@ -105,6 +105,8 @@ python3 - "$out" <<'PY' || fail "unreachable-node report: $out"
 import json, sys
 r = json.loads(sys.argv[1])
 assert r["failed"] == ["node2"] and r["succeeded"] == 8 and r["threshold_met"], r
+# node2 never started: its children are fed by the head from the start
+assert {n["host"]: n["reattached_to"] for n in r["remote"] if n["reattached_to"]} == {"node5": "login", "node6": "login"}, r
 PY
 "$X" test -f /tmp/data3/.ezpz-yeet-failed-nodes.txt || fail "no failed-nodes file"
 "$X" grep -qx node2 /tmp/data3/.ezpz-yeet-failed-nodes.txt || fail "node2 not in the failed-nodes file"
@@ -134,7 +136,8 @@ no_staging "Ctrl-C"
 rm -f "$W/data/huge"
 
 # 7. A relay killed mid-stream (node3 feeds node7 and node8): node3 fails, its subtree is
-#    served directly, nobody is left with a partial destination; the next run cleans up.
+#    re-attached to the head at once, nobody is left with a partial destination; the next run
+#    cleans up.
 #    (node2's sshd is down and node5's /tmp is small since the steps above: leave them out.)
 head -c 150000000 /dev/urandom > "$W/data/huge"
 printf 'node1\nnode3\nnode4\nnode6\nnode7\nnode8\n' > "$W/six"
@@ -152,13 +155,32 @@ import json, sys
 r = json.loads(sys.argv[1])
 assert r["failed"] == ["node3"], r["failed"]
 assert {n["host"] for n in r["remote"] if n["ok"]} == {"node1", "node4", "node6", "node7", "node8"}, r
-# node3's subtree is repaired from a peer that has the copy, not from the head
-assert {n["host"]: n["repaired_from"] for n in r["remote"] if n["repaired_from"]} == {"node7": "node1", "node8": "node1"}, r
+# node3's subtree is re-attached to the head mid-stream (replayed from its spool), not left for a repair
+assert {n["host"]: n["reattached_to"] for n in r["remote"] if n["reattached_to"]} == {"node7": "login", "node8": "login"}, r
+assert not any(n["repaired_from"] for n in r["remote"]), r
 PY
 on node3 'test ! -e /tmp/data5' || fail "node3 kept a partial /tmp/data5"
 for n in node7 node8; do on "$n" 'test -f /tmp/data5/huge' || fail "$n was not repaired"; done
 "$X" "${common[@]}" "$ezpz" yeet "$W/data" --dst /tmp/data5 --hostfile "$W/six" >/dev/null 2>&1 || fail "rerun after the kill"
 no_staging "killed relay, rerun"
+#    The same with --no-reattach: node7 and node8 are repaired after the pass by a peer that
+#    has the copy (node1, the first to succeed), not by the head.
+"$X" "${common[@]}" "$ezpz" yeet "$W/data" --dst /tmp/data5b --hostfile "$W/six" --fanout 2 --no-hsn --no-reattach \
+  --min-success-nodes 6 --json > "$W/killed.json" 2>/dev/null &
+pid=$!
+relay3b="__yeet-relay --host node3 --children .* --dst /tmp/data5b "
+for _ in $(seq 1 200); do pgrep -f -- "$relay3b" >/dev/null && break; sleep 0.05; done
+sleep 0.3
+pkill -KILL -f -- "$relay3b" || fail "no relay on node3 to kill (--no-reattach)"
+wait "$pid" || fail "killed relay, --no-reattach: exit $?"
+python3 - "$(cat "$W/killed.json")" <<'PY' || fail "killed-relay --no-reattach report: $(cat "$W/killed.json")"
+import json, sys
+r = json.loads(sys.argv[1])
+assert r["failed"] == ["node3"], r["failed"]
+assert {n["host"]: n["repaired_from"] for n in r["remote"] if n["repaired_from"]} == {"node7": "node1", "node8": "node1"}, r
+PY
+for n in node7 node8; do on "$n" 'test -f /tmp/data5b/huge' || fail "$n was not repaired (--no-reattach)"; done
+no_staging "killed relay, --no-reattach"
 rm -f "$W/data/huge"
 
 # 8. The binary is not on the nodes (it runs from the login node's private /tmp): each relay

@@ -82,6 +82,12 @@ TEST_CASE("success thresholds as in ezpz", "[broadcast]") {
   CHECK(check_success_rule({2, std::nullopt}));
 }
 
+namespace {
+bool has_flag(const std::vector<std::string>& args, const std::string& flag) {
+  return std::find(args.begin(), args.end(), flag) != args.end();
+}
+}  // namespace
+
 TEST_CASE("remote start command: every word reaches the remote shell as data", "[broadcast]") {
   BroadcastSpec spec;
   spec.destination = "/tmp/my env;$(touch /tmp/pwned)";
@@ -113,6 +119,9 @@ TEST_CASE("remote start command: every word reaches the remote shell as data", "
   CHECK(has("--exe-digest", spec.exe_digest));
   CHECK(has("--accept-new-host-keys", ""));
   CHECK(has("--ssh-command", ""));  // empty: the built-in transport
+  CHECK_FALSE(has("--no-reattach", ""));
+  spec.reattach = false;
+  CHECK(has_flag(relay_args(spec, node), "--no-reattach"));
   // A sender (greedy push, repair) never asks for the binary: the node ran a relay before.
   const auto send = send_args(spec, {node});
   CHECK(send[0] == "__yeet-send");

@@ -1,0 +1,300 @@
+#include "sys/fanout.hpp"
+
+#include <cerrno>
+#include <csignal>
+#include <map>
+#include <set>
+
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "sys/fd_io.hpp"
+#include "sys/remote.hpp"
+
+namespace ezpz::sys {
+namespace {
+/// How long a node may take to connect and start ezpz (ssh's own timeouts usually end it sooner).
+constexpr int kReadyTimeoutS = 120;
+}  // namespace
+
+/// A relay started over ssh: its stdin takes the stream, its stdout gives result lines.
+struct Fanout::Child {
+  core::RelayNode node;
+  pid_t pid = -1;
+  int in = -1;   ///< we write the stream here
+  int out = -1;  ///< we read result lines here
+  bool alive = true;
+  bool reattached = false;  ///< fed by `feeder` from the spool, not by send()
+  std::string early;        ///< lines read before the relay said it was ready (a connection error)
+  std::thread feeder;
+};
+
+Fanout::Fanout(std::string this_host, const core::BroadcastSpec& spec) : this_host_(std::move(this_host)), spec_(spec) {
+  ::signal(SIGPIPE, SIG_IGN);
+}
+
+Fanout::~Fanout() {
+  end(false);
+  join_feeders();
+  for (auto& c : children_) {
+    for (int* fd : {&c->in, &c->out}) {
+      if (*fd >= 0) {
+        ::close(*fd);
+      }
+    }
+  }
+  if (spool_ >= 0) {
+    ::close(spool_);
+  }
+}
+
+Fanout::Child& Fanout::spawn(const core::RelayNode& node, bool reattached) {
+  auto c = std::make_unique<Child>();
+  c->node = node;
+  c->reattached = reattached;
+  auto p =
+      start_remote(node.host, core::remote_command(spec_, core::relay_args(spec_, node), true), spec_, node.host, true);
+  c->pid = p.pid;
+  c->in = p.in;
+  c->out = p.out;
+  c->alive = p.pid > 0;
+  children_.push_back(std::move(c));
+  auto& child = *children_.back();
+  if (reattached && child.alive) {
+    child.feeder = std::thread([this, &child] { feed(child); });
+  }
+  return child;
+}
+
+void Fanout::open_spool() {
+  const std::string path = spec_.destination + ".ezpz-spool-" + std::to_string(::getpid());
+  spool_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+  if (spool_ >= 0) {
+    ::unlink(path.c_str());  // nothing to clean up, whatever happens
+  }
+}
+
+void Fanout::start(const std::vector<core::RelayNode>& tree) {
+  for (const auto& node : tree) {
+    if (spec_.reattach && !node.children.empty() && spool_ < 0) {
+      open_spool();
+    }
+  }
+  for (const auto& node : tree) {
+    spawn(node, false);
+  }
+  for (std::size_t i = 0; i < tree.size(); ++i) {
+    auto& c = *children_[i];
+    RemoteProcess p{c.pid, c.in, c.out};
+    if (c.alive && !await_ready(p, c.early, kReadyTimeoutS)) {
+      ::kill(c.pid, SIGTERM);
+      drop(c);
+    } else if (!c.alive) {
+      drop(c);
+    }
+  }
+}
+
+void Fanout::start_sender(const std::string& peer, const std::vector<core::RelayNode>& tree) {
+  auto c = std::make_unique<Child>();
+  c->node = core::RelayNode{peer, tree};
+  auto p = start_remote(peer, core::remote_command(spec_, core::send_args(spec_, tree), false), spec_, peer, false);
+  c->pid = p.pid;
+  c->out = p.out;
+  c->alive = false;  // nothing to send it
+  children_.push_back(std::move(c));
+}
+
+void Fanout::drop(Child& c) {
+  c.alive = false;
+  if (c.in >= 0) {
+    ::close(c.in);
+    c.in = -1;
+  }
+  bool spool_ok;
+  {
+    std::lock_guard lock(mutex_);
+    spool_ok = spool_ >= 0 && !spool_failed_ && !ended_;
+  }
+  if (spool_ok && !c.reattached) {
+    for (const auto& grandchild : c.node.children) {
+      spawn(grandchild, true);
+    }
+  }
+}
+
+void Fanout::send(const void* data, std::size_t size) {
+  if (spool_ >= 0) {
+    const bool spooled = write_all(spool_, data, size);
+    std::lock_guard lock(mutex_);
+    spool_failed_ = spool_failed_ || !spooled;
+    spooled_ += spooled ? size : 0;
+    more_.notify_all();
+  }
+  // Only the children started with start() are fed here: drop() may add re-attached ones.
+  const auto n = children_.size();
+  for (std::size_t i = 0; i < n; ++i) {
+    auto& c = *children_[i];
+    if (c.alive && !c.reattached && !write_all(c.in, data, size)) {
+      drop(c);
+    }
+  }
+}
+
+void Fanout::feed(Child& c) {
+  RemoteProcess p{c.pid, c.in, c.out};
+  bool ok = await_ready(p, c.early, kReadyTimeoutS);
+  std::vector<char> buf(1 << 20);
+  unsigned long long offset = 0;
+  while (ok) {
+    unsigned long long available;
+    bool over;
+    {
+      std::unique_lock lock(mutex_);
+      more_.wait(lock, [&] { return spooled_ > offset || ended_ || spool_failed_; });
+      available = spooled_;
+      over = ended_ || spool_failed_;
+      ok = !spool_failed_ && (!ended_ || complete_);
+    }
+    while (ok && offset < available) {
+      const auto want = static_cast<std::size_t>(std::min<unsigned long long>(buf.size(), available - offset));
+      const auto got = ::pread(spool_, buf.data(), want, static_cast<off_t>(offset));
+      ok = got > 0 && write_all(c.in, buf.data(), static_cast<std::size_t>(got));
+      offset += got > 0 ? static_cast<unsigned long long>(got) : 0;
+    }
+    if (over && offset >= available) {
+      break;
+    }
+  }
+  if (!ok && c.pid > 0) {
+    ::kill(c.pid, SIGTERM);  // an incomplete stream: the relay discards its work
+  }
+  ::close(c.in);
+  c.in = -1;
+  c.alive = false;
+}
+
+void Fanout::end(bool complete) {
+  {
+    std::lock_guard lock(mutex_);
+    if (ended_) {
+      return;
+    }
+    ended_ = true;
+    complete_ = complete;
+    more_.notify_all();
+  }
+}
+
+void Fanout::join_feeders() {
+  for (auto& c : children_) {
+    if (c->feeder.joinable()) {
+      c->feeder.join();
+    }
+  }
+}
+
+void Fanout::terminate() {
+  for (auto& c : children_) {
+    if (c->pid > 0) {
+      ::kill(c->pid, SIGTERM);
+    }
+  }
+}
+
+std::vector<core::NodeResult> Fanout::collect(const std::string& why_missing, const core::ResultFn& on_result) {
+  end(complete_);  // no-op when the caller ended the stream
+  join_feeders();
+  std::map<std::string, core::NodeResult> reported;
+  std::vector<std::string> pending(children_.size());
+  auto take_lines = [&](std::size_t i) {
+    for (auto nl = pending[i].find('\n'); nl != std::string::npos; nl = pending[i].find('\n')) {
+      if (auto r = core::decode_result(pending[i].substr(0, nl))) {
+        if (children_[i]->reattached && r->reattached_to.empty()) {
+          r->reattached_to = this_host_;
+        }
+        auto it = reported.find(r->host);
+        if (it == reported.end() || !it->second.ok) {  // a success beats an earlier failure
+          reported[r->host] = *r;
+          if (on_result) {
+            on_result(*r);
+          }
+        }
+      }
+      pending[i].erase(0, nl + 1);
+    }
+  };
+  for (std::size_t i = 0; i < children_.size(); ++i) {
+    auto& c = *children_[i];
+    if (c.in >= 0) {
+      ::close(c.in);
+      c.in = -1;
+    }
+    pending[i] = c.early;
+    take_lines(i);
+  }
+  while (true) {
+    std::vector<pollfd> fds;
+    std::vector<std::size_t> index;
+    for (std::size_t i = 0; i < children_.size(); ++i) {
+      if (children_[i]->out >= 0) {
+        fds.push_back({children_[i]->out, POLLIN, 0});
+        index.push_back(i);
+      }
+    }
+    if (fds.empty()) {
+      break;
+    }
+    if (::poll(fds.data(), fds.size(), -1) < 0 && errno != EINTR) {
+      break;
+    }
+    for (std::size_t k = 0; k < fds.size(); ++k) {
+      if ((fds[k].revents & (POLLIN | POLLHUP | POLLERR)) == 0) {
+        continue;
+      }
+      const auto i = index[k];
+      char buf[4096];
+      const auto n = ::read(children_[i]->out, buf, sizeof(buf));
+      if (n < 0 && errno == EINTR) {
+        continue;
+      }
+      if (n <= 0) {
+        ::close(children_[i]->out);
+        children_[i]->out = -1;
+        continue;
+      }
+      pending[i].append(buf, static_cast<std::size_t>(n));
+      take_lines(i);
+    }
+  }
+  std::vector<core::NodeResult> results;
+  std::set<std::string> listed;
+  for (auto& c : children_) {
+    if (c->pid > 0) {
+      int status = 0;
+      ::waitpid(c->pid, &status, 0);
+    }
+    for (const auto& host : core::subtree_hosts(c->node)) {
+      if (!listed.insert(host).second) {
+        continue;
+      }
+      auto it = reported.find(host);
+      if (it != reported.end()) {
+        results.push_back(it->second);
+        continue;
+      }
+      core::NodeResult r;
+      r.host = host;
+      r.error = host == c->node.host ? why_missing : "no report: its parent relay " + c->node.host + " failed";
+      if (on_result) {
+        on_result(r);
+      }
+      results.push_back(r);
+    }
+  }
+  return results;
+}
+
+}  // namespace ezpz::sys

@@ -1,0 +1,65 @@
+// The relays one node streams to (the head's first level, or a relay's children). What it
+// sends is also spooled to an unlinked file beside the destination, so when a child fails the
+// child's own children are re-attached here at once: each gets a new relay, fed from the
+// spool's start and then live by a thread of its own, while the stream goes on.
+#pragma once
+
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "core/broadcast.hpp"
+#include "core/transfer.hpp"
+
+namespace ezpz::sys {
+
+class Fanout {
+ public:
+  /// `this_host` names this node in results of re-attached subtrees (`reattached_to`).
+  Fanout(std::string this_host, const core::BroadcastSpec& spec);
+  ~Fanout();
+  Fanout(const Fanout&) = delete;
+  Fanout& operator=(const Fanout&) = delete;
+
+  /// Start a relay on each node of `tree` and wait until each is ready; the children of one
+  /// that is not are re-attached here.
+  void start(const std::vector<core::RelayNode>& tree);
+  /// Start `ezpz __yeet-send` on `peer` streaming its copy to `tree` (a repair): its results
+  /// are collected like a child's.
+  void start_sender(const std::string& peer, const std::vector<core::RelayNode>& tree);
+  /// Stream bytes to every live child (and the spool). A child that cannot take them is
+  /// dropped and its children re-attached.
+  void send(const void* data, std::size_t size);
+  /// The stream is over: `complete` (re-attached children get the rest) or abandoned (they
+  /// are stopped). Returns at once; collect() waits for the feeding threads.
+  void end(bool complete);
+  /// SIGTERM to every child (interrupted).
+  void terminate();
+  /// After end(): read every child's result lines (`on_result` as each arrives), reap them.
+  /// One result per host of the tree; hosts nobody reported on failed.
+  std::vector<core::NodeResult> collect(const std::string& why_missing, const core::ResultFn& on_result);
+
+ private:
+  struct Child;
+  Child& spawn(const core::RelayNode& node, bool reattached);
+  void drop(Child& c);
+  void feed(Child& c);
+  void open_spool();
+  void join_feeders();
+
+  std::string this_host_;
+  const core::BroadcastSpec& spec_;
+  std::vector<std::unique_ptr<Child>> children_;
+  int spool_ = -1;
+  std::mutex mutex_;  ///< guards the spool's progress below
+  std::condition_variable more_;
+  unsigned long long spooled_ = 0;
+  bool ended_ = false;
+  bool complete_ = false;
+  bool spool_failed_ = false;
+};
+
+}  // namespace ezpz::sys
