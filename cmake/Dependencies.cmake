@@ -45,3 +45,15 @@ else()
   find_library(EZPZ_LIB_ssh NAMES ssh REQUIRED)
   target_link_libraries(ezpz_deps INTERFACE ${EZPZ_LIB_ssh})
 endif()
+
+# Incremental yeet: librsync. Debian's librsync.a wants libb2 (BLAKE2) for its BLAKE2 signature
+# format, and Debian ships no static libb2: ezpz makes MD4 signatures only (every patched file is
+# checked against its SHA-256 anyway), so a static ezpz links src/sys/blake2_stub.c instead.
+if(EZPZ_STATIC)
+  find_library(EZPZ_LIB_rsync NAMES librsync.a REQUIRED)
+  add_library(ezpz_blake2_stub OBJECT ${CMAKE_CURRENT_LIST_DIR}/../src/sys/blake2_stub.c)
+  target_link_libraries(ezpz_deps INTERFACE ${EZPZ_LIB_rsync} $<TARGET_OBJECTS:ezpz_blake2_stub>)
+else()
+  find_library(EZPZ_LIB_rsync NAMES rsync REQUIRED)
+  target_link_libraries(ezpz_deps INTERFACE ${EZPZ_LIB_rsync})
+endif()

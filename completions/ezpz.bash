@@ -139,7 +139,7 @@ _ezpz() {
                 --min-success-fraction) COMPREPLY=(); return 0 ;;
             esac
             if [[ "$cur" == -* ]]; then
-                COMPREPLY=($(compgen -W "-h --help --src --dst --copy --compress --include-pycache --force --dry-run --json --hostfile --fanout --strategy --ssh-command --accept-new-host-keys --stream-level --no-reattach --no-hsn --min-success-nodes --min-success-fraction" -- "$cur"))
+                COMPREPLY=($(compgen -W "-h --help --src --dst --copy --compress --include-pycache --force --dry-run --full --json --hostfile --fanout --strategy --ssh-command --accept-new-host-keys --stream-level --no-reattach --no-hsn --min-success-nodes --min-success-fraction" -- "$cur"))
             elif ((nargs == 0)); then
                 compopt -o filenames 2>/dev/null; COMPREPLY=($(compgen -f -- "$cur"))
             fi

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <optional>
 #include <tuple>
 
 #include <CLI/App.hpp>
@@ -61,7 +62,8 @@ void YeetCommand::add_cli(CLI::App& app) {
   app.add_flag("--compress", compress_, "Pack once to a zstd tarball, then extract it (least metadata I/O)");
   app.add_flag("--include-pycache", include_pycache_, "Copy __pycache__ directories too (skipped by default)");
   app.add_flag("--force", force_, "Allow a destination outside /tmp, /dev/shm, /local, /raid and configured roots");
-  app.add_flag("--dry-run", dry_run_, "Show what would happen; transfer nothing");
+  app.add_flag("--dry-run", dry_run_, "Show what would happen (for other nodes: what changed); transfer nothing");
+  app.add_flag("--full", full_, "Send other nodes everything, not only what changed since the last yeet");
   app.add_flag("--json", json_, "Print a JSON summary on stdout instead of text");
   app.add_option("--hostfile", hostfile_, "Nodes to copy to (default: the job's, as for launch)")->type_name("FILE");
   app.add_option("--fanout", fanout_, "Nodes each relay feeds in the streaming tree (default 2)")
@@ -202,6 +204,31 @@ int YeetCommand::run(Context& ctx) {
           << " per relay: " << core::encode_tree(tree) << "\n";
     }
   }
+  // Incremental: the copy this node made last time, when it still is what its manifest says;
+  // other nodes then get only what changed (tree strategy).
+  std::optional<core::HeldManifest> base;
+  std::string full_reason = full_ ? "--full" : targets.empty() ? "" : strategy_ == "greedy" ? "--strategy greedy" : "";
+  if (!targets.empty() && full_reason.empty()) {
+    if (auto held = ctx.transfer.held_manifest(plan->destination)) {
+      base = std::move(*held);
+    } else {
+      full_reason = held.error().message;
+    }
+  }
+  nlohmann::json incremental = {{"mode", base ? "delta" : "full"}, {"reason", full_reason}};
+  if (dry_run_ && base && plan->kind == core::SourceKind::directory) {
+    if (auto est = ctx.transfer.estimate_changes(plan->source, plan->excludes, base->manifest)) {
+      incremental["estimate"] = {{"files", est->files}, {"bytes", est->bytes}, {"removed", est->removed}};
+      if (!json_) {
+        out << "  changed since the last yeet: " << est->files << " file(s), " << core::human_bytes(est->bytes) << ", "
+            << est->removed << " removed: only these (as deltas where smaller) go to the other nodes\n";
+      }
+    }
+  } else if (!json_ && !targets.empty()) {
+    out << "  other nodes get " << (base ? "what changed since the last yeet" : "everything (" + full_reason + ")")
+        << "\n";
+  }
+  summary["incremental"] = incremental;
   if (dry_run_) {
     if (json_) {
       out << summary.dump() << '\n';
@@ -294,7 +321,36 @@ int YeetCommand::run(Context& ctx) {
   if (ctx.transfer.interrupted()) {
     return cleanup(failure("interrupted"));
   }
+  // The manifest of the new copy (for the next yeet), and what changed since the last one.
+  std::string bundle;
+  core::BundleStats bundle_stats;
+  if (!targets.empty()) {
+    const auto tm = Clock::now();
+    auto now =
+        ctx.transfer.write_manifest(*staging, base ? &base->manifest : nullptr,
+                                    plan->kind == core::SourceKind::directory ? plan->source : "", plan->excludes);
+    if (!now) {
+      return cleanup(now.error());
+    }
+    incremental["manifest_digest"] = now->digest;
+    if (base) {
+      bundle = plan->destination + ".ezpz-tmp-" + std::to_string(ctx.env.pid) + ".delta";
+      if (auto made = ctx.transfer.make_bundle(plan->destination, *base, *staging, *now, bundle)) {
+        bundle_stats = *made;
+      } else {
+        ctx.term.warn("cannot build the delta (" + made.error().message + "): sending everything");
+        ctx.transfer.discard(bundle);
+        bundle.clear();
+        incremental["mode"] = "full";
+        incremental["reason"] = made.error().message;
+      }
+    }
+    steps["manifest_s"] = seconds_since(tm);
+  }
   if (auto committed = ctx.transfer.commit(*staging, plan->destination); !committed) {
+    if (!bundle.empty()) {
+      ctx.transfer.discard(bundle);
+    }
     return cleanup(committed.error());
   }
   // 4. Every other node: stream the patched copy through the relay tree.
@@ -343,7 +399,7 @@ int YeetCommand::run(Context& ctx) {
         }
       };
       remote = ctx.transfer.broadcast(
-          plan->destination, plan->name, tree, spec,
+          bundle.empty() ? plan->destination : bundle, plan->name, tree, spec,
           [&](unsigned long long done) {
             streamed = done;
             draw();
@@ -353,20 +409,28 @@ int YeetCommand::run(Context& ctx) {
         ctx.term.err() << "\r\033[K" << std::flush;
       }
     }
-    // Repair: nodes cut off by a failed relay get the copy from a node that has it (this one
-    // when no other node succeeded), so the head's uplink is not the only source.
+    if (!bundle.empty()) {
+      ctx.transfer.discard(bundle);
+    }
+    // Repair: nodes cut off by a failed relay, and nodes whose copy the delta could not update
+    // (they missed the last yeet, or were edited by hand), get everything from a node that has
+    // it (this one when no other node succeeded), so the head's uplink is not the only source.
     core::HostList orphans;
     std::string peer;
+    nlohmann::json full_copies = nlohmann::json::array();
     for (const auto& r : remote) {
-      if (!r.ok && r.error.rfind("no report: its parent", 0) == 0) {
+      if (!r.ok && r.error.rfind(core::kNeedsFullCopy, 0) == 0) {
+        orphans.push_back(r.host);
+        full_copies.push_back({{"host", r.host}, {"why", r.error.substr(core::kNeedsFullCopy.size())}});
+      } else if (!r.ok && r.error.rfind("no report: its parent", 0) == 0) {
         orphans.push_back(r.host);
       } else if (r.ok && peer.empty()) {
         peer = r.host;
       }
     }
     if (!orphans.empty() && !ctx.transfer.interrupted() && strategy_ == "tree") {
-      ctx.term.warn(std::to_string(orphans.size()) + " node(s) lost their relay: sending to them from " +
-                    (peer.empty() ? host : peer));
+      ctx.term.warn(std::to_string(orphans.size()) + " node(s) lost their relay or need a full copy: sending to " +
+                    "them from " + (peer.empty() ? host : peer));
       const auto repair_tree = core::relay_tree(orphans, fanout_);
       auto again = peer.empty() ? ctx.transfer.broadcast(plan->destination, plan->name, repair_tree, spec, {})
                                 : ctx.transfer.send_from_peer(peer, repair_tree, spec);
@@ -379,6 +443,7 @@ int YeetCommand::run(Context& ctx) {
         }
       }
     }
+    incremental["full_copies"] = full_copies;
     steps["broadcast_s"] = seconds_since(tb);
   }
   if (ctx.transfer.interrupted()) {
@@ -418,6 +483,14 @@ int YeetCommand::run(Context& ctx) {
   }
   const bool met = core::success(rule, succeeded, total_nodes);
   summary["remote"] = remote_json;
+  if (!bundle.empty()) {
+    incremental["files"] = bundle_stats.files;
+    incremental["bytes"] = bundle_stats.bytes;
+    incremental["deltas"] = bundle_stats.deltas;
+    incremental["delta_bytes"] = bundle_stats.delta_bytes;
+    incremental["removed"] = bundle_stats.removed;
+  }
+  summary["incremental"] = incremental;
   if (stream.bytes > 0) {
     summary["stream"] = {{"bytes", stream.bytes},
                          {"level_min", stream.level_min},
@@ -458,6 +531,11 @@ int YeetCommand::run(Context& ctx) {
     out << ", " << report->rewritten.size() << " patched, " << report->relinked.size() << " relinked";
   }
   out << "\n";
+  if (!bundle.empty()) {
+    out << "  delta: " << bundle_stats.files << " entries whole (" << core::human_bytes(bundle_stats.bytes) << "), "
+        << bundle_stats.deltas << " librsync deltas (" << core::human_bytes(bundle_stats.delta_bytes) << "), "
+        << bundle_stats.removed << " removed\n";
+  }
   if (stream.bytes > 0) {
     out << "  stream: " << core::human_bytes(stream.bytes) << " of zstd, level "
         << (stream.level_min == stream.level_max

@@ -29,6 +29,7 @@ class YeetCommand final : public Command {
   bool accept_new_host_keys_ = false;
   int stream_level_ = 0;  ///< 0: adaptive
   bool no_reattach_ = false;
+  bool full_ = false;
   int fanout_ = 2;
   std::string strategy_ = "tree";
   bool no_hsn_ = false;

@@ -9,6 +9,7 @@
 
 #include "core/broadcast.hpp"
 #include "core/expected.hpp"
+#include "core/manifest.hpp"
 #include "core/venv_patch.hpp"
 #include "core/yeet_plan.hpp"
 
@@ -91,6 +92,21 @@ class LocalTransfer {
   /// Be a relay: the stream on stdin, results on `out`; 0 when this node succeeded.
   virtual int relay(const std::string& this_host, const std::vector<RelayNode>& children, const BroadcastSpec& spec,
                     std::ostream& out) = 0;
+  /// Incremental yeet: the manifest `root` holds when the tree still matches it (else why not).
+  [[nodiscard]] virtual Expected<HeldManifest> held_manifest(const std::string& root) = 0;
+  /// Write the manifest of `root` there (digests reused from `reuse` for unchanged files;
+  /// `source_root` records each file's source size and mtime; `ignore`d names are not part of it).
+  [[nodiscard]] virtual Expected<HeldManifest> write_manifest(const std::string& root, const Manifest* reuse,
+                                                              const std::string& source_root,
+                                                              const std::vector<std::string>& ignore) = 0;
+  /// The delta bundle (a new directory `bundle`) that turns `old_root` into `new_root`.
+  [[nodiscard]] virtual Expected<BundleStats> make_bundle(const std::string& old_root, const HeldManifest& old,
+                                                          const std::string& new_root, const HeldManifest& now,
+                                                          const std::string& bundle) = 0;
+  /// --dry-run: how the source differs from what the manifest recorded of it.
+  [[nodiscard]] virtual Expected<ChangeEstimate> estimate_changes(const std::string& source,
+                                                                  const std::vector<std::string>& excludes,
+                                                                  const Manifest& m) = 0;
   /// SHA-256 (hex) and size of the running ezpz, for shipping it to nodes; empty on failure.
   [[nodiscard]] virtual std::pair<std::string, unsigned long long> self_digest() = 0;
   /// Whether SIGINT/SIGTERM/SIGHUP arrived since the transfer started (work stops at once).

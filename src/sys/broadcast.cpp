@@ -20,6 +20,7 @@
 #include "sys/archive.hpp"
 #include "sys/fanout.hpp"
 #include "sys/fd_io.hpp"
+#include "sys/incremental.hpp"
 #include "sys/remote.hpp"
 #include "sys/tree.hpp"
 
@@ -184,13 +185,25 @@ int run_relay(const std::string& this_host, const std::vector<core::RelayNode>& 
       error = lifted.error().message;
     }
   }
+  // A delta bundle is applied to this node's copy (hard links + the changes) in a second work
+  // directory; a full stream is the new tree itself.
+  std::string result_tree = staging;
+  if (error.empty() && is_bundle(staging)) {
+    result_tree = staging + ".apply";
+    if (::mkdir(result_tree.c_str(), 0755) != 0) {
+      error = "cannot create " + result_tree + ": " + std::strerror(errno);
+    } else if (auto applied = apply_bundle(staging, dst, result_tree); !applied) {
+      error = applied.error().message;
+    }
+  }
   if (error.empty()) {
-    if (auto r = commit_tree(staging, dst); !r) {
+    if (auto r = commit_tree(result_tree, dst); !r) {
       error = r.error().message;
     }
   }
-  if (!error.empty()) {
-    remove_tree(staging);
+  remove_tree(staging);
+  if (result_tree != staging) {
+    remove_tree(result_tree);
   }
   me.ok = error.empty();
   me.error = error;

@@ -12,6 +12,7 @@
 #include "core/venv_patch.hpp"
 #include "sys/archive.hpp"
 #include "sys/broadcast.hpp"
+#include "sys/incremental.hpp"
 #include "sys/remote.hpp"
 #include "sys/tree.hpp"
 
@@ -325,6 +326,28 @@ std::vector<core::NodeResult> PosixLocalTransfer::broadcast(const std::string& r
                                                             const core::ResultFn& on_result, core::StreamStats* stats) {
   arm();
   return broadcast_tree(root, name, tree, spec, progress, on_result, g_stop, stats);
+}
+
+Expected<core::HeldManifest> PosixLocalTransfer::held_manifest(const std::string& root) {
+  return sys::held_manifest(root);
+}
+
+Expected<core::HeldManifest> PosixLocalTransfer::write_manifest(const std::string& root, const core::Manifest* reuse,
+                                                                const std::string& source_root,
+                                                                const std::vector<std::string>& ignore) {
+  return sys::write_manifest(root, reuse, source_root, ignore);
+}
+
+Expected<core::BundleStats> PosixLocalTransfer::make_bundle(const std::string& old_root, const core::HeldManifest& old,
+                                                            const std::string& new_root, const core::HeldManifest& now,
+                                                            const std::string& bundle) {
+  return sys::make_bundle(old_root, old.manifest, old.digest, new_root, now.manifest, now.digest, bundle);
+}
+
+Expected<core::ChangeEstimate> PosixLocalTransfer::estimate_changes(const std::string& source,
+                                                                    const std::vector<std::string>& excludes,
+                                                                    const core::Manifest& m) {
+  return sys::estimate_changes(source, excludes, m);
 }
 
 std::pair<std::string, unsigned long long> PosixLocalTransfer::self_digest() {

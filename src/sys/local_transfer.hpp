@@ -56,6 +56,16 @@ class PosixLocalTransfer final : public core::LocalTransfer {
                                                                const core::BroadcastSpec& spec,
                                                                int per_source) override;
   [[nodiscard]] std::pair<std::string, unsigned long long> self_digest() override;
+  [[nodiscard]] Expected<core::HeldManifest> held_manifest(const std::string& root) override;
+  [[nodiscard]] Expected<core::HeldManifest> write_manifest(const std::string& root, const core::Manifest* reuse,
+                                                            const std::string& source_root,
+                                                            const std::vector<std::string>& ignore) override;
+  [[nodiscard]] Expected<core::BundleStats> make_bundle(const std::string& old_root, const core::HeldManifest& old,
+                                                        const std::string& new_root, const core::HeldManifest& now,
+                                                        const std::string& bundle) override;
+  [[nodiscard]] Expected<core::ChangeEstimate> estimate_changes(const std::string& source,
+                                                                const std::vector<std::string>& excludes,
+                                                                const core::Manifest& m) override;
   int relay(const std::string& this_host, const std::vector<core::RelayNode>& children, const core::BroadcastSpec& spec,
             std::ostream& out) override;
 

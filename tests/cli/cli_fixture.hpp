@@ -78,6 +78,19 @@ class NoTransfer final : public core::LocalTransfer {
     return {};
   }
   std::pair<std::string, unsigned long long> self_digest() override { return {}; }
+  Expected<core::HeldManifest> held_manifest(const std::string&) override { return no(); }
+  Expected<core::HeldManifest> write_manifest(const std::string&, const core::Manifest*, const std::string&,
+                                              const std::vector<std::string>&) override {
+    return no();
+  }
+  Expected<core::BundleStats> make_bundle(const std::string&, const core::HeldManifest&, const std::string&,
+                                          const core::HeldManifest&, const std::string&) override {
+    return no();
+  }
+  Expected<core::ChangeEstimate> estimate_changes(const std::string&, const std::vector<std::string>&,
+                                                  const core::Manifest&) override {
+    return no();
+  }
   std::vector<core::NodeResult> send_from_peer(const std::string&, const std::vector<core::RelayNode>&,
                                                const core::BroadcastSpec&, const core::ResultFn&) override {
     return {};

@@ -1,0 +1,497 @@
+#include "sys/incremental.hpp"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <memory>
+#include <optional>
+#include <set>
+
+#include <fcntl.h>
+#include <librsync.h>
+#include <nettle/sha2.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "sys/tree.hpp"
+
+namespace ezpz::sys {
+namespace {
+
+/// Files that live in a destination but are not part of its tree.
+const std::vector<std::string> kNotTree = {std::string(core::kManifestName), std::string(core::kFailedNodesName)};
+/// Changed files at least this big are sent as a librsync delta when it is smaller.
+constexpr long long kDeltaMinSize = 64 * 1024;
+
+std::string hex(const unsigned char* sum, std::size_t n) {
+  static const char* digits = "0123456789abcdef";
+  std::string out;
+  for (std::size_t i = 0; i < n; ++i) {
+    out += digits[sum[i] >> 4];
+    out += digits[sum[i] & 15];
+  }
+  return out;
+}
+
+std::string join(const std::string& a, const std::string& b) {
+  return a + "/" + b;
+}
+
+Error io_error(const std::string& what, const std::string& path) {
+  return failure(what + " " + path + ": " + std::strerror(errno));
+}
+
+long long mtime_ns(const struct stat& st) {
+  return static_cast<long long>(st.st_mtim.tv_sec) * 1000000000LL + st.st_mtim.tv_nsec;
+}
+
+core::StatEntry stat_entry(const TreeEntry& e) {
+  core::StatEntry s;
+  s.type = S_ISDIR(e.st.st_mode) ? 'd' : S_ISLNK(e.st.st_mode) ? 'l' : 'f';
+  s.mode = e.st.st_mode & 07777;
+  s.size = s.type == 'f' ? static_cast<unsigned long long>(e.st.st_size) : 0;
+  s.mtime_ns = mtime_ns(e.st);
+  s.link = e.link_target;
+  return s;
+}
+
+struct FileCloser {
+  void operator()(FILE* f) const {
+    if (f != nullptr) {
+      std::fclose(f);
+    }
+  }
+};
+using File = std::unique_ptr<FILE, FileCloser>;
+
+/// librsync: a delta that turns `old_path` into `new_path`, written to `delta_path`.
+Expected<unsigned long long> make_delta(const std::string& old_path, const std::string& new_path,
+                                        const std::string& delta_path) {
+  File old_f(std::fopen(old_path.c_str(), "rb"));
+  File new_f(std::fopen(new_path.c_str(), "rb"));
+  File sig_f(std::tmpfile());
+  File delta_f(std::fopen(delta_path.c_str(), "wb"));
+  if (!old_f || !new_f || !sig_f || !delta_f) {
+    return io_error("cannot open files for the delta of", new_path);
+  }
+  rs_stats_t stats;
+  // MD4 strong sums (no BLAKE2 in the static binary): every patched file is checked against
+  // its SHA-256 in the manifest, so a weak sum can only cost a full copy, never a wrong file.
+  if (rs_sig_file(old_f.get(), sig_f.get(), 0, 0, RS_RK_MD4_SIG_MAGIC, &stats) != RS_DONE) {
+    return failure("cannot make the librsync signature of " + old_path);
+  }
+  std::rewind(sig_f.get());
+  rs_signature_t* sums = nullptr;
+  if (rs_loadsig_file(sig_f.get(), &sums, &stats) != RS_DONE || rs_build_hash_table(sums) != RS_DONE) {
+    rs_free_sumset(sums);
+    return failure("cannot load the librsync signature of " + old_path);
+  }
+  const auto r = rs_delta_file(sums, new_f.get(), delta_f.get(), &stats);
+  rs_free_sumset(sums);
+  if (r != RS_DONE || std::fflush(delta_f.get()) != 0) {
+    return failure("cannot make the librsync delta of " + new_path);
+  }
+  return static_cast<unsigned long long>(std::ftell(delta_f.get()));
+}
+
+Expected<void> apply_delta(const std::string& basis, const std::string& delta, const std::string& out) {
+  File basis_f(std::fopen(basis.c_str(), "rb"));
+  File delta_f(std::fopen(delta.c_str(), "rb"));
+  File out_f(std::fopen(out.c_str(), "wb"));
+  if (!basis_f || !delta_f || !out_f) {
+    return io_error("cannot open files to patch", out);
+  }
+  rs_stats_t stats;
+  if (rs_patch_file(basis_f.get(), delta_f.get(), out_f.get(), &stats) != RS_DONE || std::fflush(out_f.get()) != 0) {
+    return failure("cannot apply the librsync delta to " + basis);
+  }
+  return {};
+}
+
+Expected<void> make_parents(const std::string& root, const std::string& rel) {
+  for (auto slash = rel.find('/'); slash != std::string::npos; slash = rel.find('/', slash + 1)) {
+    const auto dir = join(root, rel.substr(0, slash));
+    if (::mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST) {
+      return io_error("cannot create directory", dir);
+    }
+  }
+  return {};
+}
+
+/// Remove whatever is at `path` (a file, link or whole directory).
+void remove_any(const std::string& path) {
+  struct stat st {};
+  if (::lstat(path.c_str(), &st) != 0) {
+    return;
+  }
+  if (S_ISDIR(st.st_mode)) {
+    remove_tree(path);
+  } else {
+    ::unlink(path.c_str());
+  }
+}
+
+}  // namespace
+
+std::string text_sha256(std::string_view text) {
+  sha256_ctx ctx;
+  sha256_init(&ctx);
+  sha256_update(&ctx, text.size(), reinterpret_cast<const std::uint8_t*>(text.data()));  // NOLINT
+  unsigned char sum[SHA256_DIGEST_SIZE];
+  sha256_digest(&ctx, sizeof(sum), sum);
+  return hex(sum, sizeof(sum));
+}
+
+Expected<std::string> file_sha256(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+  if (fd < 0) {
+    return io_error("cannot read", path);
+  }
+  sha256_ctx ctx;
+  sha256_init(&ctx);
+  std::vector<unsigned char> buf(1 << 20);
+  ssize_t n;
+  while ((n = ::read(fd, buf.data(), buf.size())) > 0) {
+    sha256_update(&ctx, static_cast<std::size_t>(n), buf.data());
+  }
+  ::close(fd);
+  if (n < 0) {
+    return io_error("cannot read", path);
+  }
+  unsigned char sum[SHA256_DIGEST_SIZE];
+  sha256_digest(&ctx, sizeof(sum), sum);
+  return hex(sum, sizeof(sum));
+}
+
+Expected<std::map<std::string, core::StatEntry>> stat_tree(const std::string& root,
+                                                           const std::vector<std::string>& ignore) {
+  std::map<std::string, core::StatEntry> out;
+  auto r = walk_tree(root, ignore, [&](const TreeEntry& e) {
+    if (e.path.find('/') != std::string::npos ||
+        std::find(kNotTree.begin(), kNotTree.end(), e.path) == kNotTree.end()) {
+      out[e.path] = stat_entry(e);
+    }
+    return true;
+  });
+  if (!r) {
+    return r.error();
+  }
+  return out;
+}
+
+Expected<core::Manifest> build_manifest(const std::string& root, const core::Manifest* reuse,
+                                        const std::string& source_root, const std::vector<std::string>& ignore) {
+  core::Manifest m;
+  m.ignore = ignore;
+  std::optional<Error> error;
+  auto r = walk_tree(root, ignore, [&](const TreeEntry& e) {
+    if (e.path.find('/') == std::string::npos &&
+        std::find(kNotTree.begin(), kNotTree.end(), e.path) != kNotTree.end()) {
+      return true;
+    }
+    const auto s = stat_entry(e);
+    core::ManifestEntry entry;
+    entry.path = e.path;
+    entry.type = s.type;
+    entry.mode = s.mode;
+    entry.size = s.size;
+    entry.mtime_ns = s.mtime_ns;
+    entry.link = s.link;
+    if (s.type == 'f') {
+      const core::ManifestEntry* before = nullptr;
+      if (reuse != nullptr) {
+        auto it = reuse->entries.find(e.path);
+        before = it == reuse->entries.end() ? nullptr : &it->second;
+      }
+      if (before != nullptr && before->type == 'f' && before->size == s.size && before->mtime_ns == s.mtime_ns &&
+          before->mode == s.mode && !before->digest.empty()) {
+        entry.digest = before->digest;
+      } else {
+        auto digest = file_sha256(join(root, e.path));
+        if (!digest) {
+          error = digest.error();
+          return false;
+        }
+        entry.digest = *digest;
+      }
+      struct stat src {};
+      if (!source_root.empty() && ::lstat(join(source_root, e.path).c_str(), &src) == 0 && S_ISREG(src.st_mode)) {
+        entry.src_size = static_cast<unsigned long long>(src.st_size);
+        entry.src_mtime_ns = mtime_ns(src);
+      }
+    }
+    m.entries[e.path] = std::move(entry);
+    return true;
+  });
+  if (error) {
+    return *error;
+  }
+  if (!r) {
+    return r.error();
+  }
+  return m;
+}
+
+Expected<core::HeldManifest> held_manifest(const std::string& root) {
+  auto text = read_whole(join(root, std::string(core::kManifestName)), std::size_t(1) << 30);
+  if (!text) {
+    return failure("no " + std::string(core::kManifestName) + " in " + root + " (no complete yeet there yet)");
+  }
+  auto m = core::decode_manifest(*text);
+  if (!m) {
+    return failure(root + "/" + std::string(core::kManifestName) + ": " + m.error().message);
+  }
+  auto tree = stat_tree(root, m->ignore);
+  if (!tree) {
+    return tree.error();
+  }
+  if (auto diverged = core::tree_divergence(*m, *tree); !diverged.empty()) {
+    return failure(root + " is not the copy its manifest describes (" + diverged + ")");
+  }
+  return core::HeldManifest{std::move(*m), text_sha256(*text)};
+}
+
+Expected<core::HeldManifest> write_manifest(const std::string& root, const core::Manifest* reuse,
+                                            const std::string& source_root, const std::vector<std::string>& ignore) {
+  auto m = build_manifest(root, reuse, source_root, ignore);
+  if (!m) {
+    return m.error();
+  }
+  auto text = core::encode_manifest(*m);
+  if (auto w = replace_file(join(root, std::string(core::kManifestName)), text, 0644); !w) {
+    return w.error();
+  }
+  return core::HeldManifest{std::move(*m), text_sha256(text)};
+}
+
+Expected<core::ChangeEstimate> estimate_changes(const std::string& source, const std::vector<std::string>& excludes,
+                                                const core::Manifest& m) {
+  core::ChangeEstimate est;
+  std::set<std::string> seen;
+  auto r = walk_tree(source, excludes, [&](const TreeEntry& e) {
+    seen.insert(e.path);
+    if (!S_ISREG(e.st.st_mode)) {
+      if (m.entries.count(e.path) == 0) {
+        ++est.files;
+      }
+      return true;
+    }
+    auto it = m.entries.find(e.path);
+    const auto size = static_cast<unsigned long long>(e.st.st_size);
+    if (it == m.entries.end() || it->second.src_size != size || it->second.src_mtime_ns != mtime_ns(e.st)) {
+      ++est.files;
+      est.bytes += size;
+    }
+    return true;
+  });
+  if (!r) {
+    return r.error();
+  }
+  for (const auto& [path, e] : m.entries) {
+    est.removed += seen.count(path) == 0 ? 1 : 0;
+  }
+  return est;
+}
+
+Expected<core::BundleStats> make_bundle(const std::string& old_root, const core::Manifest& old,
+                                        const std::string& old_digest, const std::string& new_root,
+                                        const core::Manifest& now, const std::string& now_digest,
+                                        const std::string& bundle) {
+  const auto diff = core::diff_manifests(old, now);
+  core::BundleStats stats;
+  core::DeltaHeader header{old_digest, now_digest, {}, {}};
+  const std::string delta_dir = join(bundle, std::string(core::kDeltaDirName));
+  if (::mkdir(bundle.c_str(), 0755) != 0 || ::mkdir(delta_dir.c_str(), 0755) != 0) {
+    return io_error("cannot create", delta_dir);
+  }
+  for (const auto& path : diff.removed) {
+    // A directory's contents are removed with it; listing them too is harmless.
+    header.removed.push_back(path);
+    ++stats.removed;
+  }
+  std::vector<std::string> send = diff.added;
+  send.insert(send.end(), diff.changed.begin(), diff.changed.end());
+  std::sort(send.begin(), send.end());  // parents before children
+  for (const auto& path : send) {
+    const auto& e = now.entries.at(path);
+    const auto from = join(new_root, path);
+    const auto to = join(bundle, path);
+    if (auto made = make_parents(bundle, path); !made) {
+      return made.error();
+    }
+    auto before = old.entries.find(path);
+    if (e.type == 'f' && before != old.entries.end() && before->second.type == 'f' &&
+        static_cast<long long>(e.size) >= kDeltaMinSize) {
+      const auto name = std::to_string(header.deltas.size());
+      const auto delta_path = join(delta_dir, name);
+      auto size = make_delta(join(old_root, path), from, delta_path);
+      if (size && *size < e.size) {
+        header.deltas[path] = name;
+        ++stats.deltas;
+        stats.delta_bytes += *size;
+        continue;
+      }
+      ::unlink(delta_path.c_str());  // not smaller (or not possible): send it whole
+    }
+    ++stats.files;
+    if (e.type == 'd') {
+      if (::mkdir(to.c_str(), e.mode) != 0 && errno != EEXIST) {
+        return io_error("cannot create directory", to);
+      }
+    } else if (e.type == 'l') {
+      if (::symlink(e.link.c_str(), to.c_str()) != 0) {
+        return io_error("cannot create symlink", to);
+      }
+    } else {
+      stats.bytes += e.size;
+      if (::link(from.c_str(), to.c_str()) != 0) {
+        return io_error("cannot link", from);
+      }
+    }
+  }
+  const auto manifest = std::string(core::kManifestName);
+  if (::link(join(new_root, manifest).c_str(), join(bundle, manifest).c_str()) != 0) {
+    return io_error("cannot link", join(new_root, manifest));
+  }
+  if (auto w = replace_file(join(delta_dir, "header.json"), core::encode_delta_header(header), 0644); !w) {
+    return w.error();
+  }
+  return stats;
+}
+
+bool is_bundle(const std::string& dir) {
+  struct stat st {};
+  return ::lstat(join(join(dir, std::string(core::kDeltaDirName)), "header.json").c_str(), &st) == 0 &&
+         S_ISREG(st.st_mode);
+}
+
+Expected<void> apply_bundle(const std::string& bundle_dir, const std::string& dst, const std::string& staging) {
+  const auto delta_dir = join(bundle_dir, std::string(core::kDeltaDirName));
+  auto text = read_whole(join(delta_dir, "header.json"), 64U << 20);
+  if (!text) {
+    return text.error();
+  }
+  auto header = core::decode_delta_header(*text);
+  if (!header) {
+    return header.error();
+  }
+  // 1. This node must hold the copy the bundle was made against, untouched.
+  auto held = held_manifest(dst);
+  if (!held) {
+    return failure(std::string(core::kNeedsFullCopy) + held.error().message);
+  }
+  if (held->digest != header->base_digest) {
+    return failure(std::string(core::kNeedsFullCopy) + "its manifest is not the one the delta starts from (it missed " +
+                   "the last yeet)");
+  }
+  // 2. The current copy, as hard links (never written to: replaced entries are renamed over).
+  std::optional<Error> error;
+  auto cloned = walk_tree(dst, held->manifest.ignore, [&](const TreeEntry& e) {
+    if (e.path.find('/') == std::string::npos &&
+        std::find(kNotTree.begin(), kNotTree.end(), e.path) != kNotTree.end()) {
+      return true;
+    }
+    const auto to = join(staging, e.path);
+    int rc = 0;
+    if (S_ISDIR(e.st.st_mode)) {
+      rc = ::mkdir(to.c_str(), e.st.st_mode & 07777);
+    } else if (S_ISLNK(e.st.st_mode)) {
+      rc = ::symlink(e.link_target.c_str(), to.c_str());
+    } else {
+      rc = ::link(join(dst, e.path).c_str(), to.c_str());
+    }
+    if (rc != 0) {
+      error = io_error("cannot build", to);
+      return false;
+    }
+    return true;
+  });
+  if (error) {
+    return *error;
+  }
+  if (!cloned) {
+    return cloned.error();
+  }
+  // 3. Removed entries, then new and changed ones (renamed from the bundle), then deltas.
+  for (auto it = header->removed.rbegin(); it != header->removed.rend(); ++it) {
+    remove_any(join(staging, *it));
+  }
+  auto moved = walk_tree(bundle_dir, {std::string(core::kDeltaDirName)}, [&](const TreeEntry& e) {
+    const auto to = join(staging, e.path);
+    struct stat there {};
+    const bool exists = ::lstat(to.c_str(), &there) == 0;
+    if (S_ISDIR(e.st.st_mode)) {
+      if (exists && S_ISDIR(there.st_mode)) {
+        ::chmod(to.c_str(), e.st.st_mode & 07777);  // a directory of staging's own: safe to change
+        return true;
+      }
+      if (exists) {
+        remove_any(to);
+      }
+      if (::mkdir(to.c_str(), e.st.st_mode & 07777) != 0) {
+        error = io_error("cannot create directory", to);
+        return false;
+      }
+      return true;
+    }
+    if (exists) {
+      remove_any(to);
+    }
+    if (::rename(join(bundle_dir, e.path).c_str(), to.c_str()) != 0) {
+      error = io_error("cannot move into place", to);
+      return false;
+    }
+    return true;
+  });
+  if (error) {
+    return *error;
+  }
+  if (!moved) {
+    return moved.error();
+  }
+  auto manifest_text = read_whole(join(staging, std::string(core::kManifestName)), std::size_t(1) << 30);
+  if (!manifest_text || text_sha256(*manifest_text) != header->new_digest) {
+    return failure("the delta's manifest is missing or damaged");
+  }
+  auto now = core::decode_manifest(*manifest_text);
+  if (!now) {
+    return now.error();
+  }
+  for (const auto& [path, name] : header->deltas) {
+    auto entry = now->entries.find(path);
+    if (entry == now->entries.end() || entry->second.type != 'f') {
+      return failure("the delta patches " + path + ", which its manifest does not list as a file");
+    }
+    const auto to = join(staging, path);
+    const auto tmp = to + ".ezpz-patch";
+    if (auto patched = apply_delta(join(dst, path), join(delta_dir, name), tmp); !patched) {
+      ::unlink(tmp.c_str());
+      return patched.error();
+    }
+    auto digest = file_sha256(tmp);
+    if (!digest || *digest != entry->second.digest) {
+      ::unlink(tmp.c_str());
+      return failure(std::string(core::kNeedsFullCopy) + "patching " + path + " did not give the expected content");
+    }
+    const timespec times[2] = {{0, UTIME_OMIT},
+                               {static_cast<time_t>(entry->second.mtime_ns / 1000000000LL),
+                                static_cast<long>(entry->second.mtime_ns % 1000000000LL)}};
+    if (::chmod(tmp.c_str(), entry->second.mode) != 0 || ::utimensat(AT_FDCWD, tmp.c_str(), times, 0) != 0 ||
+        ::rename(tmp.c_str(), to.c_str()) != 0) {
+      ::unlink(tmp.c_str());
+      return io_error("cannot move into place", to);
+    }
+  }
+  // 4. The result is exactly what the new manifest says.
+  auto tree = stat_tree(staging, now->ignore);
+  if (!tree) {
+    return tree.error();
+  }
+  if (auto diverged = core::tree_divergence(*now, *tree); !diverged.empty()) {
+    return failure("after the delta, " + diverged + " (not what the new manifest says)");
+  }
+  return {};
+}
+
+}  // namespace ezpz::sys

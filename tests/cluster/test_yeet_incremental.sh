@@ -1,0 +1,116 @@
+#!/usr/bin/env bash
+# Incremental ezpz yeet on 4 simulated nodes: after pip installs a package and upgrades another,
+# only what changed is sent (new files, removed files, librsync deltas for a large changed file);
+# nodes that missed the last yeet or were edited by hand get a full copy; Ctrl-C during a delta
+# leaves every node's previous copy intact; --full sends everything.
+set -u
+src=${EZPZ_SOURCE_DIR:?}
+sim="$src/scripts/cluster-sim"
+export EZSIM_DIR=/var/tmp/ezpz-ctest-incr EZSIM_PREFIX=ezpzi EZSIM_NET=10.250.24
+D=$EZSIM_DIR
+X="$sim/exec.sh"
+W=/var/tmp/ezpz-ctest-incr-src
+fails=0
+fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
+
+"$sim/down.sh" >/dev/null 2>&1
+cleanup() { "$sim/down.sh" >/dev/null 2>&1; rm -rf "$W"; }
+trap cleanup EXIT
+"$sim/up.sh" 4 || { echo "FAIL: the simulated cluster could not start (reason above)"; exit 1; }
+rm -rf "$W"; mkdir -p "$D/bin" "$W"
+cp "$EZPZ_BIN" "$D/bin/ezpz"
+ezpz="$D/bin/ezpz"
+common=(env EZPZ_MACHINE=local HOME="$D/home")
+on() { "$X" ssh "$1" "${@:2}"; }
+nodes="node1 node2 node3 node4"
+dst="/tmp/inc env"
+yeet() { "$X" "${common[@]}" "$ezpz" yeet "$venv" --dst "$dst" --hostfile "$D/hostfile" "$@"; }
+field() { python3 -c "import json,sys; r=json.load(open(sys.argv[1])); print(eval(sys.argv[2]))" "$@"; }
+site=lib/python3.11/site-packages
+
+# A venv with tinypkg 1.0 and a 2 MB data file (the large file that will change a little).
+venv="$W/venv"
+whl="$W/wheels"; mkdir -p "$whl"
+for spec in "tinypkg 1.0" "tinypkg 2.0" "otherpkg 1.0"; do
+  /usr/bin/python3 "$src/tests/data/make_wheel.py" "$whl" $spec >/dev/null || { echo "FAIL: wheel $spec"; exit 1; }
+done
+/usr/bin/python3 -m venv "$venv" && "$venv/bin/pip" install -q --no-index "$whl/tinypkg-1.0-py3-none-any.whl" \
+  || { echo "FAIL: cannot build the test venv"; exit 1; }
+python3 -c "import random; random.seed(1); open('$venv/data.txt','w').write(''.join(random.choice('abcdefgh \n') for _ in range(2_000_000)))"
+
+# 1. First yeet: everything (no manifest yet); every node now holds the manifest.
+yeet --json > "$W/1.json" 2>/dev/null || fail "first yeet: $(cat "$W/1.json")"
+[ "$(field "$W/1.json" 'r["incremental"]["mode"]')" = full ] || fail "first yeet should be full"
+full_bytes=$(field "$W/1.json" 'r["stream"]["bytes"]')
+for n in $nodes; do on "$n" "test -f '$dst/.ezpz-manifest'" || fail "no manifest on $n"; done
+
+# 2. pip installs otherpkg and upgrades tinypkg to 2.0; 200 bytes of the data file change.
+"$venv/bin/pip" install -q --no-index "$whl/otherpkg-1.0-py3-none-any.whl" "$whl/tinypkg-2.0-py3-none-any.whl" \
+  || fail "pip install"
+python3 - "$venv/data.txt" <<'PY'
+import sys
+p = sys.argv[1]; b = bytearray(open(p, "rb").read()); b[1_000_000:1_000_200] = b"X" * 200; open(p, "wb").write(b)
+PY
+yeet --dry-run --json > "$W/dry.json" 2>/dev/null || fail "dry run"
+python3 - "$W/dry.json" <<'PY' || fail "dry-run estimate: $(cat "$W/dry.json")"
+import json, sys
+r = json.load(open(sys.argv[1]))
+e = r["incremental"]["estimate"]
+assert r["incremental"]["mode"] == "delta" and e["files"] >= 5 and e["removed"] >= 1 and 0 < e["bytes"] < 4_000_000, e
+PY
+yeet --json > "$W/2.json" 2>/dev/null || fail "delta yeet: $(cat "$W/2.json")"
+python3 - "$W/2.json" "$full_bytes" <<'PY' || fail "delta report: $(cat "$W/2.json")"
+import json, sys
+r = json.load(open(sys.argv[1])); full = int(sys.argv[2]); inc = r["incremental"]
+assert inc["mode"] == "delta" and r["failed"] == [] and inc["full_copies"] == [], inc
+assert inc["deltas"] >= 1 and inc["removed"] >= 1 and inc["files"] >= 5, inc
+assert r["stream"]["bytes"] * 3 < full, (r["stream"]["bytes"], full)
+PY
+want_data=$(sha256sum < "$venv/data.txt")
+for n in $nodes; do
+  got=$(on "$n" "'$dst/bin/python' -c 'import tinypkg, otherpkg; print(tinypkg.VERSION)'; '$dst/bin/otherpkg-hello'; test ! -e '$dst/$site/tinypkg-1.0.dist-info' && echo gone; sha256sum < '$dst/data.txt'" 2>&1)
+  [ "$got" = "$(printf '2.0\notherpkg hello from %s\ngone\n%s' "$dst" "$want_data")" ] || fail "delta on $n: $got"
+done
+
+# 3. node2 edited by hand, node3 missed the last yeet (its manifest is an old one): both get a
+#    full copy from a peer, the others the delta.
+on node2 "echo '# edited' >> '$dst/$site/otherpkg/__init__.py'"
+on node3 "cp '$dst/.ezpz-manifest' /tmp/m && sed -i 's/\"s\":/\"s\": /' /tmp/m && cp /tmp/m '$dst/.ezpz-manifest'"
+echo more > "$venv/extra.txt"
+yeet --json > "$W/3.json" 2>/dev/null || fail "yeet with diverged nodes: $(cat "$W/3.json")"
+python3 - "$W/3.json" <<'PY' || fail "diverged-nodes report: $(cat "$W/3.json")"
+import json, sys
+r = json.load(open(sys.argv[1])); inc = r["incremental"]
+assert r["failed"] == [], r["failed"]
+assert sorted(c["host"] for c in inc["full_copies"]) == ["node2", "node3"], inc["full_copies"]
+assert all(n["repaired_from"] for n in r["remote"] if n["host"] in ("node2", "node3")), r["remote"]
+PY
+for n in $nodes; do
+  on "$n" "cmp -s '$dst/$site/otherpkg/__init__.py' '$venv/$site/otherpkg/__init__.py' && test -f '$dst/extra.txt'" \
+    || fail "$n does not hold the new copy after the repair"
+done
+
+# 4. Ctrl-C during a delta (a 150 MB new file): every node keeps the previous copy, no work left.
+head -c 150000000 /dev/urandom > "$venv/big.bin"
+"$X" "${common[@]}" "$ezpz" yeet "$venv" --dst "$dst" --hostfile "$D/hostfile" >/dev/null 2>&1 &
+pid=$!
+sleep 1.5
+kill -INT "$pid"; wait "$pid"; rc=$?
+[ "$rc" -eq 130 ] || fail "Ctrl-C during a delta: exit $rc, wanted 130"
+sleep 1
+for n in $nodes; do
+  left=$(on "$n" "test ! -e '$dst/big.bin' && '$dst/bin/python' -c 'import otherpkg' && ls -d /tmp/*.ezpz-* 2>/dev/null; echo end")
+  [ "$left" = end ] || fail "Ctrl-C during a delta on $n: $left"
+done
+rm -f "$venv/big.bin"
+
+# 5. --full sends everything, and says why.
+yeet --full --json > "$W/5.json" 2>/dev/null || fail "--full: $(cat "$W/5.json")"
+python3 - "$W/5.json" <<'PY' || fail "--full report: $(cat "$W/5.json")"
+import json, sys
+r = json.load(open(sys.argv[1])); inc = r["incremental"]
+assert inc["mode"] == "full" and inc["reason"] == "--full" and r["failed"] == [], inc
+PY
+
+[ "$fails" -eq 0 ] || { echo "$fails incremental yeet check(s) failed"; exit 1; }
+echo "incremental yeet: all checks passed"
