@@ -73,6 +73,12 @@ _ezpz_takes_value() {
         "plot --key") return 0 ;;
         "plot --width") return 0 ;;
         "plot --height") return 0 ;;
+        "doctor --hostfile") return 0 ;;
+        "doctor --machine") return 0 ;;
+        "doctor --launcher") return 0 ;;
+        "doctor --dst") return 0 ;;
+        "doctor --ssh-command") return 0 ;;
+        "doctor --timeout") return 0 ;;
     esac
     return 1
 }
@@ -101,7 +107,7 @@ _ezpz() {
     done
     case "$sub" in
         "")
-            COMPREPLY=($(compgen -W "-h --help --version -v --verbose launch yeet tar-env test plot completions help" -- "$cur"))
+            COMPREPLY=($(compgen -W "-h --help --version -v --verbose launch yeet tar-env test plot doctor completions help" -- "$cur"))
             ;;
         launch)
             case "$prev" in
@@ -195,6 +201,21 @@ _ezpz() {
                 compopt -o filenames 2>/dev/null; COMPREPLY=($(compgen -f -- "$cur"))
             fi
             ;;
+        doctor)
+            case "$prev" in
+                --hostfile) compopt -o filenames 2>/dev/null; COMPREPLY=($(compgen -f -- "$cur")); return 0 ;;
+                --machine) COMPREPLY=($(compgen -W "aurora sunspot sirius polaris sophia frontier perlmutter local" -- "$cur")); return 0 ;;
+                --launcher) COMPREPLY=($(compgen -W "mpiexec mpirun srun local" -- "$cur")); return 0 ;;
+                --dst) COMPREPLY=(); return 0 ;;
+                --ssh-command) COMPREPLY=(); return 0 ;;
+                --timeout) COMPREPLY=(); return 0 ;;
+            esac
+            if [[ "$cur" == -* ]]; then
+                COMPREPLY=($(compgen -W "-h --help --json --nodes --launch --all --hostfile --machine --launcher --dst --ssh-command --accept-new-host-keys --no-hsn --timeout" -- "$cur"))
+            elif ((nargs == 0)); then
+                COMPREPLY=()
+            fi
+            ;;
         completions)
             if [[ "$cur" == -* ]]; then
                 COMPREPLY=($(compgen -W "-h --help" -- "$cur"))
@@ -206,7 +227,7 @@ _ezpz() {
             if [[ "$cur" == -* ]]; then
                 COMPREPLY=($(compgen -W "-h --help" -- "$cur"))
             elif ((nargs == 0)); then
-                COMPREPLY=($(compgen -W "launch yeet tar-env test plot completions help" -- "$cur"))
+                COMPREPLY=($(compgen -W "launch yeet tar-env test plot doctor completions help" -- "$cur"))
             fi
             ;;
     esac

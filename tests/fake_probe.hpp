@@ -52,6 +52,59 @@ class FakeProbe final : public core::SystemProbe {
     written[path] = text;
     return {};
   }
+
+  /// Programs' outputs by their whole command line ("mpiexec --version"); others are not found.
+  std::map<std::string, core::ProgramOutput> outputs;
+  mutable std::vector<std::vector<std::string>> ran;  ///< every run_program argv
+  [[nodiscard]] Expected<core::ProgramOutput> run_program(const std::vector<std::string>& argv,
+                                                          const std::vector<std::pair<std::string, std::string>>&,
+                                                          const std::vector<std::string>&, double) const override {
+    ran.push_back(argv);
+    std::string line;
+    for (const auto& a : argv) {
+      line += (line.empty() ? "" : " ") + a;
+    }
+    auto it = outputs.find(line);
+    if (it == outputs.end()) {
+      return Error{ExitCode::not_found, argv.front() + " is not on PATH"};
+    }
+    return it->second;
+  }
+  std::map<std::string, core::DiskSpace> space;          ///< path -> its filesystem's space
+  std::map<std::string, unsigned long long> tree_sizes;  ///< path -> bytes under it
+  std::map<std::string, core::ResourceLimit> limits;     ///< "nofile", "memlock"
+  [[nodiscard]] std::optional<core::DiskSpace> disk_space(const std::string& path) const override {
+    auto it = space.find(path);
+    return it == space.end() ? std::nullopt : std::optional(it->second);
+  }
+  [[nodiscard]] std::optional<unsigned long long> tree_bytes(const std::string& path) const override {
+    auto it = tree_sizes.find(path);
+    return it == tree_sizes.end() ? std::nullopt : std::optional(it->second);
+  }
+  [[nodiscard]] core::ResourceLimit resource_limit(const std::string& name) const override {
+    auto it = limits.find(name);
+    return it == limits.end() ? core::ResourceLimit{} : it->second;
+  }
+  /// Canned answers by host; hosts not listed are not ready. `asked` records each command.
+  std::map<std::string, core::NodeReply> replies;
+  mutable std::vector<std::string> asked;
+  [[nodiscard]] std::vector<core::NodeReply> ask_nodes(const std::vector<std::string>& hosts,
+                                                       const std::function<std::string(const std::string&)>& command,
+                                                       const core::BroadcastSpec&, int,
+                                                       const std::function<void()>& started) const override {
+    std::vector<core::NodeReply> out;
+    for (const auto& h : hosts) {
+      asked.push_back(command(h));
+      auto it = replies.find(h);
+      core::NodeReply r = it == replies.end() ? core::NodeReply{} : it->second;
+      r.host = h;
+      out.push_back(r);
+    }
+    if (started) {
+      started();
+    }
+    return out;
+  }
 };
 
 inline core::Env make_env(std::map<std::string, std::string, std::less<>> vars, std::string hostname = "laptop",

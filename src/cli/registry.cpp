@@ -1,6 +1,7 @@
 // The one table of subcommands. Only subcommands that work are listed.
 #include "cli/command.hpp"
 #include "cli/completions.hpp"
+#include "cli/doctor.hpp"
 #include "cli/help.hpp"
 #include "cli/launch.hpp"
 #include "cli/plot.hpp"
@@ -24,11 +25,15 @@ const std::vector<CommandInfo>& command_table() {
        [] { return std::unique_ptr<Command>(new TestCommand); }},
       {"plot", "Plot a JSONL metrics file (ezpz History) in the terminal",
        [] { return std::unique_ptr<Command>(new PlotCommand); }},
+      {"doctor", "Check this host, every node (--nodes) and the launch line (--launch) before a job; remedies",
+       [] { return std::unique_ptr<Command>(new DoctorCommand); }},
       {"completions", "Print the shell completion script for bash, zsh or fish",
        [] { return std::unique_ptr<Command>(new CompletionsCommand); }},
       {"help", "Show help for ezpz or one of its commands", [] { return std::unique_ptr<Command>(new HelpCommand); }},
       {"__rank-env", "Per-rank shim: set the torchrun variables from the launcher's, then exec the command",
        [] { return std::unique_ptr<Command>(new RankEnvCommand); }, true},
+      {"__doctor-node", "One node of doctor --nodes: print its facts (clock, free space, ezpz) after a ping",
+       [] { return std::unique_ptr<Command>(new DoctorNodeCommand); }, true},
       {"__yeet-relay", "One node of yeet's fan-out: extract the stream from stdin and pass it on",
        [] { return std::unique_ptr<Command>(new YeetRelayCommand); }, true},
       {"__yeet-send", "One push of yeet --strategy greedy: stream this node's copy to another node",

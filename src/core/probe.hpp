@@ -3,13 +3,51 @@
 // records). sys/ implements it; tests use a fake.
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/expected.hpp"
 
 namespace ezpz::core {
+
+struct BroadcastSpec;
+
+/// What a program printed (stdout and stderr together) and how it ended.
+struct ProgramOutput {
+  int exit_code = -1;  ///< 128+N when killed by signal N
+  std::string output;
+  bool timed_out = false;
+};
+
+/// Free and total bytes of the filesystem holding a path (statvfs).
+struct DiskSpace {
+  unsigned long long free_bytes = 0;
+  unsigned long long total_bytes = 0;
+};
+
+/// A resource limit of this process (getrlimit); kUnlimited for RLIM_INFINITY.
+struct ResourceLimit {
+  static constexpr unsigned long long kUnlimited = ~0ULL;
+  unsigned long long soft = kUnlimited;
+  unsigned long long hard = kUnlimited;
+};
+
+/// One node's answer to a remote ezpz started by SystemProbe::ask_nodes. Times are
+/// nanoseconds since the Unix epoch on this host's clock.
+struct NodeReply {
+  std::string host;
+  bool ready = false;      ///< the remote ezpz started (its first line was EZPZ-READY)
+  std::string reply;       ///< the line it printed after the ping (empty when none came)
+  std::string early;       ///< other lines before EZPZ-READY (a connection error's result line)
+  long long start_ns = 0;  ///< the connection was started
+  long long ready_ns = 0;  ///< EZPZ-READY arrived
+  long long ping_ns = 0;   ///< the ping line was written
+  long long reply_ns = 0;  ///< the reply line arrived
+  int exit_code = -1;
+};
 
 class SystemProbe {
  public:
@@ -30,6 +68,28 @@ class SystemProbe {
   [[nodiscard]] virtual bool resolves(const std::string& host) const = 0;
   /// Write `text` to `path` (parents created), via a temporary file and rename.
   [[nodiscard]] virtual Expected<void> write_file(const std::string& path, const std::string& text) const = 0;
+
+  /// Run argv (PATH lookup) with stdin from /dev/null, `set` added to and `unset` removed from
+  /// the environment, and collect its output; killed (process group) after `timeout_s`.
+  /// An Error when it cannot be started.
+  [[nodiscard]] virtual Expected<ProgramOutput> run_program(const std::vector<std::string>& argv,
+                                                            const std::vector<std::pair<std::string, std::string>>& set,
+                                                            const std::vector<std::string>& unset,
+                                                            double timeout_s) const = 0;
+  /// Space on the filesystem holding `path`; nullopt when it does not exist.
+  [[nodiscard]] virtual std::optional<DiskSpace> disk_space(const std::string& path) const = 0;
+  /// Bytes allocated to the files under `path` (like du; symlinks not followed).
+  [[nodiscard]] virtual std::optional<unsigned long long> tree_bytes(const std::string& path) const = 0;
+  /// "nofile" (ulimit -n) or "memlock" (ulimit -l).
+  [[nodiscard]] virtual ResourceLimit resource_limit(const std::string& name) const = 0;
+  /// Start `command(host)` on every host at once over spec's transport (sys/remote: built-in
+  /// libssh or spec.ssh_command, the binary shipped when asked); `started` is called once every
+  /// connection has been forked. For each host: wait for EZPZ-READY, write "ping\n", read one
+  /// line back. Hosts answer in `timeout_s` or are reported not ready.
+  [[nodiscard]] virtual std::vector<NodeReply> ask_nodes(const std::vector<std::string>& hosts,
+                                                         const std::function<std::string(const std::string&)>& command,
+                                                         const BroadcastSpec& spec, int timeout_s,
+                                                         const std::function<void()>& started) const = 0;
 };
 
 }  // namespace ezpz::core

@@ -20,6 +20,18 @@ class PosixProbe final : public core::SystemProbe {
   [[nodiscard]] int count_gpu_devices() const override;
   [[nodiscard]] bool resolves(const std::string& host) const override;
   [[nodiscard]] Expected<void> write_file(const std::string& path, const std::string& text) const override;
+  [[nodiscard]] Expected<core::ProgramOutput> run_program(const std::vector<std::string>& argv,
+                                                          const std::vector<std::pair<std::string, std::string>>& set,
+                                                          const std::vector<std::string>& unset,
+                                                          double timeout_s) const override;
+  [[nodiscard]] std::optional<core::DiskSpace> disk_space(const std::string& path) const override;
+  [[nodiscard]] std::optional<unsigned long long> tree_bytes(const std::string& path) const override;
+  [[nodiscard]] core::ResourceLimit resource_limit(const std::string& name) const override;
+  /// In sys/node_query.cpp.
+  [[nodiscard]] std::vector<core::NodeReply> ask_nodes(const std::vector<std::string>& hosts,
+                                                       const std::function<std::string(const std::string&)>& command,
+                                                       const core::BroadcastSpec& spec, int timeout_s,
+                                                       const std::function<void()>& started) const override;
 
  private:
   std::string path_env_;

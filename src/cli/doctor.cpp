@@ -1,0 +1,238 @@
+#include "cli/doctor.hpp"
+
+#include <chrono>
+#include <functional>
+#include <future>
+#include <utility>
+
+#include <CLI/App.hpp>
+#include <CLI/Validators.hpp>
+
+#include "cli/launch.hpp"
+#include "cli/launch_report.hpp"
+#include "cli/terminal.hpp"
+#include "cli/yeet_relay.hpp"
+#include "core/broadcast.hpp"
+#include "core/doctor.hpp"
+#include "ezpz/version.hpp"
+
+namespace ezpz::cli {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double ms_since(Clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+}
+
+/// Run `check` on its own thread, timing it.
+std::future<core::CheckResult> start_check(std::function<core::CheckResult()> check) {
+  return std::async(std::launch::async, [check = std::move(check)] {
+    const auto start = Clock::now();
+    auto r = check();
+    r.duration_ms = ms_since(start);
+    return r;
+  });
+}
+
+/// One rank per host through the real launcher, each printing its rank variables.
+core::CheckResult launch_probe(Context& ctx, const core::LocalFacts& facts, const std::string& hostfile,
+                               const std::string& machine, const std::string& launcher, int timeout_s) {
+  const auto start = Clock::now();
+  core::LaunchProbeOutcome outcome;
+  core::LaunchRequest request;
+  if (!hostfile.empty()) {
+    request.hostfile = hostfile;
+  }
+  if (!machine.empty()) {
+    request.machine = machine;
+  }
+  if (!launcher.empty()) {
+    request.launcher = launcher;
+  }
+  const int hosts = facts.cluster ? static_cast<int>(facts.cluster->hosts.size()) : 1;
+  request.topology.nprocs = hosts;
+  request.topology.ppn = 1;
+  request.command = {ctx.env.self_exe.empty() ? "ezpz" : ctx.env.self_exe, "__doctor-node", "--rank-env"};
+  auto job = plan_job(ctx, request);
+  if (!job) {
+    outcome.start_error = job.error().message;
+  } else {
+    const auto& plan = job->plan;
+    outcome.hosts = plan.hosts;
+    outcome.hosts.resize(std::min<std::size_t>(outcome.hosts.size(), static_cast<std::size_t>(hosts)));
+    outcome.launcher = plan.launcher == "local" ? "the built-in launcher"
+                                                : plan.launcher + " (" + std::string(core::to_string(plan.style)) + ")";
+    if (plan.style == core::LauncherStyle::local) {
+      std::vector<std::future<Expected<core::ProgramOutput>>> ranks;
+      for (int r = 0; r < plan.topology.nprocs; ++r) {
+        ranks.push_back(std::async(std::launch::async, [&, r] {
+          return ctx.probe.run_program(plan.argv, local_rank_environment(plan, ctx.env, r), {}, timeout_s);
+        }));
+      }
+      outcome.output.exit_code = 0;
+      for (auto& f : ranks) {
+        auto out = f.get();
+        if (!out) {
+          outcome.start_error = out.error().message;
+          continue;
+        }
+        outcome.output.output += out->output;
+        outcome.output.timed_out = outcome.output.timed_out || out->timed_out;
+        if (outcome.output.exit_code == 0) {
+          outcome.output.exit_code = out->exit_code;
+        }
+      }
+    } else {
+      auto out = ctx.probe.run_program(plan.argv, plan.env, plan.unset_env, timeout_s);
+      if (out) {
+        outcome.output = *out;
+      } else {
+        outcome.start_error = out.error().message;
+      }
+    }
+  }
+  outcome.seconds = ms_since(start) / 1000;
+  auto r = core::launch_check(outcome);
+  r.duration_ms = ms_since(start);
+  return r;
+}
+
+}  // namespace
+
+void DoctorCommand::add_cli(CLI::App& app) {
+  app_ = &app;
+  app.add_flag("--json", json_, "Print a JSON array of {name, status, message, remedy, host?, duration_ms}");
+  app.add_flag("--nodes", nodes_,
+               "Also reach every host of the job over ssh: round trip, clock skew, free space, same ezpz");
+  app.add_flag("--launch", launch_, "Also run one rank per host through the real launcher and check its variables");
+  app.add_flag("--all", all_, "List every node's line, not only those with a problem (text output)");
+  app.add_option("--hostfile", hostfile_, "Hosts of the job (default: the job's own, as for launch)")
+      ->type_name("FILE");
+  app.add_option("--machine", machine_, "Check against this machine's profile instead of detecting it")
+      ->type_name("MACHINE");
+  app.add_option("--launcher", launcher_, "With --launch: the launcher to use instead of the machine's")
+      ->check(CLI::IsMember({"mpiexec", "mpirun", "srun", "local"}));
+  app.add_option("--dst", dst_, "With --nodes: the yeet destination whose free space counts (default /tmp)")
+      ->type_name("PATH");
+  app.add_option("--ssh-command", ssh_command_,
+                 "With --nodes: reach the nodes with this ssh client instead of the built-in libssh")
+      ->type_name("CMD");
+  app.add_flag("--accept-new-host-keys", accept_new_host_keys_,
+               "With --nodes: add host keys of nodes not yet in ~/.ssh/known_hosts");
+  app.add_flag("--no-hsn", no_hsn_, "With --nodes: use the hostfile's names, not <host>-hsn0 when that resolves");
+  app.add_option("--timeout", timeout_s_, "Seconds a node or the launch probe may take (default 10)")
+      ->type_name("SECONDS")
+      ->check(CLI::Range(1, 3600));
+  app.footer(
+      "Checks run concurrently; each prints [ OK ], [WARN] or [FAIL] with a remedy. Exit code 1 when any\n"
+      "check fails (an error), else 0.\n\n"
+      "Examples:\n"
+      "  ezpz doctor                     # this host: scheduler, launcher, env, space, limits, W&B, GPUs\n"
+      "  ezpz doctor --nodes             # ... and every node of the job over ssh\n"
+      "  ezpz doctor --nodes --launch --json");
+}
+
+int DoctorCommand::run(Context& ctx) {
+  auto opt = [](const std::string& s) { return s.empty() ? std::nullopt : std::optional<std::string>(s); };
+  const auto facts_start = Clock::now();
+  const auto facts = core::gather_local_facts(ctx.env, ctx.probe, opt(hostfile_), opt(machine_), EZPZ_VERSION);
+  const double facts_ms = ms_since(facts_start);
+  const auto& env = ctx.env;
+  const auto& probe = ctx.probe;
+
+  std::vector<std::future<core::CheckResult>> local;
+  std::future<core::CheckResult> launch;
+  std::future<std::optional<unsigned long long>> env_bytes;
+  // Local checks start once every ssh connection has been forked (no fork after threads exist).
+  auto start_local = [&] {
+    local.push_back(start_check([&] { return core::check_scheduler(env, probe, facts); }));
+    local.push_back(start_check([&] { return core::check_machine(env, facts); }));
+    local.push_back(start_check([&] { return core::check_launcher(env, probe, facts); }));
+    local.push_back(start_check([&] { return core::check_python(env, probe, facts); }));
+    local.push_back(start_check([&] { return core::check_space(env, probe); }));
+    local.push_back(start_check([&] { return core::check_ulimits(probe, facts); }));
+    local.push_back(start_check([&] { return core::check_wandb(env, probe); }));
+    local.push_back(start_check([&] { return core::check_accelerators(env, probe, facts); }));
+    local.push_back(start_check([&] { return core::check_network_env(env, probe, facts); }));
+    local.push_back(start_check([&] { return core::check_ezpz(env, facts); }));
+    if (launch_) {
+      launch = std::async(std::launch::async,
+                          [&] { return launch_probe(ctx, facts, hostfile_, machine_, launcher_, timeout_s_); });
+    }
+    if (nodes_) {
+      env_bytes = std::async(std::launch::async, [&]() -> std::optional<unsigned long long> {
+        auto active = core::active_env(env);
+        return active ? probe.tree_bytes(probe.real_path(*active)) : std::nullopt;
+      });
+    }
+  };
+
+  std::vector<core::CheckResult> node_results;
+  if (nodes_ && facts.cluster) {
+    const auto start = Clock::now();
+    const auto targets = core::yeet_targets(facts.cluster->hosts, env.hostname, !no_hsn_, probe);
+    core::BroadcastSpec spec;
+    spec.destination = dst_;
+    spec.self_exe = env.self_exe;
+    spec.ssh_command = split_command(ssh_command_);
+    spec.accept_new_host_keys = accept_new_host_keys_;
+    spec.user = env.get("USER").value_or("");
+    std::tie(spec.exe_digest, spec.exe_size) = ctx.transfer.self_digest();
+    const std::vector<std::string> args = {"__doctor-node", "--dst", dst_, "--exe", env.self_exe};
+    auto replies = probe.ask_nodes(
+        targets, [&](const std::string&) { return core::remote_command(spec, args, true); }, spec, timeout_s_,
+        start_local);
+    if (local.empty()) {
+      start_local();  // a probe that did not call back
+    }
+    core::NodeTierOptions options;
+    options.version = EZPZ_VERSION;
+    options.exe = env.self_exe;
+    options.dst = dst_;
+    options.need_bytes = env_bytes.valid() ? env_bytes.get().value_or(0) : 0;
+    options.transport = ssh_command_.empty() ? "built-in libssh" : ssh_command_;
+    node_results = core::node_checks(replies, options);
+    const double took = ms_since(start);
+    for (auto& r : node_results) {
+      r.duration_ms = r.host.empty() ? took : 0;
+    }
+    for (std::size_t i = 0; i < replies.size(); ++i) {
+      for (auto& r : node_results) {
+        if (r.host == replies[i].host && replies[i].reply_ns > 0) {
+          r.duration_ms = static_cast<double>(replies[i].reply_ns - replies[i].start_ns) / 1e6;
+        }
+      }
+    }
+  } else {
+    start_local();
+    if (nodes_) {
+      node_results.push_back(
+          core::check_error("nodes", "no host list to reach: " + facts.cluster_error, "fix the scheduler check first"));
+    }
+  }
+
+  std::vector<core::CheckResult> results;
+  for (auto& f : local) {
+    results.push_back(f.get());
+  }
+  // Discovery ran once for the checks that share it; count it in the first.
+  if (!results.empty()) {
+    results.front().duration_ms += facts_ms;
+  }
+  if (env_bytes.valid()) {
+    env_bytes.wait();
+  }
+  results.insert(results.end(), node_results.begin(), node_results.end());
+  if (launch.valid()) {
+    results.push_back(launch.get());
+  }
+  if (json_) {
+    ctx.term.out() << core::doctor_json(results) << '\n';
+  } else {
+    ctx.term.out() << core::doctor_text(results, Terminal::want_color(env, ctx.term.interactive()), all_);
+  }
+  return core::doctor_exit_code(results);
+}
+
+}  // namespace ezpz::cli

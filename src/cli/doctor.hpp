@@ -1,0 +1,43 @@
+// ezpz doctor [--nodes] [--launch] [--json]: a preflight of this host, every node of the job
+// (over yeet's ssh transport) and the launch line, with a remedy for every problem.
+#pragma once
+
+#include <string>
+
+#include "cli/command.hpp"
+
+namespace ezpz::cli {
+
+class DoctorCommand final : public Command {
+ public:
+  void add_cli(CLI::App& app) override;
+  int run(Context& ctx) override;
+
+ private:
+  CLI::App* app_ = nullptr;
+  bool json_ = false;
+  bool nodes_ = false;
+  bool launch_ = false;
+  bool all_ = false;
+  bool accept_new_host_keys_ = false;
+  bool no_hsn_ = false;
+  int timeout_s_ = 10;
+  std::string hostfile_, machine_, launcher_, ssh_command_;
+  std::string dst_ = "/tmp";
+};
+
+/// ezpz __doctor-node --dst PATH --exe PATH: one node's side of doctor --nodes. Prints
+/// EZPZ-READY, reads one line (the ping), answers with one JSON line of facts (core::NodeFacts).
+/// With --rank-env: prints the rank's torchrun variables (doctor --launch) and exits.
+class DoctorNodeCommand final : public Command {
+ public:
+  void add_cli(CLI::App& app) override;
+  int run(Context& ctx) override;
+
+ private:
+  std::string dst_ = "/tmp";
+  std::string exe_;
+  bool rank_env_ = false;
+};
+
+}  // namespace ezpz::cli

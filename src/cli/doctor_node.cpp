@@ -1,0 +1,48 @@
+// The node side of ezpz doctor: __doctor-node (per-node facts, rank environment).
+#include <chrono>
+#include <iostream>
+
+#include <CLI/App.hpp>
+
+#include "cli/doctor.hpp"
+#include "cli/terminal.hpp"
+#include "core/broadcast.hpp"
+#include "core/doctor.hpp"
+#include "ezpz/version.hpp"
+
+namespace ezpz::cli {
+
+void DoctorNodeCommand::add_cli(CLI::App& app) {
+  app.add_option("--dst", dst_, "Report free space of the filesystem holding this path")->type_name("PATH");
+  app.add_option("--exe", exe_, "The head's ezpz path: report whether this node has the same binary there")
+      ->type_name("PATH");
+  app.add_flag("--rank-env", rank_env_, "Print this rank's torchrun variables as one EZPZ-RANK line and exit");
+}
+
+int DoctorNodeCommand::run(Context& ctx) {
+  if (rank_env_) {
+    ctx.term.out() << core::encode_rank_line(ctx.env) << '\n' << std::flush;
+    return 0;
+  }
+  // Everything but the clock is measured before the ping, so the answer is immediate.
+  core::NodeFacts facts;
+  facts.hostname = ctx.env.hostname;
+  facts.dst = core::existing_ancestor(dst_, ctx.probe);
+  if (auto space = ctx.probe.disk_space(facts.dst)) {
+    facts.dst_free = space->free_bytes;
+  }
+  facts.version = EZPZ_VERSION;
+  facts.exe_present = !exe_.empty() && ctx.probe.is_file(exe_);
+  facts.exe_same = facts.exe_present && ctx.probe.real_path(exe_) == ctx.probe.real_path(ctx.env.self_exe);
+  ctx.term.out() << core::kReadyLine << '\n' << std::flush;
+  std::string ping;
+  if (!std::getline(std::cin, ping)) {
+    return 1;
+  }
+  facts.time_ns =
+      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+  ctx.term.out() << core::encode_node_facts(facts) << '\n' << std::flush;
+  return 0;
+}
+
+}  // namespace ezpz::cli

@@ -1,0 +1,99 @@
+"""ezpz doctor on this host: text and --json formats, exit codes, checks that see the real system."""
+import json
+import os
+import subprocess
+import sys
+import time
+import unittest
+
+sys.path.insert(0, os.path.dirname(__file__))
+from ezpz_e2e import EZPZ, TempDirTest, base_env, run  # noqa: E402
+
+FIELDS = {"name", "status", "message", "remedy", "duration_ms"}
+
+
+class Doctor(TempDirTest):
+    def doctor_json(self, args, env, rc):
+        proc = run(["doctor", "--json", *args], env, check=rc)
+        results = json.loads(proc.stdout)
+        self.assertIsInstance(results, list)
+        for r in results:
+            self.assertTrue(FIELDS <= set(r), r)
+            self.assertIn(r["status"], ("ok", "warning", "error"))
+            self.assertGreaterEqual(r["duration_ms"], 0)
+        return {r["name"]: r for r in results if "host" not in r}
+
+    def test_clean_host_passes_with_the_documented_fields(self):
+        env = base_env(WANDB_MODE="offline", TORCH_DEVICE="cpu")
+        checks = self.doctor_json([], env, 0)
+        for name in ("scheduler", "machine", "launcher", "python", "space", "ulimits", "wandb", "accelerators",
+                     "network-env", "ezpz"):
+            self.assertIn(name, checks)
+        self.assertEqual(checks["wandb"]["status"], "ok")
+        self.assertEqual(checks["scheduler"]["status"], "ok", checks["scheduler"])
+
+    def test_an_error_exits_1_and_names_the_fix(self):
+        env = base_env(NCCL_SOCKET_IFNAME="nosuchif9", WANDB_MODE="offline")
+        checks = self.doctor_json([], env, 1)
+        self.assertEqual(checks["network-env"]["status"], "error")
+        self.assertIn("nosuchif9", checks["network-env"]["message"])
+        self.assertIn("ip link", checks["network-env"]["remedy"])
+        # Text: the tag, the name, the message, the remedy.
+        proc = run(["doctor"], env, check=1)
+        self.assertRegex(proc.stdout, r"\[FAIL\] network-env: NCCL_SOCKET_IFNAME=nosuchif9 .*\n       -> unset")
+        self.assertRegex(proc.stdout, r"\[ OK \] scheduler: ")
+        self.assertNotIn("\033[", proc.stdout)  # not a terminal: no colour
+
+    def test_slurm_variables_that_disagree(self):
+        env = base_env(SLURM_JOB_ID="12", SLURM_NODELIST="nid[01-03]", SLURM_NNODES="2", WANDB_MODE="offline")
+        checks = self.doctor_json([], env, 1)
+        self.assertEqual(checks["scheduler"]["status"], "error")
+        self.assertIn("SLURM_NNODES=2", checks["scheduler"]["message"])
+
+    def test_wandb_netrc_without_wandb_installed(self):
+        env = base_env()
+        with open(os.path.join(env["HOME"], ".netrc"), "w") as f:
+            f.write("machine api.wandb.ai\n  login user\n  password secret\n")
+        self.assertEqual(self.doctor_json([], env, None)["wandb"]["status"], "ok")
+        os.remove(os.path.join(env["HOME"], ".netrc"))
+        self.assertEqual(self.doctor_json([], env, None)["wandb"]["status"], "warning")
+
+    def test_env_bigger_than_tmp_is_an_error(self):
+        venv = os.path.join(self.tmp, "venv")
+        os.makedirs(venv)
+        with open(os.path.join(venv, "pyvenv.cfg"), "w") as f:
+            f.write("home = /usr/bin\n")
+        env = base_env(VIRTUAL_ENV=venv, WANDB_MODE="offline")
+        checks = self.doctor_json([], env, None)
+        self.assertIn("venv " + os.path.realpath(venv), checks["python"]["message"])
+        self.assertIn("/usr/bin", checks["python"]["message"])
+        self.assertIn("the active env takes", checks["space"]["message"])
+
+    def test_launch_probe_with_the_built_in_launcher(self):
+        env = base_env(WANDB_MODE="offline", TORCH_DEVICE="cpu")
+        checks = self.doctor_json(["--launch", "--launcher", "local"], env, 0)
+        self.assertEqual(checks["launch"]["status"], "ok", checks["launch"])
+        self.assertIn("RANK", checks["launch"]["message"])
+
+    def test_nodes_tier_with_a_single_host(self):
+        env = base_env(WANDB_MODE="offline", TORCH_DEVICE="cpu")
+        checks = self.doctor_json(["--nodes"], env, 0)
+        self.assertEqual(checks["nodes"]["status"], "ok")
+
+    def test_node_side_answers_a_ping(self):
+        env = base_env()
+        proc = subprocess.run([EZPZ, "__doctor-node", "--dst", "/tmp/does/not/exist", "--exe", EZPZ],
+                              input="ping\n", env=env, capture_output=True, text=True, timeout=30, check=True)
+        ready, facts = proc.stdout.splitlines()
+        self.assertEqual(ready, "EZPZ-READY")
+        facts = json.loads(facts)
+        self.assertEqual(facts["dst"], "/tmp")
+        self.assertTrue(facts["exe_present"] and facts["exe_same"])
+        self.assertLess(abs(facts["time_ns"] - time.time_ns()), 10e9)
+
+    def test_usage_error(self):
+        run(["doctor", "--timeout", "0"], base_env(), check=2)
+
+
+if __name__ == "__main__":
+    unittest.main()
