@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# ezpz doctor timings: the local tier (median of 30 runs, target < 200 ms) and the per-node
+# tier (--nodes) on 8 simulated nodes (median of 10 runs, target < 2 s; needs root for the
+# simulated cluster, scripts/cluster-sim). Usage: scripts/bench/doctor.sh [path/to/ezpz]
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+bin=$(realpath "${1:-build/release/ezpz}")
+[ -x "$bin" ] || { echo "no ezpz at $bin: build it (cmake --build --preset release) or pass its path" >&2; exit 1; }
+
+# median_ms N CMD...: run CMD N times, print the median wall time in milliseconds.
+median_ms() {
+  local n=$1
+  shift
+  local times=()
+  for _ in $(seq "$n"); do
+    local t0 t1
+    t0=$(date +%s%N)
+    "$@" >/dev/null 2>&1 || true
+    t1=$(date +%s%N)
+    times+=($(((t1 - t0) / 1000)))
+  done
+  printf '%s\n' "${times[@]}" | sort -n | awk '{a[NR]=$1} END {m=(NR%2)?a[(NR+1)/2]:(a[NR/2]+a[NR/2+1])/2; printf "%.1f\n", m/1000}'
+}
+
+echo "ezpz: $bin ($(file -b "$bin" | cut -d, -f1-2)); $(nproc) cores"
+local_ms=$(median_ms 30 env WANDB_MODE=offline "$bin" doctor)
+echo "local tier (ezpz doctor), median of 30: ${local_ms} ms (target < 200 ms)"
+
+if [ "$(id -u)" != 0 ]; then
+  echo "per-node tier: skipped (the simulated cluster needs root)"
+  exit 0
+fi
+sim=scripts/cluster-sim
+export EZSIM_DIR=/var/tmp/ezpz-bench-doctor EZSIM_PREFIX=ezpzbd EZSIM_NET=10.250.25
+"$sim/down.sh" >/dev/null 2>&1 || true
+trap '"$sim/down.sh" >/dev/null 2>&1' EXIT
+"$sim/up.sh" 8 >/dev/null
+mkdir -p "$EZSIM_DIR/bin" "$EZSIM_DIR/home"
+cp "$bin" "$EZSIM_DIR/bin/ezpz"
+run=("$sim/exec.sh" env EZPZ_MACHINE=local HOME="$EZSIM_DIR/home" WANDB_MODE=offline "$EZSIM_DIR/bin/ezpz" doctor
+  --hostfile "$EZSIM_DIR/hostfile" --nodes)
+"${run[@]}" >/dev/null 2>&1 || true  # warm-up (host keys, page cache)
+nodes_ms=$(median_ms 10 "${run[@]}")
+echo "per-node tier (ezpz doctor --nodes, built-in libssh), 8 nodes, median of 10: ${nodes_ms} ms (target < 2000 ms)"
+ssh_ms=$(median_ms 10 "${run[@]}" --ssh-command ssh)
+echo "per-node tier (--ssh-command ssh), 8 nodes, median of 10: ${ssh_ms} ms"
+exec_ms=$(median_ms 10 "$sim/exec.sh" true)
+echo "  (of which entering the login namespace with exec.sh: ${exec_ms} ms)"
+"${run[@]}" --all | grep -E '^\[.*\] (nodes|clock)'

@@ -1,0 +1,93 @@
+#!/usr/bin/env bash
+# ezpz doctor --nodes / --launch on a simulated 8-node cluster: all reachable -> ok; one sshd
+# stopped -> an error naming that host; --json has the documented fields; exit codes.
+# Brings the test bed up and tears it down itself.
+set -u
+src=${EZPZ_SOURCE_DIR:?}
+sim="$src/scripts/cluster-sim"
+export EZSIM_DIR=/var/tmp/ezpz-ctest-doctor EZSIM_PREFIX=ezpzd EZSIM_NET=10.250.23
+D=$EZSIM_DIR
+X="$sim/exec.sh"
+fails=0
+fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
+
+"$sim/down.sh" >/dev/null 2>&1
+trap '"$sim/down.sh" >/dev/null 2>&1' EXIT
+"$sim/up.sh" 8 || { echo "FAIL: the simulated cluster could not start (reason above)"; exit 1; }
+mkdir -p "$D/bin" "$D/home"
+cp "$EZPZ_BIN" "$D/bin/ezpz"
+ezpz="$D/bin/ezpz"
+common=(env EZPZ_MACHINE=local HOME="$D/home" WANDB_MODE=offline TORCH_DEVICE=cpu)
+doctor() { "$X" "${common[@]}" "$ezpz" doctor --hostfile "$D/hostfile" "$@"; }
+
+# 1. Every node reachable: exit 0, each host answered, the summary checks are ok.
+out=$(doctor --nodes --json)
+rc=$?
+[ "$rc" -eq 0 ] || fail "all reachable: exit $rc: $out"
+python3 - "$out" <<'PY' || fail "all reachable --json: $out"
+import json, sys
+r = json.loads(sys.argv[1])
+for c in r:
+    assert {"name", "status", "message", "remedy", "duration_ms"} <= set(c), c
+    assert c["status"] in ("ok", "warning", "error"), c
+hosts = {c["host"]: c for c in r if c.get("host")}
+assert sorted(hosts) == [f"node{i}" for i in range(1, 9)], sorted(hosts)
+assert all(c["name"] == "node" and c["status"] == "ok" for c in hosts.values()), hosts
+named = {c["name"]: c for c in r if "host" not in c}
+for k in ("nodes", "clock", "node-space", "ezpz-version"):
+    assert named[k]["status"] == "ok", named[k]
+assert "all 8 hosts answered" in named["nodes"]["message"], named["nodes"]
+PY
+# ... also through the system ssh client.
+out=$(doctor --nodes --ssh-command ssh 2>&1)
+rc=$?
+[ "$rc" -eq 0 ] || fail "--ssh-command ssh: exit $rc: $out"
+grep -q '^\[ OK \] nodes: all 8 hosts answered' <<<"$out" || fail "--ssh-command ssh text: $out"
+
+# 2. The launch probe: one rank per node through Open MPI's mpirun over ssh.
+out=$(doctor --launch --launcher mpirun --json)
+rc=$?
+python3 - "$out" <<'PY' || fail "launch probe (exit $rc): $out"
+import json, sys
+launch = [c for c in json.loads(sys.argv[1]) if c["name"] == "launch"][0]
+assert launch["status"] == "ok", launch
+assert launch["message"].startswith("8 rank(s), one per host, through mpirun"), launch
+PY
+
+# 3. A node whose ezpz is missing from the head's path gets a shipped copy, and a warning.
+#    (the login node's /tmp is its own: the nodes do not have /tmp/ezpz-local)
+out=$("$X" "${common[@]}" sh -c 'cp "$1" /tmp/ezpz-local && /tmp/ezpz-local doctor --hostfile "$2" --nodes --json' \
+      _ "$ezpz" "$D/hostfile")
+rc=$?
+python3 - "$out" <<'PY' || fail "ezpz missing on the nodes (exit $rc): $out"
+import json, sys
+r = {c["name"]: c for c in json.loads(sys.argv[1]) if "host" not in c}
+assert r["nodes"]["status"] == "ok", r["nodes"]
+v = r["ezpz-version"]
+assert v["status"] == "warning" and "/tmp/ezpz-local is missing on node1" in v["message"], v
+PY
+[ "$rc" -eq 0 ] || fail "ezpz missing on the nodes is only a warning: exit $rc"
+
+# 4. node3's sshd is down: exit 1, node3 named, the other seven fine.
+kill "$(cat "$D/nodes/node3/sshd.pid")"
+out=$(doctor --nodes --timeout 5)
+rc=$?
+[ "$rc" -eq 1 ] || fail "sshd down: exit $rc, wanted 1: $out"
+grep -q '^\[FAIL\] nodes: 7 of 8 hosts answered .*no answer from node3' <<<"$out" || fail "sshd down summary: $out"
+grep -q '^\[FAIL\] node (node3): ' <<<"$out" || fail "sshd down: node3's line: $out"
+grep -q 'node (node[^3])' <<<"$out" && fail "sshd down: a healthy node reported: $out"
+out=$(doctor --nodes --json --timeout 5)
+python3 - "$out" <<'PY' || fail "sshd down --json: $out"
+import json, sys
+r = json.loads(sys.argv[1])
+bad = [c for c in r if c.get("host") and c["status"] != "ok"]
+assert [c["host"] for c in bad] == ["node3"] and bad[0]["status"] == "error", bad
+assert bad[0]["remedy"], bad
+PY
+# ... and the launch probe fails too, naming what went wrong.
+out=$(doctor --launch --launcher mpirun --timeout 20 --json)
+rc=$?
+[ "$rc" -eq 1 ] || fail "launch probe with sshd down: exit $rc: $out"
+
+[ "$fails" -eq 0 ] && echo "cluster doctor: all passed"
+exit $((fails > 0))
