@@ -79,6 +79,29 @@ _ezpz_takes_value() {
         "doctor --dst") return 0 ;;
         "doctor --ssh-command") return 0 ;;
         "doctor --timeout") return 0 ;;
+        "env --shell") return 0 ;;
+        "env --hostfile") return 0 ;;
+        "env --machine") return 0 ;;
+        "submit -N") return 0 ;;
+        "submit --nodes") return 0 ;;
+        "submit -t") return 0 ;;
+        "submit --time") return 0 ;;
+        "submit -q") return 0 ;;
+        "submit --queue") return 0 ;;
+        "submit -A") return 0 ;;
+        "submit --account") return 0 ;;
+        "submit --filesystems") return 0 ;;
+        "submit --job-name") return 0 ;;
+        "submit --scheduler") return 0 ;;
+        "submit --env") return 0 ;;
+        "submit --launch-arg") return 0 ;;
+        "submit -o") return 0 ;;
+        "submit --output") return 0 ;;
+        "kill --pattern") return 0 ;;
+        "kill --hostfile") return 0 ;;
+        "kill --signal") return 0 ;;
+        "kill --grace") return 0 ;;
+        "kill --ssh-command") return 0 ;;
     esac
     return 1
 }
@@ -107,7 +130,7 @@ _ezpz() {
     done
     case "$sub" in
         "")
-            COMPREPLY=($(compgen -W "-h --help --version -v --verbose launch yeet tar-env test plot doctor completions help" -- "$cur"))
+            COMPREPLY=($(compgen -W "-h --help --version -v --verbose launch yeet tar-env test plot doctor env submit kill completions help" -- "$cur"))
             ;;
         launch)
             case "$prev" in
@@ -216,6 +239,51 @@ _ezpz() {
                 COMPREPLY=()
             fi
             ;;
+        env)
+            case "$prev" in
+                --shell) COMPREPLY=($(compgen -W "bash zsh fish" -- "$cur")); return 0 ;;
+                --hostfile) compopt -o filenames 2>/dev/null; COMPREPLY=($(compgen -f -- "$cur")); return 0 ;;
+                --machine) COMPREPLY=(); return 0 ;;
+            esac
+            if [[ "$cur" == -* ]]; then
+                COMPREPLY=($(compgen -W "-h --help --shell --json --hostfile --machine" -- "$cur"))
+            elif ((nargs == 0)); then
+                COMPREPLY=()
+            fi
+            ;;
+        submit)
+            case "$prev" in
+                -N|--nodes) COMPREPLY=(); return 0 ;;
+                -t|--time) COMPREPLY=(); return 0 ;;
+                -q|--queue) COMPREPLY=(); return 0 ;;
+                -A|--account) COMPREPLY=(); return 0 ;;
+                --filesystems) COMPREPLY=(); return 0 ;;
+                --job-name) COMPREPLY=(); return 0 ;;
+                --scheduler) COMPREPLY=($(compgen -W "pbs slurm PBS SLURM" -- "$cur")); return 0 ;;
+                --env) COMPREPLY=(); return 0 ;;
+                --launch-arg) COMPREPLY=(); return 0 ;;
+                -o|--output) compopt -o filenames 2>/dev/null; COMPREPLY=($(compgen -f -- "$cur")); return 0 ;;
+            esac
+            if [[ "$cur" == -* ]]; then
+                COMPREPLY=($(compgen -W "-h --help -N --nodes -t --time -q --queue -A --account --filesystems --job-name --scheduler --env --launch-arg -o --output --submit --dry-run" -- "$cur"))
+            elif ((nargs == 0)); then
+                COMPREPLY=()
+            fi
+            ;;
+        kill)
+            case "$prev" in
+                --pattern) COMPREPLY=(); return 0 ;;
+                --hostfile) compopt -o filenames 2>/dev/null; COMPREPLY=($(compgen -f -- "$cur")); return 0 ;;
+                --signal) COMPREPLY=(); return 0 ;;
+                --grace) COMPREPLY=(); return 0 ;;
+                --ssh-command) COMPREPLY=(); return 0 ;;
+            esac
+            if [[ "$cur" == -* ]]; then
+                COMPREPLY=($(compgen -W "-h --help --pattern --all-nodes --hostfile --signal --grace --dry-run --json --ssh-command" -- "$cur"))
+            elif ((nargs == 0)); then
+                COMPREPLY=()
+            fi
+            ;;
         completions)
             if [[ "$cur" == -* ]]; then
                 COMPREPLY=($(compgen -W "-h --help" -- "$cur"))
@@ -227,7 +295,7 @@ _ezpz() {
             if [[ "$cur" == -* ]]; then
                 COMPREPLY=($(compgen -W "-h --help" -- "$cur"))
             elif ((nargs == 0)); then
-                COMPREPLY=($(compgen -W "launch yeet tar-env test plot doctor completions help" -- "$cur"))
+                COMPREPLY=($(compgen -W "launch yeet tar-env test plot doctor env submit kill completions help" -- "$cur"))
             fi
             ;;
     esac

@@ -2,10 +2,13 @@
 #include "cli/command.hpp"
 #include "cli/completions.hpp"
 #include "cli/doctor.hpp"
+#include "cli/env_cmd.hpp"
 #include "cli/help.hpp"
+#include "cli/kill.hpp"
 #include "cli/launch.hpp"
 #include "cli/plot.hpp"
 #include "cli/rank_env.hpp"
+#include "cli/submit.hpp"
 #include "cli/tar_env.hpp"
 #include "cli/test_cmd.hpp"
 #include "cli/yeet.hpp"
@@ -27,6 +30,12 @@ const std::vector<CommandInfo>& command_table() {
        [] { return std::unique_ptr<Command>(new PlotCommand); }},
       {"doctor", "Check this host, every node (--nodes) and the launch line (--launch) before a job; remedies",
        [] { return std::unique_ptr<Command>(new DoctorCommand); }},
+      {"env", "Print export lines for this job (HOSTFILE, NHOSTS, NGPUS, EZPZ_LAUNCH...): eval \"$(ezpz env)\"",
+       [] { return std::unique_ptr<Command>(new EnvCommand); }},
+      {"submit", "Write (and with --submit, qsub/sbatch) a batch script that runs ezpz launch -- COMMAND",
+       [] { return std::unique_ptr<Command>(new SubmitCommand); }},
+      {"kill", "Stop the processes of ezpz-launched jobs, here or on every node (--all-nodes)",
+       [] { return std::unique_ptr<Command>(new KillCommand); }},
       {"completions", "Print the shell completion script for bash, zsh or fish",
        [] { return std::unique_ptr<Command>(new CompletionsCommand); }},
       {"help", "Show help for ezpz or one of its commands", [] { return std::unique_ptr<Command>(new HelpCommand); }},

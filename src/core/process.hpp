@@ -7,6 +7,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/broadcast.hpp"
 #include "core/expected.hpp"
 
 namespace ezpz::core {
@@ -37,6 +38,22 @@ struct RunResult {
   int failed_code = 0;  ///< its exit code (128+N when killed by signal N)
 };
 
+/// A process of an ezpz-launched job on this node.
+struct ProcessInfo {
+  int pid = 0;
+  int ppid = 0;
+  std::string cmdline;  ///< arguments joined by spaces
+  std::string job_id;   ///< its EZPZ_JOB_ID ("" when it has none)
+};
+
+/// What `ezpz ARGS` printed on another node.
+struct NodeOutput {
+  std::string host;
+  int exit_code = 0;
+  std::string output;  ///< its stdout
+  std::string error;   ///< could not connect or start (one line)
+};
+
 class ProcessControl {
  public:
   virtual ~ProcessControl() = default;
@@ -53,6 +70,18 @@ class ProcessControl {
   [[nodiscard]] virtual int reserve_tcp_port() = 0;
   /// Sleep; false when a forwarded signal arrived meanwhile (stop retrying).
   [[nodiscard]] virtual bool sleep_unless_interrupted(double seconds) = 0;
+  /// This user's processes on this node that carry an ezpz job id (EZPZ_JOB_ID).
+  [[nodiscard]] virtual std::vector<ProcessInfo> job_processes() = 0;
+  /// This process and its ancestors (never signalled by ezpz kill).
+  [[nodiscard]] virtual std::vector<int> self_and_ancestors() = 0;
+  /// Send `sig` to `pid`; false when it is gone or not ours.
+  virtual bool send_signal(int pid, int sig) = 0;
+  [[nodiscard]] virtual bool alive(int pid) = 0;
+  /// Run `ezpz args...` on each host at once over yeet's transport (spec: ssh command, binary
+  /// path), at most `timeout_s` seconds; their output in host order.
+  [[nodiscard]] virtual std::vector<NodeOutput> run_on_nodes(const HostList& hosts,
+                                                             const std::vector<std::string>& args,
+                                                             const BroadcastSpec& spec, double timeout_s) = 0;
 };
 
 }  // namespace ezpz::core

@@ -116,6 +116,13 @@ EnvList rank_environment(const Env& env, const RankContext& ctx, const RankInfo&
   if (ctx.master_port > 0 && !env.has("MASTER_PORT")) {
     out.emplace_back("MASTER_PORT", std::to_string(ctx.master_port));
   }
+  // Marks every process of the job (children inherit it) for `ezpz kill`: the rendezvous
+  // address is the same on every rank and unique while the job runs.
+  const auto addr = env.get("MASTER_ADDR").value_or(ctx.master_addr);
+  const auto port = env.get("MASTER_PORT").value_or(ctx.master_port > 0 ? std::to_string(ctx.master_port) : "");
+  if (!env.has(std::string(kJobIdVariable)) && !addr.empty() && !port.empty()) {
+    out.emplace_back(kJobIdVariable, addr + ":" + port);
+  }
   if (ctx.gpu_bind != GpuBind::none) {
     const std::string var(gpu_bind_variable(ctx.gpu_bind));
     // Devices this rank may choose from: the caller's list when set, else 0..gpus-1.

@@ -53,6 +53,9 @@ struct RankInfo {
 /// Rank `r` of the plan as the built-in launcher (or --print-env) places it: block by host.
 [[nodiscard]] RankInfo planned_rank(int r, const RankContext& ctx);
 
+/// Set in every rank's environment (MASTER_ADDR:MASTER_PORT): `ezpz kill` finds jobs by it.
+inline constexpr std::string_view kJobIdVariable = "EZPZ_JOB_ID";
+
 /// The variables to set for one rank. MASTER_ADDR/MASTER_PORT already in `env` are kept;
 /// a GPU variable already holding a list is indexed by the local rank.
 [[nodiscard]] EnvList rank_environment(const Env& env, const RankContext& ctx, const RankInfo& rank);

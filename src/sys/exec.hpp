@@ -21,6 +21,13 @@ class PosixProcessControl final : public core::ProcessControl {
                                               const core::RunOptions& options) override;
   [[nodiscard]] int reserve_tcp_port() override;
   [[nodiscard]] bool sleep_unless_interrupted(double seconds) override;
+  [[nodiscard]] std::vector<core::ProcessInfo> job_processes() override;
+  [[nodiscard]] std::vector<int> self_and_ancestors() override;
+  bool send_signal(int pid, int sig) override;
+  [[nodiscard]] bool alive(int pid) override;
+  [[nodiscard]] std::vector<core::NodeOutput> run_on_nodes(const core::HostList& hosts,
+                                                           const std::vector<std::string>& args,
+                                                           const core::BroadcastSpec& spec, double timeout_s) override;
 
  private:
   SignalRelay& relay();

@@ -39,6 +39,22 @@ class FakeProcess final : public core::ProcessControl {
     sleeps.push_back(seconds);
     return true;
   }
+  std::vector<core::ProcessInfo> jobs;       ///< what job_processes() answers
+  std::vector<std::pair<int, int>> signals;  ///< (pid, signal) sent
+  std::vector<core::ProcessInfo> job_processes() override { return jobs; }
+  std::vector<int> self_and_ancestors() override { return {1000}; }
+  bool send_signal(int pid, int sig) override {
+    signals.emplace_back(pid, sig);
+    std::erase_if(jobs, [&](const core::ProcessInfo& p) { return p.pid == pid; });
+    return true;
+  }
+  bool alive(int pid) override {
+    return std::any_of(jobs.begin(), jobs.end(), [&](const auto& p) { return p.pid == pid; });
+  }
+  std::vector<core::NodeOutput> run_on_nodes(const core::HostList&, const std::vector<std::string>&,
+                                             const core::BroadcastSpec&, double) override {
+    return {};
+  }
 };
 
 /// A LocalTransfer that records nothing and fails every operation (CLI tests of other

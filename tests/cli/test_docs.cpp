@@ -42,7 +42,7 @@ TEST_CASE("every option is documented in the man pages", "[docs]") {
     // Each command with options has its own page, docs/ezpz-<command>.1.
     std::string page = main_page;
     if (c.name == "launch" || c.name == "yeet" || c.name == "tar-env" || c.name == "test" || c.name == "plot" ||
-        c.name == "doctor") {
+        c.name == "doctor" || c.name == "env" || c.name == "submit" || c.name == "kill") {
       page = unroff(read(std::string(EZPZ_SOURCE_DIR) + "/docs/ezpz-" + c.name + ".1"));
     }
     for (const auto& o : c.options) {

@@ -1,0 +1,78 @@
+#include "cli/env_cmd.hpp"
+
+#include <CLI/App.hpp>
+#include <CLI/Validators.hpp>
+#include <nlohmann/json.hpp>
+
+#include "cli/launch.hpp"
+#include "cli/terminal.hpp"
+#include "core/job_env.hpp"
+#include "core/shell.hpp"
+
+namespace ezpz::cli {
+
+void EnvCommand::add_cli(CLI::App& app) {
+  app.add_option("--shell", shell_, "Syntax of the lines: bash (default; also zsh) or fish")
+      ->check(CLI::IsMember({"bash", "zsh", "fish"}));
+  app.add_flag("--json", json_, "Print the variables as one JSON object instead");
+  app.add_option("--hostfile", hostfile_, "The job's hosts (default: found as for launch)")->type_name("FILE");
+  app.add_option("--machine", machine_, "Machine profile to use (default: detected)")->type_name("NAME");
+  app.footer(
+      "Examples:\n"
+      "  eval \"$(ezpz env)\"                 # bash or zsh, in a PBS or Slurm job\n"
+      "  ezpz env --shell fish | source\n"
+      "  $EZPZ_LAUNCH python3 -m app.train   # the same as: ezpz launch -- python3 -m app.train");
+}
+
+int EnvCommand::run(Context& ctx) {
+  core::ShellKind shell = core::ShellKind::bash;
+  if (!shell_.empty()) {
+    shell = *core::shell_from_string(shell_);
+  } else if (auto sh = ctx.env.get("SHELL"); sh && sh->size() >= 4 && sh->substr(sh->size() - 4) == "fish") {
+    shell = core::ShellKind::fish;
+  }
+  core::LaunchRequest request;
+  if (!hostfile_.empty()) {
+    request.hostfile = hostfile_;
+  }
+  if (!machine_.empty()) {
+    request.machine = machine_;
+  }
+  request.rank_env = false;            // the launcher line alone: no shim, no port held
+  request.command = {"__EZPZ_CMD__"};  // a placeholder, cut off below
+  auto job = plan_job(ctx, request);
+  if (!job) {
+    return ctx.term.fail(job.error());
+  }
+  const auto& plan = job->plan;
+  const auto& cluster = job->cluster;
+  std::vector<std::string> launcher(plan.argv.begin(), plan.argv.end() - 1);
+  const std::string self = ctx.env.self_exe.empty() ? "ezpz" : ctx.env.self_exe;
+  const int nhosts = static_cast<int>(cluster.hosts.size());
+  std::vector<std::pair<std::string, std::string>> vars;
+  if (cluster.host_source.kind == core::HostSource::Kind::file) {
+    vars.emplace_back("HOSTFILE", cluster.host_source.value);
+  } else if (!plan.hostfile.empty()) {
+    vars.emplace_back("HOSTFILE", plan.hostfile);
+  }
+  vars.emplace_back("NHOSTS", std::to_string(nhosts));
+  vars.emplace_back("NGPU_PER_HOST", std::to_string(cluster.gpus.per_node));
+  vars.emplace_back("NGPUS", std::to_string(nhosts * cluster.gpus.per_node));
+  vars.emplace_back("MACHINE", cluster.machine.name);
+  vars.emplace_back("EZPZ_LAUNCH", core::shell_join({self, "launch", "--"}));
+  // ezpz's DIST_LAUNCH: the launcher line itself (the built-in launcher has none: ezpz launch).
+  vars.emplace_back("DIST_LAUNCH",
+                    launcher.empty() ? core::shell_join({self, "launch", "--"}) : core::shell_join(launcher));
+  if (json_) {
+    nlohmann::ordered_json j = nlohmann::ordered_json::object();
+    for (const auto& [k, v] : vars) {
+      j[k] = v;
+    }
+    ctx.term.out() << j.dump() << '\n';
+    return 0;
+  }
+  ctx.term.out() << core::export_lines(vars, shell);
+  return 0;
+}
+
+}  // namespace ezpz::cli

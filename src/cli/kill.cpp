@@ -1,0 +1,160 @@
+#include "cli/kill.hpp"
+
+#include <csignal>
+#include <tuple>
+
+#include <CLI/App.hpp>
+#include <nlohmann/json.hpp>
+
+#include "cli/terminal.hpp"
+#include "cli/yeet_relay.hpp"
+#include "core/broadcast.hpp"
+#include "core/cluster.hpp"
+#include "core/kill.hpp"
+
+namespace ezpz::cli {
+
+void KillCommand::add_cli(CLI::App& app) {
+  app.add_option("pattern,--pattern", pattern_, "Only jobs whose id (MASTER_ADDR:PORT) or command line contains this")
+      ->type_name("PATTERN");
+  app.add_flag("--all-nodes", all_nodes_, "Also on every other node of the job (over ssh, as yeet reaches them)");
+  app.add_option("--hostfile", hostfile_, "The nodes for --all-nodes (default: the job's, as for launch)")
+      ->type_name("FILE");
+  app.add_option("--signal", signal_, "TERM (default), INT, HUP, QUIT, USR1, USR2 or KILL")->type_name("SIG");
+  app.add_option("--grace", grace_s_, "Seconds before KILL for processes still running (default 3; 0: never)")
+      ->type_name("S");
+  app.add_flag("--dry-run", dry_run_, "List what would be signalled; signal nothing");
+  app.add_flag("--json", json_, "Print one JSON object per node instead of text");
+  app.add_option("--ssh-command", ssh_command_, "Reach other nodes with this ssh client instead of the built-in one")
+      ->type_name("CMD");
+  app.footer(
+      "Examples:\n"
+      "  ezpz kill                      # every ezpz-launched process of mine on this node\n"
+      "  ezpz kill train.py --all-nodes # those running train.py, on every node of the job\n"
+      "  ezpz kill --dry-run --signal INT");
+}
+
+int KillCommand::run(Context& ctx) {
+  const auto sig = core::signal_from_string(signal_);
+  if (!sig) {
+    return ctx.term.fail(usage_error("--signal " + signal_ + " is not one of TERM, INT, HUP, QUIT, USR1, USR2, KILL"));
+  }
+  if (grace_s_ < 0) {
+    return ctx.term.fail(usage_error("--grace must be >= 0 (got " + std::to_string(grace_s_) + ")"));
+  }
+  const std::string host = ctx.env.hostname.empty() ? "localhost" : ctx.env.hostname;
+  // This node.
+  const auto targets =
+      core::select_kill_targets(ctx.process.job_processes(), pattern_, ctx.process.self_and_ancestors());
+  nlohmann::json procs = nlohmann::json::array();
+  int survivors = 0;
+  if (!dry_run_) {
+    for (const auto& p : targets) {
+      ctx.process.send_signal(p.pid, *sig);
+    }
+    // Those still running after the grace period get SIGKILL.
+    const bool escalate = *sig != SIGKILL && grace_s_ > 0;
+    for (double waited = 0; escalate && waited < grace_s_; waited += 0.1) {
+      bool any = false;
+      for (const auto& p : targets) {
+        any = any || ctx.process.alive(p.pid);
+      }
+      if (!any || !ctx.process.sleep_unless_interrupted(0.1)) {
+        break;
+      }
+    }
+    std::vector<int> killed;
+    for (const auto& p : targets) {
+      if (escalate && ctx.process.alive(p.pid)) {
+        ctx.process.send_signal(p.pid, SIGKILL);
+        killed.push_back(p.pid);
+      }
+    }
+    for (int waited = 0; !killed.empty() && waited < 20; ++waited) {  // SIGKILL takes a moment
+      std::erase_if(killed, [&](int pid) { return !ctx.process.alive(pid); });
+      if (!killed.empty() && !ctx.process.sleep_unless_interrupted(0.05)) {
+        break;
+      }
+    }
+    for (const auto& p : targets) {
+      survivors += ctx.process.alive(p.pid) ? 1 : 0;
+    }
+  }
+  for (const auto& p : targets) {
+    procs.push_back({{"pid", p.pid}, {"job", p.job_id}, {"command", p.cmdline}});
+  }
+  nlohmann::json me = {{"host", host},
+                       {"signal", core::signal_name(*sig)},
+                       {"dry_run", dry_run_},
+                       {"processes", procs},
+                       {"still_running", survivors}};
+  std::vector<nlohmann::json> reports = {me};
+  bool failed = survivors > 0;
+  // Every other node: the same command there.
+  if (all_nodes_) {
+    auto machines = core::load_machines(ctx.env, ctx.probe);
+    if (!machines) {
+      return ctx.term.fail(machines.error());
+    }
+    std::optional<std::string> hostfile;
+    if (!hostfile_.empty()) {
+      hostfile = hostfile_;
+    }
+    auto cluster = core::discover_cluster(ctx.env, *machines, std::nullopt, hostfile, ctx.probe);
+    if (!cluster) {
+      return ctx.term.fail(cluster.error());
+    }
+    const auto others = core::yeet_targets(cluster->hosts, ctx.env.hostname, false, ctx.probe);
+    core::BroadcastSpec spec;
+    spec.self_exe = ctx.env.self_exe;
+    spec.ssh_command = split_command(ssh_command_);
+    spec.user = ctx.env.get("USER").value_or("");
+    std::tie(spec.exe_digest, spec.exe_size) = ctx.transfer.self_digest();
+    std::vector<std::string> args = {"kill", "--json", "--signal", signal_, "--grace", std::to_string(grace_s_)};
+    if (dry_run_) {
+      args.emplace_back("--dry-run");
+    }
+    if (!pattern_.empty()) {
+      args.push_back("--pattern=" + pattern_);
+    }
+    for (const auto& o : ctx.process.run_on_nodes(others, args, spec, 30 + grace_s_)) {
+      auto j = nlohmann::json::parse(o.output.substr(0, o.output.find('\n')), nullptr, false);
+      if (!o.error.empty() || j.is_discarded() || !j.is_object()) {
+        j = {{"host", o.host},
+             {"error", o.error.empty() ? "ezpz kill there exited " + std::to_string(o.exit_code) : o.error}};
+        failed = true;
+      } else {
+        j["host"] = o.host;
+        failed = failed || j.value("still_running", 0) > 0;
+      }
+      reports.push_back(j);
+    }
+  }
+  auto& out = ctx.term.out();
+  for (const auto& r : reports) {
+    if (json_) {
+      out << r.dump() << '\n';
+      continue;
+    }
+    const std::string where = r.value("host", std::string());
+    if (r.contains("error")) {
+      out << where << ": " << r["error"].get<std::string>() << "\n";
+      continue;
+    }
+    if (r["processes"].empty()) {
+      out << where << ": no ezpz-launched processes" << (pattern_.empty() ? "" : " matching '" + pattern_ + "'")
+          << "\n";
+    }
+    for (const auto& p : r["processes"]) {
+      out << where << ": " << (dry_run_ ? "would send " : "sent ") << r["signal"].get<std::string>() << " to "
+          << p["pid"].get<int>() << " (job " << p["job"].get<std::string>() << "): " << p["command"].get<std::string>()
+          << "\n";
+    }
+    if (r.value("still_running", 0) > 0) {
+      out << where << ": " << r["still_running"].get<int>() << " process(es) still running\n";
+    }
+  }
+  return failed ? static_cast<int>(ExitCode::failure) : 0;
+}
+
+}  // namespace ezpz::cli

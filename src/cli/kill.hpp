@@ -1,0 +1,28 @@
+// ezpz kill [PATTERN] [--all-nodes] [--signal S] [--grace S] [--dry-run] [--json]: stop the
+// processes of ezpz-launched jobs (every rank carries EZPZ_JOB_ID) on this node, or on every
+// node of the job over SSH; TERM first, KILL for those still running after the grace period.
+#pragma once
+
+#include <string>
+
+#include "cli/command.hpp"
+
+namespace ezpz::cli {
+
+class KillCommand final : public Command {
+ public:
+  void add_cli(CLI::App& app) override;
+  int run(Context& ctx) override;
+
+ private:
+  std::string pattern_;
+  bool all_nodes_ = false;
+  std::string hostfile_;
+  std::string signal_ = "TERM";
+  double grace_s_ = 3;
+  bool dry_run_ = false;
+  bool json_ = false;
+  std::string ssh_command_;
+};
+
+}  // namespace ezpz::cli

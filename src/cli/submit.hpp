@@ -1,0 +1,35 @@
+// ezpz submit [OPTIONS] -- COMMAND...: write a PBS or Slurm batch script whose body runs
+// `ezpz launch -- COMMAND`, and with --submit hand it to qsub or sbatch.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "cli/command.hpp"
+
+namespace ezpz::cli {
+
+class SubmitCommand final : public Command {
+ public:
+  void add_cli(CLI::App& app) override;
+  int run(Context& ctx) override;
+  [[nodiscard]] bool takes_trailing_command() const override { return true; }
+  void set_trailing_command(std::vector<std::string> command, bool had_separator) override;
+
+ private:
+  int nodes_ = 1;
+  std::string walltime_ = "01:00:00";
+  std::string queue_;
+  std::string account_;
+  std::string filesystems_ = "home";
+  std::string job_name_ = "ezpz";
+  std::string scheduler_;
+  std::vector<std::string> env_;
+  std::string output_;
+  std::vector<std::string> launch_args_;
+  bool submit_ = false;
+  bool dry_run_ = false;
+  std::vector<std::string> command_;
+};
+
+}  // namespace ezpz::cli

@@ -1,0 +1,47 @@
+// `ezpz env` and `ezpz submit`: shell text for the current job (export lines that replace
+// ezpz's `ezpz_setup_job` helper) and PBS/Slurm batch scripts. Pure: values in, text out.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "core/expected.hpp"
+#include "core/scheduler.hpp"
+
+namespace ezpz::core {
+
+enum class ShellKind { bash, zsh, fish };
+[[nodiscard]] std::optional<ShellKind> shell_from_string(std::string_view s);
+
+/// NAME=value pairs as lines that `eval "$(...)"` (bash, zsh) or `... | source` (fish) runs:
+/// `export NAME='value'` or `set -gx NAME 'value'`, every value quoted.
+[[nodiscard]] std::string export_lines(const std::vector<std::pair<std::string, std::string>>& vars, ShellKind shell);
+
+/// What `ezpz submit` writes.
+struct SubmitSpec {
+  Scheduler scheduler = Scheduler::pbs;  ///< pbs or slurm
+  int nodes = 1;
+  std::string walltime = "01:00:00";  ///< as given; checked by check_walltime
+  std::string queue;                  ///< PBS queue / Slurm partition ("" = site default)
+  std::string account;
+  std::string filesystems = "home";  ///< PBS -l filesystems= (ALCF); "" = none
+  std::string job_name = "ezpz";
+  std::vector<std::pair<std::string, std::string>> env;  ///< --env NAME=VALUE, exported in the script
+  std::string workdir;                                   ///< cd here first
+  std::string ezpz;                                      ///< this binary's path
+  std::vector<std::string> launch_args;                  ///< extra `ezpz launch` options
+  std::vector<std::string> command;                      ///< after "--"
+};
+
+/// HH:MM:SS, H:MM:SS, MM:SS or minutes; Slurm also D-HH[:MM[:SS]]. Returns it normalised to
+/// what the scheduler takes (PBS: HH:MM:SS), or a usage error naming the formats.
+[[nodiscard]] Expected<std::string> check_walltime(std::string_view text, Scheduler scheduler);
+/// NAME=VALUE with a valid shell variable name.
+[[nodiscard]] Expected<std::pair<std::string, std::string>> parse_env_assignment(std::string_view text);
+/// The batch script (PBS or Slurm directives, then `exec ezpz launch ... -- COMMAND`).
+[[nodiscard]] Expected<std::string> render_submit_script(const SubmitSpec& spec);
+
+}  // namespace ezpz::core

@@ -1,0 +1,145 @@
+"""ezpz env (PBS, Slurm, local), ezpz submit (--dry-run, --submit through a stand-in qsub/sbatch,
+bad input), ezpz kill on real processes started by ezpz launch."""
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+import unittest
+
+sys.path.insert(0, os.path.dirname(__file__))
+from ezpz_e2e import EZPZ, TempDirTest, base_env, run  # noqa: E402
+
+
+class Env(TempDirTest):
+    def values(self, env, *extra):
+        return json.loads(run(["env", "--json", *extra], env, check=0).stdout)
+
+    def test_pbs_job(self):
+        hostfile = self.write("nodefile", "x1001c0s0b0n0\nx1001c0s0b0n0\nx1001c0s0b1n0\n")
+        env = base_env(PBS_JOBID="123.aurora-pbs", PBS_NODEFILE=hostfile, EZPZ_MACHINE="aurora")
+        v = self.values(env)
+        self.assertEqual(v["HOSTFILE"], hostfile)
+        self.assertEqual((v["NHOSTS"], v["NGPU_PER_HOST"], v["NGPUS"], v["MACHINE"]), ("2", "12", "24", "aurora"))
+        self.assertTrue(v["DIST_LAUNCH"].startswith("mpiexec "), v)
+        self.assertIn("--np=24", v["DIST_LAUNCH"])
+        self.assertEqual(v["EZPZ_LAUNCH"], f"{EZPZ} launch --")
+
+    def test_slurm_job(self):
+        env = base_env(SLURM_JOB_ID="77", SLURM_NODELIST="nid[001000-001002]", SLURM_NNODES="3",
+                       EZPZ_MACHINE="frontier")
+        v = self.values(env)
+        self.assertEqual((v["NHOSTS"], v["NGPU_PER_HOST"], v["NGPUS"], v["MACHINE"]), ("3", "8", "24", "frontier"))
+        self.assertTrue(v["DIST_LAUNCH"].startswith("srun "), v)
+        self.assertNotIn("HOSTFILE", v)
+
+    def test_local_and_shells(self):
+        env = base_env()
+        v = self.values(env)
+        self.assertEqual((v["NHOSTS"], v["MACHINE"]), ("1", "local"))
+        # The lines work when evaluated: bash (and zsh), fish.
+        out = subprocess.run(["bash", "-c", f'eval "$("{EZPZ}" env)"; echo "$NHOSTS $MACHINE $EZPZ_LAUNCH"'],
+                             env=env, capture_output=True, text=True, check=True).stdout
+        self.assertEqual(out.strip(), f"1 local {EZPZ} launch --")
+        out = subprocess.run(["fish", "-c", f'"{EZPZ}" env --shell fish | source; echo $NHOSTS $MACHINE'],
+                             env=env, capture_output=True, text=True, check=True).stdout
+        self.assertEqual(out.strip(), "1 local")
+        # $EZPZ_LAUNCH runs a command as ezpz launch would.
+        out = subprocess.run(["bash", "-c", f'eval "$("{EZPZ}" env)"; $EZPZ_LAUNCH sh -c \'echo rank=$RANK\''],
+                             env=env, capture_output=True, text=True, check=True).stdout
+        self.assertIn("rank=0", out)
+
+
+class Submit(TempDirTest):
+    def test_dry_run_pbs_and_slurm(self):
+        env = base_env(PWD=self.tmp)
+        out = run(["submit", "--scheduler", "pbs", "-N", "2", "-t", "30", "-q", "debug", "-A", "P", "--dry-run",
+                   "--", "python3", "-c", "print('hi there')"], env, check=0).stdout
+        lines = out.splitlines()
+        self.assertEqual(lines[0], "#!/bin/bash -l")
+        self.assertIn("#PBS -l select=2", lines)
+        self.assertIn("#PBS -l walltime=00:30:00", lines)
+        self.assertEqual(lines[-1], f"exec {EZPZ} launch -- python3 -c 'print('\\''hi there'\\'')'")
+        out = run(["submit", "--scheduler", "slurm", "-N", "4", "-t", "1-00:00:00", "--dry-run", "--", "true"],
+                  env, check=0).stdout
+        self.assertIn("#SBATCH --nodes=4", out)
+        self.assertIn("#SBATCH --time=24:00:00", out)
+        self.assertFalse(os.listdir(self.tmp), "dry run wrote a file")
+
+    def test_submit_with_qsub_and_bad_input(self):
+        log = os.path.join(self.tmp, "qsub.log")
+        self.write("bin/qsub", f"#!/bin/sh\necho \"$@\" > '{log}'\necho 4242.pbs01\n", 0o755)
+        env = base_env(PWD=self.tmp, PATH=f"{self.tmp}/bin:" + os.environ["PATH"])
+        script = os.path.join(self.tmp, "job.sh")
+        proc = run(["submit", "-N", "1", "-o", script, "--submit", "--", "python3", "train.py"], env, check=0)
+        self.assertIn("4242.pbs01", proc.stdout)
+        self.assertEqual(open(log).read().strip(), script)
+        self.assertIn("#PBS -l select=1", open(script).read())
+        for bad, word in ((["-t", "1h"], "walltime"), (["-N", "0"], "--nodes"), (["--env", "1X=2"], "--env")):
+            proc = run(["submit", "--scheduler", "pbs", "--dry-run", *bad, "--", "true"], env)
+            self.assertEqual(proc.returncode, 2, proc.stderr)
+            self.assertEqual(len(proc.stderr.strip().splitlines()), 1, proc.stderr)
+            self.assertIn(word, proc.stderr)
+        proc = run(["submit", "--dry-run", "--", "true"], base_env(PATH="/nonexistent"))
+        self.assertEqual(proc.returncode, 2)
+        self.assertIn("--scheduler", proc.stderr)
+
+
+def job_pids(pattern):
+    """pids of this user's processes with EZPZ_JOB_ID whose command line has `pattern`."""
+    pids = []
+    for d in os.listdir("/proc"):
+        if not d.isdigit():
+            continue
+        try:
+            environ = open(f"/proc/{d}/environ", "rb").read()
+            cmdline = open(f"/proc/{d}/cmdline", "rb").read().replace(b"\0", b" ").decode()
+        except OSError:
+            continue
+        if b"EZPZ_JOB_ID=" in environ and pattern in cmdline:
+            pids.append(int(d))
+    return pids
+
+
+class Kill(TempDirTest):
+    def start_job(self, *cmd):
+        env = base_env()
+        job = subprocess.Popen([EZPZ, "launch", "--launcher", "local", "-n", "2", "--", *cmd], env=env,
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+        self.addCleanup(lambda: (os.killpg(job.pid, signal.SIGKILL) if job.poll() is None else None))
+        for _ in range(100):
+            if len(job_pids(cmd[-1])) >= 2:
+                break
+            time.sleep(0.05)
+        self.assertEqual(len(job_pids(cmd[-1])), 2, "the job's ranks did not start")
+        return job, env
+
+    def test_dry_run_then_kill(self):
+        job, env = self.start_job("sleep", "301")
+        out = run(["kill", "--dry-run", "--json", "301"], env, check=0).stdout
+        report = json.loads(out)
+        self.assertEqual(sorted(p["pid"] for p in report["processes"]), sorted(job_pids("sleep 301")))
+        self.assertTrue(all(p["job"].count(":") == 1 for p in report["processes"]), report)
+        self.assertEqual(len(job_pids("sleep 301")), 2, "--dry-run killed something")
+        out = run(["kill", "301"], env, check=0).stdout
+        self.assertEqual(out.count("sent SIGTERM"), 2, out)
+        job.wait(timeout=20)
+        self.assertEqual(job_pids("sleep 301"), [])
+        self.assertIn("no ezpz-launched processes", run(["kill", "301"], env, check=0).stdout)
+
+    def test_term_ignored_then_kill(self):
+        job, env = self.start_job("sh", "-c", "trap '' TERM; while :; do sleep 0.1; done # 302")
+        out = run(["kill", "--grace", "0.5", "# 302"], env, check=0).stdout
+        self.assertEqual(out.count("sent SIGTERM"), 2, out)
+        job.wait(timeout=20)
+        self.assertEqual(job_pids("# 302"), [])
+
+    def test_bad_signal(self):
+        proc = run(["kill", "--signal", "STOP"])
+        self.assertEqual(proc.returncode, 2)
+        self.assertIn("--signal", proc.stderr)
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)
