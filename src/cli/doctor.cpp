@@ -156,6 +156,11 @@ int DoctorCommand::run(Context& ctx) {
     local.push_back(start_check([&] { return core::check_accelerators(env, probe, facts); }));
     local.push_back(start_check([&] { return core::check_network_env(env, probe, facts); }));
     local.push_back(start_check([&] { return core::check_ezpz(env, facts); }));
+    local.push_back(start_check([&] {
+      const auto passwd = probe.read_file("/etc/passwd");
+      const auto nsswitch = probe.read_file("/etc/nsswitch.conf");
+      return core::check_user(env, passwd ? *passwd : std::string(), nsswitch ? *nsswitch : std::string());
+    }));
     if (launch_) {
       launch = std::async(std::launch::async,
                           [&] { return launch_probe(ctx, facts, hostfile_, machine_, launcher_, timeout_s_); });

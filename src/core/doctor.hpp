@@ -82,6 +82,9 @@ struct LocalFacts {
 [[nodiscard]] CheckResult check_accelerators(const Env& env, const SystemProbe& probe, const LocalFacts& facts);
 [[nodiscard]] CheckResult check_network_env(const Env& env, const SystemProbe& probe, const LocalFacts& facts);
 [[nodiscard]] CheckResult check_ezpz(const Env& env, const LocalFacts& facts);
+/// A static binary cannot load NSS modules (sssd, LDAP): a user missing from /etc/passwd is
+/// unknown to it, so USER and HOME must be set (ezpz takes them first).
+[[nodiscard]] CheckResult check_user(const Env& env, std::string_view passwd, std::string_view nsswitch);
 
 /// A launcher's `--version` text -> "Open MPI 4.1.4", "MPICH 4.0.2", "Intel MPI 2021.9",
 /// "Cray PALS 1.2.12", "Slurm 23.02.7"; empty when unrecognised.

@@ -344,3 +344,20 @@ TEST_CASE("doctor: the node's free space is measured at the nearest existing dir
   CHECK(f->dst_free == 5);
   CHECK_FALSE(core::decode_node_facts("not json"));
 }
+
+TEST_CASE("doctor user: a user only in sssd/LDAP needs USER and HOME", "[doctor]") {
+  using ezpz::core::CheckStatus;
+  ezpz::core::Env env;
+  env.uid = 4242;
+  const std::string passwd = "root:x:0:0:root:/root:/bin/bash\nalice:x:1000:1000::/home/alice:/bin/bash\n";
+  const std::string nss = "passwd:         files sss\ngroup: files sss\n";
+  env.vars = {{"USER", "bob"}, {"HOME", "/home/bob"}};
+  auto r = ezpz::core::check_user(env, passwd, nss);
+  CHECK(r.status == CheckStatus::warning);
+  CHECK(r.message.find("files sss") != std::string::npos);
+  CHECK(r.message.find("USER=bob") != std::string::npos);
+  env.vars = {{"HOME", "/home/bob"}};
+  CHECK(ezpz::core::check_user(env, passwd, nss).status == CheckStatus::error);
+  env.uid = 1000;
+  CHECK(ezpz::core::check_user(env, passwd, nss).status == CheckStatus::ok);
+}
