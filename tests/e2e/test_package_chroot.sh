@@ -18,6 +18,15 @@ for f in bin/ezpz share/man/man1/ezpz.1 share/man/man1/ezpz-yeet.1 share/bash-co
   tar -tzf "$tarball" | grep -q "/$f\$" || fail "the package lacks $f"
 done
 
+# The .deb holds the same files under /usr, with a checksum, and depends on nothing.
+cpack --config "$EZPZ_BUILD_DIR/CPackConfig.cmake" -G DEB -B "$tmp/deb" >/dev/null || fail "cpack -G DEB"
+deb=$(ls "$tmp"/deb/ezpz_*.deb 2>/dev/null)
+[ -f "$deb.sha256" ] || fail "cpack wrote no .sha256 beside the .deb"
+for f in usr/bin/ezpz usr/share/man/man1/ezpz-kill.1 usr/share/bash-completion/completions/ezpz; do
+  dpkg-deb -c "$deb" | grep -q "\./$f\$" || fail "the .deb lacks $f"
+done
+[ -z "$(dpkg-deb -f "$deb" Depends)" ] || fail "the static .deb should depend on nothing: $(dpkg-deb -f "$deb" Depends)"
+
 # A wrong checksum installs nothing.
 if "$EZPZ_SOURCE_DIR/scripts/install.sh" --prefix "$tmp/bad" "$tarball" 0000 >/dev/null 2>&1; then
   fail "install.sh accepted a wrong checksum"
