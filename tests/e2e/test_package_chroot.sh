@@ -22,8 +22,9 @@ done
 cpack --config "$EZPZ_BUILD_DIR/CPackConfig.cmake" -G DEB -B "$tmp/deb" >/dev/null || fail "cpack -G DEB"
 deb=$(ls "$tmp"/deb/ezpz_*.deb 2>/dev/null)
 [ -f "$deb.sha256" ] || fail "cpack wrote no .sha256 beside the .deb"
+listing=$(dpkg-deb -c "$deb")
 for f in usr/bin/ezpz usr/share/man/man1/ezpz-kill.1 usr/share/bash-completion/completions/ezpz; do
-  dpkg-deb -c "$deb" | grep -q "\./$f\$" || fail "the .deb lacks $f"
+  grep -q "\./$f\$" <<<"$listing" || fail "the .deb lacks $f"
 done
 [ -z "$(dpkg-deb -f "$deb" Depends)" ] || fail "the static .deb should depend on nothing: $(dpkg-deb -f "$deb" Depends)"
 
