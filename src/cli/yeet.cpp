@@ -166,6 +166,11 @@ int YeetCommand::run(Context& ctx) {
     }
     targets = core::yeet_targets(cluster->hosts, ctx.env.hostname, !no_hsn_, ctx.probe);
   }
+  for (const auto& target : targets) {
+    if (auto ok = core::check_remote_host(target); !ok) {
+      return ctx.term.fail(ok.error());
+    }
+  }
   const auto tree = core::relay_tree(targets, fanout_);
   const int total_nodes = static_cast<int>(targets.size()) + 1;
   auto size = ctx.transfer.measure(plan->source, plan->excludes);

@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/json_fields.hpp"
 #include "core/shell.hpp"
 #include "core/strings.hpp"
 
@@ -194,18 +195,17 @@ std::string encode_result(const NodeResult& r) {
 }
 
 std::optional<NodeResult> decode_result(std::string_view line) {
+  // A peer's line: anything that is not a well-typed result is not a result (never an exception).
   auto j = nlohmann::json::parse(line, nullptr, false);
   if (j.is_discarded() || !j.is_object() || !j.contains("host") || !j["host"].is_string()) {
     return std::nullopt;
   }
   NodeResult r;
-  r.host = j["host"];
-  r.ok = j.value("ok", false);
-  r.seconds = j.value("seconds", 0.0);
-  r.bytes = j.value("bytes", 0ULL);
-  r.digest_ok = j.value("digest_ok", false);
-  r.error = j.value("error", std::string());
-  r.reattached_to = j.value("reattached_to", std::string());
+  using json_fields::get;
+  if (!get(j, "host", r.host) || !get(j, "ok", r.ok) || !get(j, "seconds", r.seconds) || !get(j, "bytes", r.bytes) ||
+      !get(j, "digest_ok", r.digest_ok) || !get(j, "error", r.error) || !get(j, "reattached_to", r.reattached_to)) {
+    return std::nullopt;
+  }
   return r;
 }
 

@@ -1,5 +1,6 @@
 #include "core/hostlist.hpp"
 
+#include <algorithm>
 #include <charconv>
 #include <cstdint>
 #include <unordered_set>
@@ -10,6 +11,9 @@ namespace ezpz::core {
 namespace {
 
 constexpr std::size_t kMaxHosts = 1'000'000;
+/// DNS names have at most 253 characters: this bounds the memory an expansion takes
+/// (kMaxHosts names of at most this length), whatever zero padding or prefix it holds.
+constexpr std::size_t kMaxHostLength = 255;
 
 struct Range {
   std::uint64_t lo = 0;
@@ -69,6 +73,10 @@ std::string pad(std::uint64_t value, std::size_t width) {
 /// Expand one top-level item such as "rack[1-2]-n[01-02]" into `out`.
 Expected<void> expand_item(std::string_view expr, std::string_view item, HostList& out) {
   HostList partial{""};
+  std::size_t longest = 0;  // of the names in `partial`
+  const auto too_long = [&] {
+    return bad(expr, "it makes host names longer than " + std::to_string(kMaxHostLength) + " characters");
+  };
   std::size_t i = 0;
   while (i < item.size()) {
     char c = item[i];
@@ -78,6 +86,10 @@ Expected<void> expand_item(std::string_view expr, std::string_view item, HostLis
     if (c != '[') {
       auto next = item.find_first_of("[]", i);
       auto text = item.substr(i, next == std::string_view::npos ? std::string_view::npos : next - i);
+      longest += text.size();
+      if (longest > kMaxHostLength) {
+        return too_long();
+      }
       for (auto& p : partial) {
         p += text;
       }
@@ -95,6 +107,14 @@ Expected<void> expand_item(std::string_view expr, std::string_view item, HostLis
     auto ranges = parse_group(expr, item.substr(i + 1, close - i - 1));
     if (!ranges) {
       return ranges.error();
+    }
+    std::size_t widest = 0;  // a range's widest number is its upper bound, padded
+    for (const auto& r : *ranges) {
+      widest = std::max(widest, std::max(r.width, std::to_string(r.hi).size()));
+    }
+    longest += widest;
+    if (longest > kMaxHostLength) {
+      return too_long();
     }
     HostList next;
     for (const auto& p : partial) {
@@ -158,6 +178,9 @@ HostList parse_hostfile(std::string_view text) {
         colon != std::string_view::npos && word.find(':') == colon && parse_positive_int(word.substr(colon + 1))) {
       word = word.substr(0, colon);
     }
+    if (word.empty()) {
+      continue;  // a line such as ":8" names no host
+    }
     hosts.emplace_back(word);
   }
   return dedupe_hosts(hosts);
@@ -172,6 +195,23 @@ HostList dedupe_hosts(const HostList& hosts) {
     }
   }
   return out;
+}
+
+Expected<void> check_remote_host(std::string_view host) {
+  if (host.empty()) {
+    return usage_error("an empty host name cannot be reached over ssh");
+  }
+  if (host.front() == '-') {
+    return usage_error("host name '" + std::string(host) +
+                       "' starts with '-': ssh would read it as an option; fix the hostfile or nodelist");
+  }
+  for (char c : host) {
+    if (static_cast<unsigned char>(c) <= ' ' || c == '\x7f') {
+      return usage_error("host name '" + std::string(host) +
+                         "' holds whitespace or a control character; fix the hostfile or nodelist");
+    }
+  }
+  return {};
 }
 
 std::string short_hostname(std::string_view host) {

@@ -23,6 +23,11 @@ using HostList = std::vector<std::string>;
 /// Remove repeated hosts, keeping the first occurrence.
 [[nodiscard]] HostList dedupe_hosts(const HostList& hosts);
 
+/// Whether `host` can be handed to ssh as a host name: not empty, no leading '-' (ssh would read
+/// it as an option, e.g. -oProxyCommand=...), no whitespace or control characters. The usage
+/// error names the host.
+[[nodiscard]] Expected<void> check_remote_host(std::string_view host);
+
 /// "x4102c0s0b0n0.hostmgmt.cm.aurora" -> "x4102c0s0b0n0"
 [[nodiscard]] std::string short_hostname(std::string_view host);
 

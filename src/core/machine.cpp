@@ -147,7 +147,9 @@ Expected<void> apply_key(std::string_view source, MachineProfile& m, std::string
       if (!s) {
         return key_error(source, value, "env." + std::string(name.str()), "must be a string");
       }
-      auto existing = std::find_if(m.env.begin(), m.env.end(), [&](const auto& kv) { return kv.first == name.str(); });
+      const auto key_name = name.str();  // clang 14 cannot capture a structured binding
+      auto existing =
+          std::find_if(m.env.begin(), m.env.end(), [&key_name](const auto& kv) { return kv.first == key_name; });
       if (existing != m.env.end()) {
         existing->second = *s;
       } else {

@@ -2,6 +2,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/json_fields.hpp"
+
 namespace ezpz::core {
 
 bool safe_relative_path(std::string_view path) {
@@ -57,8 +59,10 @@ Expected<Manifest> decode_manifest(std::string_view text) {
     if (j.is_discarded() || !j.is_object()) {
       return failure("manifest line " + std::to_string(line_no) + " is not JSON");
     }
+    using json_fields::get;
     if (!header) {
-      if (j.value("ezpz_manifest", 0) != 1) {
+      int version = 0;
+      if (!get(j, "ezpz_manifest", version) || version != 1) {
         return failure("not an ezpz manifest (version 1)");
       }
       if (j.contains("ignore") && j["ignore"].is_array()) {
@@ -72,16 +76,13 @@ Expected<Manifest> decode_manifest(std::string_view text) {
       continue;
     }
     ManifestEntry e;
-    e.path = j.value("p", std::string());
-    const auto t = j.value("t", std::string("f"));
+    std::string t = "f";
+    if (!get(j, "p", e.path) || !get(j, "t", t) || !get(j, "m", e.mode) || !get(j, "s", e.size) ||
+        !get(j, "mt", e.mtime_ns) || !get(j, "d", e.digest) || !get(j, "l", e.link) || !get(j, "ss", e.src_size) ||
+        !get(j, "smt", e.src_mtime_ns)) {
+      return failure("manifest line " + std::to_string(line_no) + " has a field of the wrong type");
+    }
     e.type = t.empty() ? 'f' : t[0];
-    e.mode = j.value("m", 0U);
-    e.size = j.value("s", 0ULL);
-    e.mtime_ns = j.value("mt", 0LL);
-    e.digest = j.value("d", std::string());
-    e.link = j.value("l", std::string());
-    e.src_size = j.value("ss", 0ULL);
-    e.src_mtime_ns = j.value("smt", 0LL);
     if (!safe_relative_path(e.path)) {
       return failure("manifest line " + std::to_string(line_no) + " names a bad path");
     }
@@ -146,12 +147,14 @@ std::string encode_delta_header(const DeltaHeader& h) {
 
 Expected<DeltaHeader> decode_delta_header(std::string_view text) {
   auto j = nlohmann::json::parse(text, nullptr, false);
-  if (j.is_discarded() || !j.is_object() || j.value("ezpz_delta", 0) != 1) {
+  int version = 0;
+  if (j.is_discarded() || !j.is_object() || !json_fields::get(j, "ezpz_delta", version) || version != 1) {
     return failure("not an ezpz delta header (version 1)");
   }
   DeltaHeader h;
-  h.base_digest = j.value("base", std::string());
-  h.new_digest = j.value("new", std::string());
+  if (!json_fields::get(j, "base", h.base_digest) || !json_fields::get(j, "new", h.new_digest)) {
+    return failure("malformed ezpz delta header");
+  }
   try {
     h.removed = j.value("removed", std::vector<std::string>());
     h.deltas = j.value("deltas", std::map<std::string, std::string>());

@@ -1,5 +1,6 @@
 #include "sys/archive.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <climits>
 #include <cstdlib>
@@ -45,13 +46,24 @@ bool symlink_stays_inside(const std::string& entry_path, const std::string& targ
   if (target.empty() || target.front() == '/') {
     return true;  // absolute links (a venv's bin/python -> /usr/bin/python3) are not followed while extracting
   }
-  // Depth of the link's directory, then walk the target's components.
-  int depth = 0;
-  for (std::size_t i = 0; i < entry_path.size(); ++i) {
-    if (entry_path[i] == '/' && i + 1 < entry_path.size()) {
+  // Depth of the link's directory (its components other than "" and "."; "./x" and "a//x" are
+  // as deep as "x" and "a/x"), then walk the target's components.
+  int depth = -1;  // the link's own name is not a directory
+  for (std::size_t start = 0; start <= entry_path.size();) {
+    auto slash = entry_path.find('/', start);
+    auto part = entry_path.substr(start, slash == std::string::npos ? std::string::npos : slash - start);
+    if (part == "..") {
+      return false;  // such entries are refused anyway; never call them inside
+    }
+    if (!part.empty() && part != ".") {
       ++depth;
     }
+    if (slash == std::string::npos) {
+      break;
+    }
+    start = slash + 1;
   }
+  depth = std::max(depth, 0);
   std::size_t start = 0;
   while (start <= target.size()) {
     auto slash = target.find('/', start);

@@ -11,6 +11,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "core/hostlist.hpp"
 #include "sys/fd_io.hpp"
 #include "sys/ssh_client.hpp"
 
@@ -73,10 +74,23 @@ RemoteProcess start_remote(const std::string& host, const std::string& command, 
     args.push_back(a.data());
   }
   args.push_back(nullptr);
+  // Never hand ssh a host name it would read as an option (-oProxyCommand=...): the child
+  // reports the refusal as its result line instead (prepared here: no allocation after fork).
+  std::string refusal;
+  if (auto ok = core::check_remote_host(host); !ok) {
+    core::NodeResult r;
+    r.host = report_as;
+    r.error = ok.error().message;
+    refusal = core::encode_result(r) + "\n";
+  }
   p.pid = ::fork();
   if (p.pid == 0) {
     ::dup2(to_child[0], 0);
     ::dup2(from_child[1], 1);
+    if (!refusal.empty()) {
+      (void)write_all(1, refusal.data(), refusal.size());
+      ::_exit(255);
+    }
     if (!spec.ssh_command.empty()) {
       ::signal(SIGPIPE, SIG_DFL);
       ::execvp(args[0], args.data());

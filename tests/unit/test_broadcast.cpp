@@ -67,6 +67,22 @@ TEST_CASE("frames and results", "[broadcast]") {
   CHECK_FALSE(decode_result("ssh: connect to host x port 22: refused"));
 }
 
+TEST_CASE("result lines of the wrong types are not results, never exceptions (fuzz finding)", "[broadcast]") {
+  // nlohmann's value() threw type_error on these, and converted 1e300 to an integer (UB).
+  for (const char* line :
+       {R"({"host":"n1","ok":"yes"})", R"({"host":"n1","bytes":-1})", R"({"host":"n1","bytes":1e300})",
+        R"({"host":"n1","bytes":1.5})", R"({"host":"n1","seconds":"1"})", R"({"host":"n1","error":7})",
+        R"({"host":"n1","digest_ok":1})", R"({"host":"n1","reattached_to":null})"}) {
+    INFO(line);
+    CHECK_NOTHROW(decode_result(line));
+    CHECK_FALSE(decode_result(line));
+  }
+  auto r = decode_result(R"({"host":"n1","ok":true,"bytes":18446744073709551615,"seconds":2})");
+  REQUIRE(r);
+  CHECK(r->bytes == 18446744073709551615ULL);
+  CHECK(r->seconds == 2.0);
+}
+
 TEST_CASE("success thresholds as in ezpz", "[broadcast]") {
   CHECK(success({}, 9, 9));
   CHECK_FALSE(success({}, 8, 9));

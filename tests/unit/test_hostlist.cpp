@@ -67,3 +67,37 @@ TEST_CASE("short_hostname strips the domain", "[hostlist]") {
   CHECK(ezpz::core::short_hostname("x4102c0s0b0n0.hostmgmt.cm.aurora.alcf.anl.gov") == "x4102c0s0b0n0");
   CHECK(ezpz::core::short_hostname("laptop") == "laptop");
 }
+
+TEST_CASE("check_remote_host: names ssh would read as options or split are refused", "[hostlist]") {
+  using ezpz::core::check_remote_host;
+  for (const char* ok : {"node1", "x4102c0s0b0n0.hostmgmt.cm.aurora", "a-b", "$(touch${IFS}x)", "a;b", "q'x"}) {
+    INFO(ok);
+    CHECK(check_remote_host(ok));
+  }
+  for (const char* bad : {"", "-oProxyCommand=touch /tmp/x", "-", "a b", "a\nb", "a\tb", "a\x7f"}) {
+    INFO(bad);
+    auto r = check_remote_host(bad);
+    REQUIRE_FALSE(r);
+    CHECK(r.error().code == ezpz::ExitCode::usage);
+  }
+  CHECK_THAT(check_remote_host("-oProxyCommand=x").error().message, Catch::Contains("starts with '-'"));
+}
+
+TEST_CASE("parse_hostfile: a bare count names no host (fuzz finding)", "[hostlist]") {
+  // ":8" used to become an empty host name (the MPICH count stripped from nothing).
+  CHECK(parse_hostfile(":8\nnode1:4\n:\n") == HostList{"node1", ":"});
+  CHECK(parse_hostfile(":8 slots=2\n").empty());
+}
+
+TEST_CASE("expand_nodelist: names longer than DNS allows are refused before expanding (memory bound)", "[hostlist]") {
+  // "a[<5000 zeros>-999999]" made a million 5000-character names (5 GB): ezpz died of bad_alloc.
+  for (const auto& expr : {"a[" + std::string(5000, '0') + "-999999]", std::string(300, 'a'),
+                           std::string(250, 'a') + "[1-100000]", "a[1-2]" + std::string(260, 'b')}) {
+    INFO(expr.substr(0, 20));
+    auto r = expand_nodelist(expr);
+    REQUIRE_FALSE(r);
+    CHECK_THAT(r.error().message, Catch::Contains("longer than 255 characters"));
+  }
+  CHECK(expand_nodelist(std::string(250, 'a') + "[1-3]")->size() == 3);
+  CHECK(expand_nodelist("n[" + std::string(200, '0') + "-2]")->back() == "n" + std::string(199, '0') + "2");
+}

@@ -58,6 +58,35 @@ TEST_CASE("manifest: refuses what is not one, and paths that leave the tree", "[
   CHECK_FALSE(safe_relative_path("a/.."));
 }
 
+TEST_CASE("manifest and delta header: fields of the wrong type are errors, never exceptions (fuzz finding)",
+          "[manifest]") {
+  // The fuzzer's first find: an mtime of 1.7e35 was converted to long long (undefined behaviour);
+  // a string where a number belongs threw nlohmann::type_error out of decode_manifest.
+  const std::string head = "{\"ezpz_manifest\":1}\n";
+  for (const std::string line :
+       {R"({"p":"bin","t":"d","mt":170000000000000001700000000000000000})", R"({"p":"bin","mt":1.5e300})",
+        R"({"p":"a","s":"12"})", R"({"p":7})", R"({"p":"a","m":-1})", R"({"p":"a","m":4294967296})",
+        R"({"p":"a","t":1})", R"({"p":"a","ss":-5})", R"({"p":"a","smt":"x"})", R"({"p":"a","d":[1]})"}) {
+    INFO(line);
+    CHECK_NOTHROW(decode_manifest(head + line + "\n"));
+    CHECK_FALSE(decode_manifest(head + line + "\n"));
+  }
+  for (const char* header : {R"({"ezpz_manifest":"1"})", R"({"ezpz_manifest":1e300})", R"({"ezpz_manifest":null})"}) {
+    INFO(header);
+    CHECK_NOTHROW(decode_manifest(std::string(header) + "\n"));
+    CHECK_FALSE(decode_manifest(std::string(header) + "\n"));
+  }
+  auto ok = decode_manifest(head + R"({"p":"a","mt":-1700000000000000000,"s":18446744073709551615})" + "\n");
+  REQUIRE(ok);
+  CHECK(ok->entries.at("a").mtime_ns == -1700000000000000000LL);
+  for (const char* text : {R"({"ezpz_delta":"1"})", R"({"ezpz_delta":1e300})", R"({"ezpz_delta":1,"base":5})",
+                           R"({"ezpz_delta":1,"new":[]})", R"({"ezpz_delta":1,"removed":[1]})"}) {
+    INFO(text);
+    CHECK_NOTHROW(ezpz::core::decode_delta_header(text));
+    CHECK_FALSE(ezpz::core::decode_delta_header(text));
+  }
+}
+
 TEST_CASE("manifest diff: added, removed, changed by content or metadata", "[manifest]") {
   const auto old = of({file("same", "1"), file("gone", "2"), file("edited", "3"), file("touched", "4")});
   const auto now = of({file("same", "1"), file("new", "5"), file("edited", "6"), file("touched", "4", 10, 9)});
