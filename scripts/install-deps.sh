@@ -6,6 +6,8 @@ set -euo pipefail
 packages=(
   # toolchain
   cmake ninja-build g++ pkg-config file clang-format
+  # libFuzzer targets (scripts/fuzz.sh, cmake --preset fuzz) and the relay under valgrind
+  clang valgrind
   # header-only / static libraries the CLI links
   libcli11-dev nlohmann-json3-dev libspdlog-dev libfmt-dev libtomlplusplus-dev catch2
   # archives for yeet and tar-env, linked statically (tar/pax + zstd/gzip only)

@@ -1,0 +1,38 @@
+// Machine profiles and config TOML: MachineSet::merge_toml on fuzzed text, [yeet] allowed_roots,
+// and load_machines/load_yeet_roots through a fake probe serving the text as $EZPZ_CONFIG.
+// Properties: no crash or exception; a merged set still detects hostnames and knows "local".
+#include "core/cluster.hpp"
+#include "core/machine.hpp"
+#include "fake_probe.hpp"
+#include "fuzz_common.hpp"
+
+using namespace ezpz;
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  static const auto builtin = *core::MachineSet::builtin();
+  const std::string text(fuzz::as_text(data, size));
+  auto set = builtin;
+  if (set.merge_toml(text, "fuzz.toml")) {
+    EZPZ_FUZZ_CHECK(set.find("local") != nullptr);
+    for (const char* host : {"x4102c0s0b0n0", "x1000c0s0b0n0.hostmgmt", "login01", "", "nid001234"}) {
+      const auto& m = set.detect(host);
+      EZPZ_FUZZ_CHECK(set.find(m.name) != nullptr);
+    }
+  }
+  (void)core::yeet_roots_from_toml(text, "fuzz.toml");
+  test::FakeProbe probe;
+  probe.files["/etc/ezpz.toml"] = text;
+  auto env = test::make_env({{"EZPZ_CONFIG", "/etc/ezpz.toml"}});
+  auto loaded = core::load_machines(env, probe);
+  if (loaded) {
+    EZPZ_FUZZ_CHECK(!loaded->names().empty());
+    auto cluster = core::discover_cluster(env, *loaded, std::nullopt, std::nullopt, probe);
+    (void)cluster;
+  } else {
+    EZPZ_FUZZ_CHECK(!loaded.error().message.empty());
+  }
+  if (auto roots = core::load_yeet_roots(env, probe)) {
+    EZPZ_FUZZ_CHECK(!roots->empty());
+  }
+  return 0;
+}
