@@ -59,6 +59,6 @@ TEST_CASE("the completion model follows the CLI tree", "[completions]") {
   CHECK(launch.positional.kind == ezpz::cli::CompletionValue::Kind::command);
   CHECK(m.commands[9].positional.choices == std::vector<std::string>{"bash", "zsh", "fish"});
   CHECK(m.commands[10].positional.kind == ezpz::cli::CompletionValue::Kind::subcommand);
-  CHECK(m.commands[4].positional.kind == ezpz::cli::CompletionValue::Kind::file);     // plot FILE
-  CHECK(m.commands[1].positional.kind == ezpz::cli::CompletionValue::Kind::file);     // yeet SRC
+  CHECK(m.commands[4].positional.kind == ezpz::cli::CompletionValue::Kind::file);  // plot FILE
+  CHECK(m.commands[1].positional.kind == ezpz::cli::CompletionValue::Kind::file);  // yeet SRC
 }
