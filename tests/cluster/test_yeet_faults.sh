@@ -1,0 +1,218 @@
+#!/usr/bin/env bash
+# Fault injection on a simulated 6-node cluster during `ezpz yeet`.
+#   test_yeet_faults.sh        a relay killed, a node's disk filled, a byte corrupted in flight,
+#                              a node's link dropped mid-transfer
+#   test_yeet_faults.sh stall  a relay stalled by SIGSTOP, through the built-in libssh transport
+#                              and through OpenSSH (--ssh-command ssh)
+# Each case must end with its documented outcome (docs/yeet.md: the faulty node fails alone, its
+# subtree is re-attached, the exit code follows the threshold) within a bounded time, with no
+# partial destination on any node. Prints a table of the results.
+# Brings the test bed up and tears it down itself.
+set -u
+mode=${1:-faults}
+src=${EZPZ_SOURCE_DIR:?}
+sim="$src/scripts/cluster-sim"
+export EZSIM_DIR=/var/tmp/ezpz-ctest-faults EZSIM_PREFIX=ezpzf EZSIM_NET=10.250.25
+D=$EZSIM_DIR
+X="$sim/exec.sh"
+W=/var/tmp/ezpz-ctest-faults-src
+LIMIT=${EZPZ_FAULT_LIMIT_S:-100}  # how long a yeet with one faulty node may take before it counts as hung
+fails=0
+table=()
+fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
+
+"$sim/down.sh" >/dev/null 2>&1
+cleanup() {
+  pkill -CONT -f -- "__yeet-relay --host node.* --dst /tmp/f" 2>/dev/null
+  "$sim/down.sh" >/dev/null 2>&1
+  rm -rf "$W"
+}
+trap cleanup EXIT
+"$sim/up.sh" 6 || { echo "FAIL: the simulated cluster could not start (reason above)"; exit 1; }
+mkdir -p "$D/bin" "$W/data/sub"
+cp "$EZPZ_BIN" "$D/bin/ezpz"
+ezpz="$D/bin/ezpz"
+common=(env EZPZ_MACHINE=local HOME="$D/home")
+on() { "$X" ssh "$1" "${@:2}"; }
+nodes="node1 node2 node3 node4 node5 node6"
+# The relay tree (fan-out 2): login -> node1 (node3, node4), node2 (node5, node6).
+printf '%s\n' $nodes > "$W/hosts"
+echo small > "$W/data/a.txt"
+head -c 80000000 /dev/urandom > "$W/data/sub/big"
+want=$(cd "$W/data" && find . -type f -exec sha256sum {} + | sort)
+
+leftovers() {  # work directories, spools or bundles beside a destination, on any node
+  local n
+  for n in login $nodes; do
+    if [ "$n" = login ]; then "$X" sh -c 'ls -d /tmp/*.ezpz-* 2>/dev/null'; else on "$n" 'ls -d /tmp/*.ezpz-* 2>/dev/null | sed "s/^/$(hostname): /"'; fi
+  done
+}
+no_staging() {
+  local left
+  left=$(leftovers)
+  [ -z "$left" ] || { fail "$1: leftovers: $left"; return 1; }
+}
+same_tree() {  # node dst: the node holds exactly the source tree
+  [ "$(on "$1" "cd '$2' 2>/dev/null && find . -type f ! -name '.ezpz-*' -exec sha256sum {} + | sort")" = "$want" ]
+}
+relay_pid() {  # node dst: the pid of that node's relay (processes of the namespaces are visible here): the
+  # ezpz process itself, not the sh that starts it or an ssh whose command line names it
+  pgrep -f -- "^$ezpz __yeet-relay --host $1 --children .* --dst $2( |\$)" | head -1
+}
+wait_relay() {  # node dst: wait for its relay to start and stream for a moment
+  local _
+  for _ in $(seq 1 300); do [ -n "$(relay_pid "$1" "$2")" ] && break; sleep 0.05; done
+  [ -n "$(relay_pid "$1" "$2")" ] || return 1
+  sleep "${3:-0.3}"
+}
+yeet_bg() {  # dst out_json extra-args...: start a yeet to every node in the background (pid in $yeet_pid)
+  local dst=$1 out=$2
+  shift 2
+  timeout -k 10 "$LIMIT" "$X" "${common[@]}" "$ezpz" yeet "$W/data" --dst "$dst" --hostfile "$W/hosts" --fanout 2 \
+    --no-hsn --json "$@" > "$out" 2> "$out.err" &
+  yeet_pid=$!
+  yeet_start=$(date +%s.%N)
+}
+yeet_wait() {  # sets rc and secs
+  wait "$yeet_pid"
+  rc=$?
+  secs=$(python3 -c "import time; print(f'{time.time() - $yeet_start:.1f}')")
+}
+# check_report json failed-host ok-hosts...: the report names exactly failed-host as failed
+check_report() {
+  python3 - "$@" <<'PY'
+import json, sys
+path, failed, ok = sys.argv[1], sys.argv[2], set(sys.argv[3:])
+r = json.load(open(path))
+assert r["failed"] == [failed], ("failed", r["failed"])
+got = {n["host"] for n in r["remote"] if n["ok"] and n["digest_ok"]}
+assert got == ok, ("ok", got)
+bad = [n for n in r["remote"] if n["host"] == failed][0]
+print(bad["error"].replace("\n", " ")[:70])
+PY
+}
+clear() { local n; for n in $nodes; do on "$n" "rm -rf $1"; done; "$X" rm -rf "$1"; }
+wait_no_staging() {  # label seconds: leftovers must go within that time (relays cut off by a fault)
+  local _ start=$SECONDS
+  for _ in $(seq 1 "$2"); do [ -z "$(leftovers)" ] && break; sleep 1; done
+  no_staging "$1" && echo "$1: no leftovers after $((SECONDS - start)) s"
+}
+row() { table+=("$(printf '| %-28s | %-12s | %5s | %-s |' "$1" "$2" "$3" "$4")"); }
+ok_hosts_but() { local n; for n in $nodes; do [ "$n" = "$1" ] || printf '%s ' "$n"; done; }
+
+if [ "$mode" = stall ]; then
+stall_case() {  # label extra-args...: SIGSTOP node3's relay (a leaf under node1) past the limit
+  local label=$1 dst=/tmp/fstall$2
+  shift 2
+  yeet_bg "$dst" "$W/stall.json" --min-success-nodes 6 "$@"
+  local stalled=""
+  if wait_relay node3 "$dst"; then stalled=$(relay_pid node3 "$dst"); kill -STOP "$stalled"; else fail "$label: no relay on node3"; fi
+  yeet_wait
+  [ -n "$stalled" ] && kill -CONT "$stalled" 2>/dev/null
+  if [ "$rc" -ge 124 ]; then
+    fail "$label: a stopped relay hung the yeet past ${LIMIT}s (rc $rc)"
+    row "$label" "HUNG" ">$LIMIT" "killed by the test's timeout (rc $rc)"
+  else
+    why=$(check_report "$W/stall.json" node3 $(ok_hosts_but node3)) ||
+      fail "$label: the stalled node3 should fail alone: $(python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); print("failed", r["failed"], [(n["host"], n["error"][:60], n["reattached_to"]) for n in r["remote"]])' "$W/stall.json")"
+    [ "$rc" -eq 0 ] || fail "$label: 6 of 7 nodes meet --min-success-nodes 6 (rc $rc)"
+    row "$label" "$(python3 -c 'import json,sys; print(",".join(json.load(open(sys.argv[1]))["failed"]) + " failed")' "$W/stall.json")" "$secs" "rc $rc; $why"
+  fi
+  wait_no_staging "$label" 60
+  clear "$dst"
+}
+stall_case "relay SIGSTOPped (node3), libssh" a
+stall_case "relay SIGSTOPped (node3), OpenSSH" b --ssh-command ssh
+else
+# ------------------------------------------------------------------ 1. kill a leaf relay (level 2)
+yeet_bg /tmp/fkill "$W/kill.json" --min-success-nodes 6
+if wait_relay node4 /tmp/fkill; then kill -KILL "$(relay_pid node4 /tmp/fkill)"; else fail "kill: no relay on node4"; fi
+yeet_wait
+why=$(check_report "$W/kill.json" node4 $(ok_hosts_but node4)) || fail "kill: report $(cat "$W/kill.json" "$W/kill.json.err")"
+[ "$rc" -eq 0 ] || fail "kill: 6 of 7 nodes meet --min-success-nodes 6 (rc $rc)"
+on node4 'test ! -e /tmp/fkill' || fail "kill: node4 kept a partial /tmp/fkill"
+for n in $(ok_hosts_but node4); do same_tree "$n" /tmp/fkill || fail "kill: tree differs on $n"; done
+# A SIGKILLed relay cannot remove its work directory: the next yeet to that destination does.
+"$X" "${common[@]}" "$ezpz" yeet "$W/data" --dst /tmp/fkill --hostfile "$W/hosts" --no-hsn >/dev/null 2>&1 ||
+  fail "kill: the rerun failed"
+same_tree node4 /tmp/fkill || fail "kill: node4 lacks the copy after the rerun"
+no_staging "kill, rerun" && row "relay SIGKILLed (node4, leaf)" "node4 failed" "$secs" "rc $rc; $why"
+
+clear /tmp/fkill
+# ------------------------------------------------------------------ 2. disk full (node6: 20 MB left)
+on node6 'fallocate -l $(( $(df --output=avail -B1 /tmp | tail -1) - 20000000 )) /tmp/filler' || fail "disk: cannot fill node6"
+yeet_bg /tmp/fdisk "$W/disk.json"
+yeet_wait
+why=$(check_report "$W/disk.json" node6 $(ok_hosts_but node6)) || fail "disk: report $(cat "$W/disk.json" "$W/disk.json.err")"
+[ "$rc" -eq 1 ] || fail "disk: a failed node misses the default threshold (rc $rc)"
+grep -q "No space left on device" <<< "$why" || fail "disk: error does not name the full disk: $why"
+on node6 'test ! -e /tmp/fdisk' || fail "disk: node6 kept a partial /tmp/fdisk"
+[ "$(on node6 'ls -A /tmp')" = filler ] || fail "disk: node6's /tmp holds more than the filler: $(on node6 'ls -A /tmp')"
+on node6 'rm -f /tmp/filler'
+clear /tmp/fdisk
+no_staging "disk" && row "disk full (node6)" "node6 failed" "$secs" "rc $rc; $why"
+
+# ------------------------------------------------------------------ 3. corrupt a byte in flight to node5
+# The old copy is there first: node5 must keep it exactly; a wrapper ssh flips one byte 3 MB
+# into the stream it forwards to node5 (and only to node5).
+"$X" "${common[@]}" "$ezpz" yeet "$W/data" --dst /tmp/fcorrupt --hostfile "$W/hosts" --no-hsn >/dev/null 2>&1 ||
+  fail "corrupt: the first (clean) copy failed"
+old=$(on node5 'find /tmp/fcorrupt -type f -exec sha256sum {} + | sort')
+cat > "$D/bin/flip.py" <<'PY'
+import os, sys
+at, seen = 3_000_000, 0
+while True:
+    b = os.read(0, 1 << 16)
+    if not b:
+        break
+    if seen <= at < seen + len(b):
+        b = bytearray(b); b[at - seen] ^= 0x5A; b = bytes(b)
+    seen += len(b)
+    while b:
+        b = b[os.write(1, b):]
+PY
+cat > "$D/bin/flipssh" <<SH
+#!/bin/bash
+# ssh that corrupts the stream to node5 only
+if [ "\$1" = node5 ]; then python3 $D/bin/flip.py | exec ssh "\$@"; else exec ssh "\$@"; fi
+SH
+chmod +x "$D/bin/flipssh"
+echo changed > "$W/data/a.txt"
+want=$(cd "$W/data" && find . -type f -exec sha256sum {} + | sort)
+yeet_bg /tmp/fcorrupt "$W/corrupt.json" --ssh-command "$D/bin/flipssh" --full
+yeet_wait
+why=$(check_report "$W/corrupt.json" node5 $(ok_hosts_but node5)) || fail "corrupt: report $(cat "$W/corrupt.json" "$W/corrupt.json.err")"
+[ "$rc" -eq 1 ] || fail "corrupt: a failed node misses the default threshold (rc $rc)"
+[ "$(on node5 'find /tmp/fcorrupt -type f -exec sha256sum {} + | sort')" = "$old" ] || fail "corrupt: node5's old copy changed"
+for n in $(ok_hosts_but node5); do same_tree "$n" /tmp/fcorrupt || fail "corrupt: tree differs on $n"; done
+no_staging "corrupt" && row "byte flipped in flight (node5)" "node5 failed" "$secs" "rc $rc; old copy kept; $why"
+clear /tmp/fcorrupt
+
+# ------------------------------------------------------------------ 4. link down mid-transfer (node2, level 1)
+# node2 feeds node5 and node6: node2 fails, its children are re-attached to the head.
+yeet_bg /tmp/flink "$W/link.json" --min-success-nodes 6
+if wait_relay node2 /tmp/flink 0.5; then ip netns exec ezpzf-node2 ip link set eth0 down; else fail "link: no relay on node2"; fi
+yeet_wait
+ip netns exec ezpzf-node2 ip link set eth0 up
+if [ "$rc" -ge 124 ]; then
+  fail "link: a node whose link went down hung the yeet past ${LIMIT}s (rc $rc)"
+  row "link down (node2, interior)" "HUNG" ">$LIMIT" "killed by the test's timeout (rc $rc)"
+else
+  why=$(check_report "$W/link.json" node2 $(ok_hosts_but node2)) || fail "link: report $(cat "$W/link.json" "$W/link.json.err")"
+  [ "$rc" -eq 0 ] || fail "link: 6 of 7 nodes meet --min-success-nodes 6 (rc $rc)"
+  row "link down (node2, interior)" "node2 failed" "$secs" "rc $rc; $why"
+fi
+on node2 'test ! -e /tmp/flink' || fail "link: node2 kept a partial /tmp/flink"
+# node5 and node6 still run the relays node2 started: they learn that node2 is gone only when its
+# TCP connection dies; each must then discard its work directory.
+wait_no_staging "link" 120
+
+fi
+
+echo
+echo "| fault                        | outcome      |     s | details |"
+echo "|------------------------------|--------------|-------|---------|"
+printf '%s\n' "${table[@]}"
+echo
+[ "$fails" -eq 0 ] && echo "yeet fault injection: all passed" || echo "yeet fault injection: $fails failure(s)"
+[ "$fails" -eq 0 ]
