@@ -182,7 +182,7 @@ class AbsurdEnvironment(TempDirTest):
 
     def test_config_and_machine(self):
         for value in ("/nonexistent.toml", self.tmp, self.write("bad.toml", "[[machine]]\nname = 3\n"),
-                      self.write("bin.toml", "\x00\x01\x02[[[")):
+                      self.write("bin.toml", "\x00\x01\x02[[["), self.write("header.toml", "[[,\n")):
             self.check_clean(["launch", "--dry-run", "--", "true"], base_env(EZPZ_CONFIG=value), f"EZPZ_CONFIG={value}")
         for value in ("nope", "", "a" * 100000, "../../etc/passwd"):
             self.check_clean(["launch", "--dry-run", "--", "true"], base_env(EZPZ_MACHINE=value), f"EZPZ_MACHINE")

@@ -98,6 +98,20 @@ depth = 16
   CHECK(set.detect("x4105c0s4b0n0").name == "aurora");
 }
 
+TEST_CASE("a table header starting with a non-key character is a syntax error, not an abort (fuzz finding)",
+          "[machine]") {
+  // toml++ 3.3.0 asserted on these in debug builds (ezpz died with SIGABRT, exit 134).
+  for (const char* text : {"[[,\n", "[a.,\n", "[[machine]]\nname = \"a\"\n[[, or auto\n", "[.\n"}) {
+    INFO(text);
+    auto set = ezpz::test::builtin_machines();
+    auto r = set.merge_toml(text, "config.toml");
+    REQUIRE_FALSE(r);
+    CHECK(r.error().code == ezpz::ExitCode::usage);
+    CHECK_THAT(r.error().message, Catch::Contains("config.toml:"));
+    CHECK_FALSE(ezpz::core::yeet_roots_from_toml(text, "config.toml"));
+  }
+}
+
 TEST_CASE("a bad config names the file, the line and the key", "[machine]") {
   struct Case {
     const char* text;
