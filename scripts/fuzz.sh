@@ -44,7 +44,7 @@ printf '\n%-14s %8s %12s %10s %8s %8s %8s %s\n' target seconds execs exec/s cov 
 for t in "${targets[@]}"; do
   log="$B/logs/$t.log"
   stat() { { grep -m1 "^stat::$1:" "$log" || true; } | awk '{print $2}'; }
-  done_line=$({ grep -E '^#[0-9]+ +(DONE|NEW|REDUCE|pulse)' "$log" || true; } | tail -1)
+  done_line=$({ grep -E '^#[0-9]+[[:space:]]+(DONE|NEW|REDUCE|pulse)' "$log" || true; } | tail -1)
   cov=$(sed -nE 's/.* cov: ([0-9]+).*/\1/p' <<< "$done_line")
   ft=$(sed -nE 's/.* ft: ([0-9]+).*/\1/p' <<< "$done_line")
   corp=$(sed -nE 's/.* corp: ([0-9]+\/[^ ]+).*/\1/p' <<< "$done_line")
