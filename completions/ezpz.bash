@@ -34,6 +34,7 @@ _ezpz_takes_value() {
         "yeet --strategy") return 0 ;;
         "yeet --ssh-command") return 0 ;;
         "yeet --stream-level") return 0 ;;
+        "yeet --stall-timeout") return 0 ;;
         "yeet --min-success-nodes") return 0 ;;
         "yeet --min-success-fraction") return 0 ;;
         "tar-env -o") return 0 ;;
@@ -164,11 +165,12 @@ _ezpz() {
                 --strategy) COMPREPLY=($(compgen -W "tree greedy" -- "$cur")); return 0 ;;
                 --ssh-command) COMPREPLY=(); return 0 ;;
                 --stream-level) COMPREPLY=(); return 0 ;;
+                --stall-timeout) COMPREPLY=(); return 0 ;;
                 --min-success-nodes) COMPREPLY=(); return 0 ;;
                 --min-success-fraction) COMPREPLY=(); return 0 ;;
             esac
             if [[ "$cur" == -* ]]; then
-                COMPREPLY=($(compgen -W "-h --help --src --dst --copy --compress --include-pycache --force --dry-run --full --json --hostfile --fanout --strategy --ssh-command --accept-new-host-keys --stream-level --no-reattach --no-hsn --min-success-nodes --min-success-fraction" -- "$cur"))
+                COMPREPLY=($(compgen -W "-h --help --src --dst --copy --compress --include-pycache --force --dry-run --full --json --hostfile --fanout --strategy --ssh-command --accept-new-host-keys --stream-level --no-reattach --stall-timeout --no-hsn --min-success-nodes --min-success-fraction" -- "$cur"))
             elif ((nargs == 0)); then
                 compopt -o filenames 2>/dev/null; COMPREPLY=($(compgen -f -- "$cur"))
             fi

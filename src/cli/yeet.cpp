@@ -84,6 +84,11 @@ void YeetCommand::add_cli(CLI::App& app) {
       ->check(CLI::Range(1, 19));
   app.add_flag("--no-reattach", no_reattach_,
                "Do not re-attach a failed relay's nodes mid-stream; repair them from a peer after the pass");
+  app.add_option("--stall-timeout", stall_timeout_s_,
+                 "Drop a node that takes no data for this many seconds mid-stream (default 30); its nodes are "
+                 "re-attached")
+      ->type_name("S")
+      ->check(CLI::Range(1.0, 3600.0));
   app.add_flag("--no-hsn", no_hsn_, "Use the hostfile's names, not <host>-hsn0 when that resolves");
   app.add_option("--min-success-nodes", min_success_nodes_, "Succeed when at least N nodes have the copy")
       ->type_name("N");
@@ -370,6 +375,7 @@ int YeetCommand::run(Context& ctx) {
     spec.accept_new_host_keys = accept_new_host_keys_;
     spec.stream_level = stream_level_;
     spec.reattach = !no_reattach_;
+    spec.stall_timeout_s = stall_timeout_s_;
     spec.this_host = host;
     spec.user = ctx.env.get("USER").value_or("");
     std::tie(spec.exe_digest, spec.exe_size) = ctx.transfer.self_digest();

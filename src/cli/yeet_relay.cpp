@@ -54,6 +54,7 @@ void TransportArgs::add_options(CLI::App& app) {
   app.add_flag("--accept-new-host-keys", accept_new_host_keys, "Add unknown host keys to known_hosts");
   app.add_option("--user", user, "Login name when ~/.ssh/config names none");
   app.add_flag("--no-reattach", no_reattach, "Leave a failed child's subtree to the head's repair");
+  app.add_option("--stall-timeout", stall_timeout_s, "Drop a child that takes no data for this many seconds");
 }
 
 core::BroadcastSpec TransportArgs::spec(const Context& ctx) const {
@@ -63,6 +64,7 @@ core::BroadcastSpec TransportArgs::spec(const Context& ctx) const {
   s.ssh_command = split_command(ssh_command);
   s.accept_new_host_keys = accept_new_host_keys;
   s.reattach = !no_reattach;
+  s.stall_timeout_s = stall_timeout_s;
   s.user = user;
   s.exe_digest = exe_digest;
   s.exe_size = exe_size;

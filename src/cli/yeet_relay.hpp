@@ -20,6 +20,7 @@ struct TransportArgs {
   unsigned long long exe_size = 0;
   bool accept_new_host_keys = false;
   bool no_reattach = false;
+  double stall_timeout_s = 30;
   std::string user;
 
   void add_options(CLI::App& app);

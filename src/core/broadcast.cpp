@@ -1,5 +1,6 @@
 #include "core/broadcast.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <unordered_set>
 
@@ -161,6 +162,10 @@ std::vector<std::string> transport_args(const BroadcastSpec& spec) {
   if (!spec.reattach) {
     out.push_back("--no-reattach");
   }
+  // A relay gives up on a stalled child 2 s before its own parent would give up on it, so the
+  // node nearest the stall drops it while its healthy parent is still waiting.
+  out.push_back("--stall-timeout");
+  out.push_back(std::to_string(std::max(kMinStallTimeoutS, spec.stall_timeout_s - 2)));
   if (!spec.user.empty()) {
     out.push_back("--user");
     out.push_back(spec.user);

@@ -57,9 +57,14 @@ struct BroadcastSpec {
   std::string exe_digest;                ///< SHA-256 (hex) of ezpz; empty: trust self_exe on the nodes
   unsigned long long exe_size = 0;       ///< its size in bytes (what a node without it reads)
   std::string this_host;                 ///< the node running this (names it in `reattached_to`)
-  bool reattach = true;                  ///< re-attach a failed relay's children mid-stream (spooling)
-  int stream_level = 0;                  ///< zstd level of the stream; 0: adaptive (see AdaptiveZstd)
+  bool reattach = true;
+  double stall_timeout_s = 30;  ///< a child that takes no data for this long is dropped (its nodes re-attached) ///<
+                                ///< re-attach a failed relay's children mid-stream (spooling)
+  int stream_level = 0;         ///< zstd level of the stream; 0: adaptive (see AdaptiveZstd)
 };
+
+/// Relays one level down wait 2 s less for a stalled child, down to this.
+inline constexpr double kMinStallTimeoutS = 6;
 
 /// First lines a remote ezpz start writes on stdout: the relay is running and reads the stream
 /// ("EZPZ-READY"), or the node lacks this binary and reads `<size>` bytes of it first

@@ -20,6 +20,43 @@ constexpr int kReadyTimeoutS = 120;
 }  // namespace
 
 /// A relay started over ssh: its stdin takes the stream, its stdout gives result lines.
+namespace {
+/// Write everything to the non-blocking `fd`, waiting at most `timeout_s` for it to take more;
+/// 0 written, 1 a closed or broken pipe, 2 stalled.
+int write_within(int fd, const void* data, std::size_t size, double timeout_s) {
+  const auto* p = static_cast<const char*>(data);
+  while (size > 0) {
+    const auto n = ::write(fd, p, size);
+    if (n > 0) {
+      p += n;
+      size -= static_cast<std::size_t>(n);
+      continue;
+    }
+    if (n < 0 && errno == EINTR) {
+      continue;
+    }
+    if (n < 0 && errno != EAGAIN) {
+      return 1;
+    }
+    pollfd out{fd, POLLOUT, 0};
+    const int ready = ::poll(&out, 1, static_cast<int>(timeout_s * 1000));
+    if (ready == 0) {
+      return 2;
+    }
+    if (ready < 0 && errno != EINTR) {
+      return 1;
+    }
+  }
+  return 0;
+}
+
+void make_nonblocking(int fd) {
+  if (fd >= 0) {
+    ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_NONBLOCK);
+  }
+}
+}  // namespace
+
 struct Fanout::Child {
   core::RelayNode node;
   pid_t pid = -1;
@@ -28,6 +65,7 @@ struct Fanout::Child {
   bool alive = true;
   bool reattached = false;  ///< fed by `feeder` from the spool, not by send()
   std::string early;        ///< lines read before the relay said it was ready (a connection error)
+  std::string dropped_why;  ///< why it was dropped mid-stream, when it was
   std::thread feeder;
 };
 
@@ -93,6 +131,8 @@ void Fanout::start(const std::vector<core::RelayNode>& tree) {
       drop(c);
     } else if (!c.alive) {
       drop(c);
+    } else {
+      make_nonblocking(c.in);  // a stalled child must not stall the others (write_within)
     }
   }
 }
@@ -137,7 +177,15 @@ void Fanout::send(const void* data, std::size_t size) {
   const auto n = children_.size();
   for (std::size_t i = 0; i < n; ++i) {
     auto& c = *children_[i];
-    if (c.alive && !c.reattached && !write_all(c.in, data, size)) {
+    if (!c.alive || c.reattached) {
+      continue;
+    }
+    if (const int rc = write_within(c.in, data, size, spec_.stall_timeout_s); rc != 0) {
+      if (rc == 2) {
+        c.dropped_why = "stalled: took no data for " + std::to_string(static_cast<int>(spec_.stall_timeout_s)) +
+                        " s (dropped; its nodes re-attached)";
+        ::kill(c.pid, SIGTERM);  // its connection goes: the relay there sees the stream end and discards
+      }
       drop(c);
     }
   }
@@ -146,6 +194,7 @@ void Fanout::send(const void* data, std::size_t size) {
 void Fanout::feed(Child& c) {
   RemoteProcess p{c.pid, c.in, c.out};
   bool ok = await_ready(p, c.early, kReadyTimeoutS);
+  make_nonblocking(c.in);
   std::vector<char> buf(1 << 20);
   unsigned long long offset = 0;
   while (ok) {
@@ -161,7 +210,7 @@ void Fanout::feed(Child& c) {
     while (ok && offset < available) {
       const auto want = static_cast<std::size_t>(std::min<unsigned long long>(buf.size(), available - offset));
       const auto got = ::pread(spool_, buf.data(), want, static_cast<off_t>(offset));
-      ok = got > 0 && write_all(c.in, buf.data(), static_cast<std::size_t>(got));
+      ok = got > 0 && write_within(c.in, buf.data(), static_cast<std::size_t>(got), spec_.stall_timeout_s) == 0;
       offset += got > 0 ? static_cast<unsigned long long>(got) : 0;
     }
     if (over && offset >= available) {
@@ -287,7 +336,9 @@ std::vector<core::NodeResult> Fanout::collect(const std::string& why_missing, co
       }
       core::NodeResult r;
       r.host = host;
-      r.error = host == c->node.host ? why_missing : "no report: its parent relay " + c->node.host + " failed";
+      r.error = host != c->node.host      ? "no report: its parent relay " + c->node.host + " failed"
+                : !c->dropped_why.empty() ? c->dropped_why
+                                          : why_missing;
       if (on_result) {
         on_result(r);
       }

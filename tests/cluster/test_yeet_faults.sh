@@ -121,8 +121,9 @@ stall_case() {  # label extra-args...: SIGSTOP node3's relay (a leaf under node1
   wait_no_staging "$label" 60
   clear "$dst"
 }
-stall_case "relay SIGSTOPped (node3), libssh" a
-stall_case "relay SIGSTOPped (node3), OpenSSH" b --ssh-command ssh
+# --stall-timeout 10 at the head: node1 (node3's parent) gives up on it after 8 s.
+stall_case "relay SIGSTOPped (node3), libssh" a --stall-timeout 10
+stall_case "relay SIGSTOPped (node3), OpenSSH" b --stall-timeout 10 --ssh-command ssh
 else
 # ------------------------------------------------------------------ 1. kill a leaf relay (level 2)
 yeet_bg /tmp/fkill "$W/kill.json" --min-success-nodes 6
