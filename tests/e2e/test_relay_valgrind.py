@@ -1,7 +1,8 @@
 """The yeet relay (`ezpz __yeet-relay`) under valgrind on a small transfer: no memory errors and no
 definite leaks. A fake ssh command runs the relay that the head asks for under valgrind, in a mount
 namespace where the destination's parent is the fake node's own directory. Needs root (as the
-cluster tests) and valgrind (scripts/install-deps.sh); not registered in sanitizer builds."""
+cluster tests) and valgrind (scripts/install-deps.sh); registered for dynamic builds without
+sanitizers only (valgrind cannot replace malloc in a static binary)."""
 import glob
 import json
 import os
