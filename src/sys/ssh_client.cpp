@@ -108,6 +108,10 @@ int ssh_run_stdio(const std::string& host, const std::string& command, const Ssh
     ssh_options_set(s, SSH_OPTIONS_USER, options.user.c_str());
   }
   ssh_options_set(s, SSH_OPTIONS_TIMEOUT, &options.connect_timeout_s);
+  // Small writes (a ping, a result line) go out at once: with Nagle on, one waited for the
+  // ACK of libssh's previous window-adjust packet, which the peer delays by ~40 ms.
+  const int nodelay = 1;
+  ssh_options_set(s, SSH_OPTIONS_NODELAY, &nodelay);
   if (ssh_connect(s) != SSH_OK) {
     error = "cannot connect to " + host + ": " + why(s);
     return 255;
@@ -130,8 +134,11 @@ int ssh_run_stdio(const std::string& host, const std::string& command, const Ssh
   ssh_channel c = channel.get();
   std::vector<char> buf(256 * 1024);
   bool input_open = true;
-  bool open = true;
-  while (open) {
+  // Drain first, every time: libssh may already hold channel data it read from the socket
+  // while doing something else (the exec request's reply, a write), and poll() sees only the
+  // socket. Polling first lost such data until the next packet: a remote ezpz's ready line
+  // that came with the exec reply waited for a ping that waited for it (a hang until timeout).
+  while (drain(c, buf)) {
     pollfd fds[2] = {{0, static_cast<short>(input_open ? POLLIN : 0), 0}, {ssh_get_fd(s), POLLIN, 0}};
     if (::poll(fds, 2, -1) < 0 && errno != EINTR) {
       break;
@@ -147,7 +154,6 @@ int ssh_run_stdio(const std::string& host, const std::string& command, const Ssh
         ssh_channel_send_eof(c);
       }
     }
-    open = drain(c, buf);
   }
   drain(c, buf);  // what arrived with the end of the stream
   const int status = ssh_channel_get_exit_status(c);
