@@ -2,7 +2,10 @@
 # up.sh N: simulate N HPC nodes on this machine (root; network + mount namespaces).
 #   node I: own network namespace at $EZSIM_NET.(10+I) on a bridge, own hostname nodeI,
 #           private tmpfs /tmp (size $EZSIM_TMP_SIZE, default 1g; node I may override with
-#           EZSIM_TMP_SIZE_nodeI), a real sshd with key auth, /root/.ssh shared like an NFS home.
+#           EZSIM_TMP_SIZE_nodeI), a real sshd with key auth, /root/.ssh shared like an NFS home,
+#           and a plain ~/.bashrc of its own (sshd's `bash -c` reads ~/.bashrc: this machine's own,
+#           which may run pyenv or conda init, costs ~0.5 s of CPU per login, and every node's
+#           login shares these cores; EZSIM_BASHRC=host keeps it, to measure that case).
 #   login:  the bridge's namespace ($EZSIM_NET.1, hostname login): run commands there with exec.sh.
 # Only addresses inside these namespaces are used; the machine's own network is untouched.
 # State lives in $EZSIM_DIR (default /var/tmp/ezsim; never under /tmp, which is per node),
@@ -25,6 +28,9 @@ ip netns del "$P-probe"
 unshare -m -u true 2>/dev/null || die "cannot create mount/UTS namespaces (unshare -m -u failed)"
 
 mkdir -p "$D/dotssh" "$D/nodes" /run/sshd
+echo "# the simulated nodes' ~/.bashrc (scripts/cluster-sim/up.sh)" > "$D/bashrc"
+BASHRC=""
+if [ "${EZSIM_BASHRC:-}" != host ] && [ -f /root/.bashrc ]; then BASHRC="mount --bind '$D/bashrc' /root/.bashrc; "; fi
 chmod 700 "$D/dotssh"
 ssh-keygen -q -t ed25519 -N '' -f "$D/dotssh/id_ed25519" -C ezsim
 cp "$D/dotssh/id_ed25519.pub" "$D/dotssh/authorized_keys"
@@ -102,7 +108,7 @@ SetEnv EZSIM_NODE=node$i
 Subsystem sftp internal-sftp
 CFG
   ip netns exec "$ns" unshare -m -u --propagation private sh -c \
-    "hostname node$i; mkdir -p /root/.ssh; mount --bind '$D/dotssh' /root/.ssh; mount -t tmpfs -o size=$size tmpfs /tmp; sh '$D/cgroup-mounts.sh' || true; exec /usr/sbin/sshd -D -e -f '$nd/sshd_config'" \
+    "hostname node$i; mkdir -p /root/.ssh; mount --bind '$D/dotssh' /root/.ssh; ${BASHRC}mount -t tmpfs -o size=$size tmpfs /tmp; sh '$D/cgroup-mounts.sh' || true; exec /usr/sbin/sshd -D -e -f '$nd/sshd_config'" \
     > "$nd/sshd.log" 2>&1 &
   echo $! > "$nd/launcher.pid"
 done

@@ -1,12 +1,18 @@
 // PosixProbe::ask_nodes: ezpz doctor's per-node exchange over yeet's transport. Every
-// connection is forked first (no other thread runs yet), then one thread per node waits for
-// the remote ezpz, pings it and reads its one-line answer.
+// connection is forked first (no other thread runs yet) but waits at its gate; threads then
+// open the gates a bounded number at a time (each node's timeout counts from its own
+// opening), wait for the remote ezpz, ping it and read its one-line answer. Opening every
+// connection at once makes a hundred nodes' handshakes (and their ~/.bashrc) compete for the
+// same moment and time out together.
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <csignal>
+#include <semaphore>
 #include <thread>
 
 #include <poll.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -49,9 +55,22 @@ bool read_line(int fd, std::string& line, long long deadline_ms) {
   }
 }
 
+/// Connections being set up at once (the rest wait at their gates).
+constexpr std::ptrdiff_t kConnecting = 32;
+
+/// Each node holds two pipes until it is reaped: lift the soft descriptor limit to the hard one.
+void allow_descriptors(std::size_t hosts) {
+  rlimit lim{};
+  if (::getrlimit(RLIMIT_NOFILE, &lim) == 0 && lim.rlim_cur != RLIM_INFINITY && lim.rlim_cur < 4 * hosts + 64) {
+    lim.rlim_cur = std::min<rlim_t>(lim.rlim_max, 4 * hosts + 64);
+    ::setrlimit(RLIMIT_NOFILE, &lim);
+  }
+}
+
 void exchange(RemoteProcess& p, core::NodeReply& r, int timeout_s) {
+  r.start_ns = wall_ns();
   const long long deadline = steady_ms() + timeout_s * 1000LL;
-  if (p.pid < 0) {
+  if (p.pid < 0 || !write_all(p.in, "g", 1)) {  // open its gate: it connects from now
     return;
   }
   if (!await_ready(p, r.early, timeout_s)) {
@@ -70,6 +89,31 @@ void exchange(RemoteProcess& p, core::NodeReply& r, int timeout_s) {
   }
 }
 
+/// After the exchange: what else a node that never got ready said (a connection error's
+/// result line comes after a failed start), its exit code; one that stayed silent is stopped.
+void reap(RemoteProcess& p, core::NodeReply& r) {
+  if (p.pid < 0) {
+    return;
+  }
+  if (r.reply.empty()) {
+    ::kill(p.pid, SIGTERM);  // silent past the deadline (or never ready): stop waiting for it
+  }
+  ::close(p.in);
+  if (!r.ready) {
+    std::string line;
+    while (read_line(p.out, line, steady_ms() + 200)) {
+      r.early += line + "\n";
+      line.clear();
+    }
+    r.early += line;
+  }
+  ::close(p.out);
+  int status = 0;
+  while (::waitpid(p.pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
 }  // namespace
 
 std::vector<core::NodeReply> PosixProbe::ask_nodes(const std::vector<std::string>& hosts,
@@ -77,50 +121,28 @@ std::vector<core::NodeReply> PosixProbe::ask_nodes(const std::vector<std::string
                                                    const core::BroadcastSpec& spec, int timeout_s,
                                                    const std::function<void()>& started) const {
   ::signal(SIGPIPE, SIG_IGN);  // a node that went away must not take ezpz with it
+  allow_descriptors(hosts.size());
   std::vector<core::NodeReply> replies(hosts.size());
   std::vector<RemoteProcess> procs(hosts.size());
   for (std::size_t i = 0; i < hosts.size(); ++i) {
     replies[i].host = hosts[i];
-    replies[i].start_ns = wall_ns();
-    procs[i] = start_remote(hosts[i], command(hosts[i]), spec, hosts[i], true);
+    procs[i] = start_remote(hosts[i], command(hosts[i]), spec, hosts[i], true, true);
   }
   if (started) {
     started();
   }
   {
+    std::counting_semaphore<kConnecting> slots(kConnecting);
     std::vector<std::jthread> threads;
     threads.reserve(hosts.size());
     for (std::size_t i = 0; i < hosts.size(); ++i) {
-      threads.emplace_back([&, i] { exchange(procs[i], replies[i], timeout_s); });
+      threads.emplace_back([&, i] {
+        slots.acquire();
+        exchange(procs[i], replies[i], timeout_s);
+        slots.release();
+        reap(procs[i], replies[i]);
+      });
     }
-  }
-  for (std::size_t i = 0; i < hosts.size(); ++i) {
-    auto& p = procs[i];
-    if (p.pid < 0) {
-      continue;
-    }
-    if (p.in >= 0) {
-      ::close(p.in);
-    }
-    // Whatever else it said (a connection error's result line comes after a failed start).
-    std::string rest;
-    if (!replies[i].ready) {
-      std::string line;
-      while (read_line(p.out, line, steady_ms() + 200)) {
-        rest += line + "\n";
-        line.clear();
-      }
-      rest += line;
-      replies[i].early += rest;
-    }
-    if (replies[i].reply.empty()) {
-      ::kill(p.pid, SIGTERM);  // silent past the deadline: stop waiting for it
-    }
-    ::close(p.out);
-    int status = 0;
-    while (::waitpid(p.pid, &status, 0) < 0 && errno == EINTR) {
-    }
-    replies[i].exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
   }
   return replies;
 }

@@ -54,7 +54,7 @@ bool send_file(int from, int to) {
 }  // namespace
 
 RemoteProcess start_remote(const std::string& host, const std::string& command, const core::BroadcastSpec& spec,
-                           const std::string& report_as, bool with_stdin) {
+                           const std::string& report_as, bool with_stdin, bool gated) {
   RemoteProcess p;
   int to_child[2] = {-1, -1};
   int from_child[2];
@@ -87,6 +87,15 @@ RemoteProcess start_remote(const std::string& host, const std::string& command, 
   if (p.pid == 0) {
     ::dup2(to_child[0], 0);
     ::dup2(from_child[1], 1);
+    if (gated && with_stdin) {
+      char gate = 0;
+      ssize_t got;
+      while ((got = ::read(0, &gate, 1)) < 0 && errno == EINTR) {
+      }
+      if (got != 1) {
+        ::_exit(0);  // never opened: nothing was started
+      }
+    }
     if (!refusal.empty()) {
       (void)write_all(1, refusal.data(), refusal.size());
       ::_exit(255);

@@ -20,10 +20,12 @@ struct RemoteProcess {
 /// Run the shell command `command` on `host`: with spec.ssh_command empty through libssh in a
 /// forked child (a connection failure becomes a result line for `report_as` on its stdout),
 /// else by exec'ing spec.ssh_command + host + command. `with_stdin` false gives it /dev/null.
+/// `gated` (with stdin): the child connects only once one byte is written to `in` (its gate),
+/// so many can be forked up front and opened a few at a time; closing `in` unopened ends it.
 /// pid is -1 when nothing could be started.
 [[nodiscard]] RemoteProcess start_remote(const std::string& host, const std::string& command,
-                                         const core::BroadcastSpec& spec, const std::string& report_as,
-                                         bool with_stdin);
+                                         const core::BroadcastSpec& spec, const std::string& report_as, bool with_stdin,
+                                         bool gated = false);
 
 /// Wait for the remote ezpz's first line (core::kReadyLine), shipping this binary to a node
 /// that asks for it (core::kShipLine). Lines that are neither (a connection error's result

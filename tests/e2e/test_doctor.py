@@ -80,6 +80,40 @@ class Doctor(TempDirTest):
         checks = self.doctor_json(["--nodes"], env, 0)
         self.assertEqual(checks["nodes"]["status"], "ok")
 
+    def test_nodes_are_reached_a_bounded_number_at_a_time(self):
+        # 40 hosts through a stand-in ssh that runs the node side here and notes how many of it
+        # run at once: at most 32 connections are set up together (the rest wait at their gates),
+        # and every host still answers (each one's timeout counts from its own start).
+        running = os.path.join(self.tmp, "running")
+        os.makedirs(running)
+        counts = os.path.join(self.tmp, "counts")
+        fake = self.write("fakessh", f"""#!/bin/sh
+host=$1
+touch "{running}/$host"
+ls "{running}" | wc -l >> "{counts}"
+sleep 0.3
+sh -c "$2"
+rc=$?
+rm -f "{running}/$host"
+exit $rc
+""", mode=0o755)
+        hosts = [f"host{i:02d}" for i in range(1, 41)]
+        hostfile = self.write("hostfile", "\n".join(hosts) + "\n")
+        env = base_env(WANDB_MODE="offline", TORCH_DEVICE="cpu", EZPZ_MACHINE="local")
+        proc = run(["doctor", "--json", "--nodes", "--hostfile", hostfile, "--ssh-command", fake, "--no-hsn",
+                    "--timeout", "30"], env)
+        results = json.loads(proc.stdout)
+        nodes = [r for r in results if r["name"] == "node"]
+        self.assertEqual(sorted(r["host"] for r in nodes), hosts)
+        self.assertTrue(all(r["status"] == "ok" for r in nodes), [r for r in nodes if r["status"] != "ok"])
+        checks = {r["name"]: r for r in results if "host" not in r}
+        self.assertEqual(checks["nodes"]["status"], "ok", checks["nodes"])
+        with open(counts) as f:
+            seen = [int(line) for line in f]
+        self.assertEqual(len(seen), 40)
+        self.assertLessEqual(max(seen), 32)
+        self.assertGreater(max(seen), 1)  # but they do run side by side
+
     def test_node_side_answers_a_ping(self):
         env = base_env()
         proc = subprocess.run([EZPZ, "__doctor-node", "--dst", "/tmp/does/not/exist", "--exe", EZPZ],
