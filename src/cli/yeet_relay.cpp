@@ -97,13 +97,7 @@ int YeetSendCommand::run(Context& ctx) {
   }
   auto spec = transport_.spec(ctx);
   spec.this_host = ctx.env.hostname;
-  const auto name = spec.destination.substr(spec.destination.rfind('/') + 1);
-  int rc = 0;
-  for (const auto& r : ctx.transfer.broadcast(spec.destination, name, *tree, spec, {})) {
-    ctx.term.out() << core::encode_result(r) << '\n';
-    rc = r.ok ? rc : 1;
-  }
-  return rc;
+  return ctx.transfer.serve_copy(spec.destination, *tree, spec, ctx.term.out());
 }
 
 }  // namespace ezpz::cli

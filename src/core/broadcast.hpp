@@ -57,10 +57,10 @@ struct BroadcastSpec {
   std::string exe_digest;                ///< SHA-256 (hex) of ezpz; empty: trust self_exe on the nodes
   unsigned long long exe_size = 0;       ///< its size in bytes (what a node without it reads)
   std::string this_host;                 ///< the node running this (names it in `reattached_to`)
-  bool reattach = true;
-  double stall_timeout_s = 30;  ///< a child that takes no data for this long is dropped (its nodes re-attached) ///<
-                                ///< re-attach a failed relay's children mid-stream (spooling)
-  int stream_level = 0;         ///< zstd level of the stream; 0: adaptive (see AdaptiveZstd)
+  bool reattach = true;                  ///< re-attach a failed relay's children mid-stream (spooling)
+  double stall_timeout_s = 30;           ///< a child that takes no data for this long (or, after the stream, says
+                                         ///< nothing for this long) is dropped; mid-stream its nodes are re-attached
+  int stream_level = 0;                  ///< zstd level of the stream; 0: adaptive (see AdaptiveZstd)
 };
 
 /// Relays one level down wait 2 s less for a stalled child, down to this.
@@ -71,6 +71,9 @@ inline constexpr double kMinStallTimeoutS = 6;
 /// ("EZPZ-SHIP <size>").
 inline constexpr std::string_view kReadyLine = "EZPZ-READY";
 inline constexpr std::string_view kShipLine = "EZPZ-SHIP";
+/// A relay's sign of life after the stream (every second, until its last result line): a
+/// parent drops a child that says nothing for its stall timeout (see sys/heartbeat.hpp).
+inline constexpr std::string_view kAliveLine = "EZPZ-ALIVE";
 
 /// The shell command that runs `ezpz args...` on a node: `self_exe` when it is there with the
 /// same SHA-256, else a copy cached in $TMPDIR (or /tmp)/.ezpz-<uid>-<digest>/ezpz, else (when

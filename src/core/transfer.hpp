@@ -92,6 +92,10 @@ class LocalTransfer {
   /// Be a relay: the stream on stdin, results on `out`; 0 when this node succeeded.
   virtual int relay(const std::string& this_host, const std::vector<RelayNode>& children, const BroadcastSpec& spec,
                     std::ostream& out) = 0;
+  /// Be a peer's sender (`ezpz __yeet-send`): stream this node's copy at `root` to `tree`,
+  /// results on `out` as they arrive; 0 when every host succeeded.
+  virtual int serve_copy(const std::string& root, const std::vector<RelayNode>& tree, const BroadcastSpec& spec,
+                         std::ostream& out) = 0;
   /// Incremental yeet: the manifest `root` holds when the tree still matches it (else why not).
   [[nodiscard]] virtual Expected<HeldManifest> held_manifest(const std::string& root) = 0;
   /// Write the manifest of `root` there (digests reused from `reuse` for unchanged files;

@@ -1,11 +1,13 @@
 #include "sys/broadcast.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <csignal>
 #include <cstring>
 #include <functional>
 #include <map>
+#include <mutex>
 #include <thread>
 
 #include <fcntl.h>
@@ -20,6 +22,7 @@
 #include "sys/archive.hpp"
 #include "sys/fanout.hpp"
 #include "sys/fd_io.hpp"
+#include "sys/heartbeat.hpp"
 #include "sys/incremental.hpp"
 #include "sys/remote.hpp"
 #include "sys/tree.hpp"
@@ -176,6 +179,13 @@ int run_relay(const std::string& this_host, const std::vector<core::RelayNode>& 
     }
   }
   fan.end(ended);  // re-attached children get the rest meanwhile
+  // From here on the parent only reads: a line a second tells it this relay is still at work.
+  std::mutex out_mutex;
+  const Heartbeat alive(out, out_mutex);
+  auto say = [&](const core::NodeResult& r) {
+    const std::lock_guard lock(out_mutex);
+    out << core::encode_result(r) << std::endl;
+  };
   if (error.empty() && !digest_ok) {
     error = "the stream's SHA-256 does not match: data was damaged on the way";
   }
@@ -210,10 +220,24 @@ int run_relay(const std::string& this_host, const std::vector<core::RelayNode>& 
   me.seconds = std::chrono::duration<double>(Clock::now() - start).count();
   // This node's line at once, then each line of the subtree as it arrives: the head shows
   // nodes finishing live.
-  out << core::encode_result(me) << std::endl;
-  fan.collect("its relay (ssh) ended without a report",
-              [&out](const core::NodeResult& r) { out << core::encode_result(r) << std::endl; });
+  say(me);
+  fan.collect("its relay (ssh) ended without a report", say);
   return me.ok ? 0 : 1;
+}
+
+int serve_copy(const std::string& root, const std::vector<core::RelayNode>& tree, const BroadcastOptions& options,
+               std::ostream& out, const std::atomic<bool>& stop) {
+  std::mutex out_mutex;
+  const Heartbeat alive(out, out_mutex);  // the head only reads from here: keep it hearing from us
+  const auto name = root.substr(root.rfind('/') + 1);
+  const auto results = broadcast_tree(
+      root, name, tree, options, {},
+      [&](const core::NodeResult& r) {
+        const std::lock_guard lock(out_mutex);
+        out << core::encode_result(r) << std::endl;
+      },
+      stop);
+  return std::all_of(results.begin(), results.end(), [](const core::NodeResult& r) { return r.ok; }) ? 0 : 1;
 }
 
 }  // namespace ezpz::sys

@@ -33,6 +33,11 @@ std::vector<core::NodeResult> send_from_peer(const std::string& peer, const std:
 int run_relay(const std::string& this_host, const std::vector<core::RelayNode>& children,
               const BroadcastOptions& options, std::ostream& out, const std::atomic<bool>& stop);
 
+/// `ezpz __yeet-send`: stream this node's copy at `root` to the relays of `tree`, printing each
+/// host's result line on `out` as it arrives (and a heartbeat meanwhile). 0 when all succeeded.
+int serve_copy(const std::string& root, const std::vector<core::RelayNode>& tree, const BroadcastOptions& options,
+               std::ostream& out, const std::atomic<bool>& stop);
+
 }  // namespace ezpz::sys
 
 namespace ezpz::sys {

@@ -1,6 +1,8 @@
 #include "sys/fanout.hpp"
 
+#include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <csignal>
 #include <map>
 #include <set>
@@ -15,6 +17,7 @@
 
 namespace ezpz::sys {
 namespace {
+using Clock = std::chrono::steady_clock;
 /// How long a node may take to connect and start ezpz (ssh's own timeouts usually end it sooner).
 constexpr int kReadyTimeoutS = 120;
 }  // namespace
@@ -284,19 +287,36 @@ std::vector<core::NodeResult> Fanout::collect(const std::string& why_missing, co
     pending[i] = c.early;
     take_lines(i);
   }
+  // Every relay says something at least once a second until its last line (its heartbeat):
+  // one silent for the stall timeout has stopped or lost its link, and is dropped.
+  const auto silence = std::chrono::milliseconds(static_cast<long long>(spec_.stall_timeout_s * 1000));
+  std::vector<Clock::time_point> heard(children_.size(), Clock::now());
   while (true) {
     std::vector<pollfd> fds;
     std::vector<std::size_t> index;
+    auto wait = silence;
+    const auto now = Clock::now();
     for (std::size_t i = 0; i < children_.size(); ++i) {
-      if (children_[i]->out >= 0) {
-        fds.push_back({children_[i]->out, POLLIN, 0});
-        index.push_back(i);
+      auto& c = *children_[i];
+      if (c.out < 0) {
+        continue;
       }
+      if (now - heard[i] >= silence) {
+        c.dropped_why = "stalled: said nothing for " + std::to_string(static_cast<int>(spec_.stall_timeout_s)) +
+                        " s after the stream (dropped)";
+        ::kill(c.pid, SIGTERM);  // its connection goes: a relay still at work there discards it
+        ::close(c.out);
+        c.out = -1;
+        continue;
+      }
+      wait = std::min(wait, std::chrono::duration_cast<std::chrono::milliseconds>(heard[i] + silence - now));
+      fds.push_back({c.out, POLLIN, 0});
+      index.push_back(i);
     }
     if (fds.empty()) {
       break;
     }
-    if (::poll(fds.data(), fds.size(), -1) < 0 && errno != EINTR) {
+    if (::poll(fds.data(), fds.size(), static_cast<int>(wait.count()) + 1) < 0 && errno != EINTR) {
       break;
     }
     for (std::size_t k = 0; k < fds.size(); ++k) {
@@ -314,6 +334,7 @@ std::vector<core::NodeResult> Fanout::collect(const std::string& why_missing, co
         children_[i]->out = -1;
         continue;
       }
+      heard[i] = Clock::now();
       pending[i].append(buf, static_cast<std::size_t>(n));
       take_lines(i);
     }

@@ -373,6 +373,12 @@ int PosixLocalTransfer::relay(const std::string& this_host, const std::vector<co
   return run_relay(this_host, children, spec, out, g_stop);
 }
 
+int PosixLocalTransfer::serve_copy(const std::string& root, const std::vector<core::RelayNode>& tree,
+                                   const core::BroadcastSpec& spec, std::ostream& out) {
+  arm();
+  return sys::serve_copy(root, tree, spec, out, g_stop);
+}
+
 Expected<void> PosixLocalTransfer::rename_file(const std::string& from, const std::string& to) {
   if (::rename(from.c_str(), to.c_str()) != 0) {
     return failure("cannot move " + from + " to " + to + ": " + std::strerror(errno));

@@ -68,6 +68,8 @@ class PosixLocalTransfer final : public core::LocalTransfer {
                                                                 const core::Manifest& m) override;
   int relay(const std::string& this_host, const std::vector<core::RelayNode>& children, const core::BroadcastSpec& spec,
             std::ostream& out) override;
+  int serve_copy(const std::string& root, const std::vector<core::RelayNode>& tree, const core::BroadcastSpec& spec,
+                 std::ostream& out) override;
 
  private:
   /// Turn SIGINT/SIGTERM/SIGHUP into the stop flag (from the first real work on).

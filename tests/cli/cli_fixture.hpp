@@ -118,6 +118,10 @@ class NoTransfer final : public core::LocalTransfer {
             std::ostream&) override {
     return 1;
   }
+  int serve_copy(const std::string&, const std::vector<core::RelayNode>&, const core::BroadcastSpec&,
+                 std::ostream&) override {
+    return 1;
+  }
 
  private:
   static Error no() { return failure("no filesystem in this test"); }

@@ -24,6 +24,7 @@ fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
 "$sim/down.sh" >/dev/null 2>&1
 cleanup() {
   pkill -CONT -f -- "__yeet-relay --host node.* --dst /tmp/f" 2>/dev/null
+  pkill -f -- "$D/bin/freeze.py" 2>/dev/null
   "$sim/down.sh" >/dev/null 2>&1
   rm -rf "$W"
 }
@@ -124,6 +125,55 @@ stall_case() {  # label extra-args...: SIGSTOP node3's relay (a leaf under node1
 # --stall-timeout 10 at the head: node1 (node3's parent) gives up on it after 8 s.
 stall_case "relay SIGSTOPped (node3), libssh" a --stall-timeout 10
 stall_case "relay SIGSTOPped (node3), OpenSSH" b --stall-timeout 10 --ssh-command ssh
+
+# After the stream a parent only reads: a relay whose return path freezes once it has taken the
+# whole stream (its result line and heartbeats never arrive) must be dropped after the stall
+# timeout, not waited for. A wrapper ssh holds back everything FROZEN says from its own result on.
+cat > "$D/bin/freeze.py" <<'PY'
+import os, sys, time
+tag = ('"host":"%s"' % sys.argv[1]).encode()
+buf = b""
+while True:
+    b = os.read(0, 1 << 16)
+    if not b:
+        break
+    buf += b
+    while b"\n" in buf:
+        line, buf = buf.split(b"\n", 1)
+        if tag in line:
+            time.sleep(60)
+            sys.exit(0)
+        os.write(1, line + b"\n")
+PY
+freeze_case() {  # label frozen-host dst
+  local label=$1 frozen=$2 dst=$3
+  cat > "$D/bin/freezessh" <<SH
+#!/bin/bash
+# (the filter's stderr is not the session's: a process left holding it would keep its parent's channel open)
+if [ "\$1" = $frozen ]; then ssh "\$@" | /usr/bin/python3 $D/bin/freeze.py $frozen 2>/dev/null; else exec ssh "\$@"; fi
+SH
+  chmod +x "$D/bin/freezessh"
+  yeet_bg "$dst" "$W/freeze.json" --min-success-nodes 6 --stall-timeout 10 --ssh-command "$D/bin/freezessh"
+  yeet_wait
+  pkill -f -- "$D/bin/freeze.py" 2>/dev/null
+  if [ "$rc" -ge 124 ]; then
+    fail "$label: a silent relay hung the yeet past ${LIMIT}s (rc $rc)"
+    row "$label" "HUNG" ">$LIMIT" "killed by the test's timeout (rc $rc)"
+  else
+    why=$(check_report "$W/freeze.json" "$frozen" $(ok_hosts_but "$frozen")) ||
+      fail "$label: $frozen should fail alone: $(cat "$W/freeze.json" "$W/freeze.json.err")"
+    grep -q "said nothing for" <<< "$why" || fail "$label: the error does not say why: $why"
+    [ "$rc" -eq 0 ] || fail "$label: 6 of 7 nodes meet --min-success-nodes 6 (rc $rc)"
+    for n in $(ok_hosts_but "$frozen"); do same_tree "$n" "$dst" || fail "$label: tree differs on $n"; done
+    row "$label" "$frozen failed" "$secs" "rc $rc; $why"
+  fi
+  wait_no_staging "$label" 60
+  clear "$dst"
+}
+# A leaf (node3): node1 drops it after 8 s. An interior relay (node1): the head drops it after
+# 10 s; node3's and node4's results went through it, so they are repaired from a peer.
+freeze_case "silent after the stream (node3)" node3 /tmp/ffreeze3
+freeze_case "silent after the stream (node1)" node1 /tmp/ffreeze1
 else
 # ------------------------------------------------------------------ 1. kill a leaf relay (level 2)
 yeet_bg /tmp/fkill "$W/kill.json" --min-success-nodes 6
