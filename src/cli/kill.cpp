@@ -92,19 +92,10 @@ int KillCommand::run(Context& ctx) {
   bool failed = survivors > 0;
   // Every other node: the same command there.
   if (all_nodes_) {
-    auto machines = core::load_machines(ctx.env, ctx.probe);
-    if (!machines) {
-      return ctx.term.fail(machines.error());
+    const auto others = core::job_other_hosts(ctx.env, ctx.probe, hostfile_, false);
+    if (!others) {
+      return ctx.term.fail(others.error());
     }
-    std::optional<std::string> hostfile;
-    if (!hostfile_.empty()) {
-      hostfile = hostfile_;
-    }
-    auto cluster = core::discover_cluster(ctx.env, *machines, std::nullopt, hostfile, ctx.probe);
-    if (!cluster) {
-      return ctx.term.fail(cluster.error());
-    }
-    const auto others = core::yeet_targets(cluster->hosts, ctx.env.hostname, false, ctx.probe);
     core::BroadcastSpec spec;
     spec.self_exe = ctx.env.self_exe;
     spec.ssh_command = split_command(ssh_command_);
@@ -117,7 +108,7 @@ int KillCommand::run(Context& ctx) {
     if (!pattern_.empty()) {
       args.push_back("--pattern=" + pattern_);
     }
-    for (const auto& o : ctx.process.run_on_nodes(others, args, spec, 30 + grace_s_)) {
+    for (const auto& o : ctx.process.run_on_nodes(*others, args, spec, 30 + grace_s_)) {
       auto j = nlohmann::json::parse(o.output.substr(0, o.output.find('\n')), nullptr, false);
       if (!o.error.empty() || j.is_discarded() || !j.is_object()) {
         j = {{"host", o.host},

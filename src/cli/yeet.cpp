@@ -155,22 +155,11 @@ int YeetCommand::run(Context& ctx) {
     return ctx.term.fail(ok.error());
   }
   // The other nodes: the job's hosts (as for launch) less this one.
-  core::HostList targets;
-  {
-    auto machines = core::load_machines(ctx.env, ctx.probe);
-    if (!machines) {
-      return ctx.term.fail(machines.error());
-    }
-    std::optional<std::string> hostfile;
-    if (!hostfile_.empty()) {
-      hostfile = hostfile_;
-    }
-    auto cluster = core::discover_cluster(ctx.env, *machines, std::nullopt, hostfile, ctx.probe);
-    if (!cluster) {
-      return ctx.term.fail(cluster.error());
-    }
-    targets = core::yeet_targets(cluster->hosts, ctx.env.hostname, !no_hsn_, ctx.probe);
+  auto others = core::job_other_hosts(ctx.env, ctx.probe, hostfile_, !no_hsn_);
+  if (!others) {
+    return ctx.term.fail(others.error());
   }
+  const core::HostList targets = std::move(*others);
   for (const auto& target : targets) {
     if (auto ok = core::check_remote_host(target); !ok) {
       return ctx.term.fail(ok.error());

@@ -563,36 +563,6 @@ CheckResult check_network_env(const Env& env, const SystemProbe& probe, const Lo
   return CheckResult{name, status, join(problems, "; "), join(remedies, "; "), "", 0};
 }
 
-CheckResult check_user(const Env& env, std::string_view passwd, std::string_view nsswitch) {
-  const std::string name = "user";
-  const std::string uid = std::to_string(env.uid);
-  for (auto line : split(passwd, '\n')) {
-    auto fields = split(line, ':');
-    if (fields.size() > 2 && fields[2] == uid) {
-      return check_ok(name, "uid " + uid + " (" + std::string(fields[0]) + ") is in /etc/passwd");
-    }
-  }
-  std::string sources;
-  for (auto line : split(nsswitch, '\n')) {
-    line = trim(line);
-    if (line.substr(0, 7) == "passwd:") {
-      sources = std::string(trim(line.substr(7)));
-    }
-  }
-  const bool user = env.get("USER").has_value() && !env.get("USER")->empty();
-  const bool home = env.get("HOME").has_value() && !env.get("HOME")->empty();
-  const std::string where = sources.empty() ? "a directory service" : "'" + sources + "' (nsswitch)";
-  if (user && home) {
-    return check_warning(name,
-                         "uid " + uid + " is not in /etc/passwd (it comes from " + where +
-                             "), which a static binary cannot query; ezpz uses USER=" + *env.get("USER") +
-                             " and HOME=" + *env.get("HOME"),
-                         "keep USER and HOME set in batch scripts and ssh sessions (they normally are)");
-  }
-  return check_error(name, "uid " + uid + " is not in /etc/passwd and USER or HOME is unset: ezpz cannot name you",
-                     "export USER=$(id -un) HOME=~ before running ezpz");
-}
-
 CheckResult check_ezpz(const Env& env, const LocalFacts& facts) {
   const std::string name = "ezpz";
   const auto exe = env.self_exe.empty() ? std::string("ezpz") : env.self_exe;
