@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # ezpz doctor timings: the local tier (median of 30 runs, target < 200 ms) and the per-node
-# tier (--nodes) on 8 simulated nodes (median of 10 runs, target < 2 s; needs root for the
-# simulated cluster, scripts/cluster-sim). Usage: scripts/bench/doctor.sh [path/to/ezpz]
+# tier (--nodes) on 8 simulated nodes (median of 10 runs, target < 2 s) and on 100 (median of
+# 5, target < 10 s; BIG=0 skips it); needs root for the simulated cluster (scripts/cluster-sim).
+# Usage: scripts/bench/doctor.sh [path/to/ezpz]
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 bin=$(realpath "${1:-build/release/ezpz}")
@@ -46,4 +47,29 @@ ssh_ms=$(median_ms 10 "${run[@]}" --ssh-command ssh)
 echo "per-node tier (--ssh-command ssh), 8 nodes, median of 10: ${ssh_ms} ms"
 exec_ms=$(median_ms 10 "$sim/exec.sh" true)
 echo "  (of which entering the login namespace with exec.sh: ${exec_ms} ms)"
+"${run[@]}" --all | grep -E '^\[.*\] (nodes|clock)'
+"$sim/down.sh" >/dev/null 2>&1
+
+big=${BIG:-100}
+[ "$big" -gt 0 ] || exit 0
+export EZSIM_DIR=/var/tmp/ezpz-bench-doctor-big EZSIM_PREFIX=ezpzbb EZSIM_NET=10.250.26
+"$sim/down.sh" >/dev/null 2>&1 || true
+"$sim/up.sh" "$big" >/dev/null
+mkdir -p "$EZSIM_DIR/bin" "$EZSIM_DIR/home"
+cp "$bin" "$EZSIM_DIR/bin/ezpz"
+run=("$sim/exec.sh" env EZPZ_MACHINE=local HOME="$EZSIM_DIR/home" WANDB_MODE=offline "$EZSIM_DIR/bin/ezpz" doctor
+  --hostfile "$EZSIM_DIR/hostfile" --nodes)
+"${run[@]}" >/dev/null 2>&1 || true  # warm-up
+big_ms=$(median_ms 5 "${run[@]}")
+echo "per-node tier (ezpz doctor --nodes, built-in libssh), $big nodes, median of 5: ${big_ms} ms (target < 10000 ms)"
+# Where the CPU goes: this host's ezpz and its ssh connections vs everything else on the machine
+# (the simulated nodes' sshd, shell, start script and ezpz, all on these same cores).
+cpu() { awk '/^cpu /{print $2+$3+$4, $5}' /proc/stat; }
+read -r busy0 idle0 < <(cpu)
+/usr/bin/time -o "$EZSIM_DIR/time" -f '%U %S' "${run[@]}" >/dev/null 2>&1 || true
+head_cpu=$(tail -1 "$EZSIM_DIR/time")
+read -r busy1 idle1 < <(cpu)
+awk -v b=$((busy1 - busy0)) -v i=$((idle1 - idle0)) -v h="$head_cpu" 'BEGIN {
+  split(h, t, " "); hc = t[1] + t[2]; tck = 100
+  printf "  one run: machine busy %.1f CPU-s (idle %.1f), of which ezpz on the head with its connections %.1f CPU-s\n", b / tck, i / tck, hc }'
 "${run[@]}" --all | grep -E '^\[.*\] (nodes|clock)'
