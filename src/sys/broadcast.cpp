@@ -100,6 +100,15 @@ int run_relay(const std::string& this_host, const std::vector<core::RelayNode>& 
   core::NodeResult me;
   me.host = this_host;
   out << core::kReadyLine << std::endl;  // the parent starts streaming; the pipe holds it meanwhile
+  // A line a second from here on: after the stream the parent only reads, and a relay still
+  // busy then (finishing, or feeding a slow subtree what its buffers held) must not look dead.
+  // What piles up meanwhile is a few bytes a second, read when the parent collects.
+  std::mutex out_mutex;
+  const Heartbeat alive(out, out_mutex);
+  auto say = [&](const core::NodeResult& r) {
+    const std::lock_guard lock(out_mutex);
+    out << core::encode_result(r) << std::endl;
+  };
   Fanout fan(this_host, options);
   fan.start(children_spec);
   // The staging directory beside the destination.
@@ -179,13 +188,6 @@ int run_relay(const std::string& this_host, const std::vector<core::RelayNode>& 
     }
   }
   fan.end(ended);  // re-attached children get the rest meanwhile
-  // From here on the parent only reads: a line a second tells it this relay is still at work.
-  std::mutex out_mutex;
-  const Heartbeat alive(out, out_mutex);
-  auto say = [&](const core::NodeResult& r) {
-    const std::lock_guard lock(out_mutex);
-    out << core::encode_result(r) << std::endl;
-  };
   if (error.empty() && !digest_ok) {
     error = "the stream's SHA-256 does not match: data was damaged on the way";
   }

@@ -1,6 +1,8 @@
-// A relay's sign of life while it finishes: after the stream its parent only reads, so a
-// relay that stops (SIGSTOP, a frozen link) would otherwise hold the parent's collect forever.
-// The parent drops a child that says nothing, not even this line, for its stall timeout.
+// A relay's sign of life: after the stream its parent only reads, so a relay that stops while
+// it finishes (SIGSTOP, a frozen link) would otherwise hold the parent's collect forever. The
+// parent drops a child that says nothing, not even this line, for its stall timeout. It runs
+// from the relay's start, so one still busy after its parent finished sending (feeding a slow
+// subtree what the buffers held) keeps saying it is alive.
 #pragma once
 
 #include <chrono>

@@ -2,8 +2,10 @@
 
 #include <cerrno>
 #include <memory>
+#include <string>
 #include <vector>
 
+#include <fcntl.h>
 #include <libssh/libssh.h>
 #include <poll.h>
 #include <unistd.h>
@@ -65,11 +67,32 @@ bool check_host_key(ssh_session s, const std::string& host, const SshOptions& op
   return false;
 }
 
-/// Pass what the remote command writes (stdout, stderr) to ours; false once the channel is
-/// closed or broken.
-bool drain(ssh_channel channel, std::vector<char>& buf) {
+/// Most of the remote's stdout held here while our reader is not reading (see drain).
+constexpr std::size_t kHoldMax = 1 << 20;
+
+/// Write what `held` has to our non-blocking stdout, as far as the reader takes it now; false
+/// when the reader is gone.
+bool flush_some(std::string& held) {
+  while (!held.empty()) {
+    const auto n = ::write(1, held.data(), held.size());
+    if (n > 0) {
+      held.erase(0, static_cast<std::size_t>(n));
+    } else if (n < 0 && errno == EINTR) {
+      continue;
+    } else {
+      return n < 0 && errno == EAGAIN;
+    }
+  }
+  return true;
+}
+
+/// Pass what the remote command writes to ours: stderr at once, stdout through `held`. Our
+/// stdout's reader (a relay's parent) may read only after the stream, while the remote writes
+/// a heartbeat line a second: a blocking write here once the pipe filled would stop this loop
+/// from forwarding the stream too. False once the channel is closed or broken.
+bool drain(ssh_channel channel, std::vector<char>& buf, std::string& held) {
   for (int is_stderr = 0; is_stderr < 2; ++is_stderr) {
-    while (true) {
+    while (is_stderr != 0 || held.size() < kHoldMax) {
       const int n =
           ssh_channel_read_nonblocking(channel, buf.data(), static_cast<std::uint32_t>(buf.size()), is_stderr);
       if (n == SSH_ERROR) {
@@ -78,12 +101,14 @@ bool drain(ssh_channel channel, std::vector<char>& buf) {
       if (n <= 0) {
         break;
       }
-      if (!write_all(is_stderr != 0 ? 2 : 1, buf.data(), static_cast<std::size_t>(n))) {
+      if (is_stderr == 0) {
+        held.append(buf.data(), static_cast<std::size_t>(n));
+      } else if (!write_all(2, buf.data(), static_cast<std::size_t>(n))) {
         return false;
       }
     }
   }
-  return ssh_channel_is_eof(channel) == 0 && ssh_channel_is_closed(channel) == 0;
+  return flush_some(held) && ssh_channel_is_eof(channel) == 0 && ssh_channel_is_closed(channel) == 0;
 }
 
 }  // namespace
@@ -133,14 +158,19 @@ int ssh_run_stdio(const std::string& host, const std::string& command, const Ssh
   }
   ssh_channel c = channel.get();
   std::vector<char> buf(256 * 1024);
+  std::string held;
+  const int stdout_flags = ::fcntl(1, F_GETFL);
+  ::fcntl(1, F_SETFL, stdout_flags | O_NONBLOCK);
   bool input_open = true;
   // Drain first, every time: libssh may already hold channel data it read from the socket
   // while doing something else (the exec request's reply, a write), and poll() sees only the
   // socket. Polling first lost such data until the next packet: a remote ezpz's ready line
   // that came with the exec reply waited for a ping that waited for it (a hang until timeout).
-  while (drain(c, buf)) {
-    pollfd fds[2] = {{0, static_cast<short>(input_open ? POLLIN : 0), 0}, {ssh_get_fd(s), POLLIN, 0}};
-    if (::poll(fds, 2, -1) < 0 && errno != EINTR) {
+  while (drain(c, buf, held)) {
+    pollfd fds[3] = {{0, static_cast<short>(input_open ? POLLIN : 0), 0},
+                     {ssh_get_fd(s), static_cast<short>(held.size() < kHoldMax ? POLLIN : 0), 0},
+                     {1, static_cast<short>(held.empty() ? 0 : POLLOUT), 0}};
+    if (::poll(fds, 3, -1) < 0 && errno != EINTR) {
       break;
     }
     if (input_open && (fds[0].revents & (POLLIN | POLLHUP | POLLERR)) != 0) {
@@ -155,7 +185,9 @@ int ssh_run_stdio(const std::string& host, const std::string& command, const Ssh
       }
     }
   }
-  drain(c, buf);  // what arrived with the end of the stream
+  drain(c, buf, held);  // what arrived with the end of the stream
+  ::fcntl(1, F_SETFL, stdout_flags);
+  (void)write_all(1, held.data(), held.size());
   const int status = ssh_channel_get_exit_status(c);
   ssh_channel_send_eof(c);
   ssh_channel_close(c);
