@@ -55,9 +55,6 @@ bool read_line(int fd, std::string& line, long long deadline_ms) {
   }
 }
 
-/// Connections being set up at once (the rest wait at their gates).
-constexpr std::ptrdiff_t kConnecting = 32;
-
 /// Each node holds two pipes until it is reaped: lift the soft descriptor limit to the hard one.
 void allow_descriptors(std::size_t hosts) {
   rlimit lim{};
@@ -132,7 +129,7 @@ std::vector<core::NodeReply> PosixProbe::ask_nodes(const std::vector<std::string
     started();
   }
   {
-    std::counting_semaphore<kConnecting> slots(kConnecting);
+    std::counting_semaphore<kMaxConnecting> slots(static_cast<std::ptrdiff_t>(kMaxConnecting));
     std::vector<std::jthread> threads;
     threads.reserve(hosts.size());
     for (std::size_t i = 0; i < hosts.size(); ++i) {

@@ -1,4 +1,5 @@
 // PosixProcessControl's view of running jobs (/proc) and its runs of ezpz on other nodes.
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <csignal>
@@ -12,6 +13,7 @@
 
 #include "core/rank_env.hpp"
 #include "sys/exec.hpp"
+#include "sys/fd_io.hpp"
 #include "sys/remote.hpp"
 #include "sys/tree.hpp"
 
@@ -119,32 +121,74 @@ std::vector<core::NodeOutput> PosixProcessControl::run_on_nodes(const core::Host
                                                                 const std::vector<std::string>& args,
                                                                 const core::BroadcastSpec& spec, double timeout_s) {
   ::signal(SIGPIPE, SIG_IGN);
+  using Clock = std::chrono::steady_clock;
   std::vector<core::NodeOutput> out(hosts.size());
   std::vector<RemoteProcess> procs;
   const auto command = core::remote_command(spec, args, false);
+  // Every connection is forked now but waits at its gate (see start_remote); at most
+  // kMaxConnecting are open at once, each with its own deadline from its opening.
   for (std::size_t i = 0; i < hosts.size(); ++i) {
     out[i].host = hosts[i];
-    procs.push_back(start_remote(hosts[i], command, spec, hosts[i], false));
+    procs.push_back(start_remote(hosts[i], command, spec, hosts[i], true, true));
     if (procs.back().pid < 0) {
       out[i].error = "cannot start a connection to " + hosts[i];
     }
   }
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
-  while (true) {
-    std::vector<pollfd> fds;
-    std::vector<std::size_t> index;
-    for (std::size_t i = 0; i < procs.size(); ++i) {
-      if (procs[i].out >= 0) {
-        fds.push_back({procs[i].out, POLLIN, 0});
-        index.push_back(i);
+  const auto allowed = std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(timeout_s));
+  std::vector<Clock::time_point> deadline(hosts.size(), Clock::time_point::max());
+  std::size_t next = 0;
+  std::size_t open = 0;
+  auto open_gates = [&] {
+    for (; next < procs.size() && open < kMaxConnecting; ++next) {
+      auto& p = procs[next];
+      if (p.pid < 0) {
+        continue;
+      }
+      const bool opened = write_all(p.in, "g", 1);
+      ::close(p.in);  // the remote command reads nothing: it sees the end of its input
+      p.in = -1;
+      if (opened) {
+        deadline[next] = Clock::now() + allowed;
+        ++open;
+      } else {
+        ::close(p.out);
+        p.out = -1;
       }
     }
-    const auto left =
-        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
-    if (fds.empty() || left.count() <= 0) {
-      break;
+  };
+  auto finish = [&](RemoteProcess& p) {
+    ::close(p.out);
+    p.out = -1;
+    --open;
+  };
+  while (true) {
+    open_gates();
+    std::vector<pollfd> fds;
+    std::vector<std::size_t> index;
+    auto wait = Clock::duration::max();
+    const auto now = Clock::now();
+    for (std::size_t i = 0; i < next; ++i) {
+      if (procs[i].out < 0) {
+        continue;
+      }
+      if (now >= deadline[i]) {  // timed out
+        ::kill(procs[i].pid, SIGTERM);
+        out[i].error = "no answer from " + hosts[i] + " within " + std::to_string(static_cast<int>(timeout_s)) + " s";
+        finish(procs[i]);
+        continue;
+      }
+      wait = std::min(wait, deadline[i] - now);
+      fds.push_back({procs[i].out, POLLIN, 0});
+      index.push_back(i);
     }
-    if (::poll(fds.data(), fds.size(), static_cast<int>(left.count())) < 0 && errno != EINTR) {
+    if (fds.empty()) {
+      if (next >= procs.size()) {
+        break;
+      }
+      continue;  // some timed out just now: open the next gates
+    }
+    const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(wait).count() + 1;
+    if (::poll(fds.data(), fds.size(), static_cast<int>(std::min<long long>(ms, 60'000))) < 0 && errno != EINTR) {
       break;
     }
     for (std::size_t k = 0; k < fds.size(); ++k) {
@@ -157,17 +201,19 @@ std::vector<core::NodeOutput> PosixProcessControl::run_on_nodes(const core::Host
       if (n > 0) {
         out[index[k]].output.append(buf, static_cast<std::size_t>(n));
       } else if (n == 0 || errno != EINTR) {
-        ::close(p.out);
-        p.out = -1;
+        finish(p);
       }
     }
   }
   for (std::size_t i = 0; i < procs.size(); ++i) {
     auto& p = procs[i];
-    if (p.out >= 0) {  // timed out
+    if (p.out >= 0) {  // the poll failed: stop waiting for it
       ::kill(p.pid, SIGTERM);
       ::close(p.out);
-      out[i].error = "no answer from " + hosts[i] + " within " + std::to_string(static_cast<int>(timeout_s)) + " s";
+      out[i].error = "no answer from " + hosts[i];
+    }
+    if (p.in >= 0) {
+      ::close(p.in);  // never opened: it ends without connecting
     }
     if (p.pid > 0) {
       int status = 0;

@@ -2,6 +2,7 @@
 // with the binary shipped to nodes that lack it (see core::remote_command).
 #pragma once
 
+#include <cstddef>
 #include <string>
 
 #include <sys/types.h>
@@ -9,6 +10,11 @@
 #include "core/broadcast.hpp"
 
 namespace ezpz::sys {
+
+/// Connections being set up at once when many nodes are asked the same thing (doctor --nodes,
+/// kill --all-nodes): the rest wait at their gates. All at once, a hundred handshakes (and
+/// the nodes' login shells) compete for the same moment and time out together.
+inline constexpr std::size_t kMaxConnecting = 32;
 
 /// A command running on another node: write its stdin to `in`, read its stdout from `out`.
 struct RemoteProcess {

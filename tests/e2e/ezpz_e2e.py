@@ -56,3 +56,30 @@ class TempDirTest(unittest.TestCase):
         if mode is not None:
             os.chmod(path, mode)
         return path
+
+
+def counting_ssh(tmp):
+    """A stand-in ssh (for --ssh-command) that runs the remote command here and appends, on each
+    start, how many of it are running at that moment to the file it returns (with its path)."""
+    running = os.path.join(tmp, "ssh-running")
+    os.makedirs(running)
+    counts = os.path.join(tmp, "ssh-counts")
+    fake = os.path.join(tmp, "countingssh")
+    with open(fake, "w") as f:
+        f.write(f"""#!/bin/sh
+host=$1
+touch "{running}/$host"
+ls "{running}" | wc -l >> "{counts}"
+sleep 0.3
+sh -c "$2"
+rc=$?
+rm -f "{running}/$host"
+exit $rc
+""")
+    os.chmod(fake, 0o755)
+    return fake, counts
+
+
+def read_counts(counts):
+    with open(counts) as f:
+        return [int(line) for line in f]

@@ -7,7 +7,7 @@ import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(__file__))
-from ezpz_e2e import EZPZ, TempDirTest, base_env, run  # noqa: E402
+from ezpz_e2e import EZPZ, TempDirTest, base_env, counting_ssh, read_counts, run  # noqa: E402
 
 FIELDS = {"name", "status", "message", "remedy", "duration_ms"}
 
@@ -84,19 +84,7 @@ class Doctor(TempDirTest):
         # 40 hosts through a stand-in ssh that runs the node side here and notes how many of it
         # run at once: at most 32 connections are set up together (the rest wait at their gates),
         # and every host still answers (each one's timeout counts from its own start).
-        running = os.path.join(self.tmp, "running")
-        os.makedirs(running)
-        counts = os.path.join(self.tmp, "counts")
-        fake = self.write("fakessh", f"""#!/bin/sh
-host=$1
-touch "{running}/$host"
-ls "{running}" | wc -l >> "{counts}"
-sleep 0.3
-sh -c "$2"
-rc=$?
-rm -f "{running}/$host"
-exit $rc
-""", mode=0o755)
+        fake, counts = counting_ssh(self.tmp)
         hosts = [f"host{i:02d}" for i in range(1, 41)]
         hostfile = self.write("hostfile", "\n".join(hosts) + "\n")
         env = base_env(WANDB_MODE="offline", TORCH_DEVICE="cpu", EZPZ_MACHINE="local")
@@ -108,8 +96,7 @@ exit $rc
         self.assertTrue(all(r["status"] == "ok" for r in nodes), [r for r in nodes if r["status"] != "ok"])
         checks = {r["name"]: r for r in results if "host" not in r}
         self.assertEqual(checks["nodes"]["status"], "ok", checks["nodes"])
-        with open(counts) as f:
-            seen = [int(line) for line in f]
+        seen = read_counts(counts)
         self.assertEqual(len(seen), 40)
         self.assertLessEqual(max(seen), 32)
         self.assertGreater(max(seen), 1)  # but they do run side by side

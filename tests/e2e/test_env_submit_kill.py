@@ -9,7 +9,7 @@ import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(__file__))
-from ezpz_e2e import EZPZ, TempDirTest, base_env, run  # noqa: E402
+from ezpz_e2e import EZPZ, TempDirTest, base_env, counting_ssh, read_counts, run  # noqa: E402
 
 
 class Env(TempDirTest):
@@ -134,6 +134,23 @@ class Kill(TempDirTest):
         self.assertEqual(out.count("sent SIGTERM"), 2, out)
         job.wait(timeout=20)
         self.assertEqual(job_pids("# 302"), [])
+
+    def test_all_nodes_reached_a_bounded_number_at_a_time(self):
+        # 40 other hosts through a stand-in ssh that runs `ezpz kill` here: every one reports,
+        # at most 32 connections are set up together.
+        fake, counts = counting_ssh(self.tmp)
+        hosts = [f"host{i:02d}" for i in range(1, 41)]
+        hostfile = self.write("hostfile", "\n".join(hosts) + "\n")
+        out = run(["kill", "--all-nodes", "--hostfile", hostfile, "--ssh-command", fake, "--dry-run", "--json",
+                   "no-such-job-304"], base_env(EZPZ_MACHINE="local"), check=0).stdout
+        reports = [json.loads(line) for line in out.splitlines()]
+        self.assertEqual(len(reports), 41)
+        self.assertEqual(sorted(r["host"] for r in reports[1:]), hosts)
+        self.assertTrue(all("error" not in r and r["processes"] == [] for r in reports), reports)
+        seen = read_counts(counts)
+        self.assertEqual(len(seen), 40)
+        self.assertLessEqual(max(seen), 32)
+        self.assertGreater(max(seen), 1)
 
     def test_bad_signal(self):
         proc = run(["kill", "--signal", "STOP"])
