@@ -136,8 +136,8 @@ std::vector<core::NodeReply> PosixProbe::ask_nodes(const std::vector<std::string
       threads.emplace_back([&, i] {
         slots.acquire();
         exchange(procs[i], replies[i], timeout_s);
+        reap(procs[i], replies[i]);  // a connection counts until it has ended
         slots.release();
-        reap(procs[i], replies[i]);
       });
     }
   }

@@ -55,8 +55,9 @@ assert launch["message"].startswith("8 rank(s), one per host, through mpirun"), 
 PY
 
 # 3. A node whose ezpz is missing from the head's path gets a shipped copy, and a warning.
-#    (the login node's /tmp is its own: the nodes do not have /tmp/ezpz-local)
-out=$("$X" "${common[@]}" sh -c 'cp "$1" /tmp/ezpz-local && /tmp/ezpz-local doctor --hostfile "$2" --nodes --json' \
+#    (the login node's /tmp is its own: the nodes do not have /tmp/ezpz-local; --timeout 60:
+#    a sanitizer build is a 140 MB binary, 8 copies of which take ~15 s here)
+out=$("$X" "${common[@]}" sh -c 'cp "$1" /tmp/ezpz-local && /tmp/ezpz-local doctor --hostfile "$2" --nodes --json --timeout 60' \
       _ "$ezpz" "$D/hostfile")
 rc=$?
 python3 - "$out" <<'PY' || fail "ezpz missing on the nodes (exit $rc): $out"

@@ -332,7 +332,12 @@ class Interrupted(TempDirTest):
                 f.write("previous")
             proc = subprocess.Popen([EZPZ, "yeet", src, "--dst", dst, "--compress"], env=base_env(),
                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-            time.sleep(0.15)
+            # Interrupt once the work is under way (its work directory exists beside the
+            # destination), not after a fixed delay: a sanitizer build starts slowly.
+            for _ in range(600):
+                if len(os.listdir(dst_parent)) > 1 or proc.poll() is not None:
+                    break
+                time.sleep(0.05)
             proc.send_signal(signal.SIGINT)
             _, err = proc.communicate(timeout=60)
             if proc.returncode == 0:
