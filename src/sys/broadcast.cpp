@@ -100,15 +100,6 @@ int run_relay(const std::string& this_host, const std::vector<core::RelayNode>& 
   core::NodeResult me;
   me.host = this_host;
   out << core::kReadyLine << std::endl;  // the parent starts streaming; the pipe holds it meanwhile
-  // A line a second from here on: after the stream the parent only reads, and a relay still
-  // busy then (finishing, or feeding a slow subtree what its buffers held) must not look dead.
-  // What piles up meanwhile is a few bytes a second, read when the parent collects.
-  std::mutex out_mutex;
-  const Heartbeat alive(out, out_mutex);
-  auto say = [&](const core::NodeResult& r) {
-    const std::lock_guard lock(out_mutex);
-    out << core::encode_result(r) << std::endl;
-  };
   Fanout fan(this_host, options);
   fan.start(children_spec);
   // The staging directory beside the destination.
@@ -188,6 +179,14 @@ int run_relay(const std::string& this_host, const std::vector<core::RelayNode>& 
     }
   }
   fan.end(ended);  // re-attached children get the rest meanwhile
+  // From here on the parent only reads: a line a second tells it this relay is still at work
+  // (`out` is our stdout: the cli hands us std::cout).
+  std::mutex out_mutex;
+  const Heartbeat alive(STDOUT_FILENO, out_mutex);
+  auto say = [&](const core::NodeResult& r) {
+    const std::lock_guard lock(out_mutex);
+    out << core::encode_result(r) << std::endl;
+  };
   if (error.empty() && !digest_ok) {
     error = "the stream's SHA-256 does not match: data was damaged on the way";
   }
@@ -230,7 +229,7 @@ int run_relay(const std::string& this_host, const std::vector<core::RelayNode>& 
 int serve_copy(const std::string& root, const std::vector<core::RelayNode>& tree, const BroadcastOptions& options,
                std::ostream& out, const std::atomic<bool>& stop) {
   std::mutex out_mutex;
-  const Heartbeat alive(out, out_mutex);  // the head only reads from here: keep it hearing from us
+  const Heartbeat alive(STDOUT_FILENO, out_mutex);  // the head only reads from here: keep it hearing from us
   const auto name = root.substr(root.rfind('/') + 1);
   const auto results = broadcast_tree(
       root, name, tree, options, {},

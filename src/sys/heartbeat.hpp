@@ -1,16 +1,20 @@
 // A relay's sign of life: after the stream its parent only reads, so a relay that stops while
 // it finishes (SIGSTOP, a frozen link) would otherwise hold the parent's collect forever. The
-// parent drops a child that says nothing, not even this line, for its stall timeout. It runs
-// from the relay's start, so one still busy after its parent finished sending (feeding a slow
-// subtree what the buffers held) keeps saying it is alive.
+// parent drops a child that says nothing, not even this line, for its stall timeout.
+// The line goes out with one write(2) on the descriptor and nothing else: no stdio, no
+// allocation, so a fork from another thread meanwhile (a relay starting its children) never
+// inherits a lock this thread held (under ASan, a heartbeat on std::cout while the relay forked
+// left some forked ssh transports hung).
 #pragma once
 
+#include <cerrno>
 #include <chrono>
 #include <condition_variable>
 #include <mutex>
-#include <ostream>
 #include <stop_token>
 #include <thread>
+
+#include <unistd.h>
 
 #include "core/broadcast.hpp"
 
@@ -18,10 +22,13 @@ namespace ezpz::sys {
 
 class Heartbeat {
  public:
-  /// Writes core::kAliveLine to `out` every `every` until destroyed; `out_mutex` guards every
-  /// line written to `out`, so a heartbeat never lands inside a result line.
-  Heartbeat(std::ostream& out, std::mutex& out_mutex, std::chrono::milliseconds every = std::chrono::seconds(1))
-      : thread_([&out, &out_mutex, every](const std::stop_token& stop) {
+  /// Writes core::kAliveLine to `fd` every `every` until destroyed; `fd_mutex` guards every
+  /// line written to `fd` (hold it while writing and flushing a result line), so a heartbeat
+  /// never lands inside one.
+  Heartbeat(int fd, std::mutex& fd_mutex, std::chrono::milliseconds every = std::chrono::seconds(1))
+      : thread_([fd, &fd_mutex, every](const std::stop_token& stop) {
+          static constexpr char kLine[] = "EZPZ-ALIVE\n";
+          static_assert(std::string_view(kLine, sizeof(kLine) - 2) == core::kAliveLine);
           std::mutex m;
           std::condition_variable_any wake;
           std::unique_lock lock(m);
@@ -30,8 +37,9 @@ class Heartbeat {
             if (stop.stop_requested()) {
               return;
             }
-            std::lock_guard guard(out_mutex);
-            out << core::kAliveLine << std::endl;
+            const std::lock_guard guard(fd_mutex);
+            while (::write(fd, kLine, sizeof(kLine) - 1) < 0 && errno == EINTR) {
+            }
           }
         }) {}
 
