@@ -71,8 +71,9 @@ inline constexpr double kMinStallTimeoutS = 6;
 /// ("EZPZ-SHIP <size>").
 inline constexpr std::string_view kReadyLine = "EZPZ-READY";
 inline constexpr std::string_view kShipLine = "EZPZ-SHIP";
-/// A relay's sign of life (every second from its ready line to its last result line): after
-/// the stream a parent drops a child that says nothing for its stall timeout (sys/heartbeat.hpp).
+/// A relay's sign of life (every second from the end of its stream to its last result line):
+/// after the stream a parent drops a child that says nothing for its stall timeout
+/// (sys/heartbeat.hpp).
 inline constexpr std::string_view kAliveLine = "EZPZ-ALIVE";
 
 /// The shell command that runs `ezpz args...` on a node: `self_exe` when it is there with the
