@@ -167,9 +167,11 @@ int ssh_run_stdio(const std::string& host, const std::string& command, const Ssh
   // socket. Polling first lost such data until the next packet: a remote ezpz's ready line
   // that came with the exec reply waited for a ping that waited for it (a hang until timeout).
   while (drain(c, buf, held)) {
-    pollfd fds[3] = {{0, static_cast<short>(input_open ? POLLIN : 0), 0},
-                     {ssh_get_fd(s), static_cast<short>(held.size() < kHoldMax ? POLLIN : 0), 0},
-                     {1, static_cast<short>(held.empty() ? 0 : POLLOUT), 0}};
+    // A descriptor not waited on is left out (-1): with no events asked, poll() still reports
+    // its hang-up (stdin after its end), which made this loop spin while the remote finished.
+    pollfd fds[3] = {{input_open ? 0 : -1, POLLIN, 0},
+                     {held.size() < kHoldMax ? ssh_get_fd(s) : -1, POLLIN, 0},
+                     {held.empty() ? -1 : 1, POLLOUT, 0}};
     if (::poll(fds, 3, -1) < 0 && errno != EINTR) {
       break;
     }
