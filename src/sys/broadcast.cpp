@@ -7,7 +7,6 @@
 #include <cstring>
 #include <functional>
 #include <map>
-#include <mutex>
 #include <thread>
 
 #include <fcntl.h>
@@ -179,14 +178,8 @@ int run_relay(const std::string& this_host, const std::vector<core::RelayNode>& 
     }
   }
   fan.end(ended);  // re-attached children get the rest meanwhile
-  // From here on the parent only reads: a line a second tells it this relay is still at work
-  // (`out` is our stdout: the cli hands us std::cout).
-  std::mutex out_mutex;
-  const Heartbeat alive(STDOUT_FILENO, out_mutex);
-  auto say = [&](const core::NodeResult& r) {
-    const std::lock_guard lock(out_mutex);
-    out << core::encode_result(r) << std::endl;
-  };
+  // From here on the parent only reads: a line a second tells it this relay is still at work.
+  ResultLines say(out);
   if (error.empty() && !digest_ok) {
     error = "the stream's SHA-256 does not match: data was damaged on the way";
   }
@@ -222,22 +215,15 @@ int run_relay(const std::string& this_host, const std::vector<core::RelayNode>& 
   // This node's line at once, then each line of the subtree as it arrives: the head shows
   // nodes finishing live.
   say(me);
-  fan.collect("its relay (ssh) ended without a report", say);
+  fan.collect("its relay (ssh) ended without a report", std::ref(say));
   return me.ok ? 0 : 1;
 }
 
 int serve_copy(const std::string& root, const std::vector<core::RelayNode>& tree, const BroadcastOptions& options,
                std::ostream& out, const std::atomic<bool>& stop) {
-  std::mutex out_mutex;
-  const Heartbeat alive(STDOUT_FILENO, out_mutex);  // the head only reads from here: keep it hearing from us
+  ResultLines say(out);  // the head only reads from here: keep it hearing from us
   const auto name = root.substr(root.rfind('/') + 1);
-  const auto results = broadcast_tree(
-      root, name, tree, options, {},
-      [&](const core::NodeResult& r) {
-        const std::lock_guard lock(out_mutex);
-        out << core::encode_result(r) << std::endl;
-      },
-      stop);
+  const auto results = broadcast_tree(root, name, tree, options, {}, std::ref(say), stop);
   return std::all_of(results.begin(), results.end(), [](const core::NodeResult& r) { return r.ok; }) ? 0 : 1;
 }
 

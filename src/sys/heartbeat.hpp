@@ -11,6 +11,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <mutex>
+#include <ostream>
 #include <stop_token>
 #include <thread>
 
@@ -45,6 +46,22 @@ class Heartbeat {
 
  private:
   std::jthread thread_;
+};
+
+/// Result lines on our stdout (`out` is std::cout), one at a time, with a heartbeat between
+/// them for as long as this lives: what a relay prints after its stream, and a peer's sender.
+class ResultLines {
+ public:
+  explicit ResultLines(std::ostream& out) : out_(out) {}
+  void operator()(const core::NodeResult& r) {
+    const std::lock_guard lock(mutex_);
+    out_ << core::encode_result(r) << std::endl;
+  }
+
+ private:
+  std::ostream& out_;
+  std::mutex mutex_;
+  Heartbeat alive_{STDOUT_FILENO, mutex_};  // after mutex_: started after it, stopped before it
 };
 
 }  // namespace ezpz::sys

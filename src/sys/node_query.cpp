@@ -67,7 +67,7 @@ void allow_descriptors(std::size_t hosts) {
 void exchange(RemoteProcess& p, core::NodeReply& r, int timeout_s) {
   r.start_ns = wall_ns();
   const long long deadline = steady_ms() + timeout_s * 1000LL;
-  if (p.pid < 0 || !write_all(p.in, "g", 1)) {  // open its gate: it connects from now
+  if (!open_gate(p)) {
     return;
   }
   if (!await_ready(p, r.early, timeout_s)) {

@@ -13,7 +13,6 @@
 
 #include "core/rank_env.hpp"
 #include "sys/exec.hpp"
-#include "sys/fd_io.hpp"
 #include "sys/remote.hpp"
 #include "sys/tree.hpp"
 
@@ -144,7 +143,7 @@ std::vector<core::NodeOutput> PosixProcessControl::run_on_nodes(const core::Host
       if (p.pid < 0) {
         continue;
       }
-      const bool opened = write_all(p.in, "g", 1);
+      const bool opened = open_gate(p);
       ::close(p.in);  // the remote command reads nothing: it sees the end of its input
       p.in = -1;
       if (opened) {

@@ -131,6 +131,10 @@ RemoteProcess start_remote(const std::string& host, const std::string& command, 
   return p;
 }
 
+bool open_gate(RemoteProcess& p) {
+  return p.pid > 0 && p.in >= 0 && write_all(p.in, "g", 1);  // the child reads exactly this byte
+}
+
 bool await_ready(RemoteProcess& p, std::string& early, int timeout_s) {
   std::string line;
   while (true) {

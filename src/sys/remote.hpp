@@ -33,6 +33,9 @@ struct RemoteProcess {
                                          const core::BroadcastSpec& spec, const std::string& report_as, bool with_stdin,
                                          bool gated = false);
 
+/// Open the gate of a process started `gated`: it connects from now. False when it is gone.
+[[nodiscard]] bool open_gate(RemoteProcess& p);
+
 /// Wait for the remote ezpz's first line (core::kReadyLine), shipping this binary to a node
 /// that asks for it (core::kShipLine). Lines that are neither (a connection error's result
 /// line) are appended to `early`. False when it ended or stayed silent for `timeout_s`.

@@ -87,9 +87,9 @@ bool flush_some(std::string& held) {
 }
 
 /// Pass what the remote command writes to ours: stderr at once, stdout through `held`. Our
-/// stdout's reader (a relay's parent) may read only after the stream, while the remote writes
-/// a heartbeat line a second: a blocking write here once the pipe filled would stop this loop
-/// from forwarding the stream too. False once the channel is closed or broken.
+/// stdout's reader (a relay's parent) reads only after the stream: a blocking write here once
+/// the pipe filled would stop this loop from forwarding the stream too. False once the channel
+/// is closed or broken.
 bool drain(ssh_channel channel, std::vector<char>& buf, std::string& held) {
   for (int is_stderr = 0; is_stderr < 2; ++is_stderr) {
     while (is_stderr != 0 || held.size() < kHoldMax) {
