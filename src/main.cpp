@@ -1,15 +1,24 @@
 // ezpz entry point: snapshot the environment, wire the real system in, run.
 #include <iostream>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "cli/app.hpp"
 #include "sys/env_snapshot.hpp"
 #include "sys/exec.hpp"
+#include "sys/janitor.hpp"
 #include "sys/local_transfer.hpp"
 #include "sys/posix_probe.hpp"
+#include "sys/remote.hpp"
 
 int main(int argc, char** argv) {
+  if (argc > 1 && std::string_view(argv[1]) == ezpz::sys::kSshStdio) {  // a transport (sys/remote.cpp)
+    return ezpz::sys::ssh_stdio_main(argc - 2, argv + 2);
+  }
+  if (argc > 1 && std::string_view(argv[1]) == ezpz::sys::kJanitor) {  // a relay's watcher (sys/janitor.cpp)
+    return ezpz::sys::janitor_main(argc - 2, argv + 2);
+  }
   std::ios::sync_with_stdio(false);
   const std::vector<std::string> args(argv + 1, argv + argc);
   const auto env = ezpz::sys::snapshot_environment();

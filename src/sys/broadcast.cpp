@@ -23,6 +23,7 @@
 #include "sys/fd_io.hpp"
 #include "sys/heartbeat.hpp"
 #include "sys/incremental.hpp"
+#include "sys/janitor.hpp"
 #include "sys/remote.hpp"
 #include "sys/tree.hpp"
 
@@ -109,6 +110,7 @@ int run_relay(const std::string& this_host, const std::vector<core::RelayNode>& 
     ::mkdir(dst.substr(0, p).c_str(), 0755);
   }
   remove_stale_staging(dst);
+  (void)start_janitor(dst, staging);  // removes what is left of it if we are killed
   if (::mkdir(staging.c_str(), 0755) != 0) {
     error = "cannot create " + staging + ": " + std::strerror(errno);
   }

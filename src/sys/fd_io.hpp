@@ -4,6 +4,9 @@
 #include <cerrno>
 #include <cstddef>
 
+#include <fcntl.h>
+#include <linux/close_range.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 namespace ezpz::sys {
@@ -40,6 +43,34 @@ inline bool read_exact(int fd, void* data, std::size_t size) {
     size -= static_cast<std::size_t>(n);
   }
   return true;
+}
+
+/// In a forked child about to exec: mark every descriptor above 2 close-on-exec (another
+/// child's pipe end, should one lack O_CLOEXEC, would keep its stream open; a descriptor
+/// to exec through stays usable). Async-signal-safe.
+inline void cloexec_inherited() {
+#if defined(SYS_close_range) && defined(CLOSE_RANGE_CLOEXEC)
+  if (::syscall(SYS_close_range, 3U, ~0U, CLOSE_RANGE_CLOEXEC) == 0) {
+    return;
+  }
+#endif
+  for (int fd = 3; fd < 65536; ++fd) {
+    (void)::fcntl(fd, F_SETFD, FD_CLOEXEC);
+  }
+}
+
+/// This binary, opened to start a fresh image of it from a forked child (exec_self); -1 on
+/// failure. Through the descriptor, it works for a binary replaced or deleted since it started
+/// (and under valgrind, which reports the program it runs as /proc/self/exe).
+inline int open_self() {
+  return ::open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
+}
+
+/// In a forked child: become this binary (`self` from open_self) running `argv`, with nothing
+/// but descriptors 0-2 inherited. Returns only when the exec failed. Async-signal-safe.
+inline void exec_self(int self, char* const* argv) {
+  cloexec_inherited();
+  ::fexecve(self, argv, environ);
 }
 
 }  // namespace ezpz::sys

@@ -8,7 +8,6 @@
 #include <fcntl.h>
 #include <nettle/sha2.h>
 #include <poll.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "core/hostlist.hpp"
@@ -17,23 +16,6 @@
 
 namespace ezpz::sys {
 namespace {
-
-/// In a forked child that will not exec: drop every descriptor but 0-2 (other children's
-/// pipe ends would otherwise keep their streams open) and the parent's signal handlers.
-void become_plain_child() {
-#ifdef SYS_close_range
-  if (::syscall(SYS_close_range, 3U, ~0U, 0U) != 0)
-#endif
-  {
-    const long max = std::min(::sysconf(_SC_OPEN_MAX), 65536L);
-    for (int fd = 3; fd < max; ++fd) {
-      ::close(fd);
-    }
-  }
-  for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGPIPE}) {
-    ::signal(sig, SIG_DFL);
-  }
-}
 
 bool send_file(int from, int to) {
   std::vector<char> buf(1 << 20);
@@ -67,6 +49,19 @@ RemoteProcess start_remote(const std::string& host, const std::string& command, 
     return p;
   }
   std::vector<std::string> argv = spec.ssh_command;
+  if (argv.empty()) {
+    argv = {"ezpz", std::string(kSshStdio), report_as, spec.accept_new_host_keys ? "1" : "0", spec.user};
+  }
+  const int self = spec.ssh_command.empty() ? open_self() : -1;
+  if (spec.ssh_command.empty() && self < 0) {
+    ::close(from_child[0]);
+    ::close(from_child[1]);
+    ::close(to_child[0]);
+    if (to_child[1] >= 0) {
+      ::close(to_child[1]);
+    }
+    return p;
+  }
   argv.push_back(host);
   argv.push_back(command);
   std::vector<char*> args;
@@ -100,22 +95,20 @@ RemoteProcess start_remote(const std::string& host, const std::string& command, 
       (void)write_all(1, refusal.data(), refusal.size());
       ::_exit(255);
     }
-    if (!spec.ssh_command.empty()) {
-      ::signal(SIGPIPE, SIG_DFL);
-      ::execvp(args[0], args.data());
-      ::_exit(127);
+    // Both transports exec: a forked copy of a multithreaded process may only call what is
+    // async-signal-safe (another thread could hold the allocator's lock), so the built-in
+    // one runs in a fresh image of this binary (ezpz __ssh-stdio, see ssh_stdio_main).
+    ::signal(SIGPIPE, SIG_DFL);
+    if (self >= 0) {
+      exec_self(self, args.data());
+    } else {
+      cloexec_inherited();
+      ::execvp(args[0], args.data());  // glibc's needs no allocation
     }
-    become_plain_child();
-    std::string error;
-    const int rc = ssh_run_stdio(host, command, SshOptions{spec.accept_new_host_keys, spec.user}, error);
-    if (rc == 255 && !error.empty()) {
-      core::NodeResult r;
-      r.host = report_as;
-      r.error = error;
-      const auto line = core::encode_result(r) + "\n";
-      (void)write_all(1, line.data(), line.size());
-    }
-    ::_exit(rc);
+    ::_exit(127);
+  }
+  if (self >= 0) {
+    ::close(self);
   }
   ::close(to_child[0]);
   ::close(from_child[1]);
@@ -129,6 +122,26 @@ RemoteProcess start_remote(const std::string& host, const std::string& command, 
     p = RemoteProcess{};
   }
   return p;
+}
+
+int ssh_stdio_main(int argc, char** argv) {
+  if (argc != 5) {
+    std::fputs("ezpz __ssh-stdio: internal use (REPORT_AS ACCEPT_NEW USER HOST COMMAND)\n", stderr);
+    return 2;
+  }
+  for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGPIPE}) {
+    ::signal(sig, SIG_DFL);
+  }
+  std::string error;
+  const int rc = ssh_run_stdio(argv[3], argv[4], SshOptions{std::string_view(argv[1]) == "1", argv[2]}, error);
+  if (rc == 255 && !error.empty()) {
+    core::NodeResult r;
+    r.host = argv[0];
+    r.error = error;
+    const auto line = core::encode_result(r) + "\n";
+    (void)write_all(1, line.data(), line.size());
+  }
+  return rc;
 }
 
 bool open_gate(RemoteProcess& p) {

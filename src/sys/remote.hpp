@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <string>
+#include <string_view>
 
 #include <sys/types.h>
 
@@ -24,14 +25,22 @@ struct RemoteProcess {
 };
 
 /// Run the shell command `command` on `host`: with spec.ssh_command empty through libssh in a
-/// forked child (a connection failure becomes a result line for `report_as` on its stdout),
-/// else by exec'ing spec.ssh_command + host + command. `with_stdin` false gives it /dev/null.
+/// child running ezpz __ssh-stdio (a connection failure becomes a result line for `report_as`
+/// on its stdout), else by exec'ing spec.ssh_command + host + command. `with_stdin` false gives it /dev/null.
 /// `gated` (with stdin): the child connects only once one byte is written to `in` (its gate),
 /// so many can be forked up front and opened a few at a time; closing `in` unopened ends it.
 /// pid is -1 when nothing could be started.
 [[nodiscard]] RemoteProcess start_remote(const std::string& host, const std::string& command,
                                          const core::BroadcastSpec& spec, const std::string& report_as, bool with_stdin,
                                          bool gated = false);
+
+/// The hidden first argument that makes main() run ssh_stdio_main (the built-in transport).
+inline constexpr std::string_view kSshStdio = "__ssh-stdio";
+
+/// `ezpz __ssh-stdio REPORT_AS ACCEPT_NEW(0|1) USER HOST COMMAND` (argv from REPORT_AS on): run
+/// COMMAND on HOST through libssh with this process's stdin and stdout; a connection failure
+/// becomes a result line for REPORT_AS. Returns the exit status (255: no connection).
+int ssh_stdio_main(int argc, char** argv);
 
 /// Open the gate of a process started `gated`: it connects from now. False when it is gone.
 [[nodiscard]] bool open_gate(RemoteProcess& p);

@@ -1,5 +1,5 @@
 // yeet's in-process SSH transport (libssh): run one command on a node with this process's
-// stdin and stdout joined to the command's. Used in a forked child, so the rest of the code
+// stdin and stdout joined to the command's. Run by ezpz __ssh-stdio (sys/remote.cpp), so the rest of the code
 // sees the same pipes and pid it would see with the system ssh client.
 #pragma once
 

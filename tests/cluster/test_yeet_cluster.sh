@@ -31,6 +31,22 @@ no_staging() {  # no work directories left beside the destination on any node
   done
 }
 
+# SIGKILL the relay matching pattern $1 (anchored: the head's transport to it names the same
+# command) once it is writing into its work directory beside
+# destination $2 (seen through the relay's own mount namespace: each node has its own /tmp).
+kill_relay_mid_stream() {
+  local pid="" _
+  for _ in $(seq 1 400); do
+    pid=$(pgrep -f -- "$1" | head -1)
+    [ -n "$pid" ] && ls -d "/proc/$pid/root$2".ezpz-tmp-* >/dev/null 2>&1 && break
+    pid=""
+    sleep 0.05
+  done
+  [ -n "$pid" ] || return 1
+  sleep 0.3
+  kill -KILL "$pid"
+}
+
 # A real venv (with a console script) in a path with a space.
 venv="$W/my env"
 /usr/bin/python3 -m venv "$venv" && "$venv/bin/pip" install -q --no-index \
@@ -146,10 +162,8 @@ printf 'node1\nnode3\nnode4\nnode6\nnode7\nnode8\n' > "$W/six"
 "$X" "${common[@]}" "$ezpz" yeet "$W/data" --dst /tmp/data5 --hostfile "$W/six" --fanout 2 --no-hsn \
   --min-success-nodes 6 --json > "$W/killed.json" 2>/dev/null &
 pid=$!
-relay3="__yeet-relay --host node3 --children .* --dst /tmp/data5 "
-for _ in $(seq 1 200); do pgrep -f -- "$relay3" >/dev/null && break; sleep 0.05; done
-sleep 0.3
-pkill -KILL -f -- "$relay3" || fail "no relay on node3 to kill"
+relay3="^$ezpz __yeet-relay --host node3 --children .* --dst /tmp/data5 "
+kill_relay_mid_stream "$relay3" /tmp/data5 || fail "no relay on node3 to kill"
 wait "$pid"; rc=$?
 [ "$rc" -eq 0 ] || fail "killed relay: 6 of 7 nodes should meet --min-success-nodes 6 (rc $rc)"
 python3 - "$(cat "$W/killed.json")" <<'PY' || fail "killed-relay report: $(cat "$W/killed.json")"
@@ -163,6 +177,7 @@ assert not any(n["repaired_from"] for n in r["remote"]), r
 PY
 on node3 'test ! -e /tmp/data5' || fail "node3 kept a partial /tmp/data5"
 for n in node7 node8; do on "$n" 'test -f /tmp/data5/huge' || fail "$n was not repaired"; done
+no_staging "killed relay"  # its watcher removed the killed relay's work directory
 "$X" "${common[@]}" "$ezpz" yeet "$W/data" --dst /tmp/data5 --hostfile "$W/six" >/dev/null 2>&1 || fail "rerun after the kill"
 no_staging "killed relay, rerun"
 #    The same with --no-reattach: node7 and node8 are repaired after the pass by a peer that
@@ -170,10 +185,8 @@ no_staging "killed relay, rerun"
 "$X" "${common[@]}" "$ezpz" yeet "$W/data" --dst /tmp/data5b --hostfile "$W/six" --fanout 2 --no-hsn --no-reattach \
   --min-success-nodes 6 --json > "$W/killed.json" 2>/dev/null &
 pid=$!
-relay3b="__yeet-relay --host node3 --children .* --dst /tmp/data5b "
-for _ in $(seq 1 200); do pgrep -f -- "$relay3b" >/dev/null && break; sleep 0.05; done
-sleep 0.3
-pkill -KILL -f -- "$relay3b" || fail "no relay on node3 to kill (--no-reattach)"
+relay3b="^$ezpz __yeet-relay --host node3 --children .* --dst /tmp/data5b "
+kill_relay_mid_stream "$relay3b" /tmp/data5b || fail "no relay on node3 to kill (--no-reattach)"
 wait "$pid" || fail "killed relay, --no-reattach: exit $?"
 python3 - "$(cat "$W/killed.json")" <<'PY' || fail "killed-relay --no-reattach report: $(cat "$W/killed.json")"
 import json, sys

@@ -351,5 +351,58 @@ class Interrupted(TempDirTest):
             shutil.rmtree(dst_parent, ignore_errors=True)
 
 
+class KilledRelay(TempDirTest):
+    """A relay killed with SIGKILL leaves no work directory: its watcher (ezpz __yeet-janitor)
+    removes it once the relay's end of their pipe closes."""
+
+    def wait_gone(self, path, seconds=20):
+        for _ in range(seconds * 20):
+            if not os.path.lexists(path):
+                return True
+            time.sleep(0.05)
+        return False
+
+    def test_sigkill_mid_stream_leaves_nothing(self):
+        dst = os.path.join(self.tmp, "dst")
+        relay = subprocess.Popen([EZPZ, "__yeet-relay", "--host", "n1", "--dst", dst], env=base_env(),
+                                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+        try:
+            self.assertEqual(relay.stdout.readline().strip(), b"EZPZ-READY")
+            staging = f"{dst}.ezpz-tmp-{relay.pid}"
+            for _ in range(600):
+                if os.path.isdir(staging):
+                    break
+                time.sleep(0.05)
+            self.assertTrue(os.path.isdir(staging), os.listdir(self.tmp))
+            with open(os.path.join(staging, "partial"), "wb") as f:
+                f.write(b"x" * 4096)
+            time.sleep(0.5)
+            self.assertTrue(os.path.isdir(staging), "the watcher removed the work directory of a live relay")
+        finally:
+            relay.kill()
+            relay.wait()
+            relay.stdin.close()
+            relay.stdout.close()
+        self.assertTrue(self.wait_gone(staging), os.listdir(self.tmp))
+        self.assertEqual(os.listdir(self.tmp), [])
+
+    def test_watcher_puts_back_a_destination_moved_aside(self):
+        dst = os.path.join(self.tmp, "dst")
+        staging = dst + ".ezpz-tmp-1234"
+        for d in (staging, staging + ".apply", staging + ".apply.old", staging + ".lift"):
+            os.makedirs(os.path.join(d, "sub"))
+        with open(os.path.join(staging + ".apply.old", "sub", "kept"), "w") as f:
+            f.write("previous copy")
+        watcher = subprocess.Popen([EZPZ, "__yeet-janitor", dst, staging], env=base_env(), stdin=subprocess.PIPE)
+        time.sleep(0.5)
+        self.assertIsNone(watcher.poll())
+        self.assertTrue(os.path.isdir(staging))  # nothing happens while its pipe is open
+        watcher.stdin.close()
+        self.assertEqual(watcher.wait(timeout=20), 0)
+        self.assertEqual(os.listdir(self.tmp), ["dst"])
+        with open(os.path.join(dst, "sub", "kept")) as f:
+            self.assertEqual(f.read(), "previous copy")
+
+
 if __name__ == "__main__":
     unittest.main(verbosity=2)

@@ -1,0 +1,86 @@
+#include "sys/janitor.hpp"
+
+#include <cerrno>
+#include <csignal>
+#include <vector>
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "sys/fd_io.hpp"
+#include "sys/tree.hpp"
+
+namespace ezpz::sys {
+
+bool start_janitor(const std::string& destination, const std::string& staging) {
+  int link[2];
+  if (::pipe2(link, O_CLOEXEC) != 0) {
+    return false;
+  }
+  const int null = ::open("/dev/null", O_RDWR | O_CLOEXEC);
+  const int self = open_self();
+  std::string exe = "ezpz";
+  std::string name(kJanitor);
+  std::string dst = destination;
+  std::string work = staging;
+  std::vector<char*> args = {exe.data(), name.data(), dst.data(), work.data(), nullptr};
+  const pid_t pid = ::fork();
+  if (pid == 0) {  // only async-signal-safe calls until exec
+    ::setsid();    // not in the relay's process group or session: its hang-up is not ours
+    ::dup2(link[0], 0);
+    if (null >= 0) {
+      ::dup2(null, 1);
+      ::dup2(null, 2);
+    }
+    exec_self(self, args.data());
+    ::_exit(127);
+  }
+  ::close(link[0]);
+  if (self >= 0) {
+    ::close(self);
+  }
+  if (null >= 0) {
+    ::close(null);
+  }
+  if (pid < 0) {
+    ::close(link[1]);
+    return false;
+  }
+  // link[1] stays open (close-on-exec) for as long as this process lives; the watcher was
+  // started by exec and is not waited for: it is reparented when we end.
+  return true;
+}
+
+int janitor_main(int argc, char** argv) {
+  if (argc != 2) {
+    return 2;
+  }
+  for (int sig : {SIGHUP, SIGINT, SIGPIPE}) {
+    ::signal(sig, SIG_IGN);
+  }
+  const std::string destination = argv[0];
+  const std::string staging = argv[1];
+  char c;
+  while (true) {
+    const auto n = ::read(0, &c, 1);
+    if (n == 0 || (n < 0 && errno != EINTR)) {
+      break;
+    }
+  }
+  struct stat st {};
+  for (const std::string& base : {staging, staging + ".apply"}) {
+    const std::string aside = base + ".old";
+    if (::lstat(aside.c_str(), &st) == 0) {
+      if (::lstat(destination.c_str(), &st) != 0 && errno == ENOENT) {
+        (void)::rename(aside.c_str(), destination.c_str());
+      }
+      remove_tree(aside);
+    }
+    remove_tree(base + ".lift");
+    remove_tree(base);
+  }
+  return 0;
+}
+
+}  // namespace ezpz::sys
