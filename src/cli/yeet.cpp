@@ -85,8 +85,8 @@ void YeetCommand::add_cli(CLI::App& app) {
   app.add_flag("--no-reattach", no_reattach_,
                "Do not re-attach a failed relay's nodes mid-stream; repair them from a peer after the pass");
   app.add_option("--stall-timeout", stall_timeout_s_,
-                 "Drop a node that takes no data for this many seconds mid-stream (default 30); its nodes are "
-                 "re-attached")
+                 "Drop a node that takes no data for this many seconds mid-stream, or is not ready this long "
+                 "after its parent's start (default 30); its nodes are re-attached")
       ->type_name("S")
       ->check(CLI::Range(1.0, 3600.0));
   app.add_flag("--no-hsn", no_hsn_, "Use the hostfile's names, not <host>-hsn0 when that resolves");
@@ -272,7 +272,7 @@ int YeetCommand::run(Context& ctx) {
         copied = ctx.transfer.copy_tree(plan->source, *staging, plan->excludes, tick);
         break;
       case core::CopyMethod::compress: {
-        pack_file = plan->destination + ".ezpz-pack-" + std::to_string(ctx.env.pid) + ".tar.zst";
+        pack_file = *staging + ".pack.tar.zst";  // a name the next run and the watcher know
         auto packed =
             ctx.transfer.pack(plan->source, plan->name, pack_file, core::ArchiveFormat::zst, plan->excludes, tick);
         if (!packed) {

@@ -101,7 +101,7 @@ int run_relay(const std::string& this_host, const std::vector<core::RelayNode>& 
   me.host = this_host;
   out << core::kReadyLine << std::endl;  // the parent starts streaming; the pipe holds it meanwhile
   Fanout fan(this_host, options);
-  fan.start(children_spec);
+  fan.start(children_spec);  // within our stall timeout: the parent streams from our READY on
   // The staging directory beside the destination.
   const auto& dst = options.destination;
   const std::string staging = dst + ".ezpz-tmp-" + std::to_string(::getpid());

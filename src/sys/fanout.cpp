@@ -18,8 +18,6 @@
 namespace ezpz::sys {
 namespace {
 using Clock = std::chrono::steady_clock;
-/// How long a node may take to connect and start ezpz (ssh's own timeouts usually end it sooner).
-constexpr int kReadyTimeoutS = 120;
 }  // namespace
 
 /// A relay started over ssh: its stdin takes the stream, its stdout gives result lines.
@@ -117,7 +115,20 @@ void Fanout::open_spool() {
   }
 }
 
+std::string Fanout::not_ready(Clock::time_point deadline) const {
+  if (Clock::now() < deadline) {
+    return {};  // it ended: its own line (or the caller's) says why
+  }
+  return "stalled: not ready within " + std::to_string(static_cast<int>(spec_.stall_timeout_s)) +
+         " s (connect, log in, start ezpz; dropped, its nodes re-attached)";
+}
+
 void Fanout::start(const std::vector<core::RelayNode>& tree) {
+  // Every child has the stall timeout, from now, to say it is ready (connected, logged in,
+  // ezpz started): a relay's parent streams to it from its own READY on and drops it when it
+  // stops reading, so a child slow to start (a hung login, a stopped process) is dropped here
+  // first, and the node nearest the fault is the one that fails.
+  const auto deadline = Clock::now() + std::chrono::milliseconds(static_cast<long long>(spec_.stall_timeout_s * 1000));
   for (const auto& node : tree) {
     if (spec_.reattach && !node.children.empty() && spool_ < 0) {
       open_spool();
@@ -129,7 +140,8 @@ void Fanout::start(const std::vector<core::RelayNode>& tree) {
   for (std::size_t i = 0; i < tree.size(); ++i) {
     auto& c = *children_[i];
     RemoteProcess p{c.pid, c.in, c.out};
-    if (c.alive && !await_ready(p, c.early, kReadyTimeoutS)) {
+    if (c.alive && !await_ready(p, c.early, deadline)) {
+      c.dropped_why = not_ready(deadline);
       ::kill(c.pid, SIGTERM);
       drop(c);
     } else if (!c.alive) {
@@ -196,7 +208,11 @@ void Fanout::send(const void* data, std::size_t size) {
 
 void Fanout::feed(Child& c) {
   RemoteProcess p{c.pid, c.in, c.out};
-  bool ok = await_ready(p, c.early, kReadyTimeoutS);
+  const auto deadline = Clock::now() + std::chrono::milliseconds(static_cast<long long>(spec_.stall_timeout_s * 1000));
+  bool ok = await_ready(p, c.early, deadline);
+  if (!ok) {
+    c.dropped_why = not_ready(deadline);
+  }
   make_nonblocking(c.in);
   std::vector<char> buf(1 << 20);
   unsigned long long offset = 0;

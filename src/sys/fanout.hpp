@@ -4,6 +4,7 @@
 // spool's start and then live by a thread of its own, while the stream goes on.
 #pragma once
 
+#include <chrono>
 #include <condition_variable>
 #include <memory>
 #include <mutex>
@@ -24,8 +25,8 @@ class Fanout {
   Fanout(const Fanout&) = delete;
   Fanout& operator=(const Fanout&) = delete;
 
-  /// Start a relay on each node of `tree` and wait until each is ready; the children of one
-  /// that is not are re-attached here.
+  /// Start a relay on each node of `tree` and wait until each is ready, all within the stall
+  /// timeout; the children of one that is not are re-attached here.
   void start(const std::vector<core::RelayNode>& tree);
   /// Start `ezpz __yeet-send` on `peer` streaming its copy to `tree` (a repair): its results
   /// are collected like a child's.
@@ -46,6 +47,8 @@ class Fanout {
   struct Child;
   Child& spawn(const core::RelayNode& node, bool reattached);
   void drop(Child& c);
+  /// Why a child that did not say it was ready by `deadline` is dropped ("" when it ended).
+  [[nodiscard]] std::string not_ready(std::chrono::steady_clock::time_point deadline) const;
   void feed(Child& c);
   void open_spool();
   void join_feeders();

@@ -2,8 +2,10 @@
 
 #include <cerrno>
 #include <csignal>
+#include <string_view>
 #include <vector>
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -68,17 +70,29 @@ int janitor_main(int argc, char** argv) {
       break;
     }
   }
-  struct stat st {};
-  for (const std::string& base : {staging, staging + ".apply"}) {
-    const std::string aside = base + ".old";
-    if (::lstat(aside.c_str(), &st) == 0) {
-      if (::lstat(destination.c_str(), &st) != 0 && errno == ENOENT) {
-        (void)::rename(aside.c_str(), destination.c_str());
+  // STAGING and every name made from it: STAGING.apply, .lift, .old, .delta, .pack.tar.zst...
+  const auto slash = staging.rfind('/');
+  const std::string parent = slash == std::string::npos ? "." : slash == 0 ? "/" : staging.substr(0, slash);
+  const std::string base = staging.substr(slash == std::string::npos ? 0 : slash + 1);
+  std::vector<std::string> left;
+  if (DIR* dir = ::opendir(parent.c_str())) {
+    while (const auto* e = ::readdir(dir)) {
+      const std::string_view name = e->d_name;
+      if (name == base ||
+          (name.size() > base.size() && name.substr(0, base.size()) == base && name[base.size()] == '.')) {
+        left.push_back(parent + "/" + std::string(name));
       }
-      remove_tree(aside);
     }
-    remove_tree(base + ".lift");
-    remove_tree(base);
+    ::closedir(dir);
+  }
+  struct stat st {};
+  for (const auto& path : left) {  // a destination moved aside but not replaced goes back first
+    if (path.ends_with(".old") && ::lstat(destination.c_str(), &st) != 0 && errno == ENOENT) {
+      (void)::rename(path.c_str(), destination.c_str());
+    }
+  }
+  for (const auto& path : left) {
+    remove_tree(path);
   }
   return 0;
 }

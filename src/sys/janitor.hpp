@@ -1,5 +1,5 @@
-// A relay's work directory must not outlive the relay, even one killed with SIGKILL (or by
-// the OOM killer): node-local /tmp is often memory. A small watcher process removes it
+// A yeet's work directory (a relay's, or the head's) must not outlive its process, even one
+// killed with SIGKILL (or by the OOM killer): node-local /tmp is often memory. A small watcher process removes it
 // when the relay's end of a pipe closes, however the relay ended.
 #pragma once
 
@@ -17,8 +17,9 @@ inline constexpr std::string_view kJanitor = "__yeet-janitor";
 bool start_janitor(const std::string& destination, const std::string& staging);
 
 /// `ezpz __yeet-janitor DST STAGING` (argv from DST on): wait for end of file on stdin, then
-/// remove STAGING and the names derived from it (.apply, .lift, .old), putting DST back
-/// from a .old when the relay died between moving it aside and moving the new tree in.
+/// remove STAGING and every name made from it (STAGING.apply, .lift, .old, .delta, .pack...),
+/// putting DST back from a .old when the relay died between moving it aside and moving the
+/// new tree in.
 int janitor_main(int argc, char** argv);
 
 }  // namespace ezpz::sys

@@ -13,6 +13,7 @@
 #include "sys/archive.hpp"
 #include "sys/broadcast.hpp"
 #include "sys/incremental.hpp"
+#include "sys/janitor.hpp"
 #include "sys/remote.hpp"
 #include "sys/tree.hpp"
 
@@ -179,7 +180,8 @@ Expected<std::string> PosixLocalTransfer::make_staging(const std::string& destin
   }
   const std::string staging = destination + ".ezpz-tmp-" + std::to_string(::getpid());
   remove_stale_staging(destination);
-  remove_tree(staging);  // a leftover of a killed run that had our pid
+  remove_tree(staging);                       // a leftover of a killed run that had our pid
+  (void)start_janitor(destination, staging);  // removes it (and its .delta) if we are killed
   if (::mkdir(staging.c_str(), 0755) != 0) {
     return failure("cannot create " + staging + ": " + std::strerror(errno) +
                    " (is the destination's filesystem writable and not full?)");

@@ -1,6 +1,8 @@
 #include "sys/remote.hpp"
 
+#include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <csignal>
 #include <cstdio>
 #include <vector>
@@ -149,10 +151,18 @@ bool open_gate(RemoteProcess& p) {
 }
 
 bool await_ready(RemoteProcess& p, std::string& early, int timeout_s) {
+  return await_ready(p, early, std::chrono::steady_clock::now() + std::chrono::seconds(timeout_s));
+}
+
+bool await_ready(RemoteProcess& p, std::string& early, std::chrono::steady_clock::time_point deadline) {
   std::string line;
   while (true) {
+    const auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now()).count();
     pollfd fd{p.out, POLLIN, 0};
-    const int ready = ::poll(&fd, 1, timeout_s * 1000);
+    // Past the deadline, what has already arrived still counts (children started together
+    // and awaited in turn: a slow first one must not fail the ready ones after it).
+    const int ready = ::poll(&fd, 1, static_cast<int>(std::clamp<long long>(left, 0, 1 << 30)));
     if (ready < 0 && errno == EINTR) {
       continue;
     }

@@ -2,6 +2,7 @@
 // with the binary shipped to nodes that lack it (see core::remote_command).
 #pragma once
 
+#include <chrono>
 #include <cstddef>
 #include <string>
 #include <string_view>
@@ -47,8 +48,10 @@ int ssh_stdio_main(int argc, char** argv);
 
 /// Wait for the remote ezpz's first line (core::kReadyLine), shipping this binary to a node
 /// that asks for it (core::kShipLine). Lines that are neither (a connection error's result
-/// line) are appended to `early`. False when it ended or stayed silent for `timeout_s`.
+/// line) are appended to `early`. False when it ended or was not ready within `timeout_s`.
 [[nodiscard]] bool await_ready(RemoteProcess& p, std::string& early, int timeout_s);
+/// The same, with `deadline` for the whole wait (a slow trickle of lines does not extend it).
+[[nodiscard]] bool await_ready(RemoteProcess& p, std::string& early, std::chrono::steady_clock::time_point deadline);
 
 /// SHA-256 (hex) and size of the running binary, for core::BroadcastSpec; empty on failure.
 [[nodiscard]] std::pair<std::string, unsigned long long> self_digest();

@@ -125,6 +125,30 @@ stall_case() {  # label extra-args...: SIGSTOP node3's relay (a leaf under node1
 # --stall-timeout 10 at the head: node1 (node3's parent) gives up on it after 8 s.
 stall_case "relay SIGSTOPped (node3), libssh" a --stall-timeout 10
 stall_case "relay SIGSTOPped (node3), OpenSSH" b --stall-timeout 10 --ssh-command ssh
+# A node whose relay never starts (its login hangs: a wrapper ssh sleeps instead of connecting
+# to node3): node1 waits for it no longer than its own stall timeout, since the head streams to
+# node1 meanwhile and would drop node1 (and with it node4) after 10 s of not reading.
+cat > "$D/bin/hungssh" <<'SH'
+#!/bin/bash
+if [ "$1" = node3 ]; then exec sleep 120; else exec ssh "$@"; fi
+SH
+chmod +x "$D/bin/hungssh"
+yeet_bg /tmp/fstallc "$W/stall.json" --min-success-nodes 6 --stall-timeout 10 --ssh-command "$D/bin/hungssh"
+yeet_wait
+label="node3 never ready (hung login)"
+if [ "$rc" -ge 124 ]; then
+  fail "$label: a node that never starts hung the yeet past ${LIMIT}s (rc $rc)"
+  row "$label" "HUNG" ">$LIMIT" "killed by the test's timeout (rc $rc)"
+else
+  why=$(check_report "$W/stall.json" node3 $(ok_hosts_but node3)) ||
+    fail "$label: node3 should fail alone: $(cat "$W/stall.json" "$W/stall.json.err")"
+  grep -q "not ready within 8 s" <<< "$why" || fail "$label: the error does not say why: $why"
+  [ "$rc" -eq 0 ] || fail "$label: 6 of 7 nodes meet --min-success-nodes 6 (rc $rc)"
+  row "$label" "node3 failed" "$secs" "rc $rc; $why"
+fi
+pkill -f -- "^sleep 120$" 2>/dev/null
+wait_no_staging "$label" 60
+clear /tmp/fstallc
 
 # After the stream a parent only reads: a relay whose return path freezes once it has taken the
 # whole stream (its result line and heartbeats never arrive) must be dropped after the stall

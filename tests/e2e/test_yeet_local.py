@@ -386,6 +386,30 @@ class KilledRelay(TempDirTest):
         self.assertTrue(self.wait_gone(staging), os.listdir(self.tmp))
         self.assertEqual(os.listdir(self.tmp), [])
 
+    def test_sigkill_of_the_head_mid_copy_leaves_nothing(self):
+        src = os.path.join(self.tmp, "src")
+        os.makedirs(src)
+        for i in range(8):
+            with open(os.path.join(src, f"f{i}"), "wb") as f:
+                f.write(os.urandom(16 << 20))
+        parent = os.path.join(self.tmp, "nodelocal")
+        os.makedirs(os.path.join(parent, "big"))
+        proc = subprocess.Popen([EZPZ, "yeet", src, "--dst", os.path.join(parent, "big"), "--compress"],
+                                env=base_env(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        for _ in range(600):
+            if len(os.listdir(parent)) > 1 or proc.poll() is not None:
+                break
+            time.sleep(0.02)
+        proc.kill()
+        proc.wait()
+        if not any(".ezpz-tmp-" in n for n in os.listdir(parent)):
+            self.skipTest("the copy finished before the signal arrived")  # machine too fast to kill
+        for _ in range(400):
+            if os.listdir(parent) == ["big"]:
+                break
+            time.sleep(0.05)
+        self.assertEqual(os.listdir(parent), ["big"])
+
     def test_watcher_puts_back_a_destination_moved_aside(self):
         dst = os.path.join(self.tmp, "dst")
         staging = dst + ".ezpz-tmp-1234"
