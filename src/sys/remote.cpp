@@ -134,6 +134,9 @@ int ssh_stdio_main(int argc, char** argv) {
   for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGPIPE}) {
     ::signal(sig, SIG_DFL);
   }
+  sigset_t none;  // a mask inherited from the thread that started us must not keep SIGTERM out
+  sigemptyset(&none);
+  ::sigprocmask(SIG_SETMASK, &none, nullptr);
   std::string error;
   const int rc = ssh_run_stdio(argv[3], argv[4], SshOptions{std::string_view(argv[1]) == "1", argv[2]}, error);
   if (rc == 255 && !error.empty()) {
