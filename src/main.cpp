@@ -7,12 +7,14 @@
 #include "cli/app.hpp"
 #include "sys/env_snapshot.hpp"
 #include "sys/exec.hpp"
+#include "sys/fd_io.hpp"
 #include "sys/janitor.hpp"
 #include "sys/local_transfer.hpp"
 #include "sys/posix_probe.hpp"
 #include "sys/remote.hpp"
 
 int main(int argc, char** argv) {
+  ezpz::sys::keep_standard_fds_open();                                  // a closed 0-2 would be reused by the next pipe
   if (argc > 1 && std::string_view(argv[1]) == ezpz::sys::kSshStdio) {  // a transport (sys/remote.cpp)
     return ezpz::sys::ssh_stdio_main(argc - 2, argv + 2);
   }

@@ -73,4 +73,24 @@ inline void exec_self(int self, char* const* argv) {
   ::fexecve(self, argv, environ);
 }
 
+/// In a forked child: make `from` descriptor `to` for the program it execs (dup2, or, when
+/// they are the same, clearing close-on-exec, which dup2 would leave set). Async-signal-safe.
+inline void move_fd(int from, int to) {
+  if (from == to) {
+    (void)::fcntl(to, F_SETFD, 0);
+  } else {
+    (void)::dup2(from, to);
+  }
+}
+
+/// At the start of main(): open /dev/null on any of descriptors 0-2 that is closed, so no
+/// pipe or file opened later takes its number (and is then read or written as stdio).
+inline void keep_standard_fds_open() {
+  for (int fd = 0; fd <= 2; ++fd) {
+    if (::fcntl(fd, F_GETFD) < 0 && errno == EBADF) {
+      (void)::open("/dev/null", fd == 0 ? O_RDONLY : O_WRONLY);  // takes the lowest free number: fd
+    }
+  }
+}
+
 }  // namespace ezpz::sys

@@ -20,8 +20,13 @@ bool start_janitor(const std::string& destination, const std::string& staging) {
   if (::pipe2(link, O_CLOEXEC) != 0) {
     return false;
   }
-  const int null = ::open("/dev/null", O_RDWR | O_CLOEXEC);
   const int self = open_self();
+  if (self < 0) {
+    ::close(link[0]);
+    ::close(link[1]);
+    return false;
+  }
+  const int null = ::open("/dev/null", O_RDWR | O_CLOEXEC);
   std::string exe = "ezpz";
   std::string name(kJanitor);
   std::string dst = destination;
@@ -30,18 +35,16 @@ bool start_janitor(const std::string& destination, const std::string& staging) {
   const pid_t pid = ::fork();
   if (pid == 0) {  // only async-signal-safe calls until exec
     ::setsid();    // not in the relay's process group or session: its hang-up is not ours
-    ::dup2(link[0], 0);
+    move_fd(link[0], 0);
     if (null >= 0) {
-      ::dup2(null, 1);
-      ::dup2(null, 2);
+      move_fd(null, 1);
+      move_fd(null, 2);
     }
     exec_self(self, args.data());
     ::_exit(127);
   }
   ::close(link[0]);
-  if (self >= 0) {
-    ::close(self);
-  }
+  ::close(self);
   if (null >= 0) {
     ::close(null);
   }
@@ -66,8 +69,11 @@ int janitor_main(int argc, char** argv) {
   char c;
   while (true) {
     const auto n = ::read(0, &c, 1);
-    if (n == 0 || (n < 0 && errno != EINTR)) {
-      break;
+    if (n == 0) {
+      break;  // the yeet process has ended
+    }
+    if (n < 0 && errno != EINTR) {
+      return 1;  // not our pipe: we cannot tell when it ends, so touch nothing
     }
   }
   // STAGING and every name made from it: STAGING.apply, .lift, .old, .delta, .pack.tar.zst...
@@ -85,15 +91,7 @@ int janitor_main(int argc, char** argv) {
     }
     ::closedir(dir);
   }
-  struct stat st {};
-  for (const auto& path : left) {  // a destination moved aside but not replaced goes back first
-    if (path.ends_with(".old") && ::lstat(destination.c_str(), &st) != 0 && errno == ENOENT) {
-      (void)::rename(path.c_str(), destination.c_str());
-    }
-  }
-  for (const auto& path : left) {
-    remove_tree(path);
-  }
+  remove_work_paths(destination, left);
   return 0;
 }
 

@@ -19,20 +19,40 @@
 namespace ezpz::sys {
 namespace {
 
-bool send_file(int from, int to) {
+/// Copy `from` to the pipe `to` by `deadline` (a child that asked for the binary and then
+/// stopped reading must not hold its parent past it).
+bool send_file(int from, int to, std::chrono::steady_clock::time_point deadline) {
+  const int flags = ::fcntl(to, F_GETFL);
+  ::fcntl(to, F_SETFL, flags | O_NONBLOCK);
   std::vector<char> buf(1 << 20);
-  while (true) {
+  bool ok = true;
+  while (ok) {
     const auto n = ::read(from, buf.data(), buf.size());
     if (n < 0 && errno == EINTR) {
       continue;
     }
     if (n <= 0) {
-      return n == 0;
+      ok = n == 0;
+      break;
     }
-    if (!write_all(to, buf.data(), static_cast<std::size_t>(n))) {
-      return false;
+    for (std::size_t done = 0; ok && done < static_cast<std::size_t>(n);) {
+      const auto w = ::write(to, buf.data() + done, static_cast<std::size_t>(n) - done);
+      if (w > 0) {
+        done += static_cast<std::size_t>(w);
+        continue;
+      }
+      if (w < 0 && errno != EAGAIN && errno != EINTR) {
+        ok = false;
+        break;
+      }
+      const auto left =
+          std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now()).count();
+      pollfd out{to, POLLOUT, 0};
+      ok = left > 0 && ::poll(&out, 1, static_cast<int>(std::min<long long>(left, 1 << 30))) >= 0;
     }
   }
+  ::fcntl(to, F_SETFL, flags);
+  return ok;
 }
 
 }  // namespace
@@ -82,8 +102,8 @@ RemoteProcess start_remote(const std::string& host, const std::string& command, 
   }
   p.pid = ::fork();
   if (p.pid == 0) {
-    ::dup2(to_child[0], 0);
-    ::dup2(from_child[1], 1);
+    move_fd(to_child[0], 0);
+    move_fd(from_child[1], 1);
     if (gated && with_stdin) {
       char gate = 0;
       ssize_t got;
@@ -183,7 +203,7 @@ bool await_ready(RemoteProcess& p, std::string& early, std::chrono::steady_clock
     }
     if (line.rfind(core::kShipLine, 0) == 0) {
       const int self = ::open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
-      const bool sent = self >= 0 && p.in >= 0 && send_file(self, p.in);
+      const bool sent = self >= 0 && p.in >= 0 && send_file(self, p.in, deadline);
       if (self >= 0) {
         ::close(self);
       }

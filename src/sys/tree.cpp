@@ -411,7 +411,17 @@ void remove_stale_staging(const std::string& destination) {
     }
   }
   ::closedir(d);
-  for (const auto& path : stale) {
+  remove_work_paths(destination, stale);
+}
+
+void remove_work_paths(const std::string& destination, const std::vector<std::string>& paths) {
+  struct stat st {};
+  for (const auto& path : paths) {
+    if (path.ends_with(".old") && ::lstat(destination.c_str(), &st) != 0 && errno == ENOENT) {
+      (void)::rename(path.c_str(), destination.c_str());
+    }
+  }
+  for (const auto& path : paths) {
     remove_tree(path);
   }
 }

@@ -42,8 +42,13 @@ Expected<core::TreeStats> sync_tree(const std::string& src, const std::string& p
 Expected<bool> lift_single_directory(const std::string& dir);
 
 /// Remove work directories (<destination>.ezpz-tmp-<pid>[.lift]) left by runs whose process is
-/// gone (killed with SIGKILL, or a node that rebooted mid-run).
+/// gone (killed with SIGKILL, or a node that rebooted mid-run), after putting back a destination
+/// such a run had moved aside (see remove_work_paths).
 void remove_stale_staging(const std::string& destination);
+
+/// Remove work paths of a run that is gone (beside `destination`), after putting back a
+/// destination it had moved aside (a `.old`) but not replaced: `destination` missing.
+void remove_work_paths(const std::string& destination, const std::vector<std::string>& paths);
 
 /// rm -rf without following symlinks; errors ignored.
 void remove_tree(const std::string& path);

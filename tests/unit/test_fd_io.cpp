@@ -1,0 +1,67 @@
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include <fcntl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "sys/fd_io.hpp"
+#include "sys/tree.hpp"
+
+namespace fs = std::filesystem;
+
+TEST_CASE("move_fd: onto itself it clears close-on-exec (dup2 would keep it)", "[fd]") {
+  int p[2];
+  REQUIRE(::pipe2(p, O_CLOEXEC) == 0);
+  const int other = ::fcntl(p[1], F_DUPFD_CLOEXEC, 100);
+  REQUIRE(other >= 100);
+  ezpz::sys::move_fd(p[0], p[0]);
+  CHECK((::fcntl(p[0], F_GETFD) & FD_CLOEXEC) == 0);
+  ezpz::sys::move_fd(p[1], other);  // a different number: dup2, whose copy is inheritable
+  CHECK((::fcntl(other, F_GETFD) & FD_CLOEXEC) == 0);
+  CHECK(::write(other, "x", 1) == 1);
+  char c = 0;
+  CHECK(::read(p[0], &c, 1) == 1);
+  CHECK(c == 'x');
+  for (int fd : {p[0], p[1], other}) {
+    ::close(fd);
+  }
+}
+
+TEST_CASE("keep_standard_fds_open: a closed stdin is /dev/null, so the next pipe does not take 0", "[fd]") {
+  const pid_t pid = ::fork();
+  REQUIRE(pid >= 0);
+  if (pid == 0) {
+    ::close(0);
+    ezpz::sys::keep_standard_fds_open();
+    int p[2];
+    const bool ok = ::fcntl(0, F_GETFD) >= 0 && ::pipe(p) == 0 && p[0] > 2 && p[1] > 2;
+    ::_exit(ok ? 0 : 1);
+  }
+  int status = -1;
+  REQUIRE(::waitpid(pid, &status, 0) == pid);
+  CHECK(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 0);
+}
+
+TEST_CASE("remove_work_paths: a destination moved aside and not replaced goes back", "[fd]") {
+  const fs::path dir = fs::temp_directory_path() / ("ezpz-work-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir / "dst.ezpz-tmp-7.old");
+  fs::create_directories(dir / "dst.ezpz-tmp-7");
+  std::ofstream(dir / "dst.ezpz-tmp-7.old" / "kept") << "previous";
+  const std::string dst = (dir / "dst").string();
+  ezpz::sys::remove_work_paths(dst, {dst + ".ezpz-tmp-7", dst + ".ezpz-tmp-7.old"});
+  CHECK(fs::exists(dir / "dst" / "kept"));
+  CHECK_FALSE(fs::exists(dir / "dst.ezpz-tmp-7"));
+  CHECK_FALSE(fs::exists(dir / "dst.ezpz-tmp-7.old"));
+  // With the destination present, a .old is an outdated copy: removed.
+  fs::create_directories(dir / "dst.ezpz-tmp-8.old");
+  ezpz::sys::remove_work_paths(dst, {dst + ".ezpz-tmp-8.old"});
+  CHECK(fs::exists(dir / "dst" / "kept"));
+  CHECK_FALSE(fs::exists(dir / "dst.ezpz-tmp-8.old"));
+  fs::remove_all(dir);
+}
