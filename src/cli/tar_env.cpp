@@ -82,7 +82,7 @@ int TarEnvCommand::run(Context& ctx) {
   }
 
   const auto start = std::chrono::steady_clock::now();
-  const std::string tmp = out + ".ezpz-tmp-" + std::to_string(ctx.env.pid);
+  const std::string tmp = core::work_path(out, ctx.env.pid);
   ProgressBar bar(ctx.term, "packing", env_stats->bytes);
   auto packed = ctx.transfer.pack(path, name, tmp, format, {}, [&bar](unsigned long long done) { bar.update(done); });
   bar.finish();

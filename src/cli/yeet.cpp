@@ -333,7 +333,7 @@ int YeetCommand::run(Context& ctx) {
     }
     incremental["manifest_digest"] = now->digest;
     if (base) {
-      bundle = plan->destination + ".ezpz-tmp-" + std::to_string(ctx.env.pid) + ".delta";
+      bundle = *staging + ".delta";  // a name the next run and the watcher know
       if (auto made = ctx.transfer.make_bundle(plan->destination, *base, *staging, *now, bundle)) {
         bundle_stats = *made;
       } else {

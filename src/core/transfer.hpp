@@ -5,6 +5,7 @@
 #include <functional>
 #include <ostream>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/broadcast.hpp"
@@ -14,6 +15,16 @@
 #include "core/yeet_plan.hpp"
 
 namespace ezpz::core {
+
+/// What sits between a destination and a process id in the name of that process's work
+/// beside it: <dst>.ezpz-tmp-<pid>, and names made from it (.apply, .delta, .pack.tar.zst...).
+/// A run that is gone is recognised by it (the next run's sweep, a relay's watcher).
+inline constexpr std::string_view kWorkInfix = ".ezpz-tmp-";
+
+/// <destination>.ezpz-tmp-<pid>.
+inline std::string work_path(const std::string& destination, long pid) {
+  return destination + std::string(kWorkInfix) + std::to_string(pid);
+}
 
 /// Called with the bytes done so far (of the total the caller measured).
 using ProgressFn = std::function<void(unsigned long long)>;

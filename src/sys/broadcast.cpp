@@ -104,7 +104,7 @@ int run_relay(const std::string& this_host, const std::vector<core::RelayNode>& 
   fan.start(children_spec);  // within our stall timeout: the parent streams from our READY on
   // The staging directory beside the destination.
   const auto& dst = options.destination;
-  const std::string staging = dst + ".ezpz-tmp-" + std::to_string(::getpid());
+  const std::string staging = core::work_path(dst, ::getpid());
   std::string error;
   for (std::size_t p = dst.find('/', 1); p != std::string::npos; p = dst.find('/', p + 1)) {
     ::mkdir(dst.substr(0, p).c_str(), 0755);

@@ -115,6 +115,10 @@ void Fanout::open_spool() {
   }
 }
 
+Clock::time_point Fanout::ready_deadline() const {
+  return Clock::now() + std::chrono::milliseconds(static_cast<long long>(spec_.stall_timeout_s * 1000));
+}
+
 std::string Fanout::not_ready(Clock::time_point deadline) const {
   if (Clock::now() < deadline) {
     return {};  // it ended: its own line (or the caller's) says why
@@ -128,7 +132,7 @@ void Fanout::start(const std::vector<core::RelayNode>& tree) {
   // ezpz started): a relay's parent streams to it from its own READY on and drops it when it
   // stops reading, so a child slow to start (a hung login, a stopped process) is dropped here
   // first, and the node nearest the fault is the one that fails.
-  const auto deadline = Clock::now() + std::chrono::milliseconds(static_cast<long long>(spec_.stall_timeout_s * 1000));
+  const auto deadline = ready_deadline();
   for (const auto& node : tree) {
     if (spec_.reattach && !node.children.empty() && spool_ < 0) {
       open_spool();
@@ -208,7 +212,7 @@ void Fanout::send(const void* data, std::size_t size) {
 
 void Fanout::feed(Child& c) {
   RemoteProcess p{c.pid, c.in, c.out};
-  const auto deadline = Clock::now() + std::chrono::milliseconds(static_cast<long long>(spec_.stall_timeout_s * 1000));
+  const auto deadline = ready_deadline();
   bool ok = await_ready(p, c.early, deadline);
   if (!ok) {
     c.dropped_why = not_ready(deadline);

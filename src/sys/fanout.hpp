@@ -47,6 +47,8 @@ class Fanout {
   struct Child;
   Child& spawn(const core::RelayNode& node, bool reattached);
   void drop(Child& c);
+  /// When a child started now must have said it is ready: the stall timeout from now.
+  [[nodiscard]] std::chrono::steady_clock::time_point ready_deadline() const;
   /// Why a child that did not say it was ready by `deadline` is dropped ("" when it ended).
   [[nodiscard]] std::string not_ready(std::chrono::steady_clock::time_point deadline) const;
   void feed(Child& c);

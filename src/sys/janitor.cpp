@@ -2,14 +2,13 @@
 
 #include <cerrno>
 #include <csignal>
-#include <string_view>
+#include <cstdlib>
 #include <vector>
 
-#include <dirent.h>
 #include <fcntl.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
+#include "core/transfer.hpp"
 #include "sys/fd_io.hpp"
 #include "sys/tree.hpp"
 
@@ -66,6 +65,11 @@ int janitor_main(int argc, char** argv) {
   }
   const std::string destination = argv[0];
   const std::string staging = argv[1];
+  const std::string prefix = destination + std::string(core::kWorkInfix);  // STAGING is DST.ezpz-tmp-PID
+  if (staging.rfind(prefix, 0) != 0) {
+    return 2;
+  }
+  const long pid = std::strtol(staging.c_str() + prefix.size(), nullptr, 10);
   char c;
   while (true) {
     const auto n = ::read(0, &c, 1);
@@ -76,22 +80,7 @@ int janitor_main(int argc, char** argv) {
       return 1;  // not our pipe: we cannot tell when it ends, so touch nothing
     }
   }
-  // STAGING and every name made from it: STAGING.apply, .lift, .old, .delta, .pack.tar.zst...
-  const auto slash = staging.rfind('/');
-  const std::string parent = slash == std::string::npos ? "." : slash == 0 ? "/" : staging.substr(0, slash);
-  const std::string base = staging.substr(slash == std::string::npos ? 0 : slash + 1);
-  std::vector<std::string> left;
-  if (DIR* dir = ::opendir(parent.c_str())) {
-    while (const auto* e = ::readdir(dir)) {
-      const std::string_view name = e->d_name;
-      if (name == base ||
-          (name.size() > base.size() && name.substr(0, base.size()) == base && name[base.size()] == '.')) {
-        left.push_back(parent + "/" + std::string(name));
-      }
-    }
-    ::closedir(dir);
-  }
-  remove_work_paths(destination, left);
+  remove_work_of(destination, pid);  // STAGING and every name made from it
   return 0;
 }
 

@@ -178,7 +178,7 @@ Expected<std::string> PosixLocalTransfer::make_staging(const std::string& destin
       break;
     }
   }
-  const std::string staging = destination + ".ezpz-tmp-" + std::to_string(::getpid());
+  const std::string staging = core::work_path(destination, ::getpid());
   remove_stale_staging(destination);
   remove_tree(staging);                       // a leftover of a killed run that had our pid
   (void)start_janitor(destination, staging);  // removes it (and its .delta) if we are killed

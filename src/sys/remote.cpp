@@ -202,7 +202,7 @@ bool await_ready(RemoteProcess& p, std::string& early, std::chrono::steady_clock
       return true;
     }
     if (line.rfind(core::kShipLine, 0) == 0) {
-      const int self = ::open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
+      const int self = open_self();
       const bool sent = self >= 0 && p.in >= 0 && send_file(self, p.in, deadline);
       if (self >= 0) {
         ::close(self);
@@ -218,7 +218,7 @@ bool await_ready(RemoteProcess& p, std::string& early, std::chrono::steady_clock
 }
 
 std::pair<std::string, unsigned long long> self_digest() {
-  const int fd = ::open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
+  const int fd = open_self();
   if (fd < 0) {
     return {};
   }

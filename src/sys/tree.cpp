@@ -391,27 +391,52 @@ Expected<bool> lift_single_directory(const std::string& dir) {
   return true;
 }
 
-void remove_stale_staging(const std::string& destination) {
+namespace {
+/// The paths beside `destination` named <dst>.ezpz-tmp-<pid>[.<more>] (a run's work directory
+/// and the names made from it), each with that pid.
+std::vector<std::pair<std::string, long>> work_paths(const std::string& destination) {
   const auto slash = destination.rfind('/');
   const std::string parent = slash == 0 ? "/" : destination.substr(0, slash);
-  const std::string prefix = destination.substr(slash + 1) + ".ezpz-tmp-";
+  const std::string prefix = destination.substr(slash + 1) + std::string(core::kWorkInfix);
+  std::vector<std::pair<std::string, long>> found;
   DIR* d = ::opendir(parent.c_str());
   if (d == nullptr) {
-    return;
+    return found;
   }
-  std::vector<std::string> stale;
   while (auto* e = ::readdir(d)) {
-    std::string name = e->d_name;
+    const std::string name = e->d_name;
     if (name.rfind(prefix, 0) != 0) {
       continue;
     }
-    const long pid = std::strtol(name.c_str() + prefix.size(), nullptr, 10);
-    if (pid > 0 && ::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH) {
-      stale.push_back(parent + "/" + name);
+    char* end = nullptr;
+    const long pid = std::strtol(name.c_str() + prefix.size(), &end, 10);
+    if (pid > 0 && (*end == '\0' || *end == '.')) {
+      found.emplace_back(parent + "/" + name, pid);
     }
   }
   ::closedir(d);
+  return found;
+}
+}  // namespace
+
+void remove_stale_staging(const std::string& destination) {
+  std::vector<std::string> stale;
+  for (const auto& [path, pid] : work_paths(destination)) {
+    if (::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH) {
+      stale.push_back(path);
+    }
+  }
   remove_work_paths(destination, stale);
+}
+
+void remove_work_of(const std::string& destination, long pid) {
+  std::vector<std::string> mine;
+  for (const auto& [path, owner] : work_paths(destination)) {
+    if (owner == pid) {
+      mine.push_back(path);
+    }
+  }
+  remove_work_paths(destination, mine);
 }
 
 void remove_work_paths(const std::string& destination, const std::vector<std::string>& paths) {

@@ -46,6 +46,10 @@ Expected<bool> lift_single_directory(const std::string& dir);
 /// such a run had moved aside (see remove_work_paths).
 void remove_stale_staging(const std::string& destination);
 
+/// Remove the work paths of run `pid` beside `destination` (<dst>.ezpz-tmp-<pid> and the names
+/// made from it: .apply, .lift, .old, .delta, .pack.tar.zst), as remove_work_paths does.
+void remove_work_of(const std::string& destination, long pid);
+
 /// Remove work paths of a run that is gone (beside `destination`), after putting back a
 /// destination it had moved aside (a `.old`) but not replaced: `destination` missing.
 void remove_work_paths(const std::string& destination, const std::vector<std::string>& paths);
