@@ -55,6 +55,8 @@ void TransportArgs::add_options(CLI::App& app) {
   app.add_option("--user", user, "Login name when ~/.ssh/config names none");
   app.add_flag("--no-reattach", no_reattach, "Leave a failed child's subtree to the head's repair");
   app.add_option("--stall-timeout", stall_timeout_s, "Drop a child that takes no data for this many seconds");
+  app.add_option("--parent-silence", parent_silence_s,
+                 "Give up when the parent sends nothing for this many seconds (0: no limit)");
 }
 
 core::BroadcastSpec TransportArgs::spec(const Context& ctx) const {
@@ -65,6 +67,7 @@ core::BroadcastSpec TransportArgs::spec(const Context& ctx) const {
   s.accept_new_host_keys = accept_new_host_keys;
   s.reattach = !no_reattach;
   s.stall_timeout_s = stall_timeout_s;
+  s.parent_silence_s = parent_silence_s;
   s.user = user;
   s.exe_digest = exe_digest;
   s.exe_size = exe_size;

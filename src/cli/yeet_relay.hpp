@@ -21,6 +21,7 @@ struct TransportArgs {
   bool accept_new_host_keys = false;
   bool no_reattach = false;
   double stall_timeout_s = 30;
+  double parent_silence_s = 0;
   std::string user;
 
   void add_options(CLI::App& app);

@@ -166,6 +166,10 @@ std::vector<std::string> transport_args(const BroadcastSpec& spec) {
   // node nearest the stall drops it while its healthy parent is still waiting.
   out.push_back("--stall-timeout");
   out.push_back(std::to_string(std::max(kMinStallTimeoutS, spec.stall_timeout_s - 2)));
+  // Every level hears from its parent at least once a second once the stream has begun; the
+  // head's own timeout (passed on unchanged) bounds the wait for its first bytes.
+  out.push_back("--parent-silence");
+  out.push_back(std::to_string(std::max(spec.parent_silence_s, spec.stall_timeout_s + kParentGraceS)));
   if (!spec.user.empty()) {
     out.push_back("--user");
     out.push_back(spec.user);

@@ -41,8 +41,15 @@ struct RelayNode {
 
 /// The stream: "EZPZYEET1\n", then frames (4-byte big-endian length, data), then a frame of
 /// length 0 followed by the 32-byte SHA-256 of all data bytes. The data is a tar.zst.
+/// Between frames, a header of length kKeepaliveLength (no data) says "still here": each
+/// sender writes one to a child it has sent nothing else for a second (not forwarded).
 inline constexpr std::string_view kStreamMagic = "EZPZYEET1\n";
 inline constexpr std::size_t kDigestSize = 32;
+inline constexpr std::uint32_t kKeepaliveLength = 0xFFFFFFFFU;
+/// A relay gives up on its parent when it hears nothing, not even a keepalive, for the head's
+/// stall timeout plus this (the first bytes come once the head's children are all ready, up
+/// to the head's stall timeout after it started them).
+inline constexpr double kParentGraceS = 10;
 
 [[nodiscard]] std::array<unsigned char, 4> frame_header(std::uint32_t length);
 [[nodiscard]] std::uint32_t frame_length(const unsigned char* header);
@@ -61,6 +68,8 @@ struct BroadcastSpec {
   double stall_timeout_s = 30;           ///< a child that takes no data for this long (or, after the stream, says
                                          ///< nothing for this long) is dropped; mid-stream its nodes are re-attached
   int stream_level = 0;                  ///< zstd level of the stream; 0: adaptive (see AdaptiveZstd)
+  double parent_silence_s = 0;           ///< a relay: give up when its parent sends nothing for this long
+                                         ///< (its node or link is gone: no end of file comes); 0: no limit
 };
 
 /// Relays one level down wait 2 s less for a stalled child, down to this.

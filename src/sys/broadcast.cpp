@@ -49,8 +49,7 @@ std::vector<core::NodeResult> broadcast_tree(const std::string& root, const std:
       return false;
     }
     const auto header = core::frame_header(static_cast<std::uint32_t>(size));
-    fan.send(header.data(), header.size());
-    fan.send(data, size);
+    fan.send(header.data(), header.size(), data, size);
     sha256_update(&digest, size, static_cast<const std::uint8_t*>(data));
     sent += size;
     if (progress) {
@@ -70,8 +69,7 @@ std::vector<core::NodeResult> broadcast_tree(const std::string& root, const std:
     const auto end = core::frame_header(0);
     unsigned char sum[core::kDigestSize];
     sha256_digest(&digest, sizeof(sum), sum);
-    fan.send(end.data(), end.size());
-    fan.send(sum, sizeof(sum));
+    fan.send(end.data(), end.size(), sum, sizeof(sum));
   } else {
     fan.terminate();
   }
@@ -115,9 +113,20 @@ int run_relay(const std::string& this_host, const std::vector<core::RelayNode>& 
     error = "cannot create " + staging + ": " + std::strerror(errno);
   }
 
-  // Read frames from stdin, forward each, hand the data to the extractor.
+  // Read frames from stdin, forward each, hand the data to the extractor. A parent that says
+  // nothing at all for --parent-silence is gone without an end of file (its node, or a link on
+  // the way, died): give up rather than hold the work directory for ever.
+  const int silence_ms = options.parent_silence_s > 0 ? static_cast<int>(options.parent_silence_s * 1000) : -1;
+  bool parent_silent = false;
+  bool broken = false;  // once a read failed, never wait on the parent again
+  auto read_in = [&](void* data, std::size_t size) {
+    const auto got = broken ? ReadResult::ended : read_within(0, data, size, silence_ms);
+    parent_silent = parent_silent || got == ReadResult::timed_out;
+    broken = got != ReadResult::ok;
+    return !broken;
+  };
   char magic[16] = {};
-  bool stream_ok = read_exact(0, magic, core::kStreamMagic.size()) &&
+  bool stream_ok = read_in(magic, core::kStreamMagic.size()) &&
                    std::string_view(magic, core::kStreamMagic.size()) == core::kStreamMagic;
   if (stream_ok) {
     fan.send(magic, core::kStreamMagic.size());
@@ -132,18 +141,20 @@ int run_relay(const std::string& this_host, const std::vector<core::RelayNode>& 
       return std::string_view();
     }
     unsigned char header[4];
-    if (stop.load() || !read_exact(0, header, 4)) {
-      return std::nullopt;
+    auto length = core::kKeepaliveLength;
+    while (length == core::kKeepaliveLength) {  // our own children hear from our Fanout
+      if (stop.load() || !read_in(header, 4)) {
+        return std::nullopt;
+      }
+      length = core::frame_length(header);
     }
-    const auto length = core::frame_length(header);
     if (length == 0) {
       unsigned char sum[core::kDigestSize];
       unsigned char want[core::kDigestSize];
-      if (!read_exact(0, want, sizeof(want))) {
+      if (!read_in(want, sizeof(want))) {
         return std::nullopt;
       }
-      fan.send(header, sizeof(header));
-      fan.send(want, sizeof(want));
+      fan.send(header, sizeof(header), want, sizeof(want));
       sha256_digest(&digest, sizeof(sum), sum);
       digest_ok = std::memcmp(sum, want, sizeof(sum)) == 0;
       ended = true;
@@ -153,11 +164,10 @@ int run_relay(const std::string& this_host, const std::vector<core::RelayNode>& 
       return std::nullopt;  // not our stream
     }
     frame.resize(length);
-    if (!read_exact(0, frame.data(), length)) {
+    if (!read_in(frame.data(), length)) {
       return std::nullopt;
     }
-    fan.send(header, sizeof(header));
-    fan.send(frame.data(), length);
+    fan.send(header, sizeof(header), frame.data(), length);
     sha256_update(&digest, length, reinterpret_cast<const std::uint8_t*>(frame.data()));  // NOLINT
     me.bytes += length;
     return std::string_view(frame);
@@ -178,6 +188,10 @@ int run_relay(const std::string& this_host, const std::vector<core::RelayNode>& 
       }
       break;
     }
+  }
+  if (parent_silent) {
+    error = "its parent sent nothing for " + std::to_string(static_cast<int>(options.parent_silence_s)) +
+            " s: gone (its node or link failed); work discarded";
   }
   fan.end(ended);  // re-attached children get the rest meanwhile
   // From here on the parent only reads: a line a second tells it this relay is still at work.

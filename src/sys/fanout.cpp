@@ -6,6 +6,7 @@
 #include <csignal>
 #include <map>
 #include <set>
+#include <vector>
 
 #include <fcntl.h>
 #include <poll.h>
@@ -51,6 +52,67 @@ int write_within(int fd, const void* data, std::size_t size, double timeout_s) {
   return 0;
 }
 
+/// A non-blocking descriptor being written by write_each_within.
+struct Output {
+  int fd = -1;
+  std::size_t done = 0;  ///< bytes of the unit written
+  int rc = 0;            ///< as write_within: 0 written, 1 a closed or broken pipe, 2 stalled
+  Clock::time_point progress{};
+};
+
+/// Write `head` then `data` to every output at once; one that takes nothing for `timeout_s`
+/// stalls (rc 2) without holding up the others.
+void write_each_within(std::vector<Output>& outs, const char* head, std::size_t head_size, const char* data,
+                       std::size_t size, double timeout_s) {
+  const std::size_t total = head_size + size;
+  const auto limit = std::chrono::milliseconds(static_cast<long long>(timeout_s * 1000));
+  for (auto& o : outs) {
+    o.progress = Clock::now();
+  }
+  std::vector<pollfd> fds;
+  std::vector<Output*> waiting;
+  while (true) {
+    fds.clear();
+    waiting.clear();
+    auto wait = limit;
+    for (auto& o : outs) {
+      while (o.rc == 0 && o.done < total) {
+        const bool in_head = o.done < head_size;
+        const auto w = ::write(o.fd, in_head ? head + o.done : data + (o.done - head_size),
+                               in_head ? head_size - o.done : total - o.done);
+        if (w > 0) {
+          o.done += static_cast<std::size_t>(w);
+          o.progress = Clock::now();
+        } else if (w < 0 && errno == EAGAIN) {
+          break;
+        } else if (w >= 0 || errno != EINTR) {
+          o.rc = 1;
+        }
+      }
+      if (o.rc != 0 || o.done >= total) {
+        continue;
+      }
+      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(o.progress + limit - Clock::now());
+      if (left.count() <= 0) {
+        o.rc = 2;
+        continue;
+      }
+      wait = std::min(wait, left);
+      fds.push_back({o.fd, POLLOUT, 0});
+      waiting.push_back(&o);
+    }
+    if (fds.empty()) {
+      return;
+    }
+    if (::poll(fds.data(), fds.size(), static_cast<int>(wait.count()) + 1) < 0 && errno != EINTR) {
+      for (auto* o : waiting) {
+        o->rc = 1;
+      }
+      return;
+    }
+  }
+}
+
 void make_nonblocking(int fd) {
   if (fd >= 0) {
     ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_NONBLOCK);
@@ -64,9 +126,12 @@ struct Fanout::Child {
   int in = -1;   ///< we write the stream here
   int out = -1;  ///< we read result lines here
   bool alive = true;
-  bool reattached = false;  ///< fed by `feeder` from the spool, not by send()
-  std::string early;        ///< lines read before the relay said it was ready (a connection error)
-  std::string dropped_why;  ///< why it was dropped mid-stream, when it was
+  bool reattached = false;        ///< fed by `feeder` from the spool, not by send()
+  std::mutex write;               ///< one writer at a time on `in` (send() or the keepalive ticker); guards
+                                  ///< `in`, `alive` and `last_sent` of the children send() feeds
+  Clock::time_point last_sent{};  ///< when send() last wrote to it; the epoch: not yet (no keepalive)
+  std::string early;              ///< lines read before the relay said it was ready (a connection error)
+  std::string dropped_why;        ///< why it was dropped mid-stream, when it was
   std::thread feeder;
 };
 
@@ -154,6 +219,33 @@ void Fanout::start(const std::vector<core::RelayNode>& tree) {
       make_nonblocking(c.in);  // a stalled child must not stall the others (write_within)
     }
   }
+  for (std::size_t i = 0; i < tree.size(); ++i) {
+    fed_.push_back(children_[i].get());
+  }
+  ticker_ = std::jthread([this](const std::stop_token& stop) { keep_alive(stop); });
+}
+
+void Fanout::keep_alive(const std::stop_token& stop) {
+  // A child whose last bytes from us are a second old gets a keepalive header, unless a write
+  // to it is under way (send() blocked on a stalled child holds only that child's lock).
+  static const auto kHeader = core::frame_header(core::kKeepaliveLength);
+  std::mutex m;
+  std::condition_variable_any wake;
+  std::unique_lock lock(m);
+  while (!wake.wait_for(lock, stop, std::chrono::milliseconds(250), [] { return false; }) && !stop.stop_requested()) {
+    for (Child* c : fed_) {
+      const std::unique_lock guard(c->write, std::try_to_lock);
+      const auto now = Clock::now();
+      if (!guard || !c->alive || c->in < 0 || c->last_sent == Clock::time_point{} ||
+          now - c->last_sent < std::chrono::seconds(1)) {
+        continue;
+      }
+      // Non-blocking, and at most PIPE_BUF: all four bytes or none (a full pipe has data enough).
+      if (::write(c->in, kHeader.data(), kHeader.size()) == static_cast<ssize_t>(kHeader.size())) {
+        c->last_sent = now;
+      }
+    }
+  }
 }
 
 void Fanout::start_sender(const std::string& peer, const std::vector<core::RelayNode>& tree) {
@@ -167,10 +259,13 @@ void Fanout::start_sender(const std::string& peer, const std::vector<core::Relay
 }
 
 void Fanout::drop(Child& c) {
-  c.alive = false;
-  if (c.in >= 0) {
-    ::close(c.in);
-    c.in = -1;
+  {
+    const std::lock_guard guard(c.write);
+    c.alive = false;
+    if (c.in >= 0) {
+      ::close(c.in);
+      c.in = -1;
+    }
   }
   bool spool_ok;
   {
@@ -184,29 +279,51 @@ void Fanout::drop(Child& c) {
   }
 }
 
-void Fanout::send(const void* data, std::size_t size) {
-  if (spool_ >= 0) {
-    const bool spooled = write_all(spool_, data, size);
+void Fanout::send(const void* head, std::size_t head_size, const void* data, std::size_t size) {
+  if (spool_ >= 0) {  // whole units only: a feeder that caught up is between two frames
+    const bool spooled = write_all(spool_, head, head_size) && write_all(spool_, data, size);
     std::lock_guard lock(mutex_);
     spool_failed_ = spool_failed_ || !spooled;
-    spooled_ += spooled ? size : 0;
+    spooled_ += spooled ? head_size + size : 0;
     more_.notify_all();
   }
-  // Only the children started with start() are fed here: drop() may add re-attached ones.
+  // Only the children started with start() are fed here (drop() may add re-attached ones), all
+  // at once: each has the stall timeout from its own last progress, so stalled children cost
+  // the others one stall timeout together, not one each.
   const auto n = children_.size();
+  std::vector<Child*> to;
+  std::vector<std::unique_lock<std::mutex>> held;
+  std::vector<Output> outs;
   for (std::size_t i = 0; i < n; ++i) {
     auto& c = *children_[i];
-    if (!c.alive || c.reattached) {
+    if (c.reattached) {
       continue;
     }
-    if (const int rc = write_within(c.in, data, size, spec_.stall_timeout_s); rc != 0) {
-      if (rc == 2) {
-        c.dropped_why = "stalled: took no data for " + std::to_string(static_cast<int>(spec_.stall_timeout_s)) +
-                        " s (dropped; its nodes re-attached)";
-        ::kill(c.pid, SIGTERM);  // its connection goes: the relay there sees the stream end and discards
-      }
-      drop(c);
+    std::unique_lock guard(c.write);
+    if (c.alive) {
+      to.push_back(&c);
+      outs.push_back(Output{c.in});
+      held.push_back(std::move(guard));
     }
+  }
+  write_each_within(outs, static_cast<const char*>(head), head_size, static_cast<const char*>(data), size,
+                    spec_.stall_timeout_s);
+  const auto now = Clock::now();
+  for (auto* c : to) {
+    c->last_sent = now;
+  }
+  held.clear();
+  for (std::size_t k = 0; k < to.size(); ++k) {
+    auto& c = *to[k];
+    if (outs[k].rc == 0) {
+      continue;
+    }
+    if (outs[k].rc == 2) {
+      c.dropped_why = "stalled: took no data for " + std::to_string(static_cast<int>(spec_.stall_timeout_s)) +
+                      " s (dropped; its nodes re-attached)";
+      ::kill(c.pid, SIGTERM);  // its connection goes: the relay there sees the stream end and discards
+    }
+    drop(c);
   }
 }
 
@@ -225,7 +342,14 @@ void Fanout::feed(Child& c) {
     bool over;
     {
       std::unique_lock lock(mutex_);
-      more_.wait(lock, [&] { return spooled_ > offset || ended_ || spool_failed_; });
+      const bool woke =
+          more_.wait_for(lock, std::chrono::seconds(1), [&] { return spooled_ > offset || ended_ || spool_failed_; });
+      if (!woke && offset > 0) {  // caught up, between two frames, and nothing new for a second
+        lock.unlock();
+        static const auto kHeader = core::frame_header(core::kKeepaliveLength);
+        ok = write_within(c.in, kHeader.data(), kHeader.size(), spec_.stall_timeout_s) == 0;
+        continue;
+      }
       available = spooled_;
       over = ended_ || spool_failed_;
       ok = !spool_failed_ && (!ended_ || complete_);
@@ -249,6 +373,10 @@ void Fanout::feed(Child& c) {
 }
 
 void Fanout::end(bool complete) {
+  if (ticker_.joinable()) {
+    ticker_.request_stop();
+    ticker_.join();
+  }
   {
     std::lock_guard lock(mutex_);
     if (ended_) {

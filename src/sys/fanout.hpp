@@ -31,9 +31,10 @@ class Fanout {
   /// Start `ezpz __yeet-send` on `peer` streaming its copy to `tree` (a repair): its results
   /// are collected like a child's.
   void start_sender(const std::string& peer, const std::vector<core::RelayNode>& tree);
-  /// Stream bytes to every live child (and the spool). A child that cannot take them is
-  /// dropped and its children re-attached.
-  void send(const void* data, std::size_t size);
+  /// Stream one unit (the magic, a frame's header and data, the end and digest) to every live
+  /// child (and the spool). A child that cannot take it is dropped and its children
+  /// re-attached. A child sent nothing for a second gets a keepalive header between units.
+  void send(const void* head, std::size_t head_size, const void* data = nullptr, std::size_t size = 0);
   /// The stream is over: `complete` (re-attached children get the rest) or abandoned (they
   /// are stopped). Returns at once; collect() waits for the feeding threads.
   void end(bool complete);
@@ -52,12 +53,15 @@ class Fanout {
   /// Why a child that did not say it was ready by `deadline` is dropped ("" when it ended).
   [[nodiscard]] std::string not_ready(std::chrono::steady_clock::time_point deadline) const;
   void feed(Child& c);
+  void keep_alive(const std::stop_token& stop);
   void open_spool();
   void join_feeders();
 
   std::string this_host_;
   const core::BroadcastSpec& spec_;
   std::vector<std::unique_ptr<Child>> children_;
+  std::vector<Child*> fed_;  ///< the children start() started, fed by send(): what the ticker sees
+  std::jthread ticker_;      ///< keepalives to them (keep_alive), from start() to end()
   int spool_ = -1;
   std::mutex mutex_;  ///< guards the spool's progress below
   std::condition_variable more_;

@@ -6,6 +6,7 @@
 
 #include <fcntl.h>
 #include <linux/close_range.h>
+#include <poll.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -43,6 +44,40 @@ inline bool read_exact(int fd, void* data, std::size_t size) {
     size -= static_cast<std::size_t>(n);
   }
   return true;
+}
+
+/// read_within's outcome.
+enum class ReadResult { ok, ended, timed_out };
+
+/// Read exactly `size` bytes, waiting at most `timeout_ms` for each next byte (< 0: no limit);
+/// `ended` at an early end of file or on an error.
+inline ReadResult read_within(int fd, void* data, std::size_t size, int timeout_ms) {
+  auto* p = static_cast<char*>(data);
+  while (size > 0) {
+    if (timeout_ms >= 0) {
+      pollfd in{fd, POLLIN, 0};
+      const int ready = ::poll(&in, 1, timeout_ms);
+      if (ready < 0 && errno == EINTR) {
+        continue;
+      }
+      if (ready == 0) {
+        return ReadResult::timed_out;
+      }
+      if (ready < 0) {
+        return ReadResult::ended;
+      }
+    }
+    const auto n = ::read(fd, p, size);
+    if (n < 0 && errno == EINTR) {
+      continue;
+    }
+    if (n <= 0) {
+      return ReadResult::ended;
+    }
+    p += n;
+    size -= static_cast<std::size_t>(n);
+  }
+  return ReadResult::ok;
 }
 
 /// In a forked child about to exec: mark every descriptor above 2 close-on-exec (another

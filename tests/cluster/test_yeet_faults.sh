@@ -45,7 +45,8 @@ want=$(cd "$W/data" && find . -type f -exec sha256sum {} + | sort)
 leftovers() {  # work directories, spools or bundles beside a destination, on any node
   local n
   for n in login $nodes; do
-    if [ "$n" = login ]; then "$X" sh -c 'ls -d /tmp/*.ezpz-* 2>/dev/null'; else on "$n" 'ls -d /tmp/*.ezpz-* 2>/dev/null | sed "s/^/$(hostname): /"'; fi
+    # (each node's own /tmp through its namespaces, not ssh: node2's link may be down)
+    if [ "$n" = login ]; then "$X" sh -c 'ls -d /tmp/*.ezpz-* 2>/dev/null'; else "$X" -n "$n" sh -c 'ls -d /tmp/*.ezpz-* 2>/dev/null | sed "s/^/$(hostname): /"'; fi
   done
 }
 no_staging() {
@@ -266,9 +267,9 @@ clear /tmp/fcorrupt
 # ------------------------------------------------------------------ 4. link down mid-transfer (node2, level 1)
 # node2 feeds node5 and node6: node2 fails, its children are re-attached to the head.
 yeet_bg /tmp/flink "$W/link.json" --min-success-nodes 6
-if wait_relay node2 /tmp/flink 0.5; then ip netns exec ezpzf-node2 ip link set eth0 down; else fail "link: no relay on node2"; fi
+if wait_relay node2 /tmp/flink 0.5; then ip netns exec "$EZSIM_PREFIX-node2" ip link set eth0 down; else fail "link: no relay on node2"; fi
+link_down=$SECONDS
 yeet_wait
-ip netns exec ezpzf-node2 ip link set eth0 up
 if [ "$rc" -ge 124 ]; then
   fail "link: a node whose link went down hung the yeet past ${LIMIT}s (rc $rc)"
   row "link down (node2, interior)" "HUNG" ">$LIMIT" "killed by the test's timeout (rc $rc)"
@@ -277,10 +278,23 @@ else
   [ "$rc" -eq 0 ] || fail "link: 6 of 7 nodes meet --min-success-nodes 6 (rc $rc)"
   row "link down (node2, interior)" "node2 failed" "$secs" "rc $rc; $why"
 fi
-on node2 'test ! -e /tmp/flink' || fail "link: node2 kept a partial /tmp/flink"
-# node5 and node6 still run the relays node2 started: they learn that node2 is gone only when its
-# TCP connection dies; each must then discard its work directory.
-wait_no_staging "link" 120
+# The link stays down: no end of file can reach node2's relay, nor the relays node2 started on
+# node5 and node6 (its children before the head re-attached them). Each must see that its parent
+# has said nothing, not even a keepalive, for the head's stall timeout + 10 s (40 s), and discard
+# its work. node2's relay first spends up to its own stall timeout (28 s) on its children,
+# whose links are down too, before it waits on its parent again: no leftovers on any node 90 s
+# after the link went down. (Before, they waited for their parent's stream for as long as the
+# link was down, and after it for as long as TCP took to notice, if ever: CI once found them
+# still there 215 s after the fault.)
+"$X" -n node2 test ! -e /tmp/flink || fail "link: node2 kept a partial /tmp/flink"
+while [ $((SECONDS - link_down)) -lt 90 ] && [ -n "$(leftovers)" ]; do sleep 1; done
+left=$(leftovers)
+if [ -n "$left" ]; then
+  fail "link: leftovers $((SECONDS - link_down)) s after the link went down (still down): $left"
+else
+  echo "link: no leftovers $((SECONDS - link_down)) s after the link went down (still down)"
+fi
+ip netns exec "$EZSIM_PREFIX-node2" ip link set eth0 up
 
 fi
 

@@ -1,7 +1,9 @@
 """ezpz yeet and tar-env on one node, with real venvs, real tarballs and hostile archives."""
+import hashlib
 import io
 import json
 import os
+import select
 import shutil
 import signal
 import subprocess
@@ -426,6 +428,89 @@ class KilledRelay(TempDirTest):
         self.assertEqual(os.listdir(self.tmp), ["dst"])
         with open(os.path.join(dst, "sub", "kept")) as f:
             self.assertEqual(f.read(), "previous copy")
+
+
+class ParentSilence(TempDirTest):
+    """The stream from a relay's parent: keepalive headers (length 0xFFFFFFFF) between frames are
+    skipped and keep a quiet parent alive; a parent that sends nothing at all for --parent-silence
+    (its node or link died: no end of file ever comes) is given up, and nothing is left."""
+
+    KEEPALIVE = b"\xff\xff\xff\xff"
+
+    def payload(self):
+        src = os.path.join(self.tmp, "src")
+        os.makedirs(os.path.join(src, "sub"))
+        with open(os.path.join(src, "sub", "data.bin"), "wb") as f:
+            f.write(os.urandom(300_000))
+        tar = subprocess.run(["tar", "-C", self.tmp, "-cf", "-", "src"], check=True, capture_output=True).stdout
+        return subprocess.run(["zstd", "-q", "-c"], input=tar, check=True, capture_output=True).stdout
+
+    def relay(self, dst, silence):
+        relay = subprocess.Popen([EZPZ, "__yeet-relay", "--host", "n1", "--dst", dst, "--parent-silence", str(silence)],
+                                 env=base_env(), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                 stderr=subprocess.DEVNULL)
+        self.assertEqual(relay.stdout.readline().strip(), b"EZPZ-READY")
+        return relay
+
+    def result(self, relay, timeout=30):
+        # Read to the end without closing stdin (that would be an end of file, not silence).
+        out, deadline = b"", time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if select.select([relay.stdout], [], [], 0.2)[0]:
+                chunk = os.read(relay.stdout.fileno(), 65536)
+                if not chunk:
+                    break
+                out += chunk
+        else:
+            relay.kill()
+            self.fail(f"the relay did not end within {timeout} s: {out!r}")
+        relay.wait(timeout=timeout)
+        relay.stdout.close()
+        lines = [json.loads(line) for line in out.decode().splitlines() if line.startswith("{")]
+        self.assertEqual(len(lines), 1, out)
+        return lines[0]
+
+    @staticmethod
+    def frame(data):
+        return len(data).to_bytes(4, "big") + data
+
+    def test_keepalives_keep_a_quiet_parent_and_are_not_data(self):
+        data = self.payload()
+        dst = os.path.join(self.tmp, "dst")
+        relay = self.relay(dst, 2)
+        relay.stdin.write(b"EZPZYEET1\n" + self.KEEPALIVE + self.frame(data[:1000]))
+        relay.stdin.flush()
+        for _ in range(8):  # 4 s with nothing but keepalives: twice the relay's --parent-silence
+            time.sleep(0.5)
+            relay.stdin.write(self.KEEPALIVE)
+            relay.stdin.flush()
+        relay.stdin.write(self.frame(data[1000:]) + self.KEEPALIVE + (0).to_bytes(4, "big") +
+                          hashlib.sha256(data).digest())
+        relay.stdin.close()
+        r = self.result(relay)
+        self.assertTrue(r["ok"] and r["digest_ok"], r)
+        self.assertEqual(relay.returncode, 0)
+        self.assertEqual(r["bytes"], len(data))
+        with open(os.path.join(self.tmp, "src", "sub", "data.bin"), "rb") as a, \
+                open(os.path.join(dst, "sub", "data.bin"), "rb") as b:
+            self.assertEqual(a.read(), b.read())
+
+    def test_a_silent_parent_is_given_up_and_nothing_is_left(self):
+        data = self.payload()
+        dst = os.path.join(self.tmp, "dst")
+        relay = self.relay(dst, 2)
+        start = time.monotonic()
+        relay.stdin.write(b"EZPZYEET1\n" + self.frame(data[:len(data) // 2]))
+        relay.stdin.flush()  # and then nothing, with the pipe held open: a parent cut off
+        r = self.result(relay)
+        waited = time.monotonic() - start
+        self.assertFalse(r["ok"], r)
+        self.assertIn("its parent sent nothing for 2 s", r["error"])
+        self.assertEqual(relay.returncode, 1)
+        self.assertGreaterEqual(waited, 2)
+        self.assertLess(waited, 15)
+        relay.stdin.close()  # (only now: an end of file would have ended it another way)
+        self.assertEqual(sorted(os.listdir(self.tmp)), ["src"])  # no dst, no work directory
 
 
 if __name__ == "__main__":

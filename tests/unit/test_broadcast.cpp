@@ -136,6 +136,25 @@ TEST_CASE("remote start command: every word reaches the remote shell as data", "
   CHECK(has("--accept-new-host-keys", ""));
   CHECK(has("--ssh-command", ""));  // empty: the built-in transport
   CHECK_FALSE(has("--no-reattach", ""));
+  // Stall timeouts shrink per level; the silence a relay allows its parent is the head's
+  // stall timeout + 10 s at every level (the first bytes wait for the head's children).
+  spec.stall_timeout_s = 30;
+  CHECK(has("--stall-timeout", ""));
+  CHECK(std::stod(*(std::find(args.begin(), args.end(), "--stall-timeout") + 1)) == 28);
+  auto silence = [&](const BroadcastSpec& s) {
+    const auto a = relay_args(s, node);
+    const auto it = std::find(a.begin(), a.end(), "--parent-silence");
+    REQUIRE(it != a.end());
+    REQUIRE(it + 1 != a.end());
+    return std::stod(*(it + 1));
+  };
+  CHECK(silence(spec) == 40);
+  BroadcastSpec level1 = spec;  // what a relay one level down has
+  level1.stall_timeout_s = 28;
+  level1.parent_silence_s = 40;
+  CHECK(silence(level1) == 40);
+  level1.stall_timeout_s = 45;  // never less than its own stall timeout + 10 s
+  CHECK(silence(level1) == 55);
   spec.reattach = false;
   CHECK(has_flag(relay_args(spec, node), "--no-reattach"));
   // A sender (greedy push, repair) never asks for the binary: the node ran a relay before.

@@ -1,5 +1,6 @@
 #include <catch2/catch.hpp>
 
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -45,6 +46,28 @@ TEST_CASE("keep_standard_fds_open: a closed stdin is /dev/null, so the next pipe
   REQUIRE(::waitpid(pid, &status, 0) == pid);
   CHECK(WIFEXITED(status));
   CHECK(WEXITSTATUS(status) == 0);
+}
+
+TEST_CASE("read_within: whole reads, an early end, and a writer that falls silent", "[fd]") {
+  using ezpz::sys::read_within;
+  using ezpz::sys::ReadResult;
+  int p[2];
+  REQUIRE(::pipe2(p, O_CLOEXEC) == 0);
+  char buf[8] = {};
+  REQUIRE(::write(p[1], "abcdef", 6) == 6);
+  CHECK(read_within(p[0], buf, 4, 1000) == ReadResult::ok);
+  CHECK(std::string(buf, 4) == "abcd");
+  // Two bytes there, four wanted, the writer still holding its end: silence, not an end.
+  const auto start = std::chrono::steady_clock::now();
+  CHECK(read_within(p[0], buf, 4, 200) == ReadResult::timed_out);
+  const auto waited = std::chrono::steady_clock::now() - start;
+  CHECK(waited >= std::chrono::milliseconds(190));
+  CHECK(waited < std::chrono::seconds(5));
+  REQUIRE(::write(p[1], "gh", 2) == 2);
+  CHECK(read_within(p[0], buf, 2, -1) == ReadResult::ok);  // no limit
+  ::close(p[1]);
+  CHECK(read_within(p[0], buf, 1, 1000) == ReadResult::ended);
+  ::close(p[0]);
 }
 
 TEST_CASE("remove_work_paths: a destination moved aside and not replaced goes back", "[fd]") {
