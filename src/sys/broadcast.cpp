@@ -116,12 +116,13 @@ int run_relay(const std::string& this_host, const std::vector<core::RelayNode>& 
   // Read frames from stdin, forward each, hand the data to the extractor. A parent that says
   // nothing at all for --parent-silence is gone without an end of file (its node, or a link on
   // the way, died): give up rather than hold the work directory for ever.
-  const int silence_ms = options.parent_silence_s > 0 ? static_cast<int>(options.parent_silence_s * 1000) : -1;
-  bool parent_silent = false;
-  bool broken = false;  // once a read failed, never wait on the parent again
+  const int silence_ms =
+      options.parent_silence_s > 0 ? static_cast<int>(std::min(options.parent_silence_s, 1e6) * 1000) : -1;
+  bool parent_silent = false;  // and that is what went wrong first
+  bool broken = false;         // once a read failed, never wait on the parent again
   auto read_in = [&](void* data, std::size_t size) {
     const auto got = broken ? ReadResult::ended : read_within(0, data, size, silence_ms);
-    parent_silent = parent_silent || got == ReadResult::timed_out;
+    parent_silent = parent_silent || (got == ReadResult::timed_out && error.empty());
     broken = got != ReadResult::ok;
     return !broken;
   };

@@ -52,20 +52,36 @@ int write_within(int fd, const void* data, std::size_t size, double timeout_s) {
   return 0;
 }
 
-/// A non-blocking descriptor being written by write_each_within.
+/// A child's non-blocking descriptor being written by write_each_within, with the child's
+/// write lock, held until its part is done.
 struct Output {
   int fd = -1;
+  std::unique_lock<std::mutex> held;
+  Clock::time_point* last_sent = nullptr;
+  bool* alive = nullptr;
   std::size_t done = 0;  ///< bytes of the unit written
   int rc = 0;            ///< as write_within: 0 written, 1 a closed or broken pipe, 2 stalled
+  bool finished = false;
   Clock::time_point progress{};
 };
 
 /// Write `head` then `data` to every output at once; one that takes nothing for `timeout_s`
-/// stalls (rc 2) without holding up the others.
+/// stalls (rc 2) without holding up the others. Each output's lock goes as soon as its part is
+/// done, so the keepalive ticker reaches the children that took it while others are slow;
+/// after the `last` unit (the end and digest) no keepalive follows.
 void write_each_within(std::vector<Output>& outs, const char* head, std::size_t head_size, const char* data,
-                       std::size_t size, double timeout_s) {
+                       std::size_t size, double timeout_s, bool last) {
   const std::size_t total = head_size + size;
   const auto limit = std::chrono::milliseconds(static_cast<long long>(timeout_s * 1000));
+  auto finish = [last](Output& o) {
+    if (o.rc == 0) {
+      *o.last_sent = last ? Clock::time_point{} : Clock::now();
+    } else {
+      *o.alive = false;  // half a unit went: nothing more (the caller drops it)
+    }
+    o.finished = true;
+    o.held.unlock();
+  };
   for (auto& o : outs) {
     o.progress = Clock::now();
   }
@@ -76,7 +92,7 @@ void write_each_within(std::vector<Output>& outs, const char* head, std::size_t 
     waiting.clear();
     auto wait = limit;
     for (auto& o : outs) {
-      while (o.rc == 0 && o.done < total) {
+      while (!o.finished && o.rc == 0 && o.done < total) {
         const bool in_head = o.done < head_size;
         const auto w = ::write(o.fd, in_head ? head + o.done : data + (o.done - head_size),
                                in_head ? head_size - o.done : total - o.done);
@@ -89,12 +105,15 @@ void write_each_within(std::vector<Output>& outs, const char* head, std::size_t 
           o.rc = 1;
         }
       }
-      if (o.rc != 0 || o.done >= total) {
+      if (o.finished) {
         continue;
       }
       const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(o.progress + limit - Clock::now());
-      if (left.count() <= 0) {
+      if (o.rc == 0 && o.done < total && left.count() <= 0) {
         o.rc = 2;
+      }
+      if (o.rc != 0 || o.done >= total) {
+        finish(o);
         continue;
       }
       wait = std::min(wait, left);
@@ -107,6 +126,7 @@ void write_each_within(std::vector<Output>& outs, const char* head, std::size_t 
     if (::poll(fds.data(), fds.size(), static_cast<int>(wait.count()) + 1) < 0 && errno != EINTR) {
       for (auto* o : waiting) {
         o->rc = 1;
+        finish(*o);
       }
       return;
     }
@@ -226,8 +246,8 @@ void Fanout::start(const std::vector<core::RelayNode>& tree) {
 }
 
 void Fanout::keep_alive(const std::stop_token& stop) {
-  // A child whose last bytes from us are a second old gets a keepalive header, unless a write
-  // to it is under way (send() blocked on a stalled child holds only that child's lock).
+  // A child whose last bytes from us are a second old gets a keepalive header, unless its part
+  // of a unit is under way (send() holds a child's lock only until that child took the unit).
   static const auto kHeader = core::frame_header(core::kKeepaliveLength);
   std::mutex m;
   std::condition_variable_any wake;
@@ -285,6 +305,9 @@ void Fanout::send(const void* head, std::size_t head_size, const void* data, std
     std::lock_guard lock(mutex_);
     spool_failed_ = spool_failed_ || !spooled;
     spooled_ += spooled ? head_size + size : 0;
+    if (head_size == 4 && core::frame_length(static_cast<const unsigned char*>(head)) == 0) {
+      last_at_ = spooled_;  // a feeder that fed this far sends no keepalive after it
+    }
     more_.notify_all();
   }
   // Only the children started with start() are fed here (drop() may add re-attached ones), all
@@ -292,7 +315,6 @@ void Fanout::send(const void* head, std::size_t head_size, const void* data, std
   // the others one stall timeout together, not one each.
   const auto n = children_.size();
   std::vector<Child*> to;
-  std::vector<std::unique_lock<std::mutex>> held;
   std::vector<Output> outs;
   for (std::size_t i = 0; i < n; ++i) {
     auto& c = *children_[i];
@@ -302,17 +324,12 @@ void Fanout::send(const void* head, std::size_t head_size, const void* data, std
     std::unique_lock guard(c.write);
     if (c.alive) {
       to.push_back(&c);
-      outs.push_back(Output{c.in});
-      held.push_back(std::move(guard));
+      outs.push_back(Output{c.in, std::move(guard), &c.last_sent, &c.alive});
     }
   }
+  const bool last = head_size == 4 && core::frame_length(static_cast<const unsigned char*>(head)) == 0;
   write_each_within(outs, static_cast<const char*>(head), head_size, static_cast<const char*>(data), size,
-                    spec_.stall_timeout_s);
-  const auto now = Clock::now();
-  for (auto* c : to) {
-    c->last_sent = now;
-  }
-  held.clear();
+                    spec_.stall_timeout_s, last);
   for (std::size_t k = 0; k < to.size(); ++k) {
     auto& c = *to[k];
     if (outs[k].rc == 0) {
@@ -344,7 +361,7 @@ void Fanout::feed(Child& c) {
       std::unique_lock lock(mutex_);
       const bool woke =
           more_.wait_for(lock, std::chrono::seconds(1), [&] { return spooled_ > offset || ended_ || spool_failed_; });
-      if (!woke && offset > 0) {  // caught up, between two frames, and nothing new for a second
+      if (!woke && offset > 0 && offset != last_at_) {  // caught up, between two frames, nothing new for 1 s
         lock.unlock();
         static const auto kHeader = core::frame_header(core::kKeepaliveLength);
         ok = write_within(c.in, kHeader.data(), kHeader.size(), spec_.stall_timeout_s) == 0;

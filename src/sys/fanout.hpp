@@ -66,6 +66,7 @@ class Fanout {
   std::mutex mutex_;  ///< guards the spool's progress below
   std::condition_variable more_;
   unsigned long long spooled_ = 0;
+  unsigned long long last_at_ = 0;  ///< where the end unit ends in the spool (0: not there yet)
   bool ended_ = false;
   bool complete_ = false;
   bool spool_failed_ = false;

@@ -430,10 +430,8 @@ class KilledRelay(TempDirTest):
             self.assertEqual(f.read(), "previous copy")
 
 
-class ParentSilence(TempDirTest):
-    """The stream from a relay's parent: keepalive headers (length 0xFFFFFFFF) between frames are
-    skipped and keep a quiet parent alive; a parent that sends nothing at all for --parent-silence
-    (its node or link died: no end of file ever comes) is given up, and nothing is left."""
+class StreamTest(TempDirTest):
+    """Feeds a relay's stdin by hand: the stream's magic, frames, keepalives, end and digest."""
 
     KEEPALIVE = b"\xff\xff\xff\xff"
 
@@ -474,6 +472,12 @@ class ParentSilence(TempDirTest):
     def frame(data):
         return len(data).to_bytes(4, "big") + data
 
+
+class ParentSilence(StreamTest):
+    """The stream from a relay's parent: keepalive headers (length 0xFFFFFFFF) between frames are
+    skipped and keep a quiet parent alive; a parent that sends nothing at all for --parent-silence
+    (its node or link died: no end of file ever comes) is given up, and nothing is left."""
+
     def test_keepalives_keep_a_quiet_parent_and_are_not_data(self):
         data = self.payload()
         dst = os.path.join(self.tmp, "dst")
@@ -511,6 +515,101 @@ class ParentSilence(TempDirTest):
         self.assertLess(waited, 15)
         relay.stdin.close()  # (only now: an end of file would have ended it another way)
         self.assertEqual(sorted(os.listdir(self.tmp)), ["src"])  # no dst, no work directory
+
+
+# A relay's way to its children here: runs the ezpz the head asks for in a mount namespace whose
+# FAKESSH_ROOT is FAKESSH_BOXES/<host> (that node's own disk); a host in FAKESSH_STUCK says it is
+# ready and then never reads (a node stopped or wedged).
+FAKE_SSH = """#!/usr/bin/env python3
+import os, shlex, sys, time
+host, command = sys.argv[-2], sys.argv[-1]
+if host in os.environ.get("FAKESSH_STUCK", "").split():
+    sys.stdout.write("EZPZ-READY\\n")
+    sys.stdout.flush()
+    time.sleep(60)
+    sys.exit(0)
+words = shlex.split(command)
+exe, args = words[4], words[8:]
+box = os.path.join(os.environ["FAKESSH_BOXES"], host)
+os.makedirs(box, exist_ok=True)
+os.execvp("unshare", ["unshare", "-m", "--propagation", "private", "sh", "-c",
+                      'mount --bind "$1" "$2" && shift 2 && exec "$@"', "fakessh", box, os.environ["FAKESSH_ROOT"],
+                      exe, *args])
+"""
+
+
+class RelayChain(StreamTest):
+    """A relay with children of its own (fake ssh, real relays): it keeps a child that its own
+    parent leaves quiet alive with keepalives, and children that stall cost one stall timeout
+    together. Needs root (a mount namespace per fake node), as the cluster tests."""
+
+    def middle(self, children, stall, silence, stuck=""):
+        root, boxes = os.path.join(self.tmp, "root"), os.path.join(self.tmp, "boxes")
+        os.makedirs(root, exist_ok=True)
+        os.makedirs(boxes, exist_ok=True)
+        fake = self.write("bin/fakessh", FAKE_SSH, 0o755)
+        env = base_env(FAKESSH_ROOT=root, FAKESSH_BOXES=boxes, FAKESSH_STUCK=stuck)
+        relay = subprocess.Popen([EZPZ, "__yeet-relay", "--host", "n1", "--children", children, "--dst",
+                                  os.path.join(root, "dst"), "--ssh-command", fake, "--exe", EZPZ,
+                                  "--stall-timeout", str(stall), "--parent-silence", str(silence)],
+                                 env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+        self.assertEqual(relay.stdout.readline().strip(), b"EZPZ-READY")
+        return relay, root, boxes
+
+    def results(self, relay, timeout=60):
+        out, deadline = b"", time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if select.select([relay.stdout], [], [], 0.2)[0]:
+                chunk = os.read(relay.stdout.fileno(), 65536)
+                if not chunk:
+                    break
+                out += chunk
+        relay.wait(timeout=timeout)
+        relay.stdout.close()
+        return {r["host"]: r for r in (json.loads(line) for line in out.decode().splitlines() if line.startswith("{"))}
+
+    def test_a_relay_keeps_a_quiet_child_alive(self):
+        if os.geteuid() != 0:
+            self.skipTest("needs root for the fake nodes' mount namespaces")
+        data = self.payload()
+        # The child's --parent-silence is max(2, 4 + 10) = 14 s; it hears nothing but the middle
+        # relay's own keepalives for 16 s (the middle hears ours, which it does not forward).
+        relay, root, boxes = self.middle("n2", 4, 2)
+        relay.stdin.write(b"EZPZYEET1\n" + self.frame(data[:1000]))
+        relay.stdin.flush()
+        for _ in range(32):
+            time.sleep(0.5)
+            relay.stdin.write(self.KEEPALIVE)
+            relay.stdin.flush()
+        relay.stdin.write(self.frame(data[1000:]) + (0).to_bytes(4, "big") + hashlib.sha256(data).digest())
+        relay.stdin.close()
+        got = self.results(relay)
+        self.assertEqual(sorted(got), ["n1", "n2"], got)
+        for host in ("n1", "n2"):
+            self.assertTrue(got[host]["ok"] and got[host]["digest_ok"], got[host])
+        with open(os.path.join(self.tmp, "src", "sub", "data.bin"), "rb") as a, \
+                open(os.path.join(boxes, "n2", "dst", "sub", "data.bin"), "rb") as b:
+            self.assertEqual(a.read(), b.read())
+
+    def test_stalled_children_cost_one_stall_timeout_together(self):
+        if os.geteuid() != 0:
+            self.skipTest("needs root for the fake nodes' mount namespaces")
+        data = self.payload()  # a frame well over a pipe's 64 KiB: neither stuck child can take it
+        relay, root, boxes = self.middle("n2,n3", 3, 30, stuck="n2 n3")
+        start = time.monotonic()
+        relay.stdin.write(b"EZPZYEET1\n" + self.frame(data) + (0).to_bytes(4, "big") + hashlib.sha256(data).digest())
+        relay.stdin.close()
+        line = relay.stdout.readline()  # the middle's own result comes before its children's
+        took = time.monotonic() - start
+        me = json.loads(line)
+        self.assertEqual(me["host"], "n1")
+        self.assertTrue(me["ok"] and me["digest_ok"], me)
+        self.assertGreaterEqual(took, 2.5)
+        self.assertLess(took, 5.0, "the two stalled children were waited for one after the other")
+        got = self.results(relay)
+        for host in ("n2", "n3"):
+            self.assertFalse(got[host]["ok"], got[host])
+            self.assertIn("stalled: took no data for 3 s", got[host]["error"])
 
 
 if __name__ == "__main__":
