@@ -83,6 +83,7 @@ int TarEnvCommand::run(Context& ctx) {
 
   const auto start = std::chrono::steady_clock::now();
   const std::string tmp = core::work_path(out, ctx.env.pid);
+  ctx.transfer.watch(out, tmp);  // a SIGKILLed run leaves no half-written archive beside OUT
   ProgressBar bar(ctx.term, "packing", env_stats->bytes);
   auto packed = ctx.transfer.pack(path, name, tmp, format, {}, [&bar](unsigned long long done) { bar.update(done); });
   bar.finish();

@@ -85,6 +85,9 @@ class LocalTransfer {
   [[nodiscard]] virtual Expected<void> commit(const std::string& staging, const std::string& destination) = 0;
   /// Remove a tree or file this run created (never follows symlinks). Quiet on errors.
   virtual void discard(const std::string& path) = 0;
+  /// `work` (a work path beside `destination`, <dst>.ezpz-tmp-<pid>) and the names made from it
+  /// are removed once this process has ended, however it ended (SIGKILL included).
+  virtual void watch(const std::string& destination, const std::string& work) = 0;
   /// Rename a finished file into place.
   [[nodiscard]] virtual Expected<void> rename_file(const std::string& from, const std::string& to) = 0;
   /// Stream the tree at `root` (as `name/...`) through the relays of `tree`; one result per host.

@@ -321,6 +321,10 @@ void PosixLocalTransfer::discard(const std::string& path) {
   remove_tree(path);
 }
 
+void PosixLocalTransfer::watch(const std::string& destination, const std::string& work) {
+  (void)start_janitor(destination, work);
+}
+
 std::vector<core::NodeResult> PosixLocalTransfer::broadcast(const std::string& root, const std::string& name,
                                                             const std::vector<core::RelayNode>& tree,
                                                             const core::BroadcastSpec& spec,

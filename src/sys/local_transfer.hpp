@@ -40,6 +40,7 @@ class PosixLocalTransfer final : public core::LocalTransfer {
   [[nodiscard]] std::optional<std::string> recorded_prefix(const std::string& root) override;
   [[nodiscard]] Expected<void> commit(const std::string& staging, const std::string& destination) override;
   void discard(const std::string& path) override;
+  void watch(const std::string& destination, const std::string& work) override;
   [[nodiscard]] Expected<void> rename_file(const std::string& from, const std::string& to) override;
   [[nodiscard]] bool interrupted() const override;
   [[nodiscard]] std::vector<core::NodeResult> broadcast(const std::string& root, const std::string& name,

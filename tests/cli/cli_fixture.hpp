@@ -86,6 +86,7 @@ class NoTransfer final : public core::LocalTransfer {
   std::optional<std::string> recorded_prefix(const std::string&) override { return std::nullopt; }
   Expected<void> commit(const std::string&, const std::string&) override { return no(); }
   void discard(const std::string&) override {}
+  void watch(const std::string&, const std::string&) override {}
   Expected<void> rename_file(const std::string&, const std::string&) override { return no(); }
   bool interrupted() const override { return false; }
   std::vector<core::NodeResult> broadcast(const std::string&, const std::string&, const std::vector<core::RelayNode>&,

@@ -412,6 +412,32 @@ class KilledRelay(TempDirTest):
             time.sleep(0.05)
         self.assertEqual(os.listdir(parent), ["big"])
 
+    def test_sigkill_of_tar_env_mid_pack_leaves_nothing(self):
+        src = os.path.join(self.tmp, "env")
+        os.makedirs(src)
+        for i in range(8):
+            with open(os.path.join(src, f"f{i}"), "wb") as f:
+                f.write(os.urandom(16 << 20))
+        outdir = os.path.join(self.tmp, "out")
+        os.makedirs(outdir)
+        proc = subprocess.Popen([EZPZ, "tar-env", src, "-o", os.path.join(outdir, "env.tar.zst")], env=base_env(),
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        for _ in range(600):
+            if os.listdir(outdir) or proc.poll() is not None:
+                break
+            time.sleep(0.02)
+        time.sleep(0.1)  # well into the archive
+        seen = os.listdir(outdir)
+        proc.kill()
+        proc.wait()
+        if not any(".ezpz-tmp-" in n for n in seen):
+            self.skipTest("the archive was written before the signal arrived")  # machine too fast to kill
+        for _ in range(400):
+            if not os.listdir(outdir):
+                break
+            time.sleep(0.05)
+        self.assertEqual(os.listdir(outdir), [])
+
     def test_watcher_puts_back_a_destination_moved_aside(self):
         dst = os.path.join(self.tmp, "dst")
         staging = dst + ".ezpz-tmp-1234"
