@@ -583,16 +583,22 @@ class RelayChain(StreamTest):
         return relay, root, boxes
 
     def results(self, relay, timeout=60):
-        out, deadline = b"", time.monotonic() + timeout
+        """host -> (its result, when its line arrived), read to the relay's end."""
+        got, pending, deadline = {}, b"", time.monotonic() + timeout
         while time.monotonic() < deadline:
             if select.select([relay.stdout], [], [], 0.2)[0]:
                 chunk = os.read(relay.stdout.fileno(), 65536)
                 if not chunk:
                     break
-                out += chunk
+                pending += chunk
+                *lines, pending = pending.split(b"\n")
+                for line in lines:
+                    if line.startswith(b"{"):
+                        r = json.loads(line)
+                        got[r["host"]] = (r, time.monotonic())
         relay.wait(timeout=timeout)
         relay.stdout.close()
-        return {r["host"]: r for r in (json.loads(line) for line in out.decode().splitlines() if line.startswith("{"))}
+        return got
 
     def test_a_relay_keeps_a_quiet_child_alive(self):
         if os.geteuid() != 0:
@@ -609,7 +615,7 @@ class RelayChain(StreamTest):
             relay.stdin.flush()
         relay.stdin.write(self.frame(data[1000:]) + (0).to_bytes(4, "big") + hashlib.sha256(data).digest())
         relay.stdin.close()
-        got = self.results(relay)
+        got = {host: r for host, (r, _) in self.results(relay).items()}
         self.assertEqual(sorted(got), ["n1", "n2"], got)
         for host in ("n1", "n2"):
             self.assertTrue(got[host]["ok"] and got[host]["digest_ok"], got[host])
@@ -625,17 +631,15 @@ class RelayChain(StreamTest):
         start = time.monotonic()
         relay.stdin.write(b"EZPZYEET1\n" + self.frame(data) + (0).to_bytes(4, "big") + hashlib.sha256(data).digest())
         relay.stdin.close()
-        line = relay.stdout.readline()  # the middle's own result comes before its children's
-        took = time.monotonic() - start
-        me = json.loads(line)
-        self.assertEqual(me["host"], "n1")
-        self.assertTrue(me["ok"] and me["digest_ok"], me)
-        self.assertGreaterEqual(took, 2.5)
-        self.assertLess(took, 5.0, "the two stalled children were waited for one after the other")
         got = self.results(relay)
+        self.assertEqual(sorted(got), ["n1", "n2", "n3"], got)
+        me, at = got["n1"]  # the middle's own result: once both stalled children are dropped
+        self.assertTrue(me["ok"] and me["digest_ok"], me)
+        self.assertGreaterEqual(at - start, 2.5)
+        self.assertLess(at - start, 5.0, "the two stalled children were waited for one after the other")
         for host in ("n2", "n3"):
-            self.assertFalse(got[host]["ok"], got[host])
-            self.assertIn("stalled: took no data for 3 s", got[host]["error"])
+            self.assertFalse(got[host][0]["ok"], got[host])
+            self.assertIn("stalled: took no data for 3 s", got[host][0]["error"])
 
 
 if __name__ == "__main__":
