@@ -388,55 +388,45 @@ class KilledRelay(TempDirTest):
         self.assertTrue(self.wait_gone(staging), os.listdir(self.tmp))
         self.assertEqual(os.listdir(self.tmp), [])
 
-    def test_sigkill_of_the_head_mid_copy_leaves_nothing(self):
-        src = os.path.join(self.tmp, "src")
+    def random_tree(self, name):
+        src = os.path.join(self.tmp, name)
         os.makedirs(src)
         for i in range(8):
             with open(os.path.join(src, f"f{i}"), "wb") as f:
                 f.write(os.urandom(16 << 20))
-        parent = os.path.join(self.tmp, "nodelocal")
-        os.makedirs(os.path.join(parent, "big"))
-        proc = subprocess.Popen([EZPZ, "yeet", src, "--dst", os.path.join(parent, "big"), "--compress"],
-                                env=base_env(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        for _ in range(600):
-            if len(os.listdir(parent)) > 1 or proc.poll() is not None:
-                break
-            time.sleep(0.02)
-        proc.kill()
-        proc.wait()
-        if not any(".ezpz-tmp-" in n for n in os.listdir(parent)):
-            self.skipTest("the copy finished before the signal arrived")  # machine too fast to kill
-        for _ in range(400):
-            if os.listdir(parent) == ["big"]:
-                break
-            time.sleep(0.05)
-        self.assertEqual(os.listdir(parent), ["big"])
+        return src
 
-    def test_sigkill_of_tar_env_mid_pack_leaves_nothing(self):
-        src = os.path.join(self.tmp, "env")
-        os.makedirs(src)
-        for i in range(8):
-            with open(os.path.join(src, f"f{i}"), "wb") as f:
-                f.write(os.urandom(16 << 20))
-        outdir = os.path.join(self.tmp, "out")
-        os.makedirs(outdir)
-        proc = subprocess.Popen([EZPZ, "tar-env", src, "-o", os.path.join(outdir, "env.tar.zst")], env=base_env(),
-                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    def kill_mid_work(self, argv, folder, left):
+        """Run ezpz ARGV, SIGKILL it once its work path shows in `folder`, then `folder` must come
+        back to `left` (the watcher's doing)."""
+        proc = subprocess.Popen([EZPZ, *argv], env=base_env(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         for _ in range(600):
-            if os.listdir(outdir) or proc.poll() is not None:
+            if sorted(os.listdir(folder)) != left or proc.poll() is not None:
                 break
             time.sleep(0.02)
-        time.sleep(0.1)  # well into the archive
-        seen = os.listdir(outdir)
+        time.sleep(0.1)  # well into the work
+        seen = os.listdir(folder)
         proc.kill()
         proc.wait()
         if not any(".ezpz-tmp-" in n for n in seen):
-            self.skipTest("the archive was written before the signal arrived")  # machine too fast to kill
+            self.skipTest("the work finished before the signal arrived")  # machine too fast to kill
         for _ in range(400):
-            if not os.listdir(outdir):
+            if sorted(os.listdir(folder)) == left:
                 break
             time.sleep(0.05)
-        self.assertEqual(os.listdir(outdir), [])
+        self.assertEqual(sorted(os.listdir(folder)), left)
+
+    def test_sigkill_of_the_head_mid_copy_leaves_nothing(self):
+        src = self.random_tree("src")
+        parent = os.path.join(self.tmp, "nodelocal")
+        os.makedirs(os.path.join(parent, "big"))
+        self.kill_mid_work(["yeet", src, "--dst", os.path.join(parent, "big"), "--compress"], parent, ["big"])
+
+    def test_sigkill_of_tar_env_mid_pack_leaves_nothing(self):
+        src = self.random_tree("env")
+        outdir = os.path.join(self.tmp, "out")
+        os.makedirs(outdir)
+        self.kill_mid_work(["tar-env", src, "-o", os.path.join(outdir, "env.tar.zst")], outdir, [])
 
     def test_watcher_puts_back_a_destination_moved_aside(self):
         dst = os.path.join(self.tmp, "dst")
@@ -476,23 +466,32 @@ class StreamTest(TempDirTest):
         self.assertEqual(relay.stdout.readline().strip(), b"EZPZ-READY")
         return relay
 
-    def result(self, relay, timeout=30):
-        # Read to the end without closing stdin (that would be an end of file, not silence).
-        out, deadline = b"", time.monotonic() + timeout
-        while time.monotonic() < deadline:
+    def results(self, relay, timeout=60):
+        """host -> (its result, when its line arrived), read to the relay's end without closing its
+        stdin (that would be an end of file, not silence)."""
+        got, pending, deadline = {}, b"", time.monotonic() + timeout
+        while True:
+            if time.monotonic() >= deadline:
+                relay.kill()
+                self.fail(f"the relay did not end within {timeout} s: {got}")
             if select.select([relay.stdout], [], [], 0.2)[0]:
                 chunk = os.read(relay.stdout.fileno(), 65536)
                 if not chunk:
                     break
-                out += chunk
-        else:
-            relay.kill()
-            self.fail(f"the relay did not end within {timeout} s: {out!r}")
+                pending += chunk
+                *lines, pending = pending.split(b"\n")
+                for line in lines:
+                    if line.startswith(b"{"):
+                        r = json.loads(line)
+                        got[r["host"]] = (r, time.monotonic())
         relay.wait(timeout=timeout)
         relay.stdout.close()
-        lines = [json.loads(line) for line in out.decode().splitlines() if line.startswith("{")]
-        self.assertEqual(len(lines), 1, out)
-        return lines[0]
+        return got
+
+    def result(self, relay, timeout=30):
+        got = self.results(relay, timeout)
+        self.assertEqual(len(got), 1, got)
+        return next(iter(got.values()))[0]
 
     @staticmethod
     def frame(data):
@@ -581,24 +580,6 @@ class RelayChain(StreamTest):
                                  env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
         self.assertEqual(relay.stdout.readline().strip(), b"EZPZ-READY")
         return relay, root, boxes
-
-    def results(self, relay, timeout=60):
-        """host -> (its result, when its line arrived), read to the relay's end."""
-        got, pending, deadline = {}, b"", time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if select.select([relay.stdout], [], [], 0.2)[0]:
-                chunk = os.read(relay.stdout.fileno(), 65536)
-                if not chunk:
-                    break
-                pending += chunk
-                *lines, pending = pending.split(b"\n")
-                for line in lines:
-                    if line.startswith(b"{"):
-                        r = json.loads(line)
-                        got[r["host"]] = (r, time.monotonic())
-        relay.wait(timeout=timeout)
-        relay.stdout.close()
-        return got
 
     def test_a_relay_keeps_a_quiet_child_alive(self):
         if os.geteuid() != 0:
