@@ -19,6 +19,8 @@
 namespace ezpz::sys {
 namespace {
 using Clock = std::chrono::steady_clock;
+/// A keepalive: a frame header with no data (core/broadcast.hpp).
+const auto kKeepalive = core::frame_header(core::kKeepaliveLength);
 }  // namespace
 
 /// A relay started over ssh: its stdin takes the stream, its stdout gives result lines.
@@ -248,7 +250,6 @@ void Fanout::start(const std::vector<core::RelayNode>& tree) {
 void Fanout::keep_alive(const std::stop_token& stop) {
   // A child whose last bytes from us are a second old gets a keepalive header, unless its part
   // of a unit is under way (send() holds a child's lock only until that child took the unit).
-  static const auto kHeader = core::frame_header(core::kKeepaliveLength);
   std::mutex m;
   std::condition_variable_any wake;
   std::unique_lock lock(m);
@@ -261,7 +262,7 @@ void Fanout::keep_alive(const std::stop_token& stop) {
         continue;
       }
       // Non-blocking, and at most PIPE_BUF: all four bytes or none (a full pipe has data enough).
-      if (::write(c->in, kHeader.data(), kHeader.size()) == static_cast<ssize_t>(kHeader.size())) {
+      if (::write(c->in, kKeepalive.data(), kKeepalive.size()) == static_cast<ssize_t>(kKeepalive.size())) {
         c->last_sent = now;
       }
     }
@@ -300,12 +301,14 @@ void Fanout::drop(Child& c) {
 }
 
 void Fanout::send(const void* head, std::size_t head_size, const void* data, std::size_t size) {
+  // The end and digest: no keepalive may follow it.
+  const bool last = head_size == 4 && core::frame_length(static_cast<const unsigned char*>(head)) == 0;
   if (spool_ >= 0) {  // whole units only: a feeder that caught up is between two frames
     const bool spooled = write_all(spool_, head, head_size) && write_all(spool_, data, size);
     std::lock_guard lock(mutex_);
     spool_failed_ = spool_failed_ || !spooled;
     spooled_ += spooled ? head_size + size : 0;
-    if (head_size == 4 && core::frame_length(static_cast<const unsigned char*>(head)) == 0) {
+    if (last) {
       last_at_ = spooled_;  // a feeder that fed this far sends no keepalive after it
     }
     more_.notify_all();
@@ -327,7 +330,6 @@ void Fanout::send(const void* head, std::size_t head_size, const void* data, std
       outs.push_back(Output{c.in, std::move(guard), &c.last_sent, &c.alive});
     }
   }
-  const bool last = head_size == 4 && core::frame_length(static_cast<const unsigned char*>(head)) == 0;
   write_each_within(outs, static_cast<const char*>(head), head_size, static_cast<const char*>(data), size,
                     spec_.stall_timeout_s, last);
   for (std::size_t k = 0; k < to.size(); ++k) {
@@ -363,8 +365,7 @@ void Fanout::feed(Child& c) {
           more_.wait_for(lock, std::chrono::seconds(1), [&] { return spooled_ > offset || ended_ || spool_failed_; });
       if (!woke && offset > 0 && offset != last_at_) {  // caught up, between two frames, nothing new for 1 s
         lock.unlock();
-        static const auto kHeader = core::frame_header(core::kKeepaliveLength);
-        ok = write_within(c.in, kHeader.data(), kHeader.size(), spec_.stall_timeout_s) == 0;
+        ok = write_within(c.in, kKeepalive.data(), kKeepalive.size(), spec_.stall_timeout_s) == 0;
         continue;
       }
       available = spooled_;

@@ -29,23 +29,6 @@ inline bool write_all(int fd, const void* data, std::size_t size) {
   return true;
 }
 
-/// Read exactly `size` bytes; false at an early end of file or on an error.
-inline bool read_exact(int fd, void* data, std::size_t size) {
-  auto* p = static_cast<char*>(data);
-  while (size > 0) {
-    const auto n = ::read(fd, p, size);
-    if (n < 0 && errno == EINTR) {
-      continue;
-    }
-    if (n <= 0) {
-      return false;
-    }
-    p += n;
-    size -= static_cast<std::size_t>(n);
-  }
-  return true;
-}
-
 /// read_within's outcome.
 enum class ReadResult { ok, ended, timed_out };
 
