@@ -52,6 +52,14 @@ class FakeProbe final : public core::SystemProbe {
     written[path] = text;
     return {};
   }
+  mutable std::set<std::string> made_dirs;  ///< every make_dirs path
+  [[nodiscard]] Expected<void> make_dirs(const std::string& path) const override {
+    if (writes_fail) {
+      return failure("cannot create " + path + ": Permission denied");
+    }
+    made_dirs.insert(path);
+    return {};
+  }
 
   /// Programs' outputs by their whole command line ("mpiexec --version"); others are not found.
   std::map<std::string, core::ProgramOutput> outputs;

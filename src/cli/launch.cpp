@@ -17,6 +17,10 @@
 namespace ezpz::cli {
 namespace {
 
+double epoch_seconds(std::chrono::system_clock::time_point t) {
+  return std::chrono::duration<double>(t.time_since_epoch()).count();
+}
+
 std::string iso_time(std::chrono::system_clock::time_point t, const char* format) {
   auto secs = std::chrono::system_clock::to_time_t(t);
   std::tm tm{};
@@ -149,48 +153,83 @@ int LaunchCommand::run(Context& ctx) {
   if (!request_error_.empty()) {
     return ctx.term.fail(usage_error(request_error_));
   }
-  auto job = plan_job(ctx, request_);
+  // 1. Plan: the job's identity (its id, a record directory for this launch), then the line.
+  const auto start_wall = std::chrono::system_clock::now();
+  const auto stamp = iso_time(start_wall, "%Y%m%dT%H%M%S");
+  auto request = request_;
+  request.max_restarts = retries_;
+  auto job = plan_job(ctx, request, stamp);
   if (!job) {
     return ctx.term.fail(job.error());
   }
-  const auto* plan = &job->plan;
-  auto* cluster = &job->cluster;
-  for (const auto& w : plan->warnings) {
+  const auto& plan = job->plan;
+  for (const auto& w : plan.warnings) {
     ctx.term.warn(w);
   }
-  // 4. Show it...
-  if (print_env_) {
-    ctx.term.out() << rank_env_report(*plan, ctx.env, json_);
+  // 2. Show it...
+  if (print_env_ || dry_run_) {
+    show_plan(ctx, plan, job->cluster);
     return 0;
   }
-  if (dry_run_) {
-    if (json_) {
-      ctx.term.out() << plan_json(*plan, *cluster) << '\n';
-    } else if (plan->style == core::LauncherStyle::local) {
-      // The built-in launcher runs in-process: show the equivalent ezpz command.
-      std::vector<std::string> line = {
-          "ezpz", "launch", "--launcher", "local", "--np=" + std::to_string(plan->topology.nprocs), "--"};
-      line.insert(line.end(), plan->argv.begin(), plan->argv.end());
-      ctx.term.out() << core::shell_command_line(plan->env, line) << '\n';
-    } else {
-      ctx.term.out() << core::shell_command_line(plan->env, plan->argv) << '\n';
-    }
-    return 0;
-  }
-
-  // 5. ...or run it, again after failures when asked, and record what happened.
-  const auto start_wall = std::chrono::system_clock::now();
+  // 3. ...or run it, again after failures when asked; say which rank failed first and why.
   const auto start = std::chrono::steady_clock::now();
-  log::info("launch: " + core::shell_command_line(plan->env, plan->argv));
+  log::info("launch: " + core::shell_command_line(plan.env, plan.argv));
+  std::optional<core::FirstFailure> failure;
+  auto ran = run_attempts(ctx, plan, failure);
+  if (!ran) {
+    return ctx.term.fail(ran.error());
+  }
+  const auto& [result, attempts] = *ran;
+  // 4. Record what happened.
+  LaunchTimes times{iso_time(start_wall, "%Y-%m-%dT%H:%M:%SZ"),
+                    iso_time(std::chrono::system_clock::now(), "%Y-%m-%dT%H:%M:%SZ"),
+                    std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count()};
+  if (auto path = core::record_path(ctx.env, plan.scheduler, stamp)) {
+    auto text = record_json(plan, job->cluster, request_.command, times, result, attempts, failure);
+    if (auto written = ctx.probe.write_file(*path, text); !written) {
+      ctx.term.warn("job record not saved (" + written.error().message + "): set EZPZ_HOME to a writable directory");
+    } else {
+      log::info("record: " + *path);
+    }
+  }
+  return result.exit_code;
+}
+
+void LaunchCommand::show_plan(Context& ctx, const core::LaunchPlan& plan, const core::ClusterInfo& cluster) const {
+  if (print_env_) {
+    ctx.term.out() << rank_env_report(plan, ctx.env, json_);
+  } else if (json_) {
+    ctx.term.out() << plan_json(plan, cluster) << '\n';
+  } else if (plan.style == core::LauncherStyle::local) {
+    // The built-in launcher runs in-process: show the equivalent ezpz command.
+    std::vector<std::string> line = {
+        "ezpz", "launch", "--launcher", "local", "--np=" + std::to_string(plan.topology.nprocs), "--"};
+    line.insert(line.end(), plan.argv.begin(), plan.argv.end());
+    ctx.term.out() << core::shell_command_line(plan.env, line) << '\n';
+  } else {
+    ctx.term.out() << core::shell_command_line(plan.env, plan.argv) << '\n';
+  }
+}
+
+Expected<std::pair<core::RunResult, int>> LaunchCommand::run_attempts(Context& ctx, const core::LaunchPlan& plan,
+                                                                      std::optional<core::FirstFailure>& failure) {
   core::RunResult result;
   int attempt = 0;
   while (true) {
-    ++attempt;
-    auto r = run_once(ctx, *plan);
+    const auto this_try = core::plan_for_attempt(plan, attempt++);
+    if (!this_try.rank.record_dir.empty()) {
+      (void)ctx.probe.make_dirs(this_try.rank.record_dir);  // torch's @record writes there
+    }
+    const double started = epoch_seconds(std::chrono::system_clock::now());
+    auto r = run_once(ctx, this_try);
     if (!r) {
-      return ctx.term.fail(r.error());
+      return r.error();
     }
     result = *r;
+    if (result.exit_code != 0 && result.signal == 0 && !result.timed_out) {
+      failure = find_first_failure(ctx, this_try, result, started);
+      report_failure(ctx, this_try, result, failure, started);
+    }
     if (result.exit_code == 0 || result.signal != 0 || attempt > retries_) {
       break;
     }
@@ -203,25 +242,14 @@ int LaunchCommand::run(Context& ctx) {
       break;
     }
   }
-  const auto end_wall = std::chrono::system_clock::now();
-  LaunchTimes times{iso_time(start_wall, "%Y-%m-%dT%H:%M:%SZ"), iso_time(end_wall, "%Y-%m-%dT%H:%M:%SZ"),
-                    std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count()};
-  if (auto path = core::record_path(ctx.env, plan->scheduler, iso_time(start_wall, "%Y%m%dT%H%M%S"))) {
-    auto written = ctx.probe.write_file(*path, record_json(*plan, *cluster, request_.command, times, result, attempt));
-    if (!written) {
-      ctx.term.warn("job record not saved (" + written.error().message + "): set EZPZ_HOME to a writable directory");
-    } else {
-      log::info("record: " + *path);
-    }
-  }
-  return result.exit_code;
+  return std::make_pair(result, attempt);
 }
 
 Expected<core::RunResult> LaunchCommand::run_once(Context& ctx, const core::LaunchPlan& plan) {
   return run_plan(ctx, plan, SupervisionOptions{timeout_s_, kill_after_s_, keep_going_});
 }
 
-Expected<PlannedJob> plan_job(Context& ctx, const core::LaunchRequest& request) {
+Expected<PlannedJob> plan_job(Context& ctx, core::LaunchRequest request, std::string_view timestamp) {
   // 1. Machine profiles: built-in, then the user's config.
   auto machines = core::load_machines(ctx.env, ctx.probe);
   if (!machines) {
@@ -239,6 +267,10 @@ Expected<PlannedJob> plan_job(Context& ctx, const core::LaunchRequest& request) 
   if (request.rank_env && !ctx.env.has("MASTER_PORT")) {
     cluster->master_port = ctx.process.reserve_tcp_port();
   }
+  if (!timestamp.empty()) {
+    request.run_id = core::job_run_id(ctx.env, cluster->scheduler, timestamp);
+    request.record_dir = core::record_dir(ctx.env, cluster->scheduler, timestamp).value_or("");
+  }
   auto plan = core::plan_launch(request, ctx.env, *cluster, core::find_launchers(ctx.probe));
   if (!plan) {
     return plan.error();
@@ -252,16 +284,25 @@ Expected<core::RunResult> run_plan(Context& ctx, const core::LaunchPlan& plan, c
   options.kill_after_s = supervision.kill_after_s;
   options.notice = [&ctx](std::string_view message) { ctx.term.warn(message); };
   std::vector<core::ProcessSpec> processes;
+  const int n = plan.topology.nprocs;
+  const std::string ranks = std::to_string(n) + (n == 1 ? " rank" : " ranks");
   if (plan.style == core::LauncherStyle::local) {
     options.label = plan.label;
+    options.whole_lines = true;  // lines of ranks never merge
     options.stop_on_failure = !supervision.keep_going;
+    options.stop_what = ranks;
     const std::string host = plan.hosts.empty() ? "localhost" : plan.hosts.front();
-    for (int r = 0; r < plan.topology.nprocs; ++r) {
-      processes.push_back({plan.argv, local_rank_environment(plan, ctx.env, r), {}, "[" + std::to_string(r) + "] "});
+    for (int r = 0; r < n; ++r) {
+      auto env = local_rank_environment(plan, ctx.env, r);
+      if (!ctx.env.has("PYTHONUNBUFFERED")) {
+        env.emplace_back("PYTHONUNBUFFERED", "1");  // lines appear as written, as on a terminal
+      }
+      processes.push_back({plan.argv, std::move(env), {}, "[" + std::to_string(r) + "] "});
       options.names.push_back("rank " + std::to_string(r) + " on " + host);
     }
   } else {
     options.is_launcher = true;
+    options.stop_what = plan.launcher + " (" + ranks + ")";
     processes.push_back({plan.argv, plan.env, plan.unset_env, ""});
     options.names.push_back(plan.launcher);
   }

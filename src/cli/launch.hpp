@@ -1,10 +1,14 @@
 // ezpz launch [OPTIONS] [--] CMD...
 #pragma once
 
+#include <optional>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 #include "cli/command.hpp"
+#include "core/failure.hpp"
 #include "core/launch_plan.hpp"
 
 namespace ezpz::cli {
@@ -16,7 +20,9 @@ struct PlannedJob {
 };
 /// What `ezpz launch` does before running anything: machine profiles, scheduler and hosts,
 /// a MASTER_PORT, the plan. `ezpz test` plans its companion program the same way.
-[[nodiscard]] Expected<PlannedJob> plan_job(Context& ctx, const core::LaunchRequest& request);
+/// With a `timestamp` (20261122T003418), ranks get the job id as TORCHELASTIC_RUN_ID and the
+/// launch's record directory for their error files and failure reports.
+[[nodiscard]] Expected<PlannedJob> plan_job(Context& ctx, core::LaunchRequest request, std::string_view timestamp = {});
 
 /// How run_plan supervises a job.
 struct SupervisionOptions {
@@ -37,6 +43,11 @@ class LaunchCommand final : public Command {
   int run(Context& ctx) override;
   /// Run the plan once (all ranks, or the launcher) under supervision.
   Expected<core::RunResult> run_once(Context& ctx, const core::LaunchPlan& plan);
+  /// --print-env or --dry-run: the plan as text or JSON on stdout.
+  void show_plan(Context& ctx, const core::LaunchPlan& plan, const core::ClusterInfo& cluster) const;
+  /// Run the plan, again after failures up to --retries; the last attempt's result and its number.
+  Expected<std::pair<core::RunResult, int>> run_attempts(Context& ctx, const core::LaunchPlan& plan,
+                                                         std::optional<core::FirstFailure>& failure);
   /// -np/-ppn/-nh/--n (ezpz's single-dash aliases) -> their --long forms, up to the command.
   void normalize(std::vector<std::string>& tokens) const override;
   [[nodiscard]] bool takes_trailing_command() const override { return true; }

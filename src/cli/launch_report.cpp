@@ -1,7 +1,11 @@
 #include "cli/launch_report.hpp"
 
+#include <cerrno>
+#include <chrono>
+
 #include <nlohmann/json.hpp>
 
+#include "cli/terminal.hpp"
 #include "ezpz/version.hpp"
 
 namespace ezpz::cli {
@@ -45,7 +49,87 @@ nlohmann::json plan_object(const core::LaunchPlan& plan, const core::ClusterInfo
   };
 }
 
+nlohmann::json failure_object(const core::FirstFailure& f) {
+  const auto& e = f.exit;
+  return {
+      {"rank", e.rank},
+      {"host", e.host},
+      {"exit_code", e.exit_code},
+      {"signal", e.signal > 0 ? nlohmann::json(e.signal) : nlohmann::json(nullptr)},
+      {"not_found", e.exec_errno == ENOENT},
+      {"seconds", f.seconds},
+      {"failed_ranks", f.failed_ranks},
+      {"what", core::describe_exit(e)},
+      {"error", f.error ? nlohmann::json(f.error->message) : nlohmann::json(nullptr)},
+      {"traceback",
+       f.error && !f.error->traceback.empty() ? nlohmann::json(f.error->traceback) : nlohmann::json(nullptr)},
+      {"error_file", optional_string(f.error_file)},
+  };
+}
+
+/// The shims' reports of one attempt (exit-RANK.json).
+std::vector<core::RankExit> shim_reports(const core::SystemProbe& probe, const std::string& dir) {
+  std::vector<core::RankExit> out;
+  for (const auto& name : probe.list_dir(dir)) {
+    if (name.rfind("exit-", 0) != 0 || name.size() < 10 || name.substr(name.size() - 5) != ".json") {
+      continue;
+    }
+    if (auto text = probe.read_file(dir + "/" + name)) {
+      if (auto report = core::parse_exit_report(*text)) {
+        out.push_back(std::move(*report));
+      }
+    }
+  }
+  return out;
+}
+
 }  // namespace
+
+std::optional<core::FirstFailure> find_first_failure(Context& ctx, const core::LaunchPlan& plan,
+                                                     const core::RunResult& result, double started) {
+  const auto& dir = plan.rank.record_dir;
+  std::vector<core::RankExit> exits;
+  if (plan.style == core::LauncherStyle::local) {
+    if (result.failed >= 0) {
+      core::RankExit e;
+      e.rank = e.local_rank = result.failed;
+      e.host = plan.hosts.empty() ? ctx.env.hostname : plan.hosts.front();
+      e.exit_code = result.failed_code;
+      e.signal = result.failed_signal;
+      e.program = plan.argv.empty() ? "" : plan.argv.front();
+      e.time = result.failed_time;
+      exits.push_back(std::move(e));
+    }
+  } else if (!dir.empty()) {
+    exits = shim_reports(ctx.probe, dir);
+  }
+  auto first = core::first_failure(exits, started);
+  if (first && !dir.empty()) {
+    const auto path = core::error_file_path(dir, first->exit.rank);
+    if (auto text = ctx.probe.is_file(path) ? ctx.probe.read_file(path) : Expected<std::string>(failure("none"))) {
+      first->error = core::parse_error_file(*text);
+      first->error_file = first->error ? path : "";
+    }
+  }
+  return first;
+}
+
+void report_failure(Context& ctx, const core::LaunchPlan& plan, const core::RunResult& result,
+                    const std::optional<core::FirstFailure>& failure, double started) {
+  if (!failure) {
+    const double now = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+    ctx.term.error("job failed: " + plan.launcher + " exited with code " + std::to_string(result.exit_code) + " " +
+                   std::to_string(static_cast<long>(now - started)) + " s after the start; " +
+                   (plan.rank_env ? "no rank reported a failure (see the launcher's messages above)"
+                                  : "with --no-rank-env ezpz cannot tell which rank failed"));
+    return;
+  }
+  auto lines = core::failure_summary(*failure);
+  ctx.term.error(lines.front());
+  for (std::size_t i = 1; i < lines.size(); ++i) {
+    ctx.term.err() << lines[i] << '\n';
+  }
+}
 
 std::string plan_json(const core::LaunchPlan& plan, const core::ClusterInfo& cluster) {
   return plan_object(plan, cluster).dump();
@@ -82,7 +166,7 @@ std::string rank_env_report(const core::LaunchPlan& plan, const core::Env& env, 
 
 std::string record_json(const core::LaunchPlan& plan, const core::ClusterInfo& cluster,
                         const std::vector<std::string>& command, const LaunchTimes& times,
-                        const core::RunResult& result, int attempts) {
+                        const core::RunResult& result, int attempts, const std::optional<core::FirstFailure>& failure) {
   nlohmann::json record = {
       {"ezpz_version", EZPZ_VERSION},
       {"command", command},
@@ -94,8 +178,8 @@ std::string record_json(const core::LaunchPlan& plan, const core::ClusterInfo& c
       {"attempts", attempts},
       {"timed_out", result.timed_out},
       {"signal", result.signal},
-      {"failed_rank", result.failed >= 0 && plan.style == core::LauncherStyle::local ? nlohmann::json(result.failed)
-                                                                                     : nlohmann::json(nullptr)},
+      {"failed_rank", failure ? nlohmann::json(failure->exit.rank) : nlohmann::json(nullptr)},
+      {"first_failure", failure ? failure_object(*failure) : nlohmann::json(nullptr)},
   };
   return record.dump(2) + "\n";
 }

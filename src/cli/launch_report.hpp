@@ -2,9 +2,12 @@
 // and the JSON record of a finished launch.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "cli/command.hpp"
+#include "core/failure.hpp"
 #include "core/launch_plan.hpp"
 #include "core/process.hpp"
 
@@ -28,6 +31,17 @@ struct LaunchTimes {
 /// The record written under ~/.ezpz/jobs/<job>/ after a launch.
 [[nodiscard]] std::string record_json(const core::LaunchPlan& plan, const core::ClusterInfo& cluster,
                                       const std::vector<std::string>& command, const LaunchTimes& times,
-                                      const core::RunResult& result, int attempts);
+                                      const core::RunResult& result, int attempts,
+                                      const std::optional<core::FirstFailure>& failure);
+
+/// The failed rank that ended first, with the exception its @record main left: from the built-in
+/// launcher's result, else from the shims' reports in the attempt's record directory. `started`:
+/// when the attempt started (seconds since the epoch).
+[[nodiscard]] std::optional<core::FirstFailure> find_first_failure(Context& ctx, const core::LaunchPlan& plan,
+                                                                   const core::RunResult& result, double started);
+
+/// The one summary of a failed job on stderr, under every launcher.
+void report_failure(Context& ctx, const core::LaunchPlan& plan, const core::RunResult& result,
+                    const std::optional<core::FirstFailure>& failure, double started);
 
 }  // namespace ezpz::cli

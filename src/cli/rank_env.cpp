@@ -5,12 +5,25 @@
 #include <CLI/App.hpp>
 
 #include "cli/terminal.hpp"
+#include "core/failure.hpp"
 
 namespace ezpz::cli {
 namespace {
 
-int exec_with_rank_env(Context& ctx, core::RankContext rank, const std::string& gpu_bind,
-                       const std::vector<std::string>& command) {
+/// Where a failed rank's report goes; false when it could not be written there.
+bool report_failure(Context& ctx, const core::RankContext& rank, const core::RankInfo& info,
+                    const std::vector<std::string>& command, const core::ChildExit& exit) {
+  if (rank.record_dir.empty()) {
+    return false;
+  }
+  core::RankExit report{info.rank,       info.local_rank, ctx.env.hostname, exit.exit_code, exit.signal,
+                        exit.exec_errno, command.front(), exit.end_time,    exit.pid};
+  return static_cast<bool>(
+      ctx.probe.write_file(core::exit_report_path(rank.record_dir, info.rank), core::exit_report_json(report)));
+}
+
+int run_with_rank_env(Context& ctx, core::RankContext rank, const std::string& gpu_bind,
+                      const std::vector<std::string>& command) {
   if (command.empty()) {
     ctx.term.error("__rank-env needs a command after --");
     return static_cast<int>(ExitCode::usage);
@@ -26,9 +39,32 @@ int exec_with_rank_env(Context& ctx, core::RankContext rank, const std::string& 
     ctx.term.error(info.error().message);
     return static_cast<int>(info.error().code);
   }
-  auto error = ctx.process.exec_replace(command, core::rank_environment(ctx.env, rank, *info));
-  ctx.term.error(error.message);
-  return static_cast<int>(error.code);
+  // 1. torch's @record writes into the record directory: it must exist on this node.
+  if (!rank.record_dir.empty() && !ctx.probe.make_dirs(rank.record_dir)) {
+    rank.record_dir.clear();
+  }
+  // 2. Run the command as our child, labelled when asked.
+  const std::string label = rank.label ? "[" + std::to_string(info->rank) + "] " : "";
+  auto exit = ctx.process.run_child(command, core::rank_environment(ctx.env, rank, *info), label);
+  // 3. A failure is reported to the launch (one summary); where it cannot be, it is said here.
+  if (exit.exit_code != 0 && !report_failure(ctx, rank, *info, command, exit) && exit.exec_errno != 0) {
+    core::RankExit e;
+    e.exec_errno = exit.exec_errno;
+    e.program = command.front();
+    ctx.term.error(core::describe_exit(e));
+  }
+  return ctx.process.finish_like(exit);
+}
+
+bool parse_restart(std::string_view s, core::RankContext& rank) {
+  auto slash = s.find('/');
+  if (slash == std::string_view::npos) {
+    return false;
+  }
+  auto count = s.substr(0, slash);
+  auto max = s.substr(slash + 1);
+  return std::from_chars(count.data(), count.data() + count.size(), rank.restart_count).ec == std::errc() &&
+         std::from_chars(max.data(), max.data() + max.size(), rank.max_restarts).ec == std::errc();
 }
 
 bool parse_int(std::string_view s, int& out) {
@@ -44,8 +80,8 @@ std::optional<int> run_rank_env_fast(const std::vector<std::string>& args, Conte
   std::size_t i = 1;  // args[0] is "__rank-env"
   for (; i < args.size() && args[i] != "--"; ++i) {
     std::string_view a = args[i];
-    if (a == "--gpu-reverse") {
-      rank.gpu_reverse = true;
+    if (a == "--gpu-reverse" || a == "--label") {
+      (a == "--label" ? rank.label : rank.gpu_reverse) = true;
       continue;
     }
     auto eq = a.find('=');
@@ -69,6 +105,12 @@ std::optional<int> run_rank_env_fast(const std::vector<std::string>& args, Conte
       rank.master_addr = value;
     } else if (key == "--gpu-bind") {
       gpu_bind = value;
+    } else if (key == "--run-id") {
+      rank.run_id = value;
+    } else if (key == "--record-dir") {
+      rank.record_dir = value;
+    } else if (key == "--restart") {
+      ok = parse_restart(value, rank);
     } else {
       ok = false;
     }
@@ -79,8 +121,8 @@ std::optional<int> run_rank_env_fast(const std::vector<std::string>& args, Conte
   if (i == args.size()) {
     return std::nullopt;
   }
-  return exec_with_rank_env(ctx, rank, gpu_bind,
-                            std::vector<std::string>(args.begin() + static_cast<std::ptrdiff_t>(i) + 1, args.end()));
+  return run_with_rank_env(ctx, rank, gpu_bind,
+                           std::vector<std::string>(args.begin() + static_cast<std::ptrdiff_t>(i) + 1, args.end()));
 }
 
 void RankEnvCommand::add_cli(CLI::App& app) {
@@ -92,6 +134,10 @@ void RankEnvCommand::add_cli(CLI::App& app) {
   app.add_option("--gpu-bind", gpu_bind_, "cuda, ze, rocr or none");
   app.add_option("--gpus", rank_.gpus_per_node, "GPUs per node");
   app.add_flag("--gpu-reverse", rank_.gpu_reverse, "Local rank 0 takes the last GPU");
+  app.add_option("--run-id", rank_.run_id, "TORCHELASTIC_RUN_ID unless already set");
+  app.add_option("--record-dir", rank_.record_dir, "Where error files and failure reports go");
+  app.add_option("--restart", restart_, "K/M: attempt K of --retries M");
+  app.add_flag("--label", rank_.label, "Prefix each output line with [rank]");
 }
 
 void RankEnvCommand::set_trailing_command(std::vector<std::string> command, bool /*had_separator*/) {
@@ -99,7 +145,11 @@ void RankEnvCommand::set_trailing_command(std::vector<std::string> command, bool
 }
 
 int RankEnvCommand::run(Context& ctx) {
-  return exec_with_rank_env(ctx, rank_, gpu_bind_, command_);
+  if (!parse_restart(restart_, rank_)) {
+    ctx.term.error("--restart " + restart_ + " is not K/M");
+    return static_cast<int>(ExitCode::usage);
+  }
+  return run_with_rank_env(ctx, rank_, gpu_bind_, command_);
 }
 
 }  // namespace ezpz::cli

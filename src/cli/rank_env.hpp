@@ -1,7 +1,8 @@
 // ezpz __rank-env [--np N --ppn P ...] -- CMD: the hidden per-rank shim that launch
-// inserts before the user's command. It sets RANK, WORLD_SIZE, LOCAL_RANK,
-// LOCAL_WORLD_SIZE, NODE_RANK, MASTER_ADDR, MASTER_PORT (and a GPU variable with
-// --gpu-bind) from the launcher's variables, then execs CMD.
+// inserts before the user's command. It sets torchrun's variables (RANK, WORLD_SIZE,
+// LOCAL_RANK, ..., TORCHELASTIC_*, MASTER_ADDR, MASTER_PORT, and a GPU variable with
+// --gpu-bind) from the launcher's variables, runs CMD as its child, and when CMD fails
+// writes how it ended to the job's record directory (the launch's failure summary reads it).
 #pragma once
 
 #include <optional>
@@ -28,6 +29,7 @@ class RankEnvCommand final : public Command {
  private:
   core::RankContext rank_;
   std::string gpu_bind_ = "none";
+  std::string restart_ = "0/0";
   std::vector<std::string> command_;
 };
 

@@ -2,7 +2,17 @@
 
 namespace ezpz::core {
 
-std::optional<std::string> record_path(const Env& env, Scheduler scheduler, std::string_view timestamp) {
+std::string job_run_id(const Env& env, Scheduler scheduler, std::string_view timestamp) {
+  std::optional<std::string> job;
+  if (scheduler == Scheduler::pbs) {
+    job = pbs_job_id(env);
+  } else if (scheduler == Scheduler::slurm) {
+    job = slurm_job_id(env);
+  }
+  return job.value_or("local-" + std::string(timestamp));
+}
+
+std::optional<std::string> record_dir(const Env& env, Scheduler scheduler, std::string_view timestamp) {
   std::string home;
   if (auto h = env.get("EZPZ_HOME")) {
     home = *h;
@@ -11,14 +21,13 @@ std::optional<std::string> record_path(const Env& env, Scheduler scheduler, std:
   } else {
     return std::nullopt;
   }
-  std::optional<std::string> job;
-  if (scheduler == Scheduler::pbs) {
-    job = pbs_job_id(env);
-  } else if (scheduler == Scheduler::slurm) {
-    job = slurm_job_id(env);
-  }
   const std::string ts(timestamp);
-  return home + "/jobs/" + job.value_or("local-" + ts) + "/launch-" + ts + "-" + std::to_string(env.pid) + ".json";
+  return home + "/jobs/" + job_run_id(env, scheduler, ts) + "/launch-" + ts + "-" + std::to_string(env.pid);
+}
+
+std::optional<std::string> record_path(const Env& env, Scheduler scheduler, std::string_view timestamp) {
+  auto dir = record_dir(env, scheduler, timestamp);
+  return dir ? std::optional<std::string>(*dir + ".json") : std::nullopt;
 }
 
 }  // namespace ezpz::core

@@ -92,6 +92,11 @@ Expected<RankContext> rank_context(const LaunchRequest& request, const ClusterIn
   ctx.gpu_bind = *kind;
   // The machine's scheme (Polaris: reversed) comes with "auto"; a named kind is plain order.
   ctx.gpu_reverse = cluster.machine.gpu_reverse && request.gpu_bind == "auto";
+  ctx.run_id = request.run_id;
+  ctx.record_dir = request.record_dir;
+  ctx.max_restarts = request.max_restarts;
+  // The built-in launcher labels lines itself; under MPI launchers each rank's shim does.
+  ctx.label = request.label && !builtin;
   return ctx;
 }
 
@@ -301,10 +306,14 @@ Expected<LaunchPlan> plan_launch(const LaunchRequest& request, const Env& env, c
   plan.rank = *ctx;
   plan.rank_env = request.rank_env;
   plan.label = request.label;
-  if (request.label && !builtin) {
+  if (request.label && !builtin && !request.rank_env) {
     if (auto flag = label_flag(plan.style)) {
-      argv.push_back(*flag);
+      argv.push_back(*flag);  // no shim to label the lines: the launcher's own format
     }
+  }
+  if (request.rank_env && topo->ppn > 1 && !env.has("OMP_NUM_THREADS")) {
+    plan.warnings.push_back("OMP_NUM_THREADS=1 for every rank (" + std::to_string(topo->ppn) +
+                            " share a node), as torchrun sets it: export OMP_NUM_THREADS to tune it");
   }
   if (!bind_used) {
     plan.warnings.push_back("--cpu-bind=" + plan.cpu_bind + " is ignored by " + std::string(to_string(plan.style)) +
@@ -326,6 +335,16 @@ Expected<LaunchPlan> plan_launch(const LaunchRequest& request, const Env& env, c
   }
   argv.insert(argv.end(), request.command.begin(), request.command.end());
   return plan;
+}
+
+LaunchPlan plan_for_attempt(const LaunchPlan& plan, int attempt) {
+  LaunchPlan out = plan;
+  out.rank.restart_count = attempt;
+  if (attempt > 0 && !plan.rank.record_dir.empty()) {
+    out.rank.record_dir = plan.rank.record_dir + "/retry-" + std::to_string(attempt);
+  }
+  out.argv = with_shim_args(plan.argv, out.rank);
+  return out;
 }
 
 }  // namespace ezpz::core

@@ -24,6 +24,10 @@ struct LaunchRequest {
   bool rank_env = true;                    ///< insert the per-rank shim (--no-rank-env: false)
   std::optional<std::string> gpu_bind;     ///< --gpu-bind: auto, cuda, ze, rocr or none
   bool label = false;                      ///< --label: prefix output lines with the rank
+  // What the caller decided for this launch (not flags):
+  std::string run_id;      ///< TORCHELASTIC_RUN_ID: the job id
+  std::string record_dir;  ///< the launch's record directory (error files, failure reports); "" = none
+  int max_restarts = 0;    ///< --retries
 };
 
 /// An MPI program found on PATH, with its flag dialect.
@@ -70,6 +74,10 @@ struct LauncherChoice {
 
 [[nodiscard]] Expected<LaunchPlan> plan_launch(const LaunchRequest& request, const Env& env, const ClusterInfo& cluster,
                                                const LauncherInventory& inventory);
+
+/// The plan for attempt `attempt` (0 = the first) of --retries: TORCHELASTIC_RESTART_COUNT, and
+/// a record directory of its own (<dir>/retry-K) so that reports of earlier attempts never count.
+[[nodiscard]] LaunchPlan plan_for_attempt(const LaunchPlan& plan, int attempt);
 
 }  // namespace ezpz::core
 

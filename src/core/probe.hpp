@@ -68,6 +68,8 @@ class SystemProbe {
   [[nodiscard]] virtual bool resolves(const std::string& host) const = 0;
   /// Write `text` to `path` (parents created), via a temporary file and rename.
   [[nodiscard]] virtual Expected<void> write_file(const std::string& path, const std::string& text) const = 0;
+  /// mkdir -p `path` (mode 0755).
+  [[nodiscard]] virtual Expected<void> make_dirs(const std::string& path) const = 0;
 
   /// Run argv (PATH lookup) with stdin from /dev/null, `set` added to and `unset` removed from
   /// the environment, and collect its output; killed (process group) after `timeout_s`.

@@ -26,6 +26,8 @@ struct RunOptions {
   bool label = false;              ///< prefix each output line with the process's label
   bool stop_on_failure = true;     ///< a failing process stops the others (the built-in launcher)
   bool is_launcher = false;        ///< an MPI launcher (gets SIGTERM, not SIGKILL, if ezpz dies)
+  bool whole_lines = false;        ///< pass output on whole lines at a time (lines of processes never merge)
+  std::string stop_what;           ///< what a stop signal reaches, for the notice ("4 ranks", "mpiexec")
   std::vector<std::string> names;  ///< how notices name each process ("rank 2 on host")
   std::function<void(std::string_view)> notice;  ///< one-line messages for the user
 };
@@ -34,8 +36,10 @@ struct RunResult {
   int exit_code = 0;  ///< the job's code (see RunOptions), 124 on timeout, 128+N if ezpz got signal N
   int signal = 0;     ///< terminating signal ezpz received and forwarded (0 = none)
   bool timed_out = false;
-  int failed = -1;      ///< index of the first process that failed (-1 = none)
-  int failed_code = 0;  ///< its exit code (128+N when killed by signal N)
+  int failed = -1;         ///< index of the first process that failed (-1 = none)
+  int failed_code = 0;     ///< its exit code (128+N when killed by signal N)
+  int failed_signal = 0;   ///< N when it was killed by signal N
+  double failed_time = 0;  ///< when it ended (seconds since the epoch)
 };
 
 /// A process of an ezpz-launched job on this node.
@@ -54,13 +58,27 @@ struct NodeOutput {
   std::string error;   ///< could not connect or start (one line)
 };
 
+/// How a child that run_child started ended.
+struct ChildExit {
+  int exit_code = 0;    ///< its code; 128+N when killed by signal N; 127/126 when exec failed
+  int signal = 0;       ///< N when killed by signal N
+  int exec_errno = 0;   ///< exec's errno when the program could not be started
+  double end_time = 0;  ///< wall clock when it ended (seconds since the epoch)
+  long pid = 0;
+};
+
 class ProcessControl {
  public:
   virtual ~ProcessControl() = default;
-  /// Replace this process with argv (PATH lookup), `env` added to the environment.
-  /// Returns only on failure (127 not found, 126 cannot execute).
-  [[nodiscard]] virtual Error exec_replace(const std::vector<std::string>& argv,
-                                           const std::vector<std::pair<std::string, std::string>>& env) = 0;
+  /// Run argv (PATH lookup) as this process's child, `env` added to the environment, pass it
+  /// SIGINT, SIGTERM, SIGHUP, SIGUSR1 and SIGUSR2, and wait for it. The child dies with this
+  /// process (PR_SET_PDEATHSIG). A non-empty `label` prefixes each of its output lines, whole.
+  [[nodiscard]] virtual ChildExit run_child(const std::vector<std::string>& argv,
+                                            const std::vector<std::pair<std::string, std::string>>& env,
+                                            const std::string& label) = 0;
+  /// End as `exit` did where possible (the same signal, default action, no core dump);
+  /// returns the code to exit with otherwise.
+  [[nodiscard]] virtual int finish_like(const ChildExit& exit) = 0;
   /// Start every process in one new process group, forward SIGINT, SIGTERM, SIGHUP,
   /// SIGUSR1 and SIGUSR2 to it, and wait for all of them. An Error when one cannot start.
   [[nodiscard]] virtual Expected<RunResult> run(const std::vector<ProcessSpec>& processes,

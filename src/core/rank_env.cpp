@@ -110,12 +110,28 @@ EnvList rank_environment(const Env& env, const RankContext& ctx, const RankInfo&
       {"LOCAL_WORLD_SIZE", std::to_string(rank.local_world)},
       {"NODE_RANK", std::to_string(rank.node_rank)},
   };
-  if (!ctx.master_addr.empty() && !env.has("MASTER_ADDR")) {
-    out.emplace_back("MASTER_ADDR", ctx.master_addr);
-  }
-  if (ctx.master_port > 0 && !env.has("MASTER_PORT")) {
-    out.emplace_back("MASTER_PORT", std::to_string(ctx.master_port));
-  }
+  auto unless_set = [&](std::string_view name, const std::string& value) {
+    if (!value.empty() && !env.has(name)) {
+      out.emplace_back(name, value);
+    }
+  };
+  unless_set("MASTER_ADDR", ctx.master_addr);
+  unless_set("MASTER_PORT", ctx.master_port > 0 ? std::to_string(ctx.master_port) : "");
+  // The rest of torchrun's contract (Lightning, is_torchelastic_launched(), @record key on it).
+  out.insert(out.end(), {
+                            {"GROUP_RANK", std::to_string(rank.node_rank)},
+                            {"GROUP_WORLD_SIZE", std::to_string(std::max(1, ctx.nhosts))},
+                            {"ROLE_RANK", std::to_string(rank.rank)},
+                            {"ROLE_WORLD_SIZE", std::to_string(rank.world)},
+                            {"TORCHELASTIC_RESTART_COUNT", std::to_string(ctx.restart_count)},
+                            {"TORCHELASTIC_MAX_RESTARTS", std::to_string(ctx.max_restarts)},
+                            {"TORCHELASTIC_USE_AGENT_STORE", "False"},
+                        });
+  unless_set("ROLE_NAME", "default");
+  unless_set("TORCHELASTIC_RUN_ID", ctx.run_id);
+  unless_set("TORCHELASTIC_ERROR_FILE", ctx.record_dir.empty() ? "" : error_file_path(ctx.record_dir, rank.rank));
+  unless_set("TORCH_NCCL_ASYNC_ERROR_HANDLING", "1");
+  unless_set("OMP_NUM_THREADS", rank.local_world > 1 ? "1" : "");
   // Marks every process of the job (children inherit it) for `ezpz kill`: the rendezvous
   // address is the same on every rank and unique while the job runs.
   const auto addr = env.get("MASTER_ADDR").value_or(ctx.master_addr);
@@ -171,7 +187,37 @@ std::vector<std::string> rank_shim_args(const RankContext& ctx) {
       args.emplace_back("--gpu-reverse");
     }
   }
+  if (!ctx.run_id.empty()) {
+    args.push_back("--run-id=" + ctx.run_id);
+  }
+  if (!ctx.record_dir.empty()) {
+    args.push_back("--record-dir=" + ctx.record_dir);
+  }
+  args.push_back("--restart=" + std::to_string(ctx.restart_count) + "/" + std::to_string(ctx.max_restarts));
+  if (ctx.label) {
+    args.emplace_back("--label");
+  }
   return args;
+}
+
+std::vector<std::string> with_shim_args(std::vector<std::string> argv, const RankContext& ctx) {
+  auto shim = std::find(argv.begin(), argv.end(), "__rank-env");
+  if (shim == argv.end()) {
+    return argv;
+  }
+  auto end = std::find(shim + 1, argv.end(), "--");
+  auto args = rank_shim_args(ctx);
+  auto at = argv.erase(shim + 1, end);
+  argv.insert(at, args.begin(), args.end());
+  return argv;
+}
+
+std::string error_file_path(const std::string& record_dir, int rank) {
+  return record_dir + "/error-" + std::to_string(rank) + ".json";
+}
+
+std::string exit_report_path(const std::string& record_dir, int rank) {
+  return record_dir + "/exit-" + std::to_string(rank) + ".json";
 }
 
 }  // namespace ezpz::core

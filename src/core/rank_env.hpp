@@ -1,5 +1,6 @@
-// The torchrun environment contract (RANK, WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE,
-// NODE_RANK, MASTER_ADDR, MASTER_PORT) derived from whatever the launcher set.
+// torchrun's environment contract (RANK, WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE, NODE_RANK,
+// GROUP_*, ROLE_*, TORCHELASTIC_*, MASTER_ADDR, MASTER_PORT, ...) derived from whatever the
+// launcher set.
 #pragma once
 
 #include <optional>
@@ -31,6 +32,11 @@ struct RankContext {
   GpuBind gpu_bind = GpuBind::none;
   bool gpu_reverse = false;  ///< Polaris: local rank 0 gets the last GPU
   int gpus_per_node = 1;
+  std::string run_id;      ///< TORCHELASTIC_RUN_ID (the job id); empty: not set
+  std::string record_dir;  ///< this attempt's directory for error files and exit reports; empty: none
+  int max_restarts = 0;    ///< TORCHELASTIC_MAX_RESTARTS (--retries)
+  int restart_count = 0;   ///< TORCHELASTIC_RESTART_COUNT (the attempt, from 0)
+  bool label = false;      ///< the shim prefixes each output line with "[rank] "
 };
 
 struct RankInfo {
@@ -56,8 +62,11 @@ struct RankInfo {
 /// Set in every rank's environment (MASTER_ADDR:MASTER_PORT): `ezpz kill` finds jobs by it.
 inline constexpr std::string_view kJobIdVariable = "EZPZ_JOB_ID";
 
-/// The variables to set for one rank. MASTER_ADDR/MASTER_PORT already in `env` are kept;
-/// a GPU variable already holding a list is indexed by the local rank.
+/// The variables to set for one rank: torchrun's whole set. Values the user exported win for
+/// MASTER_ADDR, MASTER_PORT, TORCHELASTIC_RUN_ID, TORCHELASTIC_ERROR_FILE, ROLE_NAME,
+/// TORCH_NCCL_ASYNC_ERROR_HANDLING and OMP_NUM_THREADS (1 when ranks share a node); the
+/// numbers (RANK, GROUP_RANK, ROLE_RANK, ...) are always derived. A GPU variable already
+/// holding a list is indexed by the local rank.
 [[nodiscard]] EnvList rank_environment(const Env& env, const RankContext& ctx, const RankInfo& rank);
 
 /// Variables a launcher's own environment must not pass on, so stale values from the
@@ -66,5 +75,14 @@ inline constexpr std::string_view kJobIdVariable = "EZPZ_JOB_ID";
 
 /// The shim's arguments: `ezpz __rank-env ARGS -- CMD`.
 [[nodiscard]] std::vector<std::string> rank_shim_args(const RankContext& ctx);
+
+/// `argv` with the shim's arguments (between "__rank-env" and "--") replaced by those of `ctx`;
+/// unchanged when argv has no shim.
+[[nodiscard]] std::vector<std::string> with_shim_args(std::vector<std::string> argv, const RankContext& ctx);
+
+/// Where rank `rank` of an attempt writes its exception (torch's @record, TORCHELASTIC_ERROR_FILE)
+/// and where its shim reports a failure.
+[[nodiscard]] std::string error_file_path(const std::string& record_dir, int rank);
+[[nodiscard]] std::string exit_report_path(const std::string& record_dir, int rank);
 
 }  // namespace ezpz::core

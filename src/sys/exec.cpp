@@ -1,9 +1,11 @@
 #include "sys/exec.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 
 #include <netinet/in.h>
 #include <poll.h>
@@ -11,6 +13,8 @@
 #include <unistd.h>
 
 #include "sys/signal_relay.hpp"
+
+extern char** environ;  // NOLINT: POSIX
 
 namespace ezpz::sys {
 
@@ -29,27 +33,37 @@ SignalRelay& PosixProcessControl::relay() {
   return *relay_;
 }
 
-Error PosixProcessControl::exec_replace(const std::vector<std::string>& argv,
-                                        const std::vector<std::pair<std::string, std::string>>& env) {
-  if (argv.empty()) {
-    return Error{ExitCode::internal, "exec_replace: empty argv"};
+double wall_clock_seconds() {
+  timespec ts{};
+  ::clock_gettime(CLOCK_REALTIME, &ts);
+  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) / 1e9;
+}
+
+Prepared prepare_exec(const std::vector<std::string>& argv, const std::vector<std::pair<std::string, std::string>>& set,
+                      const std::vector<std::string>& unset) {
+  Prepared p;
+  auto overridden = [&](std::string_view entry) {
+    auto name = entry.substr(0, entry.find('='));
+    return std::any_of(set.begin(), set.end(), [&](const auto& kv) { return kv.first == name; }) ||
+           std::any_of(unset.begin(), unset.end(), [&](const auto& n) { return n == name; });
+  };
+  for (char** e = environ; e != nullptr && *e != nullptr; ++e) {
+    if (!overridden(*e)) {
+      p.env_strings.emplace_back(*e);
+    }
   }
-  relay_.reset();  // the new program starts with default signal handling
-  for (const auto& [name, value] : env) {
-    ::setenv(name.c_str(), value.c_str(), 1);
+  for (const auto& [name, value] : set) {
+    p.env_strings.push_back(name + "=" + value);
   }
-  std::vector<char*> args;
-  args.reserve(argv.size() + 1);
+  for (auto& s : p.env_strings) {
+    p.envp.push_back(s.data());
+  }
+  p.envp.push_back(nullptr);
   for (const auto& a : argv) {
-    args.push_back(const_cast<char*>(a.c_str()));  // NOLINT: execvp's signature
+    p.argv.push_back(const_cast<char*>(a.c_str()));  // NOLINT: exec's signature
   }
-  args.push_back(nullptr);
-  ::execvp(args[0], args.data());
-  const int err = errno;
-  if (err == ENOENT) {
-    return Error{ExitCode::not_found, argv[0] + ": command not found: load the module that provides it or check PATH"};
-  }
-  return Error{ExitCode::cannot_execute, "cannot execute " + argv[0] + ": " + std::strerror(err)};
+  p.argv.push_back(nullptr);
+  return p;
 }
 
 int PosixProcessControl::reserve_tcp_port() {

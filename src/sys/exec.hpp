@@ -2,6 +2,8 @@
 #pragma once
 
 #include <memory>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "core/process.hpp"
@@ -10,13 +12,29 @@ namespace ezpz::sys {
 
 class SignalRelay;
 
+/// argv and envp as C arrays, built before fork (nothing may allocate after it): this
+/// process's environment with `set` added or replaced and `unset` removed.
+struct Prepared {
+  std::vector<std::string> env_strings;
+  std::vector<char*> argv;
+  std::vector<char*> envp;
+};
+/// The wall clock, seconds since the epoch.
+[[nodiscard]] double wall_clock_seconds();
+
+[[nodiscard]] Prepared prepare_exec(const std::vector<std::string>& argv,
+                                    const std::vector<std::pair<std::string, std::string>>& set,
+                                    const std::vector<std::string>& unset);
+
 class PosixProcessControl final : public core::ProcessControl {
  public:
   PosixProcessControl();
   ~PosixProcessControl() override;
 
-  [[nodiscard]] Error exec_replace(const std::vector<std::string>& argv,
-                                   const std::vector<std::pair<std::string, std::string>>& env) override;
+  [[nodiscard]] core::ChildExit run_child(const std::vector<std::string>& argv,
+                                          const std::vector<std::pair<std::string, std::string>>& env,
+                                          const std::string& label) override;
+  [[nodiscard]] int finish_like(const core::ChildExit& exit) override;
   [[nodiscard]] Expected<core::RunResult> run(const std::vector<core::ProcessSpec>& processes,
                                               const core::RunOptions& options) override;
   [[nodiscard]] int reserve_tcp_port() override;

@@ -15,9 +15,8 @@
 
 #include "sys/exec.hpp"
 #include "sys/fd_io.hpp"
+#include "sys/line_relay.hpp"
 #include "sys/signal_relay.hpp"
-
-extern char** environ;  // NOLINT: POSIX
 
 namespace ezpz::sys {
 namespace {
@@ -29,77 +28,6 @@ using core::RunResult;
 
 Clock::duration seconds(double s) {
   return std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(s));
-}
-
-/// argv and envp as C arrays, built before fork (nothing may allocate after it).
-struct Prepared {
-  std::vector<std::string> env_strings;
-  std::vector<char*> argv;
-  std::vector<char*> envp;
-};
-
-Prepared prepare(const ProcessSpec& spec) {
-  Prepared p;
-  auto overridden = [&](std::string_view entry) {
-    auto name = entry.substr(0, entry.find('='));
-    return std::any_of(spec.set.begin(), spec.set.end(), [&](const auto& kv) { return kv.first == name; }) ||
-           std::any_of(spec.unset.begin(), spec.unset.end(), [&](const auto& n) { return n == name; });
-  };
-  for (char** e = environ; e != nullptr && *e != nullptr; ++e) {
-    if (!overridden(*e)) {
-      p.env_strings.emplace_back(*e);
-    }
-  }
-  for (const auto& [name, value] : spec.set) {
-    p.env_strings.push_back(name + "=" + value);
-  }
-  for (auto& s : p.env_strings) {
-    p.envp.push_back(s.data());
-  }
-  p.envp.push_back(nullptr);
-  for (const auto& a : spec.argv) {
-    p.argv.push_back(const_cast<char*>(a.c_str()));  // NOLINT: exec's signature
-  }
-  p.argv.push_back(nullptr);
-  return p;
-}
-
-/// One output stream of one process, split into lines when labelling.
-struct Stream {
-  int fd = -1;
-  int out_fd = 1;
-  std::string label;
-  std::string pending;
-};
-
-/// Output goes on even when our stdout is gone: a closed pipe only drops the bytes.
-void pass_on(int fd, const char* data, std::size_t size) {
-  (void)write_all(fd, data, size);
-}
-
-/// Pass complete lines on, each with its label, in one write so lines never interleave.
-void emit(Stream& s, bool label, bool flush) {
-  if (!label) {
-    pass_on(s.out_fd, s.pending.data(), s.pending.size());
-    s.pending.clear();
-    return;
-  }
-  std::size_t start = 0;
-  while (true) {
-    auto nl = s.pending.find('\n', start);
-    if (nl == std::string::npos) {
-      break;
-    }
-    std::string line = s.label + s.pending.substr(start, nl - start + 1);
-    pass_on(s.out_fd, line.data(), line.size());
-    start = nl + 1;
-  }
-  s.pending.erase(0, start);
-  if ((flush && !s.pending.empty()) || s.pending.size() > (1U << 20)) {
-    std::string rest = s.label + s.pending;
-    pass_on(s.out_fd, rest.data(), rest.size());
-    s.pending.clear();
-  }
 }
 
 int status_code(int status) {
@@ -126,7 +54,7 @@ std::string describe(int code) {
 Expected<RunResult> PosixProcessControl::run(const std::vector<ProcessSpec>& processes, const RunOptions& options) {
   auto& signals = relay();
   signals.drain();
-  const bool capture = options.label || options.timeout_s > 0;
+  const bool capture = options.label || options.whole_lines || options.timeout_s > 0;
   const bool stdin_is_tty = ::isatty(0) == 1;
   const pid_t self = ::getpid();
   const int death_signal = options.is_launcher ? SIGTERM : SIGKILL;
@@ -137,7 +65,7 @@ Expected<RunResult> PosixProcessControl::run(const std::vector<ProcessSpec>& pro
     int code = 0;
   };
   std::vector<Child> children(processes.size());
-  std::vector<Stream> streams;
+  std::vector<LineStream> streams;
   pid_t pgid = 0;
   int devnull = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
 
@@ -149,7 +77,7 @@ Expected<RunResult> PosixProcessControl::run(const std::vector<ProcessSpec>& pro
 
   for (std::size_t i = 0; i < processes.size(); ++i) {
     const auto& spec = processes[i];
-    auto prepared = prepare(spec);
+    auto prepared = prepare_exec(spec.argv, spec.set, spec.unset);
     int out_pipe[2] = {-1, -1};
     int err_pipe[2] = {-1, -1};
     if (capture && (::pipe2(out_pipe, O_CLOEXEC) != 0 || ::pipe2(err_pipe, O_CLOEXEC) != 0)) {
@@ -207,8 +135,9 @@ Expected<RunResult> PosixProcessControl::run(const std::vector<ProcessSpec>& pro
     if (capture) {
       ::close(out_pipe[1]);
       ::close(err_pipe[1]);
-      streams.push_back({out_pipe[0], 1, spec.label, {}});
-      streams.push_back({err_pipe[0], 2, spec.label, {}});
+      const std::string label = options.label ? spec.label : "";
+      streams.push_back({out_pipe[0], 1, label, {}});
+      streams.push_back({err_pipe[0], 2, label, {}});
     }
     if (n == static_cast<ssize_t>(sizeof(err))) {
       int status = 0;
@@ -275,19 +204,14 @@ Expected<RunResult> PosixProcessControl::run(const std::vector<ProcessSpec>& pro
         continue;
       }
       auto& s = streams[k - 1];
-      char buf[65536];
-      auto n = ::read(s.fd, buf, sizeof(buf));
-      if (n > 0) {
-        s.pending.append(buf, static_cast<std::size_t>(n));
-        emit(s, options.label, false);
+      if (pump_lines(s)) {
         last_output = now;
-      } else if (n == 0 || (n < 0 && errno != EINTR && errno != EAGAIN)) {
-        emit(s, options.label, true);
+      } else {
         ::close(s.fd);
         s.fd = -1;
       }
     }
-    streams.erase(std::remove_if(streams.begin(), streams.end(), [](const Stream& s) { return s.fd < 0; }),
+    streams.erase(std::remove_if(streams.begin(), streams.end(), [](const LineStream& s) { return s.fd < 0; }),
                   streams.end());
 
     for (int signo : signals.drain()) {
@@ -299,6 +223,12 @@ Expected<RunResult> PosixProcessControl::run(const std::vector<ProcessSpec>& pro
           options.notice("second interrupt: killing the job");
         }
         kill_group(SIGKILL);
+      } else if (signo == SIGINT && running > 0 && options.notice) {
+        options.notice("SIGINT sent to " + options.stop_what + ": waiting up to " +
+                       std::to_string(static_cast<long>(options.kill_after_s)) +
+                       " s for it to stop, then SIGKILL (Ctrl-C again to kill now)");
+        result.signal = result.signal != 0 ? result.signal : signo;
+        start_stopping(signo);
       } else if (signo == SIGUSR1 || signo == SIGUSR2) {
         kill_group(signo);
       } else {
@@ -321,6 +251,8 @@ Expected<RunResult> PosixProcessControl::run(const std::vector<ProcessSpec>& pro
       if (it->code != 0 && result.failed < 0) {
         result.failed = static_cast<int>(index);
         result.failed_code = it->code;
+        result.failed_signal = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
+        result.failed_time = wall_clock_seconds();
         if (options.stop_on_failure && running > 0 && result.signal == 0 && !result.timed_out) {
           if (options.notice) {
             options.notice(name_of(index) + " " + describe(it->code) + ": stopping the other " +
@@ -357,7 +289,7 @@ Expected<RunResult> PosixProcessControl::run(const std::vector<ProcessSpec>& pro
     while ((n = ::read(s.fd, buf, sizeof(buf))) > 0) {
       s.pending.append(buf, static_cast<std::size_t>(n));
     }
-    emit(s, options.label, true);
+    emit_lines(s, true);
     ::close(s.fd);
   }
   kill_group(SIGKILL);

@@ -113,12 +113,26 @@ int PosixProbe::count_gpu_devices() const {
   return render;
 }
 
-Expected<void> PosixProbe::write_file(const std::string& path, const std::string& text) const {
-  // mkdir -p the parent.
+Expected<void> PosixProbe::make_dirs(const std::string& path) const {
+  if (::mkdir(path.c_str(), 0755) == 0 || errno == EEXIST) {
+    return {};
+  }
   for (std::size_t slash = path.find('/', 1); slash != std::string::npos; slash = path.find('/', slash + 1)) {
     std::string dir = path.substr(0, slash);
     if (::mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST) {
       return ezpz::failure("cannot create " + dir + ": " + std::strerror(errno));
+    }
+  }
+  if (::mkdir(path.c_str(), 0755) != 0 && errno != EEXIST) {
+    return ezpz::failure("cannot create " + path + ": " + std::strerror(errno));
+  }
+  return {};
+}
+
+Expected<void> PosixProbe::write_file(const std::string& path, const std::string& text) const {
+  if (auto slash = path.rfind('/'); slash != std::string::npos && slash > 0) {
+    if (auto made = make_dirs(path.substr(0, slash)); !made) {
+      return made;
     }
   }
   const std::string tmp = path + ".tmp." + std::to_string(::getpid());

@@ -15,12 +15,17 @@ class FakeProcess final : public core::ProcessControl {
  public:
   std::vector<std::string> argv;
   std::vector<std::pair<std::string, std::string>> env;
-  Error exec_replace(const std::vector<std::string>& a,
-                     const std::vector<std::pair<std::string, std::string>>& e) override {
+  core::ChildExit child_exit{.exit_code = 127, .exec_errno = 2};  ///< what run_child answers
+  std::string child_label;
+  core::ChildExit run_child(const std::vector<std::string>& a,
+                            const std::vector<std::pair<std::string, std::string>>& e,
+                            const std::string& label) override {
     argv = a;
     env = e;
-    return Error{ExitCode::not_found, "fake exec"};
+    child_label = label;
+    return child_exit;
   }
+  int finish_like(const core::ChildExit& exit) override { return exit.exit_code; }
   /// What run() was asked to start, and what it answers.
   std::vector<std::vector<core::ProcessSpec>> runs;
   std::vector<core::RunOptions> run_options;

@@ -276,7 +276,8 @@ TEST_CASE("the per-rank shim goes between the launcher flags and the command", "
   REQUIRE(p);
   CHECK(shell_join(p->argv) ==
         "mpiexec --envall --line-buffer --np=8 --ppn=4 --hostfile=/pbs/nodefile --cpu-bind=depth --depth=8 -x A=1 "
-        "/opt/ezpz/bin/ezpz __rank-env --np=8 --ppn=4 --nhosts=2 --master-addr=host0 -- python3 -m app.train");
+        "/opt/ezpz/bin/ezpz __rank-env --np=8 --ppn=4 --nhosts=2 --master-addr=host0 --restart=0/0 -- python3 -m "
+        "app.train");
   CHECK(p->unset_env ==
         std::vector<std::string>{"RANK", "WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE", "NODE_RANK", "GROUP_RANK"});
   Job off{"polaris", 2};
@@ -339,4 +340,21 @@ TEST_CASE("MASTER_ADDR uses the high-speed-network name only when it resolves", 
   CHECK(master_address({"x4102c0s0b0n0.hostmgmt", "x4102c0s1b0n0"}, aurora, probe) ==
         "x4102c0s0b0n0.hsn.cm.aurora.alcf.anl.gov");
   CHECK(master_address({"n1"}, *set.find("local"), probe) == "n1");
+}
+
+TEST_CASE("each retry gets its restart count and a record directory of its own", "[launch]") {
+  LaunchPlan plan;
+  plan.rank.record_dir = "/h/.ezpz/jobs/7/launch-1";
+  plan.rank.max_restarts = 2;
+  plan.argv = {"srun",          "-n2", "/bin/ezpz", "__rank-env", "--np=2", "--record-dir=/h/.ezpz/jobs/7/launch-1",
+               "--restart=0/2", "--",  "python3",   "t.py"};
+  auto first = plan_for_attempt(plan, 0);
+  CHECK(first.rank.record_dir == plan.rank.record_dir);
+  CHECK(first.argv == with_shim_args(plan.argv, plan.rank));
+  auto second = plan_for_attempt(plan, 2);
+  CHECK(second.rank.restart_count == 2);
+  CHECK(second.rank.record_dir == "/h/.ezpz/jobs/7/launch-1/retry-2");
+  CHECK(std::count(second.argv.begin(), second.argv.end(), "--record-dir=/h/.ezpz/jobs/7/launch-1/retry-2") == 1);
+  CHECK(std::count(second.argv.begin(), second.argv.end(), "--restart=2/2") == 1);
+  CHECK(second.argv.back() == "t.py");
 }

@@ -1,5 +1,7 @@
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+
 #include "core/rank_env.hpp"
 #include "fake_probe.hpp"
 
@@ -124,7 +126,67 @@ TEST_CASE("the shim's arguments round-trip the context", "[rank_env]") {
   c.gpus_per_node = 4;
   CHECK(rank_shim_args(c) == std::vector<std::string>{"--np=8", "--ppn=4", "--nhosts=2", "--master-addr=node1",
                                                       "--master-port=29512", "--gpu-bind=cuda", "--gpus=4",
-                                                      "--gpu-reverse"});
+                                                      "--gpu-reverse", "--restart=0/0"});
+  c.run_id = "8817.aurora-pbs";
+  c.record_dir = "/home/u/.ezpz/jobs/8817/launch-1";
+  c.restart_count = 1;
+  c.max_restarts = 3;
+  c.label = true;
+  auto args = rank_shim_args(c);
+  CHECK(std::vector<std::string>(args.end() - 4, args.end()) ==
+        std::vector<std::string>{"--run-id=8817.aurora-pbs", "--record-dir=/home/u/.ezpz/jobs/8817/launch-1",
+                                 "--restart=1/3", "--label"});
   CHECK(gpu_bind_from_string("ze") == GpuBind::ze);
   CHECK_FALSE(gpu_bind_from_string("opencl"));
+}
+
+TEST_CASE("every rank gets torchrun's whole contract; exported values win where torchrun's do", "[rank_env]") {
+  auto c = ctx8();
+  c.run_id = "4242";
+  c.record_dir = "/r";
+  c.max_restarts = 2;
+  c.restart_count = 1;
+  const RankInfo r{5, 8, 1, 4, 1, ""};
+  auto env = rank_environment(make_env({}), c, r);
+  CHECK(get(env, "GROUP_RANK") == "1");
+  CHECK(get(env, "GROUP_WORLD_SIZE") == "2");
+  CHECK(get(env, "ROLE_NAME") == "default");
+  CHECK(get(env, "ROLE_RANK") == "5");
+  CHECK(get(env, "ROLE_WORLD_SIZE") == "8");
+  CHECK(get(env, "TORCHELASTIC_RUN_ID") == "4242");
+  CHECK(get(env, "TORCHELASTIC_RESTART_COUNT") == "1");
+  CHECK(get(env, "TORCHELASTIC_MAX_RESTARTS") == "2");
+  CHECK(get(env, "TORCHELASTIC_USE_AGENT_STORE") == "False");
+  CHECK(get(env, "TORCHELASTIC_ERROR_FILE") == "/r/error-5.json");
+  CHECK(get(env, "TORCH_NCCL_ASYNC_ERROR_HANDLING") == "1");
+  CHECK(get(env, "OMP_NUM_THREADS") == "1");  // 4 ranks share the node
+
+  auto mine = rank_environment(make_env({{"OMP_NUM_THREADS", "7"},
+                                         {"TORCH_NCCL_ASYNC_ERROR_HANDLING", "0"},
+                                         {"TORCHELASTIC_RUN_ID", "user"},
+                                         {"TORCHELASTIC_ERROR_FILE", "/mine.json"}}),
+                               c, r);
+  for (const char* name :
+       {"OMP_NUM_THREADS", "TORCH_NCCL_ASYNC_ERROR_HANDLING", "TORCHELASTIC_RUN_ID", "TORCHELASTIC_ERROR_FILE"}) {
+    INFO(name);
+    CHECK(get(mine, name) == "<unset>");  // not set: the exported value stays
+  }
+  // One rank per node: OMP_NUM_THREADS is left alone; no record directory: no error file.
+  c.record_dir.clear();
+  auto alone = rank_environment(make_env({}), c, RankInfo{1, 2, 0, 1, 1, ""});
+  CHECK(get(alone, "OMP_NUM_THREADS") == "<unset>");
+  CHECK(get(alone, "TORCHELASTIC_ERROR_FILE") == "<unset>");
+}
+
+TEST_CASE("with_shim_args replaces only the shim's own arguments", "[rank_env]") {
+  auto c = ctx8();
+  c.restart_count = 2;
+  std::vector<std::string> argv = {"mpirun", "-np",           "8",  "/bin/ezpz", "__rank-env",
+                                   "--np=8", "--restart=0/0", "--", "python3",   "--restart=0/0"};
+  auto out = with_shim_args(argv, c);
+  CHECK(out.front() == "mpirun");
+  CHECK(std::find(out.begin(), out.end(), "--restart=2/0") != out.end());
+  CHECK(std::vector<std::string>(out.end() - 3, out.end()) ==
+        std::vector<std::string>{"--", "python3", "--restart=0/0"});  // the command's own flags are the user's
+  CHECK(with_shim_args({"python3", "x.py"}, c) == std::vector<std::string>{"python3", "x.py"});
 }

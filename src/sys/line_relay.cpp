@@ -1,0 +1,51 @@
+#include "sys/line_relay.hpp"
+
+#include <cerrno>
+
+#include <unistd.h>
+
+#include "sys/fd_io.hpp"
+
+namespace ezpz::sys {
+namespace {
+
+/// Output goes on even when our stdout is gone: a closed pipe only drops the bytes.
+void pass_on(int fd, const std::string& text) {
+  (void)write_all(fd, text.data(), text.size());
+}
+
+}  // namespace
+
+void emit_lines(LineStream& s, bool flush) {
+  std::size_t start = 0;
+  while (true) {
+    auto nl = s.pending.find('\n', start);
+    if (nl == std::string::npos) {
+      break;
+    }
+    pass_on(s.out_fd, s.label + s.pending.substr(start, nl - start + 1));
+    start = nl + 1;
+  }
+  s.pending.erase(0, start);
+  if ((flush && !s.pending.empty()) || s.pending.size() > (1U << 20)) {
+    pass_on(s.out_fd, s.label + s.pending);
+    s.pending.clear();
+  }
+}
+
+bool pump_lines(LineStream& s) {
+  char buf[65536];
+  auto n = ::read(s.fd, buf, sizeof(buf));
+  if (n > 0) {
+    s.pending.append(buf, static_cast<std::size_t>(n));
+    emit_lines(s, false);
+    return true;
+  }
+  if (n < 0 && (errno == EINTR || errno == EAGAIN)) {
+    return true;
+  }
+  emit_lines(s, true);
+  return false;
+}
+
+}  // namespace ezpz::sys

@@ -1,0 +1,24 @@
+// Output of a child passed on whole lines at a time, each with its label, in one write, so
+// lines of several processes never interleave (the built-in launcher and the per-rank shim).
+#pragma once
+
+#include <string>
+
+namespace ezpz::sys {
+
+/// One output stream of one process.
+struct LineStream {
+  int fd = -1;     ///< read end of the child's pipe
+  int out_fd = 1;  ///< where its lines go
+  std::string label;
+  std::string pending;  ///< bytes of an unfinished line
+};
+
+/// Pass on the complete lines of `s.pending`, each prefixed with its label and written with one
+/// write; with `flush`, also what is left. An unfinished line over 1 MiB goes as it is.
+void emit_lines(LineStream& s, bool flush);
+
+/// Read what `s.fd` has (one read); false at its end or on an error (the rest was flushed).
+bool pump_lines(LineStream& s);
+
+}  // namespace ezpz::sys
