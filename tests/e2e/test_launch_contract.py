@@ -1,0 +1,205 @@
+"""ezpz launch as a daily driver, under the built-in launcher, Open MPI's mpirun and MPICH's mpiexec
+alike: torchrun's whole environment (checked with Debian's real torch), the one failure summary
+(an @record main raising, a rank exiting 3 last, a SIGSEGV, a missing command), whole lines and
+the first Ctrl-C's notice."""
+import glob
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+import unittest
+
+sys.path.insert(0, os.path.dirname(__file__))
+from ezpz_e2e import EZPZ, TempDirTest, base_env  # noqa: E402
+
+DEBIAN_PYTHON = "/usr/bin/python3"  # Debian's python3-torch lives here
+LAUNCHERS = ("local", "mpirun", "mpiexec")
+
+CONTRACT = r'''
+import json, os, torch.distributed as dist
+keys = ["RANK", "WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE", "NODE_RANK", "GROUP_RANK", "GROUP_WORLD_SIZE",
+        "ROLE_NAME", "ROLE_RANK", "ROLE_WORLD_SIZE", "TORCHELASTIC_RUN_ID", "TORCHELASTIC_RESTART_COUNT",
+        "TORCHELASTIC_MAX_RESTARTS", "TORCHELASTIC_USE_AGENT_STORE", "TORCHELASTIC_ERROR_FILE",
+        "TORCH_NCCL_ASYNC_ERROR_HANDLING", "OMP_NUM_THREADS", "MASTER_ADDR", "MASTER_PORT"]
+env = {k: os.environ.get(k) for k in keys}
+print("CONTRACT " + json.dumps({"elastic": dist.is_torchelastic_launched(), "env": env}), flush=True)
+'''
+
+RECORD_RAISES = r'''
+import os
+from torch.distributed.elastic.multiprocessing.errors import record
+def deep():
+    raise ValueError("bad batch on rank " + os.environ["RANK"])
+@record
+def main():
+    if os.environ["RANK"] == "1":
+        deep()
+    import time; time.sleep(30)
+main()
+'''
+
+LAST_EXITS_3 = r'''
+import os, sys, time
+if os.environ["RANK"] == "2":
+    time.sleep(1.0)
+    sys.exit(3)
+'''
+
+SEGV = r'''
+import os, signal, time
+if os.environ["RANK"] == "1":
+    os.kill(os.getpid(), signal.SIGSEGV)
+time.sleep(30)
+'''
+
+LONG_LINES = r'''
+import os, sys
+line = os.environ["RANK"] * 400
+for _ in range(50):
+    sys.stdout.write(line)
+    sys.stdout.flush()
+    sys.stdout.write("\n")
+    sys.stdout.flush()
+'''
+
+
+class Contract(TempDirTest):
+    def setUp(self):
+        super().setUp()
+        self.home = os.path.join(self.tmp, "ezpz-home")
+        mpich = os.path.join(self.tmp, "mpich", "bin")
+        os.makedirs(mpich)
+        os.symlink("/usr/bin/mpiexec.mpich", os.path.join(mpich, "mpiexec"))
+        os.symlink("/usr/bin/hydra_pmi_proxy", os.path.join(mpich, "hydra_pmi_proxy"))
+        self.env = base_env(EZPZ_HOME=self.home, PATH=mpich + ":" + os.environ.get("PATH", "/usr/bin:/bin"))
+
+    def launch(self, launcher, n, script, *extra, env=None, timeout=120):
+        path = self.write(f"job-{abs(hash(script))}.py", script)
+        return subprocess.run([EZPZ, "launch", "--launcher", launcher, "-n", str(n), *extra, "--", DEBIAN_PYTHON,
+                               path], env=env or self.env, capture_output=True, text=True, timeout=timeout)
+
+    def records(self):
+        return [json.load(open(p)) for p in glob.glob(os.path.join(self.home, "jobs", "*", "launch-*.json"))]
+
+    def summary(self, stderr):
+        lines = stderr.splitlines()
+        at = [i for i, line in enumerate(lines) if line.startswith("ezpz: error: job failed:")]
+        self.assertEqual(len(at), 1, stderr)
+        return lines[at[0]:]
+
+    def test_torchrun_contract_on_every_rank(self):
+        for launcher in LAUNCHERS:
+            with self.subTest(launcher=launcher):
+                proc = self.launch(launcher, 3, CONTRACT, "--retries", "2")
+                self.assertEqual(proc.returncode, 0, proc.stderr)
+                ranks = [json.loads(line.split(" ", 1)[1]) for line in proc.stdout.splitlines()
+                         if line.startswith("CONTRACT ")]
+                self.assertEqual(len(ranks), 3, proc.stdout)
+                for got in ranks:
+                    env, r = got["env"], got["env"]["RANK"]
+                    self.assertTrue(got["elastic"], got)
+                    self.assertEqual(env["GROUP_RANK"], env["NODE_RANK"])
+                    self.assertEqual(env["GROUP_WORLD_SIZE"], "1")
+                    self.assertEqual(env["ROLE_NAME"], "default")
+                    self.assertEqual(env["ROLE_RANK"], r)
+                    self.assertEqual(env["ROLE_WORLD_SIZE"], "3")
+                    self.assertTrue(env["TORCHELASTIC_RUN_ID"].startswith("local-"), env)
+                    self.assertEqual(env["TORCHELASTIC_RESTART_COUNT"], "0")
+                    self.assertEqual(env["TORCHELASTIC_MAX_RESTARTS"], "2")
+                    self.assertEqual(env["TORCHELASTIC_USE_AGENT_STORE"], "False")
+                    self.assertTrue(env["TORCHELASTIC_ERROR_FILE"].startswith(self.home + "/jobs/"), env)
+                    self.assertTrue(env["TORCHELASTIC_ERROR_FILE"].endswith(f"/error-{r}.json"), env)
+                    self.assertEqual(env["TORCH_NCCL_ASYNC_ERROR_HANDLING"], "1")
+                    self.assertEqual(env["OMP_NUM_THREADS"], "1")
+                self.assertEqual(proc.stderr.count("OMP_NUM_THREADS=1 for every rank"), 1, proc.stderr)
+        # A value the user exported wins.
+        env = dict(self.env, OMP_NUM_THREADS="5", TORCH_NCCL_ASYNC_ERROR_HANDLING="0")
+        proc = self.launch("mpirun", 2, CONTRACT, env=env)
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertNotIn("OMP_NUM_THREADS=1", proc.stderr)
+        for line in proc.stdout.splitlines():
+            if line.startswith("CONTRACT "):
+                got = json.loads(line.split(" ", 1)[1])["env"]
+                self.assertEqual((got["OMP_NUM_THREADS"], got["TORCH_NCCL_ASYNC_ERROR_HANDLING"]), ("5", "0"))
+
+    def test_record_main_raising_names_the_exception_and_frames(self):
+        for launcher in LAUNCHERS:
+            with self.subTest(launcher=launcher):
+                proc = self.launch(launcher, 3, RECORD_RAISES)
+                self.assertEqual(proc.returncode, 1, proc.stderr)
+                lines = self.summary(proc.stderr)
+                self.assertIn("rank 1 on ", lines[0])
+                self.assertIn("failed first: it exited with code 1", lines[0])
+                self.assertIn("  ValueError: bad batch on rank 1", lines)
+                self.assertTrue(any("in deep" in line for line in lines), lines)
+                self.assertTrue(lines[-1].startswith("  (from ") and lines[-1].endswith("/error-1.json)"), lines)
+                rec = self.records()[-1]
+                self.assertEqual(rec["first_failure"]["rank"], 1)
+                self.assertEqual(rec["first_failure"]["error"], "ValueError: bad batch on rank 1")
+                self.assertEqual(rec["failed_rank"], 1)
+                os.system(f"rm -rf {self.home}")
+
+    def test_rank_exiting_3_last(self):
+        for launcher in LAUNCHERS:
+            with self.subTest(launcher=launcher):
+                proc = self.launch(launcher, 3, LAST_EXITS_3)
+                self.assertEqual(proc.returncode, 3, proc.stderr)
+                lines = self.summary(proc.stderr)
+                self.assertIn("rank 2 on ", lines[0])
+                self.assertIn("it exited with code 3, ", lines[0])
+                self.assertEqual(self.records()[-1]["first_failure"]["exit_code"], 3)
+                os.system(f"rm -rf {self.home}")
+
+    def test_rank_killed_by_sigsegv(self):
+        for launcher in LAUNCHERS:
+            with self.subTest(launcher=launcher):
+                proc = self.launch(launcher, 3, SEGV)
+                self.assertNotEqual(proc.returncode, 0, proc.stderr)
+                lines = self.summary(proc.stderr)
+                self.assertIn("rank 1 on ", lines[0])
+                self.assertIn("was killed by signal 11 (SIGSEGV)", lines[0])
+                self.assertEqual(self.records()[-1]["first_failure"]["signal"], 11)
+                os.system(f"rm -rf {self.home}")
+
+    def test_missing_command_said_once(self):
+        for launcher in LAUNCHERS:
+            with self.subTest(launcher=launcher):
+                proc = subprocess.run([EZPZ, "launch", "--launcher", launcher, "-n", "3", "--", "no-such-prog-xyz"],
+                                      env=self.env, capture_output=True, text=True, timeout=60)
+                self.assertEqual(proc.returncode, 127, proc.stderr)
+                self.assertEqual(proc.stderr.count("no-such-prog-xyz: command not found"), 1, proc.stderr)
+
+    def test_long_lines_stay_whole(self):
+        for launcher in ("local",):
+            proc = self.launch(launcher, 4, LONG_LINES)
+            self.assertEqual(proc.returncode, 0, proc.stderr)
+            lines = proc.stdout.splitlines()
+            self.assertEqual(len(lines), 200, proc.stdout[:2000])
+            for line in lines:
+                self.assertEqual(len(line), 400, line[:80])
+                self.assertEqual(len(set(line)), 1, line[:80])
+
+    def test_first_ctrl_c_says_what_it_sent(self):
+        for launcher in ("local", "mpirun"):
+            with self.subTest(launcher=launcher):
+                marker = os.path.join(self.tmp, f"started-{launcher}")
+                script = f"import os, time\nopen('{marker}-' + os.environ['RANK'], 'w').close()\ntime.sleep(60)\n"
+                path = self.write(f"sleep-{launcher}.py", script)
+                proc = subprocess.Popen([EZPZ, "launch", "--launcher", launcher, "-n", "2", "--kill-after", "20", "--",
+                                         DEBIAN_PYTHON, path], env=self.env, stderr=subprocess.PIPE, text=True)
+                deadline = time.monotonic() + 60
+                while len(glob.glob(marker + "-*")) < 2 and time.monotonic() < deadline:
+                    time.sleep(0.05)
+                self.assertEqual(len(glob.glob(marker + "-*")), 2, "ranks did not start")
+                proc.send_signal(signal.SIGINT)
+                _, err = proc.communicate(timeout=60)
+                self.assertEqual(proc.returncode, 130, err)
+                want = "SIGINT sent to 2 ranks" if launcher == "local" else "SIGINT sent to mpirun (2 ranks)"
+                self.assertIn(want + ": waiting up to 20 s", err)
+                self.assertNotIn("job failed", err)
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)
