@@ -79,7 +79,7 @@ Cli::Parsed Cli::parse(std::vector<std::string> args, Terminal& term) {
       args.erase(sep, args.end());
     }
     std::vector<std::string> tail(args.begin() + static_cast<std::ptrdiff_t>(i) + 1, args.end());
-    target->normalize(tail);
+    target->normalize(tail, had_separator);
     args.resize(i + 1);
     args.insert(args.end(), tail.begin(), tail.end());
   }

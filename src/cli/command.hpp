@@ -36,9 +36,9 @@ class Command {
   virtual void add_cli(CLI::App& app) = 0;
   /// Run after parsing; returns the process exit code.
   virtual int run(Context& ctx) = 0;
-  /// Rewrite tokens after the subcommand name before CLI11 sees them
-  /// (launch maps ezpz's single-dash aliases such as -np). Default: none.
-  virtual void normalize(std::vector<std::string>& /*tokens*/) const {}
+  /// Rewrite the tokens between the subcommand name and "--" before CLI11 sees them (launch maps
+  /// ezpz's single-dash aliases such as -np and keeps the launcher's flags aside). Default: none.
+  virtual void normalize(std::vector<std::string>& /*tokens*/, bool /*had_separator*/) {}
   /// Whether a command after "--" belongs to this subcommand.
   [[nodiscard]] virtual bool takes_trailing_command() const { return false; }
   virtual void set_trailing_command(std::vector<std::string> /*command*/, bool /*had_separator*/) {}

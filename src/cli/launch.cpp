@@ -8,6 +8,7 @@
 #include <CLI/App.hpp>
 #include <CLI/Validators.hpp>
 
+#include "cli/launch_args.hpp"
 #include "cli/launch_report.hpp"
 #include "cli/terminal.hpp"
 #include "core/job_record.hpp"
@@ -16,6 +17,25 @@
 
 namespace ezpz::cli {
 namespace {
+
+/// A command that cannot be what the user meant: a Python file with no interpreter (and no #! line).
+std::string command_problem(const core::SystemProbe& probe, const std::vector<std::string>& command) {
+  if (command.empty()) {
+    return "";
+  }
+  const auto& first = command.front();
+  const bool python_file = first.size() > 3 && first.compare(first.size() - 3, 3, ".py") == 0;
+  auto text = python_file && probe.is_file(first) ? probe.read_file(first) : Expected<std::string>(std::string());
+  if (python_file && !(text && text->rfind("#!", 0) == 0)) {
+    std::string rest;
+    for (std::size_t i = 1; i < command.size() && i < 4; ++i) {
+      rest += " " + command[i];
+    }
+    return first + " is a Python file, not a program: did you mean python3 " + first + rest +
+           "? (ezpz launch -- python3 " + first + " ...)";
+  }
+  return "";
+}
 
 double epoch_seconds(std::chrono::system_clock::time_point t) {
   return std::chrono::duration<double>(t.time_since_epoch()).count();
@@ -90,45 +110,24 @@ void LaunchCommand::add_cli(CLI::App& app) {
       "  ezpz launch --dry-run --json -- python3 train.py");
 }
 
-void LaunchCommand::normalize(std::vector<std::string>& tokens) const {
-  static const std::vector<std::pair<std::string, std::string>> aliases = {
-      {"-np", "--np"}, {"--n", "--np"}, {"-ppn", "--ppn"}, {"-nh", "--nh"}, {"-nhosts", "--nhosts"}};
-  for (std::size_t i = 0; i < tokens.size(); ++i) {
-    auto& t = tokens[i];
-    std::string name = t.substr(0, t.find('='));
-    for (const auto& [from, to] : aliases) {
-      if (name == from) {
-        t = to + t.substr(name.size());
-        name = to;
-      }
-    }
-    if (t.empty() || t[0] != '-') {
-      return;  // the command starts here: its flags are the user's
-    }
-    const auto* opt = app_->get_option_no_throw(name);
-    if (opt != nullptr && opt->get_items_expected_max() > 0 && t.find('=') == std::string::npos) {
-      ++i;  // skip the option's value
-    }
-  }
+void LaunchCommand::normalize(std::vector<std::string>& tokens, bool had_separator) {
+  auto split = split_launch_tokens(tokens, had_separator, *app_);
+  tokens = std::move(split.ezpz);
+  launcher_tokens_ = std::move(split.launcher);
+  token_error_ = std::move(split.error);
 }
 
 void LaunchCommand::set_trailing_command(std::vector<std::string> command, bool had_separator) {
   request_ = {};
   request_error_.clear();
-  auto extras = app_->remaining();
+  request_error_ = token_error_;
   if (had_separator) {
-    request_.launcher_args = extras;
-    request_.launcher_args.insert(request_.launcher_args.end(), positional_.begin(), positional_.end());
+    request_.launcher_args = launcher_tokens_;
     request_.command = std::move(command);
   } else {
     request_.command = positional_;
-    if (!extras.empty()) {
-      request_error_ = "unknown option " + extras.front() +
-                       " before the command: put launcher flags before -- and the command after it, e.g. "
-                       "ezpz launch " +
-                       extras.front() + " ... -- python3 train.py";
-    }
   }
+
   auto set_if = [](CLI::App* app, const char* name, auto& field, const auto& value) {
     if (app->count(name) > 0) {
       field = value;
@@ -150,6 +149,9 @@ void LaunchCommand::set_trailing_command(std::vector<std::string> command, bool 
 }
 
 int LaunchCommand::run(Context& ctx) {
+  if (request_error_.empty()) {
+    request_error_ = command_problem(ctx.probe, request_.command);
+  }
   if (!request_error_.empty()) {
     return ctx.term.fail(usage_error(request_error_));
   }

@@ -48,8 +48,8 @@ class LaunchCommand final : public Command {
   /// Run the plan, again after failures up to --retries; the last attempt's result and its number.
   Expected<std::pair<core::RunResult, int>> run_attempts(Context& ctx, const core::LaunchPlan& plan,
                                                          std::optional<core::FirstFailure>& failure);
-  /// -np/-ppn/-nh/--n (ezpz's single-dash aliases) -> their --long forms, up to the command.
-  void normalize(std::vector<std::string>& tokens) const override;
+  /// ezpz's flags (anywhere before --) for CLI11; the launcher's flags kept aside (launch_args.hpp).
+  void normalize(std::vector<std::string>& tokens, bool had_separator) override;
   [[nodiscard]] bool takes_trailing_command() const override { return true; }
   void set_trailing_command(std::vector<std::string> command, bool had_separator) override;
 
@@ -66,6 +66,8 @@ class LaunchCommand final : public Command {
   CLI::App* app_ = nullptr;
   core::LaunchRequest request_;
   std::vector<std::string> positional_;
+  std::vector<std::string> launcher_tokens_;  ///< tokens before -- that are not ezpz's
+  std::string token_error_;                   ///< a typo or a torchrun-only flag among them
   int nprocs_ = 0;
   int ppn_ = 0;
   int nhosts_ = 0;

@@ -79,7 +79,7 @@ void TestCommand::add_cli(CLI::App& app) {
       "  ezpz test -n 4 --tp 2 --json");
 }
 
-void TestCommand::normalize(std::vector<std::string>& tokens) const {
+void TestCommand::normalize(std::vector<std::string>& tokens, bool /*had_separator*/) {
   static const std::vector<std::pair<std::string, std::string>> aliases = {
       {"-np", "--np"}, {"--n", "--np"}, {"-ppn", "--ppn"}, {"-nh", "--nh"}, {"-nhosts", "--nhosts"}};
   for (auto& t : tokens) {

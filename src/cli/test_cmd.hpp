@@ -16,7 +16,7 @@ class TestCommand final : public Command {
   void add_cli(CLI::App& app) override;
   int run(Context& ctx) override;
   /// -np/-ppn/-nh like launch.
-  void normalize(std::vector<std::string>& tokens) const override;
+  void normalize(std::vector<std::string>& tokens, bool had_separator) override;
 
   /// The launch request for `program` (tests read it).
   [[nodiscard]] core::LaunchRequest request(const std::string& program, const std::string& json_out) const;

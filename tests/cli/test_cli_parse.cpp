@@ -244,3 +244,76 @@ TEST_CASE("run: the built-in launcher gives each rank its environment and label"
   CHECK(w.rc == 0);
   CHECK_THAT(w.err, Catch::Contains("job record not saved"));
 }
+
+TEST_CASE("launch: ezpz's flags count anywhere before --; only unknown ones go to the launcher", "[cli]") {
+  auto p = parse({"launch", "-x", "FOO=1", "--dry-run", "-n", "2", "--", "python3", "train.py"});
+  REQUIRE(p.ran);
+  CHECK(p.request.launcher_args == Strings{"-x", "FOO=1"});
+  CHECK(p.request.topology.nprocs == 2);
+  CHECK(p.request_error.empty());
+  auto mixed = parse({"launch", "--mca", "btl", "self", "--label", "-genv", "A", "1", "--ppn=2", "--", "true"});
+  CHECK(mixed.request.launcher_args == Strings{"--mca", "btl", "self", "-genv", "A", "1"});
+  CHECK(mixed.request.label);
+  CHECK(mixed.request.topology.ppn == 2);
+}
+
+TEST_CASE("launch: near misses of ezpz's flags and torchrun's own flags are usage errors", "[cli]") {
+  struct Case {
+    Strings args;
+    const char* says;
+  };
+  for (const auto& c : std::vector<Case>{
+           {{"launch", "--dryrun", "-n", "2", "--", "x"}, "unknown flag --dryrun: did you mean --dry-run?"},
+           {{"launch", "--labels", "--", "x"}, "unknown flag --labels: did you mean --label?"},
+           {{"launch", "--hostfle", "h", "--", "x"}, "did you mean --hostfile?"},
+           {{"launch", "-dry-run", "--", "x"}, "did you mean --dry-run?"},
+           {{"launch", "--standalone", "--", "x"}, "--standalone is torchrun's"},
+           {{"launch", "--rdzv-backend=c10d", "--", "x"}, "ezpz uses no rendezvous server"},
+           {{"launch", "--rdzv_endpoint", "h:1", "--", "x"}, "ezpz uses no rendezvous server"},
+           {{"launch", "--rdzv-id", "7", "--", "x"}, "ezpz uses no rendezvous server"},
+           {{"launch", "--max-restarts", "3", "--", "x"}, "use --retries N"},
+           {{"launch", "--nnodes=1:4", "--", "x"}, "--nnodes 1:4 is torchrun's elastic range"},
+           {{"launch", "--nnodes", "2:4", "--", "x"}, "--nnodes 2:4 is torchrun's elastic range"},
+           {{"launch", "--nproc-per-node=gpu", "--", "x"}, "leave it out"},
+           {{"launch", "--master-port", "1", "--", "x"}, "ezpz gives every rank NODE_RANK, MASTER_ADDR"},
+       }) {
+    INFO(c.args[1]);
+    auto p = parse(c.args);
+    CHECK_THAT(p.request_error, Catch::Contains(c.says));
+  }
+  // Launcher flags near one of ezpz's pass through.
+  for (const char* flag : {"--nodes=2", "--hosts", "--gpus=4", "--envall", "--depth=8", "-launcher", "--overlap"}) {
+    INFO(flag);
+    auto p = parse({"launch", flag, "--", "x"});
+    CHECK(p.request_error.empty());
+  }
+}
+
+TEST_CASE("run: the quoted commands that used to start the wrong job run nothing", "[cli]") {
+  ezpz::test::FakeProbe probe;
+  probe.programs["mpirun"] = "/usr/bin/mpirun";
+  auto env = ezpz::test::make_env({});
+  ezpz::test::FakeProcess process;
+  auto dry = ezpz::test::run_cli({"launch", "-x", "FOO=1", "--dry-run", "-n", "2", "--", "python3", "train.py"}, env,
+                                 probe, &process);
+  CHECK(dry.rc == 0);
+  CHECK_THAT(dry.out, Catch::StartsWith("mpirun -np 2 "));
+  CHECK_THAT(dry.out, Catch::Contains(" -x FOO=1 "));
+  for (const Strings& args :
+       {Strings{"launch", "--dryrun", "-n", "2", "--", "python3", "train.py"},
+        Strings{"launch", "--labels", "--", "python3", "train.py"},
+        Strings{"launch", "--standalone", "--nproc-per-node", "4", "--", "python3", "t.py"},
+        Strings{"launch", "-n", "2", "--", "train.py", "--lr", "3"}, Strings{"launch", "-n", "2", "train.py"}}) {
+    INFO(args[1] + " " + args.back());
+    auto r = ezpz::test::run_cli(args, env, probe, &process);
+    CHECK(r.rc == 2);
+    CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+  }
+  CHECK(process.runs.empty());
+  auto py = ezpz::test::run_cli({"launch", "--", "train.py"}, env, probe, &process);
+  CHECK_THAT(py.err, Catch::Contains("did you mean python3 train.py?"));
+  // A Python file with a #! line is a program.
+  probe.files["./tool.py"] = "#!/usr/bin/env python3\nprint(1)\n";
+  CHECK(ezpz::test::run_cli({"launch", "--dry-run", "--", "./tool.py"}, env, probe, &process).rc == 0);
+  CHECK(process.runs.empty());
+}
