@@ -182,6 +182,9 @@ int LaunchCommand::run(Context& ctx) {
     return ctx.term.fail(ran.error());
   }
   const auto& [result, attempts] = *ran;
+  if (const auto& dir = plan.rank.record_dir; !dir.empty() && ctx.probe.list_dir(dir).empty()) {
+    ctx.transfer.discard(dir);  // no rank left an error file or a report: no empty folder either
+  }
   // 4. Record what happened.
   LaunchTimes times{iso_time(start_wall, "%Y-%m-%dT%H:%M:%SZ"),
                     iso_time(std::chrono::system_clock::now(), "%Y-%m-%dT%H:%M:%SZ"),

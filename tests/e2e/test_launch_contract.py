@@ -114,6 +114,9 @@ class Contract(TempDirTest):
                     self.assertEqual(env["TORCH_NCCL_ASYNC_ERROR_HANDLING"], "1")
                     self.assertEqual(env["OMP_NUM_THREADS"], "1")
                 self.assertEqual(proc.stderr.count("OMP_NUM_THREADS=1 for every rank"), 1, proc.stderr)
+                # A launch that went well leaves its record and no empty record directory.
+                self.assertEqual([p for p in glob.glob(os.path.join(self.home, "jobs", "*", "launch-*"))
+                                  if os.path.isdir(p)], [])
         # A value the user exported wins.
         env = dict(self.env, OMP_NUM_THREADS="5", TORCH_NCCL_ASYNC_ERROR_HANDLING="0")
         proc = self.launch("mpirun", 2, CONTRACT, env=env)
