@@ -18,7 +18,8 @@
 namespace ezpz::sys {
 namespace {
 
-/// In the child, after fork: tie it to its parent, restore signals and stdio, exec. Never returns.
+/// In the child, after vfork: tie it to its parent, restore signals and stdio, exec. Only system
+/// calls here (it shares the parent's memory until exec). Never returns.
 [[noreturn]] void exec_child(const Prepared& p, pid_t parent, int error_fd, const int* out, const int* err) {
   ::prctl(PR_SET_PDEATHSIG, SIGKILL);
   if (::getppid() != parent) {
@@ -108,11 +109,18 @@ core::ChildExit PosixProcessControl::run_child(const std::vector<std::string>& a
     out.exit_code = 126;
     return out;
   }
+  // vfork (the parent waits until the child has exec'd: no page tables copied, ~0.1 ms less a
+  // rank); signals stay blocked meanwhile so no handler of ours runs in the child.
   const pid_t parent = ::getpid();
-  const pid_t pid = ::fork();
+  sigset_t all;
+  sigset_t before;
+  sigfillset(&all);
+  ::sigprocmask(SIG_SETMASK, &all, &before);
+  const pid_t pid = ::vfork();
   if (pid == 0) {
     exec_child(prepared, parent, error_pipe[1], labelled ? out_pipe : nullptr, labelled ? err_pipe : nullptr);
   }
+  ::sigprocmask(SIG_SETMASK, &before, nullptr);
   ::close(error_pipe[1]);
   std::vector<LineStream> streams;
   if (labelled) {
