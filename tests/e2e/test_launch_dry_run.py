@@ -21,6 +21,7 @@ class PbsLike(TempDirTest):
         p = plan(["--no-rank-env", "--", "python3", "-m", "app.train"], env)
         self.assertEqual(p["scheduler"], "pbs")
         self.assertEqual(p["machine"], "aurora")
+        self.assertEqual(p["machine_evidence"], "named by EZPZ_MACHINE=aurora")
         self.assertEqual(p["hosts"], ["x4102c0s0b0n0", "x4102c0s1b0n0"])
         self.assertEqual((p["nhosts"], p["ppn"], p["nprocs"]), (2, 12, 24))
         self.assertEqual(p["launcher"], "mpiexec")
