@@ -27,6 +27,7 @@ nlohmann::json plan_object(const core::LaunchPlan& plan, const core::ClusterInfo
   return {
       {"scheduler", core::to_string(plan.scheduler)},
       {"machine", plan.machine},
+      {"machine_evidence", cluster.machine_reason},
       {"hosts", plan.hosts},
       {"nhosts", plan.topology.nhosts},
       {"ppn", plan.topology.ppn},

@@ -215,8 +215,13 @@ Expected<ClusterInfo> discover_cluster(const Env& env, const MachineSet& machine
     }
     info.machine = *m;
     info.machine_forced = true;
+    info.machine_how = MachineEvidence::named;
+    info.machine_reason = "named by " + forced->first + "=" + forced->second;
   } else {
-    info.machine = machines.detect(env.hostname);
+    auto match = machines.identify(env);
+    info.machine = *match.profile;
+    info.machine_how = match.how;
+    info.machine_reason = std::move(match.reason);
   }
 
   std::vector<std::string> aux;

@@ -58,7 +58,9 @@ struct ConfigLocation {
 struct ClusterInfo {
   Scheduler scheduler = Scheduler::local;
   MachineProfile machine;
-  bool machine_forced = false;  ///< --machine or EZPZ_MACHINE named it
+  bool machine_forced = false;                              ///< --machine or EZPZ_MACHINE named it
+  MachineEvidence machine_how = MachineEvidence::fallback;  ///< how the machine was decided
+  std::string machine_reason;                               ///< the evidence, for doctor and the guess warning
   HostSource host_source;
   HostList hosts;  ///< the allocation's hosts, deduplicated, in order
   GpuCount gpus;

@@ -143,7 +143,7 @@ CheckResult check_scheduler(const Env& env, const SystemProbe& probe, const Loca
   return check_ok(name, job + ": " + from + ", consistent with " + allocated_from);
 }
 
-CheckResult check_machine(const Env& env, const LocalFacts& facts) {
+CheckResult check_machine(const Env& /*env*/, const LocalFacts& facts) {
   const std::string name = "machine";
   if (!facts.machines) {
     return check_error(name, "machine profiles cannot be loaded: " + facts.machines_error,
@@ -154,17 +154,26 @@ CheckResult check_machine(const Env& env, const LocalFacts& facts) {
   }
   const auto& c = *facts.cluster;
   const std::string gpus = std::to_string(c.gpus.per_node) + " GPU(s) per node (" + c.gpus.source + ")";
-  if (c.machine_forced) {
-    return check_ok(name, c.machine.name + " (named by --machine or EZPZ_MACHINE); " + gpus);
+  switch (c.machine_how) {
+    case MachineEvidence::named:
+    case MachineEvidence::hostname:
+    case MachineEvidence::signal:
+      return check_ok(name, c.machine.name + " (" + c.machine_reason + "); " + gpus);
+    case MachineEvidence::guessed:
+      return check_warning(name, c.machine.name + " is a guess (" + c.machine_reason + "); " + gpus,
+                           "set EZPZ_MACHINE=" + c.machine.name + " if this is " + c.machine.name +
+                               ", or EZPZ_MACHINE=local if it is not (docs/machines.md)");
+    case MachineEvidence::fallback:
+      break;
   }
-  if (c.machine.name == "local" && c.scheduler != Scheduler::local) {
+  if (c.scheduler != Scheduler::local) {
     return check_warning(name,
-                         "no machine profile matches host '" + env.hostname + "' in a " +
-                             std::string(to_string(c.scheduler)) + " job: generic settings (no CPU or GPU binding)",
+                         "no machine profile for this " + std::string(to_string(c.scheduler)) + " job (" +
+                             c.machine_reason + "): generic settings (no CPU or GPU binding)",
                          "set EZPZ_MACHINE to one of " + join(facts.machines->names(), ", ") +
                              " or add a [[machine]] to ~/.config/ezpz/config.toml (docs/machines.md)");
   }
-  return check_ok(name, c.machine.name + " (from the hostname '" + env.hostname + "'); " + gpus);
+  return check_ok(name, c.machine.name + " (" + c.machine_reason + "); " + gpus);
 }
 
 std::string launcher_flavour(std::string_view text) {

@@ -108,6 +108,38 @@ void append_env_forwarding(std::vector<std::string>& argv,
   }
 }
 
+/// The guess warning, and the environment the profile adds: `env`, and above its node
+/// threshold `env_at_scale` (which wins over `env`); a name the user's environment sets,
+/// even to "", is left alone.
+void add_machine_env(LaunchPlan& plan, const Env& env, const ClusterInfo& cluster) {
+  const auto& machine = cluster.machine;
+  if (cluster.machine_how == MachineEvidence::guessed) {
+    plan.warnings.push_back("guessed machine " + machine.name + ": " + cluster.machine_reason + ": set EZPZ_MACHINE=" +
+                            machine.name + " (or EZPZ_MACHINE=local) or pass --machine to settle it");
+  }
+  if (!cluster.machine_forced && plan.style != machine.style) {
+    return;
+  }
+  auto add = [&](const std::vector<std::pair<std::string, std::string>>& list) {
+    for (const auto& [name, value] : list) {
+      if (env.vars.count(name) != 0) {
+        continue;
+      }
+      const auto key = name;  // clang 14 cannot capture a structured binding
+      auto it = std::find_if(plan.env.begin(), plan.env.end(), [&key](const auto& kv) { return kv.first == key; });
+      if (it != plan.env.end()) {
+        it->second = expand_machine_value(value, env);
+      } else {
+        plan.env.emplace_back(name, expand_machine_value(value, env));
+      }
+    }
+  };
+  add(machine.env);
+  if (machine.at_scale_nodes > 0 && plan.topology.nhosts > machine.at_scale_nodes) {
+    add(machine.env_at_scale);
+  }
+}
+
 }  // namespace
 
 LauncherInventory find_launchers(const SystemProbe& probe) {
@@ -230,12 +262,7 @@ Expected<LaunchPlan> plan_launch(const LaunchRequest& request, const Env& env, c
     plan.cpu_bind = cluster.machine.cpu_bind;
   }
 
-  // Environment the profile adds, unless the user already set it.
-  for (const auto& [name, value] : cluster.machine.env) {
-    if (!env.has(name) && (cluster.machine_forced || plan.style == cluster.machine.style)) {
-      plan.env.emplace_back(name, value);
-    }
-  }
+  add_machine_env(plan, env, cluster);
 
   const auto n = std::to_string(topo->nprocs);
   const auto ppn = std::to_string(topo->ppn);

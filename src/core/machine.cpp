@@ -15,7 +15,8 @@ namespace {
 
 constexpr std::string_view kKnownKeys =
     "name, description, match_prefix, match_contains, scheduler, launcher, style, cpu_bind, depth, "
-    "gpus_per_node, gpu_bind, gpu_reverse, master_addr_suffix, env";
+    "gpus_per_node, gpu_bind, gpu_reverse, master_addr_suffix, env, shared_prefix, match_env, guess_from_prefix, "
+    "at_scale_nodes, env_at_scale";
 
 std::string where(std::string_view source, const toml::node& node) {
   return std::string(source) + ":" + std::to_string(node.source().begin.line);
@@ -38,6 +39,62 @@ Expected<int> get_count(std::string_view source, const toml::node& node, std::st
     return key_error(source, node, key, "must be a whole number >= 0");
   }
   return static_cast<int>(*v);
+}
+
+/// A list of lower-case hostname prefixes (match_prefix, shared_prefix).
+Expected<void> set_prefixes(std::string_view source, std::vector<std::string>& out, std::string_view key,
+                            const toml::node& node) {
+  const auto* arr = node.as_array();
+  if (arr == nullptr) {
+    return key_error(source, node, key, "must be a list of strings, e.g. [\"x4\", \"aurora\"]");
+  }
+  out.clear();
+  for (const auto& item : *arr) {
+    auto s = item.value<std::string>();
+    if (!s || s->empty()) {
+      return key_error(source, item, key, "must hold only non-empty strings");
+    }
+    out.push_back(to_lower(*s));
+  }
+  return {};
+}
+
+/// A table of NAME = "text" merged into `out` (env, env_at_scale, match_env); `lower` keeps
+/// the texts in lower case and refuses empty ones (match_env compares case-insensitively).
+Expected<void> set_pairs(std::string_view source, std::vector<std::pair<std::string, std::string>>& out,
+                         std::string_view key, const toml::node& node, bool lower) {
+  const auto* tbl = node.as_table();
+  if (tbl == nullptr) {
+    return key_error(source, node, key, "must be a table of NAME = \"value\"");
+  }
+  for (const auto& [name, value] : *tbl) {
+    auto s = value.value<std::string>();
+    const std::string entry = std::string(key) + "." + std::string(name.str());
+    if (!s) {
+      return key_error(source, value, entry, "must be a string");
+    }
+    if (lower && s->empty()) {
+      return key_error(source, value, entry, "must be non-empty text that the variable's value contains");
+    }
+    const auto key_name = name.str();  // clang 14 cannot capture a structured binding
+    const std::string text = lower ? to_lower(*s) : *s;
+    auto existing = std::find_if(out.begin(), out.end(), [&key_name](const auto& kv) { return kv.first == key_name; });
+    if (existing != out.end()) {
+      existing->second = text;
+    } else {
+      out.emplace_back(std::string(key_name), text);
+    }
+  }
+  return {};
+}
+
+Expected<void> set_bool(std::string_view source, bool& field, std::string_view key, const toml::node& node) {
+  auto v = node.value<bool>();
+  if (!v) {
+    return key_error(source, node, key, "must be true or false");
+  }
+  field = *v;
+  return {};
 }
 
 /// Apply one key of a [[machine]] table to `m`.
@@ -78,13 +135,8 @@ Expected<void> apply_key(std::string_view source, MachineProfile& m, std::string
     }
     return r;
   }
-  if (key == "gpu_reverse") {
-    auto v = node.value<bool>();
-    if (!v) {
-      return key_error(source, node, key, "must be true or false");
-    }
-    m.gpu_reverse = *v;
-    return {};
+  if (key == "gpu_reverse" || key == "guess_from_prefix") {
+    return set_bool(source, key == "gpu_reverse" ? m.gpu_reverse : m.guess_from_prefix, key, node);
   }
   if (key == "launcher") {
     auto r = set_string(m.launcher);
@@ -118,49 +170,22 @@ Expected<void> apply_key(std::string_view source, MachineProfile& m, std::string
     m.style = *style;
     return {};
   }
-  if (key == "depth" || key == "gpus_per_node") {
+  if (key == "depth" || key == "gpus_per_node" || key == "at_scale_nodes") {
     auto v = get_count(source, node, key);
     if (!v) {
       return v.error();
     }
-    (key == "depth" ? m.depth : m.gpus_per_node) = *v;
+    (key == "depth" ? m.depth : key == "gpus_per_node" ? m.gpus_per_node : m.at_scale_nodes) = *v;
     return {};
   }
-  if (key == "match_prefix") {
-    const auto* arr = node.as_array();
-    if (arr == nullptr) {
-      return key_error(source, node, key, "must be a list of strings, e.g. [\"x4\", \"aurora\"]");
-    }
-    m.match_prefix.clear();
-    for (const auto& item : *arr) {
-      auto s = item.value<std::string>();
-      if (!s || s->empty()) {
-        return key_error(source, item, key, "must hold only non-empty strings");
-      }
-      m.match_prefix.push_back(to_lower(*s));
-    }
-    return {};
+  if (key == "match_prefix" || key == "shared_prefix") {
+    return set_prefixes(source, key == "match_prefix" ? m.match_prefix : m.shared_prefix, key, node);
   }
-  if (key == "env") {
-    const auto* tbl = node.as_table();
-    if (tbl == nullptr) {
-      return key_error(source, node, key, "must be a table of NAME = \"value\"");
-    }
-    for (const auto& [name, value] : *tbl) {
-      auto s = value.value<std::string>();
-      if (!s) {
-        return key_error(source, value, "env." + std::string(name.str()), "must be a string");
-      }
-      const auto key_name = name.str();  // clang 14 cannot capture a structured binding
-      auto existing =
-          std::find_if(m.env.begin(), m.env.end(), [&key_name](const auto& kv) { return kv.first == key_name; });
-      if (existing != m.env.end()) {
-        existing->second = *s;
-      } else {
-        m.env.emplace_back(std::string(name.str()), *s);
-      }
-    }
-    return {};
+  if (key == "env" || key == "env_at_scale") {
+    return set_pairs(source, key == "env" ? m.env : m.env_at_scale, key, node, false);
+  }
+  if (key == "match_env") {
+    return set_pairs(source, m.match_env, key, node, true);
   }
   return key_error(source, node, key, "is not a machine setting; known keys: " + std::string(kKnownKeys));
 }
@@ -309,22 +334,6 @@ const MachineProfile* MachineSet::find(std::string_view name) const {
   auto lower = to_lower(name);
   auto it = std::find_if(profiles_.begin(), profiles_.end(), [&](const auto& m) { return m.name == lower; });
   return it == profiles_.end() ? nullptr : &*it;
-}
-
-const MachineProfile& MachineSet::detect(std::string_view hostname) const {
-  auto lower = to_lower(hostname);
-  for (const auto& m : profiles_) {
-    if (m.matches(lower)) {
-      return m;
-    }
-  }
-  static const MachineProfile fallback = [] {
-    MachineProfile m;
-    m.name = "local";
-    return m;
-  }();
-  const auto* local = find("local");
-  return local != nullptr ? *local : fallback;
 }
 
 std::vector<std::string> MachineSet::names() const {

@@ -7,6 +7,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/env.hpp"
 #include "core/expected.hpp"
 #include "core/scheduler.hpp"
 
@@ -33,8 +34,31 @@ struct MachineProfile {
   bool gpu_reverse = false;        ///< local rank 0 takes the last GPU (Polaris' affinity script)
   std::string master_addr_suffix;  ///< high-speed-network name: short host + this, used when it resolves
   std::vector<std::pair<std::string, std::string>> env;  ///< exported unless already set
+  /// Hostname prefixes other sites use too: they pick this machine only with a `match_env`
+  /// signal, or, with `guess_from_prefix`, as a guess that launch and doctor warn about.
+  std::vector<std::string> shared_prefix;
+  std::vector<std::pair<std::string, std::string>> match_env;  ///< NAME -> text its value contains (lower case)
+  bool guess_from_prefix = false;
+  int at_scale_nodes = 0;  ///< env_at_scale applies to jobs on more hosts than this (0 = never)
+  std::vector<std::pair<std::string, std::string>> env_at_scale;
 
+  /// Whether `lower_hostname` starts with one of match_prefix (and contains match_contains).
   [[nodiscard]] bool matches(std::string_view lower_hostname) const;
+};
+
+/// How the machine of this run was decided (doctor shows it; a guess is a launch warning).
+enum class MachineEvidence {
+  named,     ///< --machine or EZPZ_MACHINE
+  hostname,  ///< a prefix only this machine uses
+  signal,    ///< a shared prefix plus the site's own environment (match_env)
+  guessed,   ///< a shared prefix alone (guess_from_prefix)
+  fallback,  ///< nothing matched: the generic "local" profile
+};
+
+struct MachineMatch {
+  const MachineProfile* profile = nullptr;
+  MachineEvidence how = MachineEvidence::fallback;
+  std::string reason;  ///< one clause naming the evidence, e.g. "hostname 'x4102...' starts with 'x4' and ..."
 };
 
 class MachineSet {
@@ -48,8 +72,12 @@ class MachineSet {
   [[nodiscard]] Expected<void> merge_toml(std::string_view text, std::string_view source);
 
   [[nodiscard]] const MachineProfile* find(std::string_view name) const;
-  /// The first profile whose rules match `hostname`, else "local".
-  [[nodiscard]] const MachineProfile& detect(std::string_view hostname) const;
+  /// The machine of `env.hostname` (docs/machines.md "Detection"): a profile whose own prefix
+  /// matches; else one whose shared prefix matches with a match_env signal; else one whose shared
+  /// prefix guesses it; else "local".
+  [[nodiscard]] MachineMatch identify(const Env& env) const;
+  /// The "local" profile (built in; a user may override its keys).
+  [[nodiscard]] const MachineProfile& generic() const;
   [[nodiscard]] std::vector<std::string> names() const;
   [[nodiscard]] const std::vector<MachineProfile>& profiles() const { return profiles_; }
 
@@ -59,6 +87,10 @@ class MachineSet {
 
 /// Extra places yeet may replace a destination without --force: `[yeet] allowed_roots`.
 [[nodiscard]] Expected<std::vector<std::string>> yeet_roots_from_toml(std::string_view text, std::string_view source);
+
+/// A profile's env value with `{uid}` and `{job_id}` (SLURM_JOB_ID or PBS_JOBID up to its first
+/// '.', characters other than [A-Za-z0-9._-] made '_'; "nojob" outside a job) filled in.
+[[nodiscard]] std::string expand_machine_value(std::string_view value, const Env& env);
 
 /// The text of src/core/machines.toml.
 [[nodiscard]] std::string_view builtin_machines_toml();

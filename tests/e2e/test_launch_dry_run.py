@@ -21,6 +21,7 @@ class PbsLike(TempDirTest):
         p = plan(["--no-rank-env", "--", "python3", "-m", "app.train"], env)
         self.assertEqual(p["scheduler"], "pbs")
         self.assertEqual(p["machine"], "aurora")
+        self.assertEqual(p["machine_evidence"], "named by EZPZ_MACHINE=aurora")
         self.assertEqual(p["hosts"], ["x4102c0s0b0n0", "x4102c0s1b0n0"])
         self.assertEqual((p["nhosts"], p["ppn"], p["nprocs"]), (2, 12, 24))
         self.assertEqual(p["launcher"], "mpiexec")
@@ -29,6 +30,27 @@ class PbsLike(TempDirTest):
                                      f"--hostfile={nodefile}", f"--cpu-bind={AURORA_BIND}",
                                      "python3", "-m", "app.train"])
         self.assertEqual(p["env"], {"CCL_PROCESS_LAUNCHER": "pmix", "FI_MR_CACHE_MONITOR": "userfaultfd"})
+
+    def test_aurora_at_scale_settings_above_16_nodes(self):
+        hosts = [f"x4102c0s{i}b0n0" for i in range(17)]
+        env, _ = self.pbs_env(hosts[:16])
+        self.assertNotIn("FI_CXI_DEFAULT_CQ_SIZE", plan(["--", "x"], env)["env"])
+        env, _ = self.pbs_env(hosts, FI_CXI_CQ_FILL_PERCENT="30")
+        p = plan(["--", "x"], env)
+        self.assertEqual(p["nhosts"], 17)
+        self.assertEqual(p["env"]["FI_CXI_DEFAULT_CQ_SIZE"], "131072")
+        self.assertEqual(p["env"]["FI_CXI_OFLOW_BUF_SIZE"], "8388608")
+        self.assertEqual(p["env"]["CCL_KVS_MODE"], "mpi")
+        self.assertEqual(p["env"]["CCL_ALLREDUCE_SCALEOUT"], "direct:0-1048576;rabenseifner:1048577-max")
+        self.assertNotIn("FI_CXI_CQ_FILL_PERCENT", p["env"])  # the user's value wins
+        self.assertEqual(p["warnings"], [])
+        # The text line sets them before the launcher, quoted for a shell.
+        proc = run(["launch", "--dry-run", "--", "x"], env, check=0)
+        words = shlex.split(proc.stdout.strip())
+        self.assertIn("CCL_ALLREDUCE_SCALEOUT=direct:0-1048576;rabenseifner:1048577-max", words)
+        self.assertIn("CCL_CONFIGURATION_PATH=", words)
+        self.assertIn("FI_CXI_DEFAULT_CQ_SIZE=131072", words)
+        self.assertNotIn("FI_CXI_CQ_FILL_PERCENT=20", proc.stdout)
 
     def test_text_line_is_shell_quoted(self):
         env, nodefile = self.pbs_env(["x3001c0s7b0n0", "x3001c0s7b1n0"], machine="polaris")
@@ -82,6 +104,16 @@ class SlurmLike(TempDirTest):
         p = plan(["--", "python3", "train.py"], env)
         self.assertEqual(p["hosts"], ["frontier00001", "frontier00002"])
         self.assertEqual(p["argv"][:6], ["srun", "-u", "--verbose", "-N2", "-n16", "--gpus-per-node=8"])
+
+    def test_frontier_site_settings(self):
+        env = base_env(SLURM_JOB_ID="4242", SLURM_JOB_NODELIST="frontier[00001-00002]", EZPZ_MACHINE="frontier")
+        p = plan(["--", "python3", "train.py"], env)
+        cache = f"/tmp/miopen-cache-{os.getuid()}-4242"
+        self.assertEqual(p["env"], {"MIOPEN_CUSTOM_CACHE_DIR": cache, "MIOPEN_USER_DB_PATH": cache,
+                                    "NCCL_SOCKET_IFNAME": "hsn0"})
+        self.assertEqual(p["master_addr"], "frontier00001")
+        env["NCCL_SOCKET_IFNAME"] = "hsn0,hsn1,hsn2,hsn3"
+        self.assertNotIn("NCCL_SOCKET_IFNAME", plan(["--", "python3", "train.py"], env)["env"])
 
     def test_generic_slurm_without_gpus(self):
         env = base_env(SLURM_JOB_ID="3", SLURM_NODELIST="node[1-2]", NGPU_PER_HOST="2")

@@ -55,6 +55,33 @@ TEST_CASE("discover_cluster: --machine and EZPZ_MACHINE beat the hostname", "[cl
   CHECK_THAT(bad.error().message, Catch::Contains("--machine nowhere is not a known machine"));
 }
 
+TEST_CASE("discover_cluster: a foreign Cray's nid host is generic; --machine and EZPZ_MACHINE settle it", "[cluster]") {
+  FakeProbe probe;
+  probe.gpus = 8;
+  auto env =
+      make_env({{"SLURM_JOB_ID", "7"}, {"SLURM_NODELIST", "nid[001-002]"}, {"SLURM_CLUSTER_NAME", "lumi"}}, "nid001");
+  auto generic = discover_cluster(env, ezpz::test::builtin_machines(), std::nullopt, std::nullopt, probe);
+  REQUIRE(generic);
+  CHECK(generic->machine.name == "local");
+  CHECK(generic->machine_how == MachineEvidence::fallback);
+  CHECK(generic->gpus.per_node == 8);  // the node's devices, not Perlmutter's 4
+  CHECK_THAT(generic->machine_reason, Catch::Contains("which perlmutter shares with other sites"));
+  auto named = discover_cluster(env, ezpz::test::builtin_machines(), "perlmutter", std::nullopt, probe);
+  CHECK(named->machine.name == "perlmutter");
+  CHECK(named->machine_how == MachineEvidence::named);
+  CHECK(named->machine_reason == "named by --machine=perlmutter");
+  env.vars["EZPZ_MACHINE"] = "perlmutter";
+  auto from_env = discover_cluster(env, ezpz::test::builtin_machines(), std::nullopt, std::nullopt, probe);
+  CHECK(from_env->machine.name == "perlmutter");
+  CHECK(from_env->machine_reason == "named by EZPZ_MACHINE=perlmutter");
+  // A name beats a signal for another machine, and a guess.
+  auto aurora = make_env({{"EZPZ_MACHINE", "local"}, {"PBS_JOBID", "1.aurora-pbs"}}, "x4102c0s0b0n0");
+  auto forced = discover_cluster(aurora, ezpz::test::builtin_machines(), std::nullopt, std::nullopt, probe);
+  CHECK(forced->machine.name == "local");
+  CHECK(discover_cluster(aurora, ezpz::test::builtin_machines(), "sunspot", std::nullopt, probe)->machine.name ==
+        "sunspot");
+}
+
 TEST_CASE("discover_cluster: a named hostfile that is missing or empty is a usage error", "[cluster]") {
   FakeProbe probe;
   probe.files["/empty"] = "# nothing\n";
@@ -74,11 +101,13 @@ TEST_CASE("discover_cluster: a named hostfile that is missing or empty is a usag
 
 TEST_CASE("discover_cluster: Slurm nodelist", "[cluster]") {
   FakeProbe probe;
-  auto env = make_env({{"SLURM_JOB_ID", "7"}, {"SLURM_JOB_NODELIST", "nid[001-003]"}}, "nid001");
+  auto env =
+      make_env({{"SLURM_JOB_ID", "7"}, {"SLURM_JOB_NODELIST", "nid[001-003]"}, {"NERSC_HOST", "perlmutter"}}, "nid001");
   auto c = discover_cluster(env, ezpz::test::builtin_machines(), std::nullopt, std::nullopt, probe);
   REQUIRE(c);
   CHECK(c->hosts == HostList{"nid001", "nid002", "nid003"});
   CHECK(c->machine.name == "perlmutter");
+  CHECK(c->machine_how == MachineEvidence::signal);
   auto bad = discover_cluster(make_env({{"SLURM_JOB_ID", "7"}, {"SLURM_NODELIST", "nid[1-"}}),
                               ezpz::test::builtin_machines(), std::nullopt, std::nullopt, probe);
   REQUIRE_FALSE(bad);
@@ -129,7 +158,7 @@ TEST_CASE("config file location and loading", "[cluster]") {
   probe.files["/h/.config/ezpz/config.toml"] = "[[machine]]\nname = \"box\"\nmatch_prefix = [\"box\"]\n";
   auto set = load_machines(make_env({{"HOME", "/h"}}), probe);
   REQUIRE(set);
-  CHECK(set->detect("box12").name == "box");
+  CHECK(set->identify(make_env({}, "box12")).profile->name == "box");
   probe.files["/h/.config/ezpz/config.toml"] = "[[machine]]\nname = \"box\"\nbogus = 1\n";
   auto bad = load_machines(make_env({{"HOME", "/h"}}), probe);
   REQUIRE_FALSE(bad);

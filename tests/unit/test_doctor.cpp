@@ -123,6 +123,31 @@ TEST_CASE("doctor: no machine profile inside a batch job is a warning", "[doctor
   CHECK(core::check_machine(aurora, facts_for(aurora, probe)).message.rfind("aurora", 0) == 0);
 }
 
+TEST_CASE("doctor: the machine check shows the evidence", "[doctor]") {
+  FakeProbe probe;
+  auto check = [&](const core::Env& env) { return core::check_machine(env, facts_for(env, probe)); };
+  auto confirmed = check(make_env({{"PBS_JOBID", "1.aurora-pbs-0001"}}, "x4102c0s0b0n0"));
+  CHECK(confirmed.status == CheckStatus::ok);
+  CHECK_THAT(confirmed.message,
+             Catch::StartsWith("aurora (hostname 'x4102c0s0b0n0' starts with 'x4' and PBS_JOBID contains 'aurora')"));
+  auto guessed = check(make_env({}, "x4102c0s0b0n0"));
+  CHECK(guessed.status == CheckStatus::warning);
+  CHECK_THAT(guessed.message, Catch::StartsWith("aurora is a guess (hostname 'x4102c0s0b0n0' starts with 'x4', "
+                                                "which aurora shares with other sites, and there is no PBS_JOBID"));
+  CHECK_THAT(guessed.remedy, Catch::Contains("EZPZ_MACHINE=aurora") && Catch::Contains("EZPZ_MACHINE=local"));
+  auto named = check(make_env({{"EZPZ_MACHINE", "polaris"}}, "x4102c0s0b0n0"));
+  CHECK(named.status == CheckStatus::ok);
+  CHECK_THAT(named.message, Catch::StartsWith("polaris (named by EZPZ_MACHINE=polaris)"));
+  auto foreign = check(make_env({{"SLURM_JOB_ID", "5"}, {"SLURM_NODELIST", "nid001"}}, "nid001"));
+  CHECK(foreign.status == CheckStatus::warning);
+  CHECK_THAT(foreign.message, Catch::Contains("which perlmutter shares with other sites, and there is no NERSC_HOST "
+                                              "or SLURM_CLUSTER_NAME containing 'perlmutter'"));
+  auto login = check(make_env({}, "login1"));
+  CHECK(login.status == CheckStatus::ok);
+  CHECK_THAT(login.message, Catch::StartsWith("local (hostname 'login1' starts with 'login', which frontier and "
+                                              "perlmutter share with other sites"));
+}
+
 TEST_CASE("doctor: launcher flavour and version from --version text", "[doctor]") {
   CHECK(core::launcher_flavour("mpiexec (OpenRTE) 4.1.4\n\nReport bugs to http://www.open-mpi.org/") ==
         "Open MPI 4.1.4");
