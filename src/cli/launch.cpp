@@ -174,6 +174,9 @@ int LaunchCommand::run(Context& ctx) {
     return 0;
   }
   // 3. ...or run it, again after failures when asked; say which rank failed first and why.
+  for (const auto& note : plan.notes) {
+    ctx.term.warn(note);
+  }
   const auto start = std::chrono::steady_clock::now();
   log::info("launch: " + core::shell_command_line(plan.env, plan.argv));
   std::optional<core::FirstFailure> failure;

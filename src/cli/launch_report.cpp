@@ -47,6 +47,7 @@ nlohmann::json plan_object(const core::LaunchPlan& plan, const core::ClusterInfo
       {"gpu_bind", core::to_string(plan.rank.gpu_bind)},
       {"label", plan.label},
       {"warnings", plan.warnings},
+      {"notes", plan.notes},
   };
 }
 

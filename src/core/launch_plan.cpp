@@ -339,8 +339,8 @@ Expected<LaunchPlan> plan_launch(const LaunchRequest& request, const Env& env, c
     }
   }
   if (request.rank_env && topo->ppn > 1 && !env.has("OMP_NUM_THREADS")) {
-    plan.warnings.push_back("OMP_NUM_THREADS=1 for every rank (" + std::to_string(topo->ppn) +
-                            " share a node), as torchrun sets it: export OMP_NUM_THREADS to tune it");
+    plan.notes.push_back("OMP_NUM_THREADS=1 for every rank (" + std::to_string(topo->ppn) +
+                         " share a node), as torchrun sets it: export OMP_NUM_THREADS to tune it");
   }
   if (!bind_used) {
     plan.warnings.push_back("--cpu-bind=" + plan.cpu_bind + " is ignored by " + std::string(to_string(plan.style)) +

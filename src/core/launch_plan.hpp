@@ -61,6 +61,7 @@ struct LaunchPlan {
   bool rank_env = true;  ///< ranks get RANK, WORLD_SIZE, ... (the shim, or the built-in launcher)
   bool label = false;
   std::vector<std::string> warnings;
+  std::vector<std::string> notes;  ///< said once on stderr when the job runs (not by dry runs)
 };
 
 /// Which program to run and its dialect (before topology is known).
