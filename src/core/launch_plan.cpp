@@ -209,7 +209,8 @@ void srun_argv(const LaunchRequest& request, const ClusterInfo& cluster, LaunchP
   const auto& t = plan.topology;
   plan.argv = {plan.launcher, "-u", "--verbose", "-N" + std::to_string(t.nhosts), "-n" + std::to_string(t.nprocs)};
   if (cluster.gpus.known) {
-    plan.argv.push_back("--gpus-per-node=" + std::to_string(t.ppn));
+    // One GPU per rank; ranks beyond the node's GPUs share them (a step asking for more is refused).
+    plan.argv.push_back("--gpus-per-node=" + std::to_string(std::min(t.ppn, cluster.gpus.per_node)));
   }
   if (request.hostfile || t.nhosts < static_cast<int>(cluster.hosts.size())) {
     plan.argv.push_back("--nodelist=" + join(plan.hosts, ","));

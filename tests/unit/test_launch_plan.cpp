@@ -425,7 +425,7 @@ TEST_CASE("allocation: asking beyond it warns, unless srun would refuse", "[laun
   wide.request.topology.ppn = 16;
   auto p = plan(wide);
   REQUIRE(p);
-  CHECK(shell_join(p->argv) == "srun -u --verbose -N2 -n32 --gpus-per-node=16 python3 -m app.train");
+  CHECK(shell_join(p->argv) == "srun -u --verbose -N2 -n32 --gpus-per-node=8 python3 -m app.train");
   CHECK_THAT(join(p->warnings, "\n"), Catch::Contains("--ppn 16: srun ignores the job's --ntasks-per-node=1") &&
                                           Catch::Contains("ranks will share GPUs"));
   // Too few CPUs: srun would say "More processors requested than permitted".
