@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # slurm-up.sh: a real Slurm (Debian slurm-wlm + munge) on the nodes of up.sh: slurmctld on
 # the login node, one slurmd per node. Then: export SLURM_CONF=$EZSIM_DIR/slurm/slurm.conf
+# EZSIM_GPUS=G gives every node G generic "gpu" resources (counted only: no device files), so
+# jobs can ask for --gpus-per-node and srun steps for --gpus-per-node.
 set -euo pipefail
 D=${EZSIM_DIR:-/var/tmp/ezsim}
 NET=${EZSIM_NET:-10.250.0}
@@ -10,6 +12,13 @@ command -v slurmctld >/dev/null || { echo "cluster-sim: slurm-wlm is missing: ru
 N=$(wc -l < "$D/hostfile")
 S="$D/slurm"
 mkdir -p "$S/ctld"
+GPUS=${EZSIM_GPUS:-0}
+GRES_TYPES="" NODE_GRES=""
+rm -f "$S/gres.conf"
+if [ "$GPUS" -gt 0 ]; then
+  GRES_TYPES="GresTypes=gpu" NODE_GRES="Gres=gpu:$GPUS"
+  echo "NodeName=node[1-$N] Name=gpu Count=$GPUS" > "$S/gres.conf"
+fi
 cat > "$S/slurm.conf" <<CFG
 ClusterName=ezsim
 SlurmctldHost=login($NET.1)
@@ -32,10 +41,11 @@ SelectType=select/cons_tres
 SelectTypeParameters=CR_Core
 ReturnToService=2
 MpiDefault=none
+$GRES_TYPES
 SlurmctldPort=6817
 SlurmdPort=6818
 SlurmdTimeout=30
-NodeName=node[1-$N] NodeAddr=$NET.[11-$((10 + N))] CPUs=$(nproc) RealMemory=1000 State=UNKNOWN
+NodeName=node[1-$N] NodeAddr=$NET.[11-$((10 + N))] CPUs=$(nproc) RealMemory=1000 $NODE_GRES State=UNKNOWN
 PartitionName=debug Nodes=ALL Default=YES MaxTime=INFINITE State=UP
 CFG
 export SLURM_CONF="$S/slurm.conf"

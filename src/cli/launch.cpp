@@ -270,7 +270,7 @@ Expected<PlannedJob> plan_job(Context& ctx, core::LaunchRequest request, std::st
   }
   log::debug("scheduler " + std::string(core::to_string(cluster->scheduler)) + ", machine " + cluster->machine.name +
              ", " + std::to_string(cluster->hosts.size()) + " host(s) from " + cluster->host_source.origin + ", " +
-             std::to_string(cluster->gpus.per_node) + " GPU(s) per node from " + cluster->gpus.source);
+             std::to_string(cluster->gpus.per_node) + " GPU(s) per node from " + cluster->gpus.detail);
   // 3. A port for MASTER_PORT, held until we exit; the launcher programs; the plan.
   if (request.rank_env && !ctx.env.has("MASTER_PORT")) {
     cluster->master_port = ctx.process.reserve_tcp_port();

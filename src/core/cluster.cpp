@@ -74,21 +74,73 @@ HostSource choose_host_source(const Env& env, Scheduler scheduler, const std::op
   return {HostSource::Kind::this_host, "hostname", env.hostname.empty() ? "localhost" : env.hostname};
 }
 
-Expected<GpuCount> gpus_per_node(const Env& env, const MachineProfile& machine, int device_count) {
+namespace {
+
+/// The allocation's or the profile's number, before the visibility variables.
+GpuCount base_gpus(const Env& env, const MachineProfile& machine, int device_count, bool applies) {
+  if (auto v = env.first_of({"SLURM_GPUS_ON_NODE", "SLURM_GPUS_PER_NODE"})) {
+    if (auto n = parse_slurm_gpus(v->second)) {
+      return GpuCount{*n, v->first, v->first + "=" + v->second, true};
+    }
+  }
+  if (applies && machine.gpus_per_node > 0) {
+    GpuCount g{machine.gpus_per_node, "machine profile",
+               "machine profile " + machine.name + " (" + std::to_string(machine.gpus_per_node) + ")", true};
+    const int tiles = tiles_per_gpu(machine.name);
+    auto hierarchy = env.get("ZE_FLAT_DEVICE_HIERARCHY");
+    if (tiles > 1 && hierarchy && to_lower(*hierarchy) == "composite" && g.per_node >= tiles) {
+      g.per_node /= tiles;
+      g.source = "ZE_FLAT_DEVICE_HIERARCHY";
+      g.detail +=
+          ", ZE_FLAT_DEVICE_HIERARCHY=" + *hierarchy + ": one device per card (" + std::to_string(g.per_node) + ")";
+    }
+    return g;
+  }
+  if (device_count > 0) {
+    return GpuCount{device_count, "device files", "device files (" + std::to_string(device_count) + ")", true};
+  }
+  return GpuCount{};
+}
+
+}  // namespace
+
+bool profile_applies(const MachineProfile& machine, bool forced, Scheduler running) {
+  return forced || !machine.scheduler || *machine.scheduler == running;
+}
+
+Expected<GpuCount> gpus_per_node(const Env& env, const MachineProfile& machine, int device_count, bool use_profile) {
   if (auto v = env.get("NGPU_PER_HOST")) {
     auto n = parse_positive_int(*v);
     if (!n) {
       return usage_error("NGPU_PER_HOST='" + *v + "' is not a positive whole number: fix or unset it");
     }
-    return GpuCount{*n, "NGPU_PER_HOST", true};
+    return GpuCount{*n, "NGPU_PER_HOST", "NGPU_PER_HOST=" + *v, true};
   }
-  if (machine.gpus_per_node > 0) {
-    return GpuCount{machine.gpus_per_node, "machine profile " + machine.name, true};
+  GpuCount g = base_gpus(env, machine, device_count, use_profile);
+  if (!g.known) {
+    return g;
   }
-  if (device_count > 0) {
-    return GpuCount{device_count, "device files", true};
-  }
-  return GpuCount{1, "default", false};
+  // What the job can see on each node: no more devices than its visibility variables leave.
+  const bool any = machine.gpu_bind == "none" || machine.gpu_bind.empty();
+  const bool composite = to_lower(env.get("ZE_FLAT_DEVICE_HIERARCHY").value_or("")) == "composite";
+  auto cap = [&](std::string_view name, bool applies, bool ze) {
+    auto v = env.get(name);
+    if (!applies || !v) {
+      return;
+    }
+    const int n = ze ? count_ze_mask(*v, composite) : count_visible_devices(*v);
+    if (n < g.per_node) {
+      g.source = std::string(name);
+      g.detail += ", " + g.source + "=" + *v + " (" + std::to_string(n) + ")";
+      g.per_node = std::max(n, 1);
+      g.known = n > 0;
+    }
+  };
+  cap("CUDA_VISIBLE_DEVICES", any || machine.gpu_bind == "cuda", false);
+  cap("ROCR_VISIBLE_DEVICES", any || machine.gpu_bind == "rocr", false);
+  cap("HIP_VISIBLE_DEVICES", any || machine.gpu_bind == "rocr", false);
+  cap("ZE_AFFINITY_MASK", any || machine.gpu_bind == "ze", true);
+  return g;
 }
 
 LauncherStyle detect_mpi_style(const SystemProbe& probe, const std::string& program_path) {
@@ -239,12 +291,18 @@ Expected<ClusterInfo> discover_cluster(const Env& env, const MachineSet& machine
   info.hosts = std::move(*hosts);
   info.master_addr = master_address(info.hosts, info.machine, probe);
 
-  const bool need_devices = !env.has("NGPU_PER_HOST") && info.machine.gpus_per_node <= 0;
-  auto gpus = gpus_per_node(env, info.machine, need_devices ? probe.count_gpu_devices() : 0);
+  // GPUs and tasks per node: what the allocation allows, else the profile, else this node.
+  const bool applies = profile_applies(info.machine, info.machine_forced, info.scheduler);
+  const bool need_devices = !env.has("NGPU_PER_HOST") && !env.has("SLURM_GPUS_ON_NODE") &&
+                            !env.has("SLURM_GPUS_PER_NODE") && (!applies || info.machine.gpus_per_node <= 0);
+  auto gpus = gpus_per_node(env, info.machine, need_devices ? probe.count_gpu_devices() : 0, applies);
   if (!gpus) {
     return gpus.error();
   }
   info.gpus = *gpus;
+  if (info.scheduler == Scheduler::slurm) {
+    info.slurm = slurm_tasks(env);
+  }
   return info;
 }
 

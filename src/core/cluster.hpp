@@ -5,6 +5,7 @@
 #include <optional>
 #include <string>
 
+#include "core/allocation.hpp"
 #include "core/env.hpp"
 #include "core/expected.hpp"
 #include "core/hostlist.hpp"
@@ -31,12 +32,26 @@ inline constexpr const char* kPbsAuxDir = "/var/spool/pbs/aux";
 
 struct GpuCount {
   int per_node = 1;
-  std::string source;  ///< "NGPU_PER_HOST", "machine profile", "device files", "default"
-  bool known = false;  ///< false when it is only the default of 1
+  /// What decided the number (stable, `gpus_source` in the plan): "NGPU_PER_HOST",
+  /// "SLURM_GPUS_ON_NODE", "SLURM_GPUS_PER_NODE", "machine profile", "ZE_FLAT_DEVICE_HIERARCHY",
+  /// "device files", "CUDA_VISIBLE_DEVICES", "ROCR_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES",
+  /// "ZE_AFFINITY_MASK" or "default".
+  std::string source = "default";
+  std::string detail = "default";  ///< for people: "machine profile polaris (4), CUDA_VISIBLE_DEVICES=0,1 (2)"
+  bool known = false;              ///< false when it is only the default of 1
 };
 
-/// NGPU_PER_HOST, else the profile, else `device_count`, else 1.
-[[nodiscard]] Expected<GpuCount> gpus_per_node(const Env& env, const MachineProfile& machine, int device_count);
+/// NGPU_PER_HOST; else the allocation's SLURM_GPUS_ON_NODE / SLURM_GPUS_PER_NODE, else the
+/// profile (when `use_profile`; one device per card with ZE_FLAT_DEVICE_HIERARCHY=COMPOSITE),
+/// else `device_count`, else 1; then no more than the devices the visibility variables of the
+/// machine's GPU kind leave (CUDA_VISIBLE_DEVICES; ROCR_/HIP_VISIBLE_DEVICES; ZE_AFFINITY_MASK;
+/// all of them for a machine of no known kind).
+[[nodiscard]] Expected<GpuCount> gpus_per_node(const Env& env, const MachineProfile& machine, int device_count,
+                                               bool use_profile = true);
+
+/// Whether a machine profile describes this job: named explicitly, of no scheduler, or its
+/// scheduler is the one running (an Aurora login node outside a job is not a compute node).
+[[nodiscard]] bool profile_applies(const MachineProfile& machine, bool forced, Scheduler running);
 
 /// The flag dialect of an installed MPI program, from its resolved path and its neighbours.
 [[nodiscard]] LauncherStyle detect_mpi_style(const SystemProbe& probe, const std::string& program_path);
@@ -64,6 +79,7 @@ struct ClusterInfo {
   HostSource host_source;
   HostList hosts;  ///< the allocation's hosts, deduplicated, in order
   GpuCount gpus;
+  SlurmTasks slurm;         ///< the Slurm allocation's tasks and CPUs per node (empty outside Slurm)
   std::string master_addr;  ///< the first host, by its high-speed-network name when that resolves
   int master_port = 0;      ///< a port reserved for MASTER_PORT by the caller (0 = none)
 };

@@ -153,7 +153,7 @@ CheckResult check_machine(const Env& /*env*/, const LocalFacts& facts) {
     return check_error(name, "no machine profile: " + facts.cluster_error, "see the scheduler check");
   }
   const auto& c = *facts.cluster;
-  const std::string gpus = std::to_string(c.gpus.per_node) + " GPU(s) per node (" + c.gpus.source + ")";
+  const std::string gpus = std::to_string(c.gpus.per_node) + " GPU(s) per node (" + c.gpus.detail + ")";
   switch (c.machine_how) {
     case MachineEvidence::named:
     case MachineEvidence::hostname:
@@ -445,9 +445,16 @@ CheckResult check_accelerators(const Env& env, const SystemProbe& probe, const L
     found = std::to_string(render) + " GPU render node(s) (/dev/dri/renderD*: Intel XPU or other)";
     count = render;
   }
-  const int expected = facts.cluster && facts.cluster->gpus.known && facts.cluster->gpus.source != "device files"
-                           ? facts.cluster->gpus.per_node
-                           : 0;
+  // What the job's GPU count says, else (outside a job: a login node?) what the machine's compute nodes have.
+  int expected = 0;
+  std::string expected_from;
+  if (facts.cluster && facts.cluster->gpus.known && facts.cluster->gpus.source != "device files") {
+    expected = facts.cluster->gpus.per_node;
+    expected_from = facts.cluster->gpus.detail;
+  } else if (facts.cluster && facts.cluster->machine.gpus_per_node > 0) {
+    expected = facts.cluster->machine.gpus_per_node;
+    expected_from = "machine profile " + facts.cluster->machine.name;
+  }
   const auto device = to_lower(env.get("TORCH_DEVICE").value_or(""));
   if (count == 0) {
     if (device == "cpu") {
@@ -458,7 +465,7 @@ CheckResult check_accelerators(const Env& env, const SystemProbe& probe, const L
                            "no accelerator device files, but " + std::to_string(expected) +
                                " GPU(s) per node are "
                                "expected (" +
-                               facts.cluster->gpus.source + "): a login node?",
+                               expected_from + "): a login node?",
                            "run on a compute node, or check the driver (nvidia-smi, xpu-smi, rocm-smi)");
     }
     return check_warning(name,
@@ -467,8 +474,7 @@ CheckResult check_accelerators(const Env& env, const SystemProbe& probe, const L
                          "set TORCH_DEVICE=cpu to make CPU runs explicit, or run on a GPU node");
   }
   if (expected > 0 && count < expected) {
-    return check_warning(name,
-                         found + ", but " + std::to_string(expected) + " expected (" + facts.cluster->gpus.source + ")",
+    return check_warning(name, found + ", but " + std::to_string(expected) + " expected (" + expected_from + ")",
                          "check the node's GPUs (nvidia-smi, xpu-smi) or set NGPU_PER_HOST");
   }
   if (auto mask = env.get("CUDA_VISIBLE_DEVICES"); mask && nvidia > 0) {

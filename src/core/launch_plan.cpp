@@ -140,6 +140,170 @@ void add_machine_env(LaunchPlan& plan, const Env& env, const ClusterInfo& cluste
   }
 }
 
+/// Which of the user's numbers made the processes per node (for messages).
+std::string ppn_request(const TopologyRequest& t, int ppn) {
+  if (t.ppn) {
+    return "--ppn " + std::to_string(*t.ppn);
+  }
+  if (t.nprocs) {
+    return "-n " + std::to_string(*t.nprocs) + " (" + std::to_string(ppn) + " per node)";
+  }
+  return std::to_string(ppn) + " processes per node";
+}
+
+/// srun in an allocation starts no more tasks per node than the job has CPUs for (unless
+/// overcommitted): refuse such a plan with the fix; past the job's --ntasks-per-node, warn.
+Expected<void> check_srun_ppn(const LaunchRequest& request, const ClusterInfo& cluster, LaunchPlan& plan) {
+  const auto& slurm = cluster.slurm;
+  const int ppn = plan.topology.ppn;
+  const auto cpus = slurm.cpu_limit();
+  if (cpus && ppn > *cpus && !has_flag(request.launcher_args, {"-O", "--overcommit"})) {
+    return usage_error(ppn_request(request.topology, ppn) + " is more than the " + std::to_string(*cpus) +
+                       " per node srun starts in this job (SLURM_JOB_CPUS_PER_NODE=" + slurm.cpus_text +
+                       (slurm.cpus_per_task > 1 ? ", SLURM_CPUS_PER_TASK=" + std::to_string(slurm.cpus_per_task) : "") +
+                       "): use --ppn " + std::to_string(*cpus) +
+                       " or fewer, or allocate with --ntasks-per-node=" + std::to_string(ppn));
+  }
+  if (slurm.ntasks_per_node && ppn > *slurm.ntasks_per_node) {
+    plan.warnings.push_back(ppn_request(request.topology, ppn) + ": srun ignores the job's --ntasks-per-node=" +
+                            std::to_string(*slurm.ntasks_per_node) + " (SLURM_NTASKS_PER_NODE)");
+  }
+  return {};
+}
+
+/// How many processes on which hosts: the user's numbers, else GPUs per node within what the
+/// allocation allows (Slurm's tasks and CPUs per node).
+Expected<void> plan_topology(const LaunchRequest& request, const ClusterInfo& cluster, LaunchPlan& plan) {
+  const bool builtin = plan.style == LauncherStyle::local;
+  // The built-in launcher starts processes on this host only.
+  const int available = builtin ? 1 : static_cast<int>(cluster.hosts.size());
+  int per_node = cluster.gpus.per_node;
+  if (!builtin && cluster.scheduler == Scheduler::slurm) {
+    plan.ppn_limit = slurm_ppn_limit(cluster.slurm);
+    if (plan.ppn_limit.value > 0 && plan.ppn_limit.value < per_node) {
+      per_node = plan.ppn_limit.value;
+    }
+  }
+  auto topo = resolve_topology(request.topology, available, per_node);
+  if (!topo) {
+    if (builtin && request.topology.nhosts && *request.topology.nhosts > 1) {
+      return usage_error("--nhosts " + std::to_string(*request.topology.nhosts) +
+                         " needs an MPI launcher or a scheduler: the built-in local launcher runs on this host only");
+    }
+    return topo.error();
+  }
+  plan.topology = *topo;
+  if (cluster.gpus.known && cluster.scheduler != Scheduler::local && topo->ppn > cluster.gpus.per_node) {
+    plan.warnings.push_back(std::to_string(topo->ppn) + " processes per node is more than the " +
+                            std::to_string(cluster.gpus.per_node) + " GPUs per node (" + cluster.gpus.detail +
+                            "): ranks will share GPUs");
+  }
+  if (plan.style == LauncherStyle::srun && cluster.scheduler == Scheduler::slurm) {
+    if (auto ok = check_srun_ppn(request, cluster, plan); !ok) {
+      return ok.error();
+    }
+  }
+  plan.hosts.assign(cluster.hosts.begin(), cluster.hosts.begin() + (builtin ? 1 : topo->nhosts));
+  if (cluster.host_source.kind == HostSource::Kind::file && !builtin) {
+    plan.hostfile = cluster.host_source.value;
+  }
+  return {};
+}
+
+/// HPE PALS mpiexec (Aurora, SunSpot, Polaris, Sirius).
+void pals_argv(const LaunchRequest& request, const ClusterInfo& cluster, LaunchPlan& plan) {
+  const auto& t = plan.topology;
+  plan.argv = {plan.launcher, "--envall", "--line-buffer", "--np=" + std::to_string(t.nprocs),
+               "--ppn=" + std::to_string(t.ppn)};
+  if (!plan.hostfile.empty()) {
+    plan.argv.push_back("--hostfile=" + plan.hostfile);
+  }
+  if (plan.cpu_bind.empty()) {
+    return;
+  }
+  plan.argv.push_back("--cpu-bind=" + plan.cpu_bind);
+  if (plan.cpu_bind == "depth" && cluster.machine.depth > 0 && !has_flag(request.launcher_args, {"--depth", "-d"})) {
+    plan.argv.push_back("--depth=" + std::to_string(cluster.machine.depth));
+  }
+}
+
+/// Sophia's Open MPI mpirun: space-separated values, which every Open MPI accepts
+/// (4.1 rejects -n=16 and --hostfile=F).
+void sophia_argv(const Env& env, LaunchPlan& plan) {
+  const auto& t = plan.topology;
+  plan.argv = {plan.launcher, "-n", std::to_string(t.nprocs), "-N", std::to_string(t.ppn)};
+  if (env.uid == 0) {
+    plan.argv.emplace_back("--allow-run-as-root");
+  }
+  if (!plan.hostfile.empty()) {
+    plan.argv.insert(plan.argv.end(), {"--hostfile", plan.hostfile});
+  }
+  plan.argv.insert(plan.argv.end(), {"-x", "PATH", "-x", "LD_LIBRARY_PATH"});
+  append_env_forwarding(plan.argv, plan.env);
+}
+
+void srun_argv(const LaunchRequest& request, const ClusterInfo& cluster, LaunchPlan& plan) {
+  const auto& t = plan.topology;
+  plan.argv = {plan.launcher, "-u", "--verbose", "-N" + std::to_string(t.nhosts), "-n" + std::to_string(t.nprocs)};
+  if (cluster.gpus.known) {
+    // One GPU per rank; ranks beyond the node's GPUs share them (a step asking for more is refused).
+    plan.argv.push_back("--gpus-per-node=" + std::to_string(std::min(t.ppn, cluster.gpus.per_node)));
+  }
+  if (request.hostfile || t.nhosts < static_cast<int>(cluster.hosts.size())) {
+    plan.argv.push_back("--nodelist=" + join(plan.hosts, ","));
+  }
+  if (!plan.cpu_bind.empty()) {
+    plan.argv.push_back("--cpu-bind=" + plan.cpu_bind);
+  }
+}
+
+void openmpi_argv(const Env& env, LaunchPlan& plan) {
+  const auto& t = plan.topology;
+  plan.argv = {plan.launcher, "-np", std::to_string(t.nprocs)};
+  if (env.uid == 0) {
+    plan.argv.emplace_back("--allow-run-as-root");
+  }
+  if (!plan.hostfile.empty()) {
+    plan.argv.insert(plan.argv.end(),
+                     {"--hostfile", plan.hostfile, "--map-by", "ppr:" + std::to_string(t.ppn) + ":node"});
+  } else {
+    plan.argv.emplace_back("--oversubscribe");
+  }
+  append_env_forwarding(plan.argv, plan.env);
+}
+
+void mpich_argv(LaunchPlan& plan) {
+  const auto& t = plan.topology;
+  plan.argv = {plan.launcher, "-n", std::to_string(t.nprocs), "-ppn", std::to_string(t.ppn)};
+  if (!plan.hostfile.empty()) {
+    plan.argv.insert(plan.argv.end(), {"-f", plan.hostfile});
+  }
+}
+
+/// The launcher's argv up to its own flags, in its dialect. False when it ignores the CPU binding.
+bool launcher_argv(const LaunchRequest& request, const Env& env, const ClusterInfo& cluster, LaunchPlan& plan) {
+  switch (plan.style) {
+    case LauncherStyle::pals:
+    case LauncherStyle::auto_detect:
+      pals_argv(request, cluster, plan);
+      return true;
+    case LauncherStyle::sophia:
+      sophia_argv(env, plan);
+      break;
+    case LauncherStyle::srun:
+      srun_argv(request, cluster, plan);
+      return true;
+    case LauncherStyle::openmpi:
+      openmpi_argv(env, plan);
+      break;
+    case LauncherStyle::mpich:
+      mpich_argv(plan);
+      break;
+    case LauncherStyle::local:
+      break;
+  }
+  return plan.cpu_bind.empty();
+}
 }  // namespace
 
 LauncherInventory find_launchers(const SystemProbe& probe) {
@@ -170,13 +334,20 @@ Expected<LauncherChoice> choose_launcher(const LaunchRequest& request, const Clu
   }
 
   std::optional<std::string> note;
-  const bool profile_applies = cluster.machine_forced || !machine.scheduler || *machine.scheduler == cluster.scheduler;
   if (machine.launcher != "auto") {
-    if (profile_applies) {
+    if (profile_applies(machine, cluster.machine_forced, cluster.scheduler)) {
       return mpi_choice(machine.launcher, machine, inventory);
     }
-    note = "no " + std::string(to_string(*machine.scheduler)) + " job found on " + machine.name +
-           ": running on this node only (start a job first to use " + machine.launcher + ")";
+    const std::string sched(to_string(*machine.scheduler));
+    note = "no " + sched + " job found on " + machine.name + ": running on this node only";
+    if (cluster.scheduler == Scheduler::local) {
+      // The machine's launcher outside a job would run on this (login) node or ask for a new
+      // allocation: the built-in launcher says plainly what it does.
+      return LauncherChoice{"local", LauncherStyle::local,
+                            *note + " with ezpz's built-in launcher (start a job first, e.g. " +
+                                (sched == "slurm" ? "salloc" : "qsub -I") + ", to use " + machine.launcher + ")"};
+    }
+    *note += " (start a job first to use " + machine.launcher + ")";
   }
 
   LauncherChoice choice;
@@ -228,25 +399,8 @@ Expected<LaunchPlan> plan_launch(const LaunchRequest& request, const Env& env, c
                        "--launcher mpirun/mpiexec/srun");
   }
 
-  // Topology. The built-in launcher starts processes on this host only.
-  const int available = builtin ? 1 : static_cast<int>(cluster.hosts.size());
-  auto topo = resolve_topology(request.topology, available, cluster.gpus.per_node);
-  if (!topo) {
-    if (builtin && request.topology.nhosts && *request.topology.nhosts > 1) {
-      return usage_error("--nhosts " + std::to_string(*request.topology.nhosts) +
-                         " needs an MPI launcher or a scheduler: the built-in local launcher runs on this host only");
-    }
+  if (auto topo = plan_topology(request, cluster, plan); !topo) {
     return topo.error();
-  }
-  plan.topology = *topo;
-  if (cluster.gpus.known && cluster.scheduler != Scheduler::local && topo->ppn > cluster.gpus.per_node) {
-    plan.warnings.push_back(std::to_string(topo->ppn) + " processes per node is more than the " +
-                            std::to_string(cluster.gpus.per_node) + " GPUs per node (" + cluster.gpus.source +
-                            "): ranks will share GPUs");
-  }
-  plan.hosts.assign(cluster.hosts.begin(), cluster.hosts.begin() + (builtin ? 1 : topo->nhosts));
-  if (cluster.host_source.kind == HostSource::Kind::file && !builtin) {
-    plan.hostfile = cluster.host_source.value;
   }
 
   // CPU binding: --cpu-bind > CPU_BIND > the machine's default.
@@ -264,69 +418,9 @@ Expected<LaunchPlan> plan_launch(const LaunchRequest& request, const Env& env, c
 
   add_machine_env(plan, env, cluster);
 
-  const auto n = std::to_string(topo->nprocs);
-  const auto ppn = std::to_string(topo->ppn);
+  const bool bind_used = launcher_argv(request, env, cluster, plan);
   auto& argv = plan.argv;
-  bool bind_used = plan.cpu_bind.empty();
-  switch (plan.style) {
-    case LauncherStyle::pals:
-    case LauncherStyle::auto_detect:
-      argv = {plan.launcher, "--envall", "--line-buffer", "--np=" + n, "--ppn=" + ppn};
-      if (!plan.hostfile.empty()) {
-        argv.push_back("--hostfile=" + plan.hostfile);
-      }
-      if (!plan.cpu_bind.empty()) {
-        argv.push_back("--cpu-bind=" + plan.cpu_bind);
-        if (plan.cpu_bind == "depth" && cluster.machine.depth > 0 &&
-            !has_flag(request.launcher_args, {"--depth", "-d"})) {
-          argv.push_back("--depth=" + std::to_string(cluster.machine.depth));
-        }
-        bind_used = true;
-      }
-      break;
-    case LauncherStyle::sophia:
-      argv = {plan.launcher, "-n=" + n, "-N=" + ppn};
-      if (!plan.hostfile.empty()) {
-        argv.push_back("--hostfile=" + plan.hostfile);
-      }
-      argv.insert(argv.end(), {"-x", "PATH", "-x", "LD_LIBRARY_PATH"});
-      append_env_forwarding(argv, plan.env);
-      break;
-    case LauncherStyle::srun:
-      argv = {plan.launcher, "-u", "--verbose", "-N" + std::to_string(topo->nhosts), "-n" + n};
-      if (cluster.gpus.known) {
-        argv.push_back("--gpus-per-node=" + ppn);
-      }
-      if (request.hostfile || topo->nhosts < static_cast<int>(cluster.hosts.size())) {
-        argv.push_back("--nodelist=" + join(plan.hosts, ","));
-      }
-      if (!plan.cpu_bind.empty()) {
-        argv.push_back("--cpu-bind=" + plan.cpu_bind);
-        bind_used = true;
-      }
-      break;
-    case LauncherStyle::openmpi:
-      argv = {plan.launcher, "-np", n};
-      if (env.uid == 0) {
-        argv.emplace_back("--allow-run-as-root");
-      }
-      if (!plan.hostfile.empty()) {
-        argv.insert(argv.end(), {"--hostfile", plan.hostfile, "--map-by", "ppr:" + ppn + ":node"});
-      } else {
-        argv.emplace_back("--oversubscribe");
-      }
-      append_env_forwarding(argv, plan.env);
-      break;
-    case LauncherStyle::mpich:
-      argv = {plan.launcher, "-n", n, "-ppn", ppn};
-      if (!plan.hostfile.empty()) {
-        argv.insert(argv.end(), {"-f", plan.hostfile});
-      }
-      break;
-    case LauncherStyle::local:
-      break;
-  }
-  auto ctx = rank_context(request, cluster, *topo, builtin);
+  auto ctx = rank_context(request, cluster, plan.topology, builtin);
   if (!ctx) {
     return ctx.error();
   }
@@ -338,8 +432,8 @@ Expected<LaunchPlan> plan_launch(const LaunchRequest& request, const Env& env, c
       argv.push_back(*flag);  // no shim to label the lines: the launcher's own format
     }
   }
-  if (request.rank_env && topo->ppn > 1 && !env.has("OMP_NUM_THREADS")) {
-    plan.notes.push_back("OMP_NUM_THREADS=1 for every rank (" + std::to_string(topo->ppn) +
+  if (request.rank_env && plan.topology.ppn > 1 && !env.has("OMP_NUM_THREADS")) {
+    plan.notes.push_back("OMP_NUM_THREADS=1 for every rank (" + std::to_string(plan.topology.ppn) +
                          " share a node), as torchrun sets it: export OMP_NUM_THREADS to tune it");
   }
   if (!bind_used) {
@@ -350,7 +444,7 @@ Expected<LaunchPlan> plan_launch(const LaunchRequest& request, const Env& env, c
   argv.insert(argv.end(), request.launcher_args.begin(), request.launcher_args.end());
   if (request.rank_env && !builtin) {
     // Each rank runs this binary first: it turns the launcher's variables into
-    // RANK, WORLD_SIZE, ... and execs the command (src/cli/rank_env.cpp).
+    // RANK, WORLD_SIZE, ... and runs the command (src/cli/rank_env.cpp).
     argv.push_back(env.self_exe.empty() ? "ezpz" : env.self_exe);
     argv.emplace_back("__rank-env");
     auto shim = rank_shim_args(plan.rank);

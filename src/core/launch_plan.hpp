@@ -50,6 +50,7 @@ struct LaunchPlan {
   HostList hosts;        ///< the hosts this job runs on
   std::string hostfile;  ///< the file given to the launcher; empty when none
   Topology topology;
+  PpnLimit ppn_limit;    ///< what the allocation allows per node by default (Slurm), value 0 when nothing
   std::string launcher;  ///< "mpiexec", "mpirun", "srun" or "local" (ezpz's own)
   LauncherStyle style = LauncherStyle::local;
   std::string cpu_bind;

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # ezpz launch across simulated nodes (scripts/cluster-sim): Open MPI and MPICH over ssh with
-# a hostfile, a PBS-like job with MPICH standing in for PALS, and real Slurm (salloc, sbatch).
+# a hostfile, a PBS-like job with MPICH standing in for PALS, and real Slurm (salloc, sbatch;
+# nodes with 8 counted GPUs each).
 # Brings the test bed up and tears it down itself; fails loudly when namespaces are not allowed.
 set -u
 src=${EZPZ_SOURCE_DIR:?}
@@ -14,7 +15,7 @@ fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
 "$sim/down.sh" >/dev/null 2>&1
 trap '"$sim/down.sh" >/dev/null 2>&1' EXIT
 "$sim/up.sh" 3 || { echo "FAIL: the simulated cluster could not start (reason above)"; exit 1; }
-"$sim/slurm-up.sh" || { echo "FAIL: Slurm could not start on the simulated cluster"; exit 1; }
+EZSIM_GPUS=8 "$sim/slurm-up.sh" || { echo "FAIL: Slurm could not start on the simulated cluster"; exit 1; }
 export SLURM_CONF="$D/slurm/slurm.conf"
 
 # Binaries and data the nodes use must live outside /tmp (private per node).
@@ -78,6 +79,42 @@ exec "$ezpz" launch --ppn 2 -- sh -c '$SHOW'
 JOB
 "$X" "${common[@]}" sbatch --wait -N 3 --ntasks-per-node=2 --output="$D/job.out" "$D/job.sh" >/dev/null || fail "sbatch job failed: $(cat "$D/job.out")"
 expect_layout "$(cat "$D/job.out")" 6 2 "sbatch -N 3"
+
+# Allocations made with --ntasks-per-node=1 and 4 of each node's 8 GPUs, on a machine whose
+# profile says 8 GPUs per node: 3 ranks, one per node, each with one GPU (-n24 is what the
+# profile alone gives, and srun refuses it: "More processors requested than permitted").
+cat > "$D/gpusim.toml" <<'TOML'
+[[machine]]
+name = "gpusim"
+match_prefix = ["gpusim"]
+scheduler = "slurm"
+launcher = "srun"
+style = "srun"
+gpus_per_node = 8
+TOML
+gpusim=(env EZPZ_MACHINE=gpusim EZPZ_CONFIG="$D/gpusim.toml" EZPZ_HOME="$D/home" HOME="$D/home")
+alloc=(-N 3 --ntasks-per-node=1 --gpus-per-node=4)
+plan=$("$X" "${gpusim[@]}" salloc "${alloc[@]}" "$ezpz" launch --dry-run --json -- true 2>/dev/null)
+python3 - "$plan" <<'PY' || fail "salloc --ntasks-per-node=1 plan: $plan"
+import json, sys
+p = json.loads(sys.argv[1])
+assert p["argv"][:6] == ["srun", "-u", "--verbose", "-N3", "-n3", "--gpus-per-node=1"], p["argv"]
+assert (p["gpus_per_node"], p["gpus_source"]) == (4, "SLURM_GPUS_PER_NODE"), p
+assert (p["ppn_limit"], p["ppn_limit_source"]) == (1, "SLURM_NTASKS_PER_NODE"), p
+assert p["warnings"] == [], p["warnings"]
+PY
+out=$("$X" "${gpusim[@]}" salloc "${alloc[@]}" "$ezpz" launch -- sh -c "$SHOW" 2>&1)
+expect_layout "$out" 3 1 "salloc --ntasks-per-node=1"
+cat > "$D/job1.sh" <<JOB
+#!/bin/sh
+exec "$ezpz" launch -- sh -c '$SHOW'
+JOB
+"$X" "${gpusim[@]}" sbatch --wait "${alloc[@]}" --output="$D/job1.out" "$D/job1.sh" >/dev/null ||
+  fail "sbatch --ntasks-per-node=1 job failed: $(cat "$D/job1.out")"
+expect_layout "$(cat "$D/job1.out")" 3 1 "sbatch --ntasks-per-node=1"
+# Asking for more per node than the job has CPUs for: one line naming the fix, before srun runs.
+err=$("$X" "${gpusim[@]}" salloc "${alloc[@]}" "$ezpz" launch --ppn 8 -- true 2>&1 >/dev/null)
+grep -q -- "--ppn 8 is more than the .* per node srun starts in this job" <<<"$err" || fail "--ppn 8: $err"
 
 # A real torch.distributed job across two nodes: gloo over the simulated network.
 if [ -x /usr/bin/python3 ] && /usr/bin/python3 -c 'import torch' 2>/dev/null; then

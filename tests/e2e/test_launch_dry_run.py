@@ -52,6 +52,13 @@ class PbsLike(TempDirTest):
         self.assertIn("FI_CXI_DEFAULT_CQ_SIZE=131072", words)
         self.assertNotIn("FI_CXI_CQ_FILL_PERCENT=20", proc.stdout)
 
+    def test_aurora_composite_hierarchy(self):
+        env, _ = self.pbs_env(["x4102c0s0b0n0", "x4102c0s1b0n0"], ZE_FLAT_DEVICE_HIERARCHY="COMPOSITE")
+        p = plan(["--", "true"], env)
+        self.assertEqual((p["gpus_per_node"], p["gpus_source"], p["ppn"], p["nprocs"]),
+                         (6, "ZE_FLAT_DEVICE_HIERARCHY", 6, 12))
+        self.assertIsNone(p["ppn_limit"])
+
     def test_text_line_is_shell_quoted(self):
         env, nodefile = self.pbs_env(["x3001c0s7b0n0", "x3001c0s7b1n0"], machine="polaris")
         proc = run(["launch", "--dry-run", "-n", "8", "-x", "A=1", "--", "python3", "-c", "print('a b')"],
@@ -114,6 +121,21 @@ class SlurmLike(TempDirTest):
         self.assertEqual(p["master_addr"], "frontier00001")
         env["NCCL_SOCKET_IFNAME"] = "hsn0,hsn1,hsn2,hsn3"
         self.assertNotIn("NCCL_SOCKET_IFNAME", plan(["--", "python3", "train.py"], env)["env"])
+
+    def test_frontier_allocation_limits(self):
+        env = base_env(SLURM_JOBID="42", SLURM_JOB_NODELIST="frontier[00001-00002]", EZPZ_MACHINE="frontier",
+                       SLURM_NTASKS_PER_NODE="1", SLURM_JOB_CPUS_PER_NODE="1(x2)")
+        p = plan(["--no-rank-env", "--", "python3", "train.py"], env)
+        self.assertEqual(p["argv"], ["srun", "-u", "--verbose", "-N2", "-n2", "--gpus-per-node=1",
+                                     "python3", "train.py"])
+        self.assertEqual((p["gpus_per_node"], p["gpus_source"]), (8, "machine profile"))
+        self.assertEqual((p["ppn_limit"], p["ppn_limit_source"]), (1, "SLURM_NTASKS_PER_NODE"))
+        proc = run(["launch", "--dry-run", "-n", "16", "--", "true"], env, check=2)
+        self.assertIn("allocate with --ntasks-per-node=8", proc.stderr)
+        env.update(ROCR_VISIBLE_DEVICES="0,1,2,3", SLURM_JOB_CPUS_PER_NODE="128(x2)")
+        p = plan(["--ppn", "4", "--", "true"], env)
+        self.assertEqual((p["gpus_per_node"], p["gpus_source"], p["nprocs"]), (4, "ROCR_VISIBLE_DEVICES", 8))
+        self.assertIn("srun ignores the job's --ntasks-per-node=1", " ".join(p["warnings"]))
 
     def test_generic_slurm_without_gpus(self):
         env = base_env(SLURM_JOB_ID="3", SLURM_NODELIST="node[1-2]", NGPU_PER_HOST="2")

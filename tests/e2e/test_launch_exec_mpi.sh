@@ -14,6 +14,31 @@ grep -qx 'rank=1' <<<"$out" || fail "mpirun: no rank 1 in: $out"
 "$EZPZ_BIN" launch --launcher mpirun -n 2 -- sh -c 'exit 3' >/dev/null 2>&1
 rc=$?; [ "$rc" -eq 3 ] || fail "mpirun: job exit 3 came back as $rc"
 
+# Sophia (PBS + Open MPI): the line ezpz plans is one the real mpirun accepts (Open MPI 4.1
+# rejects -n=2 and --hostfile=F): run the planned argv as it is, then through ezpz launch.
+echo localhost > "$tmp/hosts"
+sophia=(--machine sophia --hostfile "$tmp/hosts" -n 2 --ppn 2)
+plan=$("$EZPZ_BIN" launch "${sophia[@]}" --dry-run --json -- sh -c 'echo sophia=$RANK/$WORLD_SIZE')
+out=$(python3 - "$plan" <<'PY' 2>&1
+import json, os, subprocess, sys
+p = json.loads(sys.argv[1])
+argv = p["argv"]
+assert p["style"] == "sophia" and argv[:5] == ["mpirun", "-n", "2", "-N", "2"], argv
+assert argv[argv.index("--hostfile") + 1].endswith("/hosts"), argv
+launcher = argv[:argv.index("__rank-env") - 1]  # mpirun's own words, before ezpz's shim
+assert not any("=" in a and a.startswith("-") for a in launcher), argv
+env = dict(os.environ, **p["env"])
+for name in p["unset_env"]:
+    env.pop(name, None)
+sys.exit(subprocess.run(argv, env=env, timeout=60).returncode)
+PY
+)
+rc=$?; [ "$rc" -eq 0 ] || fail "sophia: the planned argv exited $rc: $out"
+for r in 0 1; do grep -qx "sophia=$r/2" <<<"$out" || fail "sophia: no rank $r from the planned argv: $out"; done
+out=$("$EZPZ_BIN" launch "${sophia[@]}" -- sh -c 'echo sophia=$RANK/$WORLD_SIZE' 2>&1)
+rc=$?; [ "$rc" -eq 0 ] || fail "sophia: ezpz launch exited $rc: $out"
+[ "$(grep -c '^sophia=[01]/2$' <<<"$out")" -eq 2 ] || fail "sophia: expected 2 rank lines from ezpz launch: $out"
+
 # MPICH: an install directory on PATH whose mpiexec is Hydra.
 mkdir -p "$tmp/mpich/bin"
 ln -s /usr/bin/mpiexec.mpich "$tmp/mpich/bin/mpiexec"

@@ -1,5 +1,6 @@
 #include <catch2/catch.hpp>
 
+#include "core/allocation.hpp"
 #include "core/cluster.hpp"
 #include "fake_probe.hpp"
 
@@ -129,6 +130,117 @@ TEST_CASE("GPUs per node: NGPU_PER_HOST, profile, device files, 1", "[cluster]")
   auto bad = gpus_per_node(make_env({{"NGPU_PER_HOST", "lots"}}), local, 0);
   REQUIRE_FALSE(bad);
   CHECK_THAT(bad.error().message, Catch::Contains("NGPU_PER_HOST='lots'"));
+}
+
+TEST_CASE("GPUs per node: the allocation's variables and where the number came from", "[cluster]") {
+  auto set = ezpz::test::builtin_machines();
+  const auto& aurora = *set.find("aurora");
+  const auto& polaris = *set.find("polaris");
+  const auto& frontier = *set.find("frontier");
+  const auto& local = *set.find("local");
+  struct Case {
+    const MachineProfile* machine;
+    std::map<std::string, std::string, std::less<>> vars;
+    int devices;
+    int per_node;
+    std::string source;
+  };
+  const std::vector<Case> cases = {
+      {&aurora, {}, 0, 12, "machine profile"},
+      {&aurora, {{"ZE_FLAT_DEVICE_HIERARCHY", "FLAT"}}, 0, 12, "machine profile"},
+      {&aurora, {{"ZE_FLAT_DEVICE_HIERARCHY", "COMPOSITE"}}, 0, 6, "ZE_FLAT_DEVICE_HIERARCHY"},
+      {&aurora,
+       {{"ZE_FLAT_DEVICE_HIERARCHY", "composite"}, {"ZE_AFFINITY_MASK", "0,1.0,1.1"}},
+       0,
+       2,
+       "ZE_AFFINITY_MASK"},
+      {&aurora, {{"ZE_AFFINITY_MASK", "0,1.0,1.1"}}, 0, 3, "ZE_AFFINITY_MASK"},
+      {&aurora, {{"NGPU_PER_HOST", "5"}, {"ZE_AFFINITY_MASK", "0"}}, 0, 5, "NGPU_PER_HOST"},
+      {&polaris, {{"CUDA_VISIBLE_DEVICES", "0,1"}}, 0, 2, "CUDA_VISIBLE_DEVICES"},
+      {&polaris, {{"CUDA_VISIBLE_DEVICES", "GPU-aa,GPU-bb,GPU-cc"}}, 0, 3, "CUDA_VISIBLE_DEVICES"},
+      {&polaris, {{"CUDA_VISIBLE_DEVICES", "1,-1,2"}}, 0, 1, "CUDA_VISIBLE_DEVICES"},
+      {&polaris, {{"HIP_VISIBLE_DEVICES", "0"}}, 0, 4, "machine profile"},
+      {&frontier, {{"ROCR_VISIBLE_DEVICES", "0,1,2,3"}}, 0, 4, "ROCR_VISIBLE_DEVICES"},
+      {&frontier, {{"HIP_VISIBLE_DEVICES", "4,5"}}, 0, 2, "HIP_VISIBLE_DEVICES"},
+      {&frontier, {{"SLURM_GPUS_ON_NODE", "4"}}, 0, 4, "SLURM_GPUS_ON_NODE"},
+      {&frontier, {{"SLURM_GPUS_PER_NODE", "gpu:2"}}, 0, 2, "SLURM_GPUS_PER_NODE"},
+      {&frontier, {{"SLURM_GPUS_PER_NODE", "mi250x:4"}, {"ROCR_VISIBLE_DEVICES", "0,1"}}, 0, 2, "ROCR_VISIBLE_DEVICES"},
+      {&local, {{"SLURM_GPUS_PER_NODE", "a100:2,v100:1"}}, 0, 3, "SLURM_GPUS_PER_NODE"},
+      {&local, {{"CUDA_VISIBLE_DEVICES", "0,1"}}, 8, 2, "CUDA_VISIBLE_DEVICES"},  // no kind: every variable
+      {&local, {{"CUDA_VISIBLE_DEVICES", "0,1"}}, 0, 1, "default"},               // no GPU seen: the list adds none
+  };
+  for (const auto& c : cases) {
+    INFO(c.machine->name << " " << c.devices << " " << c.vars.size());
+    auto g = gpus_per_node(make_env(c.vars), *c.machine, c.devices);
+    REQUIRE(g);
+    CHECK(g->per_node == c.per_node);
+    CHECK(g->source == c.source);
+  }
+  auto hidden = gpus_per_node(make_env({{"CUDA_VISIBLE_DEVICES", "-1"}}), polaris, 0);
+  CHECK(hidden->per_node == 1);
+  CHECK_FALSE(hidden->known);
+  auto detail = gpus_per_node(make_env({{"ZE_FLAT_DEVICE_HIERARCHY", "COMPOSITE"}}), aurora, 0);
+  CHECK(detail->detail == "machine profile aurora (12), ZE_FLAT_DEVICE_HIERARCHY=COMPOSITE: one device per card (6)");
+  // A profile that does not apply (no job on its scheduler): the node's own devices.
+  CHECK(gpus_per_node(make_env({}), aurora, 0, false)->source == "default");
+  CHECK(gpus_per_node(make_env({}), aurora, 2, false)->per_node == 2);
+}
+
+TEST_CASE("allocation parsers: device lists, ZE masks, Slurm counts", "[cluster]") {
+  CHECK(count_visible_devices("0,1,2") == 3);
+  CHECK(count_visible_devices(" 0, 1 ") == 2);
+  CHECK(count_visible_devices("MIG-1,MIG-2") == 2);
+  CHECK(count_visible_devices("0,x,1") == 1);
+  CHECK(count_visible_devices("NoDevFiles") == 0);
+  CHECK(count_ze_mask("0.0,0.1,1.0", false) == 3);
+  CHECK(count_ze_mask("0.0,0.1,1.0", true) == 2);
+  CHECK(count_ze_mask("0,0", false) == 1);
+  CHECK(count_ze_mask("0,a,1", false) == 1);
+  CHECK(parse_slurm_gpus("4") == 4);
+  CHECK(parse_slurm_gpus("gpu:4") == 4);
+  CHECK(parse_slurm_gpus("a100:4") == 4);
+  CHECK(parse_slurm_gpus("gpu:a100:4(IDX:0-3)") == 4);
+  CHECK(parse_slurm_gpus("a100:2,v100:1") == 3);
+  CHECK_FALSE(parse_slurm_gpus("gpu"));
+  CHECK_FALSE(parse_slurm_gpus("0"));
+  CHECK(slurm_per_node_min("64(x2),32") == 32);
+  CHECK(slurm_per_node_min("8") == 8);
+  CHECK_FALSE(slurm_per_node_min("many"));
+  CHECK(tiles_per_gpu("aurora") == 2);
+  CHECK(tiles_per_gpu("polaris") == 1);
+
+  auto t = slurm_tasks(
+      make_env({{"SLURM_NTASKS_PER_NODE", "4"}, {"SLURM_JOB_CPUS_PER_NODE", "8(x3)"}, {"SLURM_CPUS_PER_TASK", "4"}}));
+  CHECK(t.ntasks_per_node == 4);
+  CHECK(t.cpu_limit() == 2);
+  auto limit = slurm_ppn_limit(t);
+  CHECK(limit.value == 2);
+  CHECK(limit.source == "SLURM_JOB_CPUS_PER_NODE");
+  CHECK(limit.detail == "SLURM_JOB_CPUS_PER_NODE=8(x3) with SLURM_CPUS_PER_TASK=4");
+  auto over = slurm_tasks(
+      make_env({{"SLURM_NTASKS_PER_NODE", "4"}, {"SLURM_JOB_CPUS_PER_NODE", "1(x3)"}, {"SLURM_OVERCOMMIT", "1"}}));
+  CHECK_FALSE(over.cpu_limit());
+  CHECK(slurm_ppn_limit(over).source == "SLURM_NTASKS_PER_NODE");
+  CHECK(slurm_ppn_limit(slurm_tasks(make_env({}))).value == 0);
+}
+
+TEST_CASE("discover_cluster: an Aurora login node outside a job counts its own devices", "[cluster]") {
+  FakeProbe probe;
+  probe.gpus = 0;
+  auto login = discover_cluster(make_env({}, "aurora-uan-0010"), ezpz::test::builtin_machines(), std::nullopt,
+                                std::nullopt, probe);
+  REQUIRE(login);
+  CHECK(login->gpus.per_node == 1);
+  CHECK_FALSE(login->gpus.known);
+  // Named explicitly (planning from a laptop), the profile applies.
+  auto named = discover_cluster(make_env({}, "laptop"), ezpz::test::builtin_machines(), "aurora", std::nullopt, probe);
+  CHECK(named->gpus.per_node == 12);
+  // Under Slurm the job's tasks and CPUs are read.
+  auto slurm = discover_cluster(
+      make_env({{"SLURM_JOB_ID", "1"}, {"SLURM_NODELIST", "n[1-3]"}, {"SLURM_NTASKS_PER_NODE", "1"}}, "n1"),
+      ezpz::test::builtin_machines(), std::nullopt, std::nullopt, probe);
+  REQUIRE(slurm);
+  CHECK(slurm->slurm.ntasks_per_node == 1);
 }
 
 TEST_CASE("MPI flavour from the installed program", "[cluster]") {

@@ -4,6 +4,7 @@
 
 #include "core/launch_plan.hpp"
 #include "core/shell.hpp"
+#include "core/strings.hpp"
 #include "fake_probe.hpp"
 
 using namespace ezpz::core;
@@ -93,11 +94,16 @@ TEST_CASE("golden argv: Polaris and Sirius", "[launch_plan]") {
   }
 }
 
-TEST_CASE("golden argv: Sophia", "[launch_plan]") {
+TEST_CASE("golden argv: Sophia (space-separated values, which Open MPI 4.1 takes)", "[launch_plan]") {
   for (int n : {1, 2, 4}) {
-    CHECK(line({"sophia", n}) == "mpirun -n=" + std::to_string(8 * n) +
-                                     " -N=8 --hostfile=/pbs/nodefile -x PATH -x LD_LIBRARY_PATH python3 -m app.train");
+    CHECK(line({"sophia", n}) == "mpirun -n " + std::to_string(8 * n) +
+                                     " -N 8 --hostfile /pbs/nodefile -x PATH -x LD_LIBRARY_PATH python3 -m app.train");
   }
+  Job root{"sophia", 2, {}, {}, {}, 0};
+  root.request.topology.nprocs = 4;
+  CHECK(
+      line(root) ==
+      "mpirun -n 4 -N 2 --allow-run-as-root --hostfile /pbs/nodefile -x PATH -x LD_LIBRARY_PATH python3 -m app.train");
 }
 
 TEST_CASE("golden argv: Frontier and Perlmutter", "[launch_plan]") {
@@ -357,4 +363,153 @@ TEST_CASE("each retry gets its restart count and a record directory of its own",
   CHECK(std::count(second.argv.begin(), second.argv.end(), "--record-dir=/h/.ezpz/jobs/7/launch-1/retry-2") == 1);
   CHECK(std::count(second.argv.begin(), second.argv.end(), "--restart=2/2") == 1);
   CHECK(second.argv.back() == "t.py");
+}
+
+// Part 4 of issue 16: GPUs per node from the allocation, not only the profile.
+
+TEST_CASE("allocation: Aurora and SunSpot devices with ZE_FLAT_DEVICE_HIERARCHY and ZE_AFFINITY_MASK",
+          "[launch_plan]") {
+  auto pals = [](int np, int ppn) {
+    return "mpiexec --envall --line-buffer --np=" + std::to_string(np) + " --ppn=" + std::to_string(ppn) +
+           " --hostfile=/pbs/nodefile --cpu-bind=" + kAuroraBind + " python3 -m app.train";
+  };
+  for (const char* machine : {"aurora", "sunspot"}) {
+    INFO(machine);
+    CHECK(line({machine, 2, {{"ZE_FLAT_DEVICE_HIERARCHY", "COMPOSITE"}}}) == pals(12, 6));
+    CHECK(line({machine, 2, {{"ZE_FLAT_DEVICE_HIERARCHY", "FLAT"}}}) == pals(24, 12));
+    CHECK(line({machine, 2, {{"ZE_AFFINITY_MASK", "0,1,2,3"}}}) == pals(8, 4));
+    CHECK(line({machine, 1, {{"ZE_AFFINITY_MASK", "0.0,0.1,1.0"}}}) == pals(3, 3));  // FLAT: one per entry
+    // COMPOSITE: a card's tiles are one device.
+    CHECK(line({machine, 1, {{"ZE_FLAT_DEVICE_HIERARCHY", "COMPOSITE"}, {"ZE_AFFINITY_MASK", "0.0,0.1,1"}}}) ==
+          pals(2, 2));
+  }
+  // Another kind's variable does not apply to Intel GPUs.
+  CHECK(line({"aurora", 1, {{"CUDA_VISIBLE_DEVICES", "0"}}}) == pals(12, 12));
+}
+
+TEST_CASE("allocation: CUDA_VISIBLE_DEVICES on Polaris, ROCR/HIP_VISIBLE_DEVICES on Frontier", "[launch_plan]") {
+  CHECK(line({"polaris", 2, {{"CUDA_VISIBLE_DEVICES", "0,1"}}}) ==
+        "mpiexec --envall --line-buffer --np=4 --ppn=2 --hostfile=/pbs/nodefile --cpu-bind=depth --depth=8 "
+        "python3 -m app.train");
+  CHECK_THAT(line({"polaris", 1, {{"ROCR_VISIBLE_DEVICES", "0"}}}), Catch::Contains("--np=4 --ppn=4 "));
+  CHECK(line({"frontier", 2, {{"ROCR_VISIBLE_DEVICES", "0,1,2,3"}}}) ==
+        "srun -u --verbose -N2 -n8 --gpus-per-node=4 python3 -m app.train");
+  CHECK(line({"frontier", 2, {{"HIP_VISIBLE_DEVICES", "0,1"}}}) ==
+        "srun -u --verbose -N2 -n4 --gpus-per-node=2 python3 -m app.train");
+  CHECK(line({"frontier", 1, {{"ROCR_VISIBLE_DEVICES", "0,1,2,3"}, {"HIP_VISIBLE_DEVICES", "0,1,2"}}}) ==
+        "srun -u --verbose -N1 -n3 --gpus-per-node=3 python3 -m app.train");
+  // More devices listed than the node has: the profile's number stands.
+  CHECK_THAT(line({"polaris", 1, {{"CUDA_VISIBLE_DEVICES", "0,1,2,3,4,5"}}}), Catch::Contains("--np=4 --ppn=4 "));
+}
+
+TEST_CASE("allocation: Slurm --ntasks-per-node, SLURM_GPUS_ON_NODE and SLURM_GPUS_PER_NODE", "[launch_plan]") {
+  const LauncherInventory srun{std::nullopt, std::nullopt,
+                               LauncherProgram{"srun", "/usr/bin/srun", LauncherStyle::srun}};
+  auto one = plan({"frontier", 2, {{"SLURM_NTASKS_PER_NODE", "1"}, {"SLURM_JOB_CPUS_PER_NODE", "1(x2)"}}, {}, srun});
+  REQUIRE(one);
+  CHECK(shell_join(one->argv) == "srun -u --verbose -N2 -n2 --gpus-per-node=1 python3 -m app.train");
+  CHECK(one->ppn_limit.value == 1);
+  CHECK(one->ppn_limit.source == "SLURM_NTASKS_PER_NODE");
+  CHECK(one->warnings.empty());
+
+  CHECK(line({"frontier", 2, {{"SLURM_GPUS_ON_NODE", "4"}}}) ==
+        "srun -u --verbose -N2 -n8 --gpus-per-node=4 python3 -m app.train");
+  for (const char* value : {"4", "gpu:4", "a100:4", "gpu:a100:4"}) {
+    INFO(value);
+    CHECK(line({"frontier", 2, {{"SLURM_GPUS_PER_NODE", value}}}) ==
+          "srun -u --verbose -N2 -n8 --gpus-per-node=4 python3 -m app.train");
+    // A machine of no profile: the allocation's GPUs are the number.
+    CHECK(
+        line({"local", 3, {{"SLURM_GPUS_PER_NODE", value}, {"SLURM_JOB_ID", "7"}, {"SLURM_NODELIST", "host[0-2]"}}}) ==
+        "srun -u --verbose -N3 -n12 --gpus-per-node=4 python3 -m app.train");
+  }
+  CHECK_THAT(line({"frontier", 1, {{"SLURM_GPUS_ON_NODE", "2"}, {"SLURM_GPUS_PER_NODE", "4"}}}),
+             Catch::Contains("-n2 --gpus-per-node=2 "));  // what this node has wins
+  // Both: GPUs per node, no more than the job's tasks per node.
+  CHECK(line({"frontier", 3, {{"SLURM_GPUS_PER_NODE", "gpu:4"}, {"SLURM_NTASKS_PER_NODE", "2"}}}) ==
+        "srun -u --verbose -N3 -n6 --gpus-per-node=2 python3 -m app.train");
+  // The CPUs srun may use per node bound the default too.
+  auto cpus = plan({"frontier", 2, {{"SLURM_JOB_CPUS_PER_NODE", "6,4"}, {"SLURM_CPUS_PER_TASK", "2"}}});
+  REQUIRE(cpus);
+  CHECK_THAT(shell_join(cpus->argv), Catch::StartsWith("srun -u --verbose -N2 -n4 --gpus-per-node=2 "));
+  CHECK(cpus->ppn_limit.source == "SLURM_JOB_CPUS_PER_NODE");
+  CHECK(line({"frontier", 2, {{"SLURM_JOB_CPUS_PER_NODE", "1(x2)"}, {"SLURM_OVERCOMMIT", "1"}}}) ==
+        "srun -u --verbose -N2 -n16 --gpus-per-node=8 python3 -m app.train");
+}
+
+TEST_CASE("allocation: asking beyond it warns, unless srun would refuse", "[launch_plan]") {
+  // Enough CPUs: srun runs it, ignoring the job's --ntasks-per-node; ranks share GPUs.
+  Job wide{"frontier", 2, {{"SLURM_NTASKS_PER_NODE", "1"}, {"SLURM_JOB_CPUS_PER_NODE", "128(x2)"}}};
+  wide.request.topology.ppn = 16;
+  auto p = plan(wide);
+  REQUIRE(p);
+  CHECK(shell_join(p->argv) == "srun -u --verbose -N2 -n32 --gpus-per-node=8 python3 -m app.train");
+  CHECK_THAT(join(p->warnings, "\n"), Catch::Contains("--ppn 16: srun ignores the job's --ntasks-per-node=1") &&
+                                          Catch::Contains("ranks will share GPUs"));
+  // Too few CPUs: srun would say "More processors requested than permitted".
+  Job tight{"frontier", 2, {{"SLURM_NTASKS_PER_NODE", "1"}, {"SLURM_JOB_CPUS_PER_NODE", "1(x2)"}}};
+  tight.request.topology.nprocs = 16;
+  auto q = plan(tight);
+  REQUIRE_FALSE(q);
+  CHECK(q.error().code == ezpz::ExitCode::usage);
+  CHECK(q.error().message ==
+        "-n 16 (8 per node) is more than the 1 per node srun starts in this job (SLURM_JOB_CPUS_PER_NODE=1(x2)): "
+        "use --ppn 1 or fewer, or allocate with --ntasks-per-node=8");
+  tight.request.launcher_args = {"--overcommit"};
+  CHECK(plan(tight));
+  // Polaris and Aurora keep warning: PALS starts what it is asked.
+  Job pbs{"polaris", 1, {{"CUDA_VISIBLE_DEVICES", "0,1"}}};
+  pbs.request.topology.ppn = 4;
+  auto r = plan(pbs);
+  REQUIRE(r);
+  CHECK_THAT(join(r->warnings, "\n"),
+             Catch::Contains("more than the 2 GPUs per node") && Catch::Contains("CUDA_VISIBLE_DEVICES=0,1 (2)"));
+}
+
+TEST_CASE("Slurm with -n alone spreads the ranks evenly over the allocation", "[launch_plan]") {
+  Job eight{"frontier", 2};
+  eight.request.topology.nprocs = 8;
+  CHECK(line(eight) == "srun -u --verbose -N2 -n8 --gpus-per-node=4 python3 -m app.train");
+  Job two{"frontier", 4};
+  two.request.topology.nprocs = 2;
+  CHECK(line(two) == "srun -u --verbose -N2 -n2 --gpus-per-node=1 --nodelist=host0,host1 python3 -m app.train");
+  Job three{"local", 3, {{"SLURM_NTASKS_PER_NODE", "1"}, {"SLURM_JOB_ID", "7"}, {"SLURM_NODELIST", "host[0-2]"}}};
+  three.request.topology.nprocs = 3;
+  CHECK(line(three) == "srun -u --verbose -N3 -n3 python3 -m app.train");
+}
+
+TEST_CASE("Aurora login node without a job: the built-in launcher, not PALS mpiexec", "[launch_plan]") {
+  FakeProbe probe;
+  probe.programs["mpiexec"] = "/opt/cray/pals/1.4/bin/mpiexec";
+  auto env = make_env({}, "aurora-uan-0009");
+  auto cluster = discover_cluster(env, ezpz::test::builtin_machines(), std::nullopt, std::nullopt, probe);
+  REQUIRE(cluster);
+  CHECK(cluster->machine.name == "aurora");
+  CHECK(cluster->gpus.source == "default");  // a login node has none of the compute nodes' 12
+  LaunchRequest req;
+  req.command = {"python3", "train.py"};
+  auto inv = find_launchers(probe);
+  REQUIRE(inv.mpiexec);
+  CHECK(inv.mpiexec->style == LauncherStyle::pals);
+  auto p = plan_launch(req, env, *cluster, inv);
+  REQUIRE(p);
+  CHECK(p->launcher == "local");
+  CHECK(p->topology == Topology{1, 1, 1});
+  CHECK(p->argv == std::vector<std::string>{"python3", "train.py"});
+  REQUIRE(p->warnings.size() == 1);
+  CHECK(p->warnings[0] ==
+        "no pbs job found on aurora: running on this node only with ezpz's built-in launcher (start a job first, "
+        "e.g. qsub -I, to use mpiexec)");
+  // With GPUs on the node, their device files count.
+  probe.gpus = 2;
+  auto dev = discover_cluster(env, ezpz::test::builtin_machines(), std::nullopt, std::nullopt, probe);
+  CHECK(plan_launch(req, env, *dev, inv)->topology.nprocs == 2);
+  // Frontier's login node with srun on PATH: srun there would ask for a new allocation.
+  probe.programs["srun"] = "/usr/bin/srun";
+  auto frontier = discover_cluster(make_env({}, "frontier-login03"), ezpz::test::builtin_machines(), std::nullopt,
+                                   std::nullopt, probe);
+  auto f = plan_launch(req, env, *frontier, find_launchers(probe));
+  REQUIRE(f);
+  CHECK(f->launcher == "local");
+  CHECK_THAT(f->warnings[0], Catch::Contains("e.g. salloc, to use srun"));
 }
