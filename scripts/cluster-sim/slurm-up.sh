@@ -17,7 +17,12 @@ GRES_TYPES="" NODE_GRES=""
 rm -f "$S/gres.conf"
 if [ "$GPUS" -gt 0 ]; then
   GRES_TYPES="GresTypes=gpu" NODE_GRES="Gres=gpu:$GPUS"
-  echo "NodeName=node[1-$N] Name=gpu Count=$GPUS" > "$S/gres.conf"
+  # Slurm drops GPUs without File=: empty stand-ins for the device files (cgroup device
+  # constraints are off here, so nothing ever opens them).
+  mkdir -p "$S/dev"
+  for g in $(seq 0 $((GPUS - 1))); do : > "$S/dev/gpu$g"; done
+  printf "AutoDetect=off\nNodeName=node[1-%s] Name=gpu File=%s/dev/gpu[0-%s]\n" "$N" "$S" "$((GPUS - 1))" \
+    > "$S/gres.conf"
 fi
 cat > "$S/slurm.conf" <<CFG
 ClusterName=ezsim
