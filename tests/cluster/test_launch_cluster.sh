@@ -116,6 +116,56 @@ expect_layout "$(cat "$D/job1.out")" 3 1 "sbatch --ntasks-per-node=1"
 err=$("$X" "${gpusim[@]}" salloc "${alloc[@]}" "$ezpz" launch --ppn 8 -- true 2>&1 >/dev/null)
 grep -q -- "--ppn 8 is more than the .* per node srun starts in this job" <<<"$err" || fail "--ppn 8: $err"
 
+# torchrun's whole contract and the failure summary across 3 nodes under srun (salloc and sbatch
+# allocations made with --ntasks-per-node=1), with Debian's torch on every rank.
+cat > "$D/contract.py" <<'PY'
+import os, socket, torch.distributed as dist
+e = os.environ
+print(f"contract rank={e['RANK']} host={socket.gethostname()} elastic={dist.is_torchelastic_launched()} "
+      f"group={e['GROUP_RANK']}/{e['GROUP_WORLD_SIZE']} role={e['ROLE_NAME']}:{e['ROLE_RANK']}/{e['ROLE_WORLD_SIZE']} "
+      f"run={e['TORCHELASTIC_RUN_ID']} restart={e['TORCHELASTIC_RESTART_COUNT']}/{e['TORCHELASTIC_MAX_RESTARTS']} "
+      f"store={e['TORCHELASTIC_USE_AGENT_STORE']} nccl={e['TORCH_NCCL_ASYNC_ERROR_HANDLING']} "
+      f"errfile={os.path.basename(e['TORCHELASTIC_ERROR_FILE'])}", flush=True)
+PY
+cat > "$D/raise.py" <<'PY'
+import os, time
+from torch.distributed.elastic.multiprocessing.errors import record
+def load_shard():
+    raise RuntimeError("shard missing on " + os.environ["RANK"])
+@record
+def main():
+    if os.environ["RANK"] == "1":
+        load_shard()
+    time.sleep(3)
+main()
+PY
+expect_contract() {
+  local out=$1 what=$2 r
+  for r in 0 1 2; do
+    # (srun -u passes each rank's bytes on as they come: a line may run into another rank's)
+    grep -qE "contract rank=$r host=node$((r + 1)) elastic=True group=$r/3 role=default:$r/3 run=[0-9]+ restart=0/1 store=False nccl=1 errfile=error-$r.json" <<<"$out" ||
+      fail "$what: rank $r's torchrun variables: $out"
+  done
+}
+out=$("$X" "${common[@]}" salloc -N 3 --ntasks-per-node=1 "$ezpz" launch --retries 1 -- /usr/bin/python3 "$D/contract.py" 2>&1)
+expect_contract "$out" "salloc --ntasks-per-node=1"
+cat > "$D/job2.sh" <<JOB
+#!/bin/sh
+"$ezpz" launch --retries 1 -- /usr/bin/python3 "$D/contract.py"
+"$ezpz" launch -- /usr/bin/python3 "$D/raise.py"
+JOB
+"$X" "${common[@]}" sbatch --wait -N 3 --ntasks-per-node=1 --output="$D/job2.out" "$D/job2.sh" >/dev/null
+expect_contract "$(cat "$D/job2.out")" "sbatch --ntasks-per-node=1"
+summary=$(grep -A3 '^ezpz: error: job failed:' "$D/job2.out")
+grep -q "^ezpz: error: job failed: rank 1 on node2 failed first: it exited with code 1, " <<<"$summary" ||
+  fail "sbatch: the failure summary should name rank 1 on node2: $(cat "$D/job2.out")"
+grep -qx "  RuntimeError: shard missing on 1" <<<"$summary" || fail "sbatch: the summary should show the exception: $summary"
+[ "$(grep -c '^ezpz: error: job failed:' "$D/job2.out")" -eq 1 ] || fail "sbatch: one summary, not $(cat "$D/job2.out")"
+out=$("$X" "${common[@]}" salloc -N 3 --ntasks-per-node=1 "$ezpz" launch -- no-such-program-xyz 2>&1)
+[ "$(grep -c 'no-such-program-xyz: command not found' <<<"$out")" -eq 1 ] ||
+  fail "salloc: a missing command should be said once: $out"
+grep -q "was not found on 3 ranks" <<<"$out" || fail "salloc: how many ranks lacked the command: $out"
+
 # A real torch.distributed job across two nodes: gloo over the simulated network.
 if [ -x /usr/bin/python3 ] && /usr/bin/python3 -c 'import torch' 2>/dev/null; then
   out=$("$X" "${common[@]}" "$ezpz" launch --launcher mpirun --hostfile "$D/hostfile" -n 4 --ppn 2 -- \
