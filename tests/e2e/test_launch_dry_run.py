@@ -105,6 +105,7 @@ class SlurmLike(TempDirTest):
         self.assertEqual(p["scheduler"], "slurm")
         self.assertEqual(p["argv"], ["srun", "-u", "--verbose", "-N2", "-n8", "--gpus-per-node=4",
                                      "--nodelist=nid001,nid002", "python3", "train.py"])
+        self.assertEqual(p["env"], {"FI_MR_CACHE_MONITOR": "userfaultfd"})  # NERSC's job scripts
 
     def test_frontier_full_allocation(self):
         env = base_env(SLURM_JOBID="42", SLURM_JOB_NODELIST="frontier[00001-00002]", EZPZ_MACHINE="frontier")

@@ -274,7 +274,8 @@ NCCL_NET_GDR_LEVEL = "PHB"
   CHECK(guess.profile->name == "perlmutter");
   CHECK(guess.how == MachineEvidence::guessed);
   CHECK(set.identify(ezpz::test::make_env({{"NERSC_HOST", "perlmutter"}}, "nid001")).how == MachineEvidence::signal);
-  CHECK(set.find("perlmutter")->env == std::vector<std::pair<std::string, std::string>>{{"NCCL_NET_GDR_LEVEL", "PHB"}});
+  CHECK(set.find("perlmutter")->env == std::vector<std::pair<std::string, std::string>>{
+                                           {"FI_MR_CACHE_MONITOR", "userfaultfd"}, {"NCCL_NET_GDR_LEVEL", "PHB"}});
 }
 
 TEST_CASE("built-in site settings: Aurora above 16 nodes, Frontier always, Perlmutter none", "[machine]") {
@@ -295,7 +296,8 @@ TEST_CASE("built-in site settings: Aurora above 16 nodes, Frontier always, Perlm
   CHECK(has(frontier->env, "NCCL_SOCKET_IFNAME", "hsn0"));
   CHECK(has(frontier->env, "MIOPEN_USER_DB_PATH", "/tmp/miopen-cache-{uid}-{job_id}"));
   CHECK(has(frontier->env, "MIOPEN_CUSTOM_CACHE_DIR", "/tmp/miopen-cache-{uid}-{job_id}"));
-  CHECK(set.find("perlmutter")->env.empty());
+  CHECK(set.find("perlmutter")->env ==
+        std::vector<std::pair<std::string, std::string>>{{"FI_MR_CACHE_MONITOR", "userfaultfd"}});
   CHECK(set.find("perlmutter")->env_at_scale.empty());
 }
 
