@@ -207,7 +207,7 @@ void LaunchCommand::show_plan(Context& ctx, const core::LaunchPlan& plan, const 
   if (print_env_) {
     ctx.term.out() << rank_env_report(plan, ctx.env, json_);
   } else if (json_) {
-    ctx.term.out() << plan_json(plan, cluster) << '\n';
+    ctx.term.out() << plan_json(plan, cluster, ctx.env) << '\n';
   } else if (plan.style == core::LauncherStyle::local) {
     // The built-in launcher runs in-process: show the equivalent ezpz command.
     std::vector<std::string> line = {

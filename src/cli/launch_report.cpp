@@ -136,8 +136,12 @@ void report_failure(Context& ctx, const core::LaunchPlan& plan, const core::RunR
   }
 }
 
-std::string plan_json(const core::LaunchPlan& plan, const core::ClusterInfo& cluster) {
-  return plan_object(plan, cluster).dump();
+std::string plan_json(const core::LaunchPlan& plan, const core::ClusterInfo& cluster, const core::Env& env) {
+  auto j = plan_object(plan, cluster);
+  // What rank 0 gets (torchrun's whole set): the shim derives the same on every rank.
+  j["rank0_env"] = plan.rank_env ? env_object(core::rank_environment(env, plan.rank, core::planned_rank(0, plan.rank)))
+                                 : nlohmann::json::object();
+  return j.dump();
 }
 
 core::EnvList local_rank_environment(const core::LaunchPlan& plan, const core::Env& env, int r) {

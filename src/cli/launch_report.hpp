@@ -14,7 +14,8 @@
 namespace ezpz::cli {
 
 /// The `--dry-run --json` object (docs/launch.md), on one line.
-[[nodiscard]] std::string plan_json(const core::LaunchPlan& plan, const core::ClusterInfo& cluster);
+[[nodiscard]] std::string plan_json(const core::LaunchPlan& plan, const core::ClusterInfo& cluster,
+                                    const core::Env& env);
 
 /// The per-rank variables for every rank (`--print-env`), as text or as a JSON array.
 [[nodiscard]] std::string rank_env_report(const core::LaunchPlan& plan, const core::Env& env, bool json);

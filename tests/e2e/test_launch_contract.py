@@ -127,6 +127,19 @@ class Contract(TempDirTest):
                 got = json.loads(line.split(" ", 1)[1])["env"]
                 self.assertEqual((got["OMP_NUM_THREADS"], got["TORCH_NCCL_ASYNC_ERROR_HANDLING"]), ("5", "0"))
 
+    def test_dry_run_json_shows_the_whole_set(self):
+        proc = subprocess.run([EZPZ, "launch", "--launcher", "mpirun", "-n", "2", "--retries", "1", "--dry-run",
+                               "--json", "--", "python3", "t.py"], env=self.env, capture_output=True, text=True,
+                              timeout=60)
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        env = json.loads(proc.stdout)["rank0_env"]
+        for name in ("RANK", "GROUP_RANK", "GROUP_WORLD_SIZE", "ROLE_NAME", "ROLE_RANK", "ROLE_WORLD_SIZE",
+                     "TORCHELASTIC_RUN_ID", "TORCHELASTIC_RESTART_COUNT", "TORCHELASTIC_USE_AGENT_STORE",
+                     "TORCHELASTIC_ERROR_FILE", "TORCH_NCCL_ASYNC_ERROR_HANDLING", "OMP_NUM_THREADS"):
+            self.assertIn(name, env)
+        self.assertEqual(env["TORCHELASTIC_MAX_RESTARTS"], "1")
+        self.assertFalse(os.path.exists(self.home), "a dry run writes nothing")
+
     def test_record_main_raising_names_the_exception_and_frames(self):
         for launcher in LAUNCHERS:
             with self.subTest(launcher=launcher):
