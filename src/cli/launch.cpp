@@ -208,14 +208,8 @@ void LaunchCommand::show_plan(Context& ctx, const core::LaunchPlan& plan, const 
     ctx.term.out() << rank_env_report(plan, ctx.env, json_);
   } else if (json_) {
     ctx.term.out() << plan_json(plan, cluster, ctx.env) << '\n';
-  } else if (plan.style == core::LauncherStyle::local) {
-    // The built-in launcher runs in-process: show the equivalent ezpz command.
-    std::vector<std::string> line = {
-        "ezpz", "launch", "--launcher", "local", "--np=" + std::to_string(plan.topology.nprocs), "--"};
-    line.insert(line.end(), plan.argv.begin(), plan.argv.end());
-    ctx.term.out() << core::shell_command_line(plan.env, line) << '\n';
   } else {
-    ctx.term.out() << core::shell_command_line(plan.env, plan.argv) << '\n';
+    ctx.term.out() << dry_run_line(plan) << '\n';
   }
 }
 

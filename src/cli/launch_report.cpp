@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/terminal.hpp"
+#include "core/shell.hpp"
 #include "ezpz/version.hpp"
 
 namespace ezpz::cli {
@@ -134,6 +135,16 @@ void report_failure(Context& ctx, const core::LaunchPlan& plan, const core::RunR
   for (std::size_t i = 1; i < lines.size(); ++i) {
     ctx.term.err() << lines[i] << '\n';
   }
+}
+
+std::string dry_run_line(const core::LaunchPlan& plan) {
+  if (plan.style != core::LauncherStyle::local) {
+    return core::shell_command_line(plan.env, plan.argv);
+  }
+  std::vector<std::string> line = {
+      "ezpz", "launch", "--launcher", "local", "--np=" + std::to_string(plan.topology.nprocs), "--"};
+  line.insert(line.end(), plan.argv.begin(), plan.argv.end());
+  return core::shell_command_line(plan.env, line);
 }
 
 std::string plan_json(const core::LaunchPlan& plan, const core::ClusterInfo& cluster, const core::Env& env) {

@@ -17,6 +17,10 @@ namespace ezpz::cli {
 [[nodiscard]] std::string plan_json(const core::LaunchPlan& plan, const core::ClusterInfo& cluster,
                                     const core::Env& env);
 
+/// `--dry-run`'s line: what runs, shell-quoted, with the variables ezpz adds in front (the
+/// built-in launcher: the equivalent `ezpz launch --launcher local` command).
+[[nodiscard]] std::string dry_run_line(const core::LaunchPlan& plan);
+
 /// The per-rank variables for every rank (`--print-env`), as text or as a JSON array.
 [[nodiscard]] std::string rank_env_report(const core::LaunchPlan& plan, const core::Env& env, bool json);
 

@@ -8,7 +8,6 @@
 #include "cli/launch.hpp"
 #include "cli/launch_report.hpp"
 #include "cli/terminal.hpp"
-#include "core/shell.hpp"
 
 namespace ezpz::cli {
 namespace {
@@ -190,14 +189,7 @@ int TestCommand::run(Context& ctx) {
   }
   const auto& plan = job->plan;
   if (dry_run_) {
-    if (plan.style == core::LauncherStyle::local) {
-      std::vector<std::string> line = {
-          "ezpz", "launch", "--launcher", "local", "--np=" + std::to_string(plan.topology.nprocs), "--"};
-      line.insert(line.end(), plan.argv.begin(), plan.argv.end());
-      ctx.term.out() << core::shell_command_line(plan.env, line) << '\n';
-    } else {
-      ctx.term.out() << core::shell_command_line(plan.env, plan.argv) << '\n';
-    }
+    ctx.term.out() << dry_run_line(plan) << '\n';
     return 0;
   }
   auto result = run_plan(ctx, plan, SupervisionOptions{timeout_s_, 10, false});

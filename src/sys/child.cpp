@@ -25,13 +25,7 @@ namespace {
   if (::getppid() != parent) {
     ::_exit(128 + SIGKILL);
   }
-  for (int signo : SignalRelay::signals()) {
-    ::signal(signo, SIG_DFL);
-  }
-  ::signal(SIGPIPE, SIG_DFL);
-  sigset_t none;
-  sigemptyset(&none);
-  ::sigprocmask(SIG_SETMASK, &none, nullptr);
+  reset_child_signals();
   if (out != nullptr) {
     ::dup2(out[1], 1);
     ::dup2(err[1], 2);

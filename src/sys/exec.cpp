@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
+#include <csignal>
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
@@ -31,6 +32,16 @@ SignalRelay& PosixProcessControl::relay() {
     relay_ = std::make_unique<SignalRelay>();
   }
   return *relay_;
+}
+
+void reset_child_signals() {
+  for (int signo : SignalRelay::signals()) {
+    ::signal(signo, SIG_DFL);
+  }
+  ::signal(SIGPIPE, SIG_DFL);
+  sigset_t none;
+  sigemptyset(&none);
+  ::sigprocmask(SIG_SETMASK, &none, nullptr);
 }
 
 double wall_clock_seconds() {

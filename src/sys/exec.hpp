@@ -19,6 +19,10 @@ struct Prepared {
   std::vector<char*> argv;
   std::vector<char*> envp;
 };
+/// In a child after fork or vfork, before exec: default dispositions for the signals ezpz relays
+/// and SIGPIPE, and no signal blocked. System calls only.
+void reset_child_signals();
+
 /// The wall clock, seconds since the epoch.
 [[nodiscard]] double wall_clock_seconds();
 

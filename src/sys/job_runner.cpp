@@ -99,13 +99,7 @@ Expected<RunResult> PosixProcessControl::run(const std::vector<ProcessSpec>& pro
       if (::getppid() != self) {
         ::_exit(128 + death_signal);
       }
-      for (int signo : SignalRelay::signals()) {
-        ::signal(signo, SIG_DFL);
-      }
-      ::signal(SIGPIPE, SIG_DFL);
-      sigset_t none;
-      sigemptyset(&none);
-      ::sigprocmask(SIG_SETMASK, &none, nullptr);
+      reset_child_signals();
       if (in_fd != 0) {
         ::dup2(in_fd, 0);
       }
