@@ -70,21 +70,6 @@ int supervise(pid_t pid, SignalRelay& signals, std::vector<LineStream>& streams)
   return status;
 }
 
-/// What the child left in its pipes (its own children may hold them open: no waiting).
-void drain(std::vector<LineStream>& streams) {
-  for (auto& s : streams) {
-    ::fcntl(s.fd, F_SETFL, O_NONBLOCK);
-    char buf[65536];
-    ssize_t n;
-    while ((n = ::read(s.fd, buf, sizeof(buf))) > 0) {
-      s.pending.append(buf, static_cast<std::size_t>(n));
-    }
-    emit_lines(s, true);
-    ::close(s.fd);
-  }
-  streams.clear();
-}
-
 }  // namespace
 
 core::ChildExit PosixProcessControl::run_child(const std::vector<std::string>& argv,
@@ -138,7 +123,9 @@ core::ChildExit PosixProcessControl::run_child(const std::vector<std::string>& a
       }
     }
   }
-  drain(streams);
+  for (auto& s : streams) {
+    drain_lines(s);  // its own children may hold the pipes open: no waiting
+  }
   out.end_time = wall_clock_seconds();
   out.exec_errno = exec_errno;
   if (exec_errno != 0) {

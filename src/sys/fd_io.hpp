@@ -30,6 +30,38 @@ inline bool write_all(int fd, const void* data, std::size_t size) {
 }
 
 /// read_within's outcome.
+/// A pipe whose ends close with it unless taken (pipe2 with O_CLOEXEC).
+class OwnedPipe {
+ public:
+  OwnedPipe() = default;
+  OwnedPipe(const OwnedPipe&) = delete;
+  OwnedPipe& operator=(const OwnedPipe&) = delete;
+  ~OwnedPipe() {
+    close_end(fds_[0]);
+    close_end(fds_[1]);
+  }
+  [[nodiscard]] bool open() { return ::pipe2(fds_, O_CLOEXEC) == 0; }
+  [[nodiscard]] int read_end() const { return fds_[0]; }
+  [[nodiscard]] int write_end() const { return fds_[1]; }
+  void close_write() { close_end(fds_[1]); }
+  /// The read end, now the caller's; the write end is closed.
+  [[nodiscard]] int take_read() {
+    close_write();
+    const int fd = fds_[0];
+    fds_[0] = -1;
+    return fd;
+  }
+
+ private:
+  static void close_end(int& fd) {
+    if (fd >= 0) {
+      ::close(fd);
+      fd = -1;
+    }
+  }
+  int fds_[2] = {-1, -1};
+};
+
 enum class ReadResult { ok, ended, timed_out };
 
 /// Read exactly `size` bytes, waiting at most `timeout_ms` for each next byte (< 0: no limit);

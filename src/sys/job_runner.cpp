@@ -49,52 +49,111 @@ std::string describe(int code) {
   return "exited with code " + std::to_string(code);
 }
 
-}  // namespace
+/// One run of a job: its processes in one process group, their output, the signals ezpz gets,
+/// the watchdog and the grace before SIGKILL. Descriptors it opens are its own (closed by it).
+class Supervisor {
+ public:
+  Supervisor(const RunOptions& options, SignalRelay& signals, std::size_t count)
+      : options_(options), signals_(signals), children_(count) {}
+  Supervisor(const Supervisor&) = delete;
+  Supervisor& operator=(const Supervisor&) = delete;
+  ~Supervisor() {
+    for (auto& s : streams_) {
+      ::close(s.fd);
+    }
+    kill_group(SIGKILL);  // nothing outlives the run
+    if (devnull_ >= 0) {
+      ::close(devnull_);
+    }
+  }
 
-Expected<RunResult> PosixProcessControl::run(const std::vector<ProcessSpec>& processes, const RunOptions& options) {
-  auto& signals = relay();
-  signals.drain();
-  const bool capture = options.label || options.whole_lines || options.timeout_s > 0;
-  const bool stdin_is_tty = ::isatty(0) == 1;
-  const pid_t self = ::getpid();
-  const int death_signal = options.is_launcher ? SIGTERM : SIGKILL;
+  /// Start every process; an Error when one cannot be started (the others are killed and reaped).
+  Expected<void> start(const std::vector<ProcessSpec>& processes) {
+    devnull_ = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+    stdin_is_tty_ = ::isatty(0) == 1;
+    for (std::size_t i = 0; i < processes.size(); ++i) {
+      if (auto started = start_one(i, processes[i]); !started) {
+        kill_group(SIGKILL);
+        reap_all();
+        return started.error();
+      }
+    }
+    ::close(devnull_);
+    devnull_ = -1;
+    running_ = children_.size();
+    last_output_ = Clock::now();
+    return {};
+  }
 
+  /// Until every process has ended: output, signals, exits and deadlines.
+  void supervise() {
+    while (running_ > 0) {
+      auto fds = wait_for_events();
+      const auto now = Clock::now();
+      pass_output(fds, now);  // first, so a failing rank's last lines come before our notice
+      handle_signals();
+      reap();
+      check_deadlines(now);
+    }
+  }
+
+  /// What the processes left in their pipes; then the result.
+  RunResult finish() {
+    for (auto& s : streams_) {
+      drain_lines(s);
+    }
+    streams_.clear();
+    if (result_.timed_out) {
+      result_.exit_code = static_cast<int>(ExitCode::timeout);
+    } else if (result_.signal != 0) {
+      result_.exit_code = 128 + result_.signal;
+    } else if (result_.failed >= 0) {
+      result_.exit_code = result_.failed_code;
+    }
+    return result_;
+  }
+
+ private:
   struct Child {
     pid_t pid = -1;
     bool done = false;
-    int code = 0;
   };
-  std::vector<Child> children(processes.size());
-  std::vector<LineStream> streams;
-  pid_t pgid = 0;
-  int devnull = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
 
-  auto kill_group = [&](int signo) {
-    if (pgid > 0) {
-      ::kill(-pgid, signo);
+  bool capture() const { return options_.label || options_.whole_lines || options_.timeout_s > 0; }
+
+  void kill_group(int signo) const {
+    if (pgid_ > 0) {
+      ::kill(-pgid_, signo);
     }
-  };
+  }
 
-  for (std::size_t i = 0; i < processes.size(); ++i) {
-    const auto& spec = processes[i];
+  void reap_all() {
+    for (auto& c : children_) {
+      int status = 0;
+      if (c.pid > 0 && !c.done) {
+        ::waitpid(c.pid, &status, 0);
+        c.done = true;
+      }
+    }
+  }
+
+  Expected<void> start_one(std::size_t i, const ProcessSpec& spec) {
     auto prepared = prepare_exec(spec.argv, spec.set, spec.unset);
-    int out_pipe[2] = {-1, -1};
-    int err_pipe[2] = {-1, -1};
-    if (capture && (::pipe2(out_pipe, O_CLOEXEC) != 0 || ::pipe2(err_pipe, O_CLOEXEC) != 0)) {
-      kill_group(SIGKILL);
+    OwnedPipe out, err, exec_error;
+    if (capture() && (!out.open() || !err.open())) {
       return failure(std::string("cannot create pipes: ") + std::strerror(errno));
     }
-    int exec_error[2];
-    if (::pipe2(exec_error, O_CLOEXEC) != 0) {
-      kill_group(SIGKILL);
+    if (!exec_error.open()) {
       return failure(std::string("cannot create a pipe: ") + std::strerror(errno));
     }
     // stdin: the first process keeps a non-terminal stdin; a terminal would stop a
     // background process group with SIGTTIN, so it gets /dev/null like the rest.
-    const int in_fd = (i == 0 && !stdin_is_tty) ? 0 : devnull;
+    const int in_fd = (i == 0 && !stdin_is_tty_) ? 0 : devnull_;
+    const int death_signal = options_.is_launcher ? SIGTERM : SIGKILL;
+    const pid_t self = ::getpid();
     const pid_t pid = ::fork();
     if (pid == 0) {
-      ::setpgid(0, pgid);
+      ::setpgid(0, pgid_);
       ::prctl(PR_SET_PDEATHSIG, death_signal);
       if (::getppid() != self) {
         ::_exit(128 + death_signal);
@@ -103,201 +162,182 @@ Expected<RunResult> PosixProcessControl::run(const std::vector<ProcessSpec>& pro
       if (in_fd != 0) {
         ::dup2(in_fd, 0);
       }
-      if (capture) {
-        ::dup2(out_pipe[1], 1);
-        ::dup2(err_pipe[1], 2);
+      if (capture()) {
+        ::dup2(out.write_end(), 1);
+        ::dup2(err.write_end(), 2);
       }
       ::execvpe(prepared.argv[0], prepared.argv.data(), prepared.envp.data());
-      int err = errno;
-      [[maybe_unused]] auto n = ::write(exec_error[1], &err, sizeof(err));
-      ::_exit(err == ENOENT ? 127 : 126);
+      const int e = errno;
+      [[maybe_unused]] auto n = ::write(exec_error.write_end(), &e, sizeof(e));
+      ::_exit(e == ENOENT ? 127 : 126);
     }
-    ::close(exec_error[1]);
+    exec_error.close_write();
     if (pid < 0) {
-      ::close(exec_error[0]);
-      kill_group(SIGKILL);
       return failure(std::string("cannot fork: ") + std::strerror(errno));
     }
-    if (pgid == 0) {
-      pgid = pid;
+    pgid_ = pgid_ == 0 ? pid : pgid_;
+    ::setpgid(pid, pgid_);  // also here, so the group exists before we signal it
+    children_[i].pid = pid;
+    if (capture()) {
+      const std::string label = options_.label ? spec.label : "";
+      streams_.push_back({out.take_read(), 1, label, {}});
+      streams_.push_back({err.take_read(), 2, label, {}});
     }
-    ::setpgid(pid, pgid);  // also here, so the group exists before we signal it
-    children[i].pid = pid;
-    int err = 0;
-    auto n = ::read(exec_error[0], &err, sizeof(err));
-    ::close(exec_error[0]);
-    if (capture) {
-      ::close(out_pipe[1]);
-      ::close(err_pipe[1]);
-      const std::string label = options.label ? spec.label : "";
-      streams.push_back({out_pipe[0], 1, label, {}});
-      streams.push_back({err_pipe[0], 2, label, {}});
+    int e = 0;
+    if (::read(exec_error.read_end(), &e, sizeof(e)) != static_cast<ssize_t>(sizeof(e))) {
+      return {};
     }
-    if (n == static_cast<ssize_t>(sizeof(err))) {
-      int status = 0;
-      ::waitpid(pid, &status, 0);
-      kill_group(SIGKILL);
-      for (auto& c : children) {
-        if (c.pid > 0 && c.pid != pid) {
-          ::waitpid(c.pid, &status, 0);
-        }
-      }
-      for (auto& s : streams) {
-        ::close(s.fd);
-      }
-      ::close(devnull);
-      const auto& prog = spec.argv.front();
-      if (err == ENOENT) {
-        return Error{ExitCode::not_found, prog + ": command not found: check the name, PATH or the loaded modules"};
-      }
-      return Error{ExitCode::cannot_execute, "cannot execute " + prog + ": " + std::strerror(err)};
+    const auto& prog = spec.argv.front();
+    if (e == ENOENT) {
+      return Error{ExitCode::not_found, prog + ": command not found: check the name, PATH or the loaded modules"};
     }
+    return Error{ExitCode::cannot_execute, "cannot execute " + prog + ": " + std::strerror(e)};
   }
-  ::close(devnull);
 
-  RunResult result;
-  auto last_output = Clock::now();
-  std::optional<Clock::time_point> kill_deadline;
-  int sigints = 0;
-  std::size_t running = children.size();
-  auto name_of = [&](std::size_t i) {
-    return i < options.names.size() ? options.names[i] : "process " + std::to_string(i);
-  };
-  auto start_stopping = [&](int signo) {
-    kill_group(signo);
-    if (!kill_deadline) {
-      kill_deadline = Clock::now() + seconds(options.kill_after_s);
-    }
-  };
-
-  while (running > 0) {
-    std::vector<pollfd> fds;
-    fds.push_back({signals.fd(), POLLIN, 0});
-    for (const auto& s : streams) {
+  std::vector<pollfd> wait_for_events() const {
+    std::vector<pollfd> fds = {{signals_.fd(), POLLIN, 0}};
+    for (const auto& s : streams_) {
       fds.push_back({s.fd, POLLIN, 0});
     }
-    int wait_ms = -1;
-    auto now = Clock::now();
-    auto until = [&](Clock::time_point t) {
-      auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(t - now).count() + 1;
-      wait_ms = wait_ms < 0 ? static_cast<int>(std::max<long>(ms, 0))
-                            : std::min(wait_ms, static_cast<int>(std::max<long>(ms, 0)));
-    };
-    if (kill_deadline) {
-      until(*kill_deadline);
+    std::optional<Clock::time_point> wake = kill_deadline_;
+    if (options_.timeout_s > 0 && !result_.timed_out) {
+      const auto quiet = last_output_ + seconds(options_.timeout_s);
+      wake = wake ? std::min(*wake, quiet) : quiet;
     }
-    if (options.timeout_s > 0 && !result.timed_out) {
-      until(last_output + seconds(options.timeout_s));
+    int wait_ms = -1;
+    if (wake) {
+      const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(*wake - Clock::now()).count() + 1;
+      wait_ms = static_cast<int>(std::max<long>(ms, 0));
     }
     ::poll(fds.data(), fds.size(), wait_ms);
-    now = Clock::now();
+    return fds;
+  }
 
-    // Output first, so the last lines of a failing rank appear before our notice.
+  void pass_output(const std::vector<pollfd>& fds, Clock::time_point now) {
     for (std::size_t k = 1; k < fds.size(); ++k) {
       if ((fds[k].revents & (POLLIN | POLLHUP | POLLERR)) == 0) {
         continue;
       }
-      auto& s = streams[k - 1];
+      auto& s = streams_[k - 1];
       if (pump_lines(s)) {
-        last_output = now;
+        last_output_ = now;
       } else {
         ::close(s.fd);
         s.fd = -1;
       }
     }
-    streams.erase(std::remove_if(streams.begin(), streams.end(), [](const LineStream& s) { return s.fd < 0; }),
-                  streams.end());
+    std::erase_if(streams_, [](const LineStream& s) { return s.fd < 0; });
+  }
 
-    for (int signo : signals.drain()) {
+  void notice(const std::string& message) const {
+    if (options_.notice) {
+      options_.notice(message);
+    }
+  }
+
+  void start_stopping(int signo) {
+    kill_group(signo);
+    if (!kill_deadline_) {
+      kill_deadline_ = Clock::now() + seconds(options_.kill_after_s);
+    }
+  }
+
+  void handle_signals() {
+    for (int signo : signals_.drain()) {
       if (signo == SIGCHLD) {
         continue;  // reaped below
       }
-      if (signo == SIGINT && ++sigints >= 2) {
-        if (options.notice) {
-          options.notice("second interrupt: killing the job");
-        }
+      if (signo == SIGINT && ++sigints_ >= 2) {
+        notice("second interrupt: killing the job");
         kill_group(SIGKILL);
-      } else if (signo == SIGINT && running > 0 && options.notice) {
-        options.notice("SIGINT sent to " + options.stop_what + ": waiting up to " +
-                       std::to_string(static_cast<long>(options.kill_after_s)) +
-                       " s for it to stop, then SIGKILL (Ctrl-C again to kill now)");
-        result.signal = result.signal != 0 ? result.signal : signo;
-        start_stopping(signo);
       } else if (signo == SIGUSR1 || signo == SIGUSR2) {
         kill_group(signo);
       } else {
-        result.signal = result.signal != 0 ? result.signal : signo;
+        if (signo == SIGINT && running_ > 0) {
+          notice("SIGINT sent to " + options_.stop_what + ": waiting up to " +
+                 std::to_string(static_cast<long>(options_.kill_after_s)) +
+                 " s for it to stop, then SIGKILL (Ctrl-C again to kill now)");
+        }
+        result_.signal = result_.signal != 0 ? result_.signal : signo;
         start_stopping(signo);
       }
     }
+  }
 
+  void reap() {
     int status = 0;
     pid_t pid;
     while ((pid = ::waitpid(-1, &status, WNOHANG)) > 0) {
-      auto it = std::find_if(children.begin(), children.end(), [&](const Child& c) { return c.pid == pid; });
-      if (it == children.end() || it->done) {
+      auto it = std::find_if(children_.begin(), children_.end(), [&](const Child& c) { return c.pid == pid; });
+      if (it == children_.end() || it->done) {
         continue;
       }
       it->done = true;
-      it->code = status_code(status);
-      --running;
-      const auto index = static_cast<std::size_t>(it - children.begin());
-      if (it->code != 0 && result.failed < 0) {
-        result.failed = static_cast<int>(index);
-        result.failed_code = it->code;
-        result.failed_signal = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
-        result.failed_time = wall_clock_seconds();
-        if (options.stop_on_failure && running > 0 && result.signal == 0 && !result.timed_out) {
-          if (options.notice) {
-            options.notice(name_of(index) + " " + describe(it->code) + ": stopping the other " +
-                           std::to_string(running) + (running == 1 ? " process" : " processes"));
-          }
-          start_stopping(SIGTERM);
-        }
+      --running_;
+      const int code = status_code(status);
+      if (code != 0 && result_.failed < 0) {
+        on_first_failure(static_cast<std::size_t>(it - children_.begin()), code, status);
       }
     }
+  }
 
-    if (options.timeout_s > 0 && !result.timed_out && running > 0 && now - last_output >= seconds(options.timeout_s)) {
-      result.timed_out = true;
-      if (options.notice) {
-        options.notice("no output for " + std::to_string(static_cast<long>(options.timeout_s)) +
-                       " s: stopping the job (--timeout)");
-      }
+  void on_first_failure(std::size_t index, int code, int status) {
+    result_.failed = static_cast<int>(index);
+    result_.failed_code = code;
+    result_.failed_signal = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
+    result_.failed_time = wall_clock_seconds();
+    if (options_.stop_on_failure && running_ > 0 && result_.signal == 0 && !result_.timed_out) {
+      const auto name = index < options_.names.size() ? options_.names[index] : "process " + std::to_string(index);
+      notice(name + " " + describe(code) + ": stopping the other " + std::to_string(running_) +
+             (running_ == 1 ? " process" : " processes"));
       start_stopping(SIGTERM);
     }
-    if (kill_deadline && now >= *kill_deadline && running > 0) {
-      if (options.notice) {
-        options.notice("still running " + std::to_string(static_cast<long>(options.kill_after_s)) +
-                       " s after the stop signal: sending SIGKILL");
-      }
+  }
+
+  void check_deadlines(Clock::time_point now) {
+    if (options_.timeout_s > 0 && !result_.timed_out && running_ > 0 &&
+        now - last_output_ >= seconds(options_.timeout_s)) {
+      result_.timed_out = true;
+      notice("no output for " + std::to_string(static_cast<long>(options_.timeout_s)) +
+             " s: stopping the job (--timeout)");
+      start_stopping(SIGTERM);
+    }
+    if (kill_deadline_ && now >= *kill_deadline_ && running_ > 0) {
+      notice("still running " + std::to_string(static_cast<long>(options_.kill_after_s)) +
+             " s after the stop signal: sending SIGKILL");
       kill_group(SIGKILL);
-      kill_deadline = now + std::chrono::hours(24);
+      kill_deadline_ = now + std::chrono::hours(24);
     }
   }
 
-  // Whatever the processes left in their pipes, then anything still in the group.
-  for (auto& s : streams) {
-    ::fcntl(s.fd, F_SETFL, O_NONBLOCK);
-    char buf[65536];
-    ssize_t n;
-    while ((n = ::read(s.fd, buf, sizeof(buf))) > 0) {
-      s.pending.append(buf, static_cast<std::size_t>(n));
-    }
-    emit_lines(s, true);
-    ::close(s.fd);
-  }
-  kill_group(SIGKILL);
+  const RunOptions& options_;
+  SignalRelay& signals_;
+  std::vector<Child> children_;
+  std::vector<LineStream> streams_;
+  pid_t pgid_ = 0;
+  int devnull_ = -1;
+  bool stdin_is_tty_ = false;
+  std::size_t running_ = 0;
+  int sigints_ = 0;
+  Clock::time_point last_output_;
+  std::optional<Clock::time_point> kill_deadline_;
+  RunResult result_;
+};
 
-  if (result.timed_out) {
-    result.exit_code = static_cast<int>(ExitCode::timeout);
-  } else if (result.signal != 0) {
-    result.exit_code = 128 + result.signal;
-  } else if (result.failed >= 0) {
-    result.exit_code = result.failed_code;
-  } else {
-    result.exit_code = 0;
+}  // namespace
+
+Expected<RunResult> PosixProcessControl::run(const std::vector<ProcessSpec>& processes, const RunOptions& options) {
+  auto& signals = relay();
+  signals.drain();
+  Supervisor job(options, signals, processes.size());
+  // 1. Start every process in one process group (none runs if one cannot start).
+  if (auto started = job.start(processes); !started) {
+    return started.error();
   }
-  return result;
+  // 2. Pass output on, relay signals, reap, enforce the watchdog and the grace before SIGKILL.
+  job.supervise();
+  // 3. The rest of their output; anything left in the group is killed with the supervisor.
+  return job.finish();
 }
 
 }  // namespace ezpz::sys

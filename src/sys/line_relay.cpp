@@ -2,6 +2,7 @@
 
 #include <cerrno>
 
+#include <fcntl.h>
 #include <unistd.h>
 
 #include "sys/fd_io.hpp"
@@ -46,6 +47,18 @@ bool pump_lines(LineStream& s) {
   }
   emit_lines(s, true);
   return false;
+}
+
+void drain_lines(LineStream& s) {
+  ::fcntl(s.fd, F_SETFL, O_NONBLOCK);
+  char buf[65536];
+  ssize_t n;
+  while ((n = ::read(s.fd, buf, sizeof(buf))) > 0) {
+    s.pending.append(buf, static_cast<std::size_t>(n));
+  }
+  emit_lines(s, true);
+  ::close(s.fd);
+  s.fd = -1;
 }
 
 }  // namespace ezpz::sys

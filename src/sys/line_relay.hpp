@@ -21,4 +21,8 @@ void emit_lines(LineStream& s, bool flush);
 /// Read what `s.fd` has (one read); false at its end or on an error (the rest was flushed).
 bool pump_lines(LineStream& s);
 
+/// After the process ended: what is left in its pipe, without waiting for its own children
+/// that may hold it open; everything flushed, the descriptor closed.
+void drain_lines(LineStream& s);
+
 }  // namespace ezpz::sys
