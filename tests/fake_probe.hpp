@@ -52,6 +52,11 @@ class FakeProbe final : public core::SystemProbe {
     written[path] = text;
     return {};
   }
+  mutable std::set<std::string> removed_dirs;  ///< every remove_empty_dir path
+  bool remove_empty_dir(const std::string& path) const override {
+    removed_dirs.insert(path);
+    return made_dirs.erase(path) != 0;
+  }
   mutable std::set<std::string> made_dirs;  ///< every make_dirs path
   [[nodiscard]] Expected<void> make_dirs(const std::string& path) const override {
     if (writes_fail) {

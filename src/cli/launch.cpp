@@ -185,8 +185,12 @@ int LaunchCommand::run(Context& ctx) {
     return ctx.term.fail(ran.error());
   }
   const auto& [result, attempts] = *ran;
-  if (const auto& dir = plan.rank.record_dir; !dir.empty() && ctx.probe.list_dir(dir).empty()) {
-    ctx.transfer.discard(dir);  // no rank left an error file or a report: no empty folder either
+  // No rank left an error file or a report: no empty folders either (rmdir leaves any other).
+  if (const auto& dir = plan.rank.record_dir; !dir.empty()) {
+    for (int k = attempts - 1; k > 0; --k) {
+      (void)ctx.probe.remove_empty_dir(core::plan_for_attempt(plan, k).rank.record_dir);
+    }
+    (void)ctx.probe.remove_empty_dir(dir);
   }
   // 4. Record what happened.
   LaunchTimes times{iso_time(start_wall, "%Y-%m-%dT%H:%M:%SZ"),

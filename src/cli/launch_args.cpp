@@ -43,8 +43,9 @@ const CLI::Option* ezpz_option(const std::string& token, const CLI::App& app) {
   if (const auto* opt = app.get_option_no_throw(name)) {
     return opt;
   }
-  // -n8: a short option with its value attached.
-  if (token.size() > 2 && token[0] == '-' && token[1] != '-') {
+  // -n8: a short option with a number attached (not -npernode, -nolocal: the launcher's).
+  if (token.size() > 2 && token[0] == '-' && token[1] != '-' &&
+      token.find_first_not_of("0123456789", 2) == std::string::npos) {
     const auto* opt = app.get_option_no_throw(token.substr(0, 2));
     if (opt != nullptr && opt->get_items_expected_max() > 0) {
       return opt;

@@ -56,20 +56,17 @@ int run_with_rank_env(Context& ctx, core::RankContext rank, const std::string& g
   return ctx.process.finish_like(exit);
 }
 
+bool parse_int(std::string_view s, int& out) {
+  auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), out);
+  return ec == std::errc() && ptr == s.data() + s.size();
+}
+
 bool parse_restart(std::string_view s, core::RankContext& rank) {
   auto slash = s.find('/');
   if (slash == std::string_view::npos) {
     return false;
   }
-  auto count = s.substr(0, slash);
-  auto max = s.substr(slash + 1);
-  return std::from_chars(count.data(), count.data() + count.size(), rank.restart_count).ec == std::errc() &&
-         std::from_chars(max.data(), max.data() + max.size(), rank.max_restarts).ec == std::errc();
-}
-
-bool parse_int(std::string_view s, int& out) {
-  auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), out);
-  return ec == std::errc() && ptr == s.data() + s.size();
+  return parse_int(s.substr(0, slash), rank.restart_count) && parse_int(s.substr(slash + 1), rank.max_restarts);
 }
 
 }  // namespace

@@ -74,6 +74,7 @@ std::optional<RecordedError> parse_error_file(std::string_view text) {
 }
 
 std::string last_frames(const std::string& traceback, int frames) {
+  frames = std::max(frames, 1);
   auto lines = split(traceback, '\n');
   std::vector<std::size_t> frame_starts;
   for (std::size_t i = 0; i < lines.size(); ++i) {

@@ -464,7 +464,9 @@ LaunchPlan plan_for_attempt(const LaunchPlan& plan, int attempt) {
   if (attempt > 0 && !plan.rank.record_dir.empty()) {
     out.rank.record_dir = plan.rank.record_dir + "/retry-" + std::to_string(attempt);
   }
-  out.argv = with_shim_args(plan.argv, out.rank);
+  if (plan.rank_env && plan.style != LauncherStyle::local) {  // only a plan with a shim has its arguments
+    out.argv = with_shim_args(plan.argv, out.rank);
+  }
   return out;
 }
 

@@ -70,6 +70,8 @@ class SystemProbe {
   [[nodiscard]] virtual Expected<void> write_file(const std::string& path, const std::string& text) const = 0;
   /// mkdir -p `path` (mode 0755).
   [[nodiscard]] virtual Expected<void> make_dirs(const std::string& path) const = 0;
+  /// rmdir `path`: false when it is not an empty directory (or is gone).
+  virtual bool remove_empty_dir(const std::string& path) const = 0;
 
   /// Run argv (PATH lookup) with stdin from /dev/null, `set` added to and `unset` removed from
   /// the environment, and collect its output; killed (process group) after `timeout_s`.

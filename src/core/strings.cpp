@@ -69,6 +69,9 @@ std::size_t edit_distance(std::string_view a, std::string_view b) {
   // Optimal string alignment: Levenshtein plus the swap of two neighbouring characters.
   const std::size_t n = a.size();
   const std::size_t m = b.size();
+  if (n > m + 2 || m > n + 2) {
+    return n > m ? n - m : m - n;  // at least this far apart: not worth the table
+  }
   std::vector<std::vector<std::size_t>> d(n + 1, std::vector<std::size_t>(m + 1));
   for (std::size_t i = 0; i <= n; ++i) {
     d[i][0] = i;

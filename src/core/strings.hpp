@@ -14,7 +14,8 @@ namespace ezpz::core {
 [[nodiscard]] bool starts_with(std::string_view s, std::string_view prefix);
 /// A strictly positive decimal integer (no sign, no spaces, fits in int), else nullopt.
 [[nodiscard]] std::optional<int> parse_positive_int(std::string_view s);
-/// Edits (insert, delete, substitute, swap two neighbours) that turn `a` into `b`.
+/// Edits (insert, delete, substitute, swap two neighbours) that turn `a` into `b`; for strings
+/// whose lengths differ by more than 2, only that difference (a lower bound).
 [[nodiscard]] std::size_t edit_distance(std::string_view a, std::string_view b);
 /// "a, b and c"
 [[nodiscard]] std::string join(const std::vector<std::string>& items, std::string_view sep);

@@ -20,12 +20,13 @@ namespace {
 
 /// In the child, after vfork: tie it to its parent, restore signals and stdio, exec. Only system
 /// calls here (it shares the parent's memory until exec). Never returns.
-[[noreturn]] void exec_child(const Prepared& p, pid_t parent, int error_fd, const int* out, const int* err) {
+[[noreturn]] void exec_child(const Prepared& p, pid_t parent, const sigset_t& ignored, int error_fd, const int* out,
+                             const int* err) {
   ::prctl(PR_SET_PDEATHSIG, SIGKILL);
   if (::getppid() != parent) {
     ::_exit(128 + SIGKILL);
   }
-  reset_child_signals();
+  reset_child_signals(ignored);
   if (out != nullptr) {
     ::dup2(out[1], 1);
     ::dup2(err[1], 2);
@@ -36,27 +37,37 @@ namespace {
   ::_exit(e == ENOENT ? 127 : 126);
 }
 
-/// Until the child ends: pass it the signals we get, pass its output on in whole lines.
+/// Whether a signal the shim got must be passed to its child. The child shares the shim's process
+/// group, and launchers signal the group or the whole step: Hydra (killpg), Open MPI (kill of
+/// the group), Slurm (every process of the step), all from the shim's parent; a terminal's
+/// Ctrl-C reaches the whole foreground group. Those reached the child already: passing them on
+/// would deliver them twice. What another process sent to the shim alone (kill PID) is passed.
+bool relayed(const Received& r) {
+  return r.signo != SIGCHLD && r.sender > 0 && r.sender != ::getppid();
+}
+
+/// Until the child ends: pass it the signals meant for it, pass its output on in whole lines.
 int supervise(pid_t pid, SignalRelay& signals, std::vector<LineStream>& streams) {
   while (true) {
     std::vector<pollfd> fds = {{signals.fd(), POLLIN, 0}};
     for (const auto& s : streams) {
       fds.push_back({s.fd, POLLIN, 0});
     }
-    if (::poll(fds.data(), fds.size(), -1) < 0 && errno != EINTR) {
+    // Without the relay's pipe (none could be made) nothing wakes us for SIGCHLD: look often.
+    if (::poll(fds.data(), fds.size(), signals.fd() < 0 ? 100 : -1) < 0 && errno != EINTR) {
       break;
     }
     for (std::size_t k = 1; k < fds.size(); ++k) {
       auto& s = streams[k - 1];
-      if ((fds[k].revents & (POLLIN | POLLHUP | POLLERR)) != 0 && !pump_lines(s)) {
+      if ((fds[k].revents & (POLLIN | POLLHUP | POLLERR)) != 0 && pump_lines(s) == Pumped::ended) {
         ::close(s.fd);
         s.fd = -1;
       }
     }
     std::erase_if(streams, [](const LineStream& s) { return s.fd < 0; });
-    for (int signo : signals.drain()) {
-      if (signo != SIGCHLD) {
-        ::kill(pid, signo);
+    for (const auto& r : signals.drain_senders()) {
+      if (relayed(r)) {
+        ::kill(pid, r.signo);
       }
     }
     int status = 0;
@@ -97,7 +108,8 @@ core::ChildExit PosixProcessControl::run_child(const std::vector<std::string>& a
   ::sigprocmask(SIG_SETMASK, &all, &before);
   const pid_t pid = ::vfork();
   if (pid == 0) {
-    exec_child(prepared, parent, error_pipe[1], labelled ? out_pipe : nullptr, labelled ? err_pipe : nullptr);
+    exec_child(prepared, parent, signals.inherited_ignored(), error_pipe[1], labelled ? out_pipe : nullptr,
+               labelled ? err_pipe : nullptr);
   }
   ::sigprocmask(SIG_SETMASK, &before, nullptr);
   ::close(error_pipe[1]);

@@ -34,9 +34,9 @@ SignalRelay& PosixProcessControl::relay() {
   return *relay_;
 }
 
-void reset_child_signals() {
+void reset_child_signals(const sigset_t& ignored) {
   for (int signo : SignalRelay::signals()) {
-    ::signal(signo, SIG_DFL);
+    ::signal(signo, sigismember(&ignored, signo) == 1 ? SIG_IGN : SIG_DFL);
   }
   ::signal(SIGPIPE, SIG_DFL);
   sigset_t none;

@@ -1,6 +1,7 @@
 // Starting and supervising programs for real.
 #pragma once
 
+#include <csignal>
 #include <memory>
 #include <string>
 #include <utility>
@@ -20,8 +21,9 @@ struct Prepared {
   std::vector<char*> envp;
 };
 /// In a child after fork or vfork, before exec: default dispositions for the signals ezpz relays
-/// and SIGPIPE, and no signal blocked. System calls only.
-void reset_child_signals();
+/// (ignored for those in `ignored`: what ezpz itself inherited ignored, e.g. under nohup) and
+/// SIGPIPE, and no signal blocked. System calls only.
+void reset_child_signals(const sigset_t& ignored);
 
 /// The wall clock, seconds since the epoch.
 [[nodiscard]] double wall_clock_seconds();

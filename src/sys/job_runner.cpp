@@ -158,7 +158,7 @@ class Supervisor {
       if (::getppid() != self) {
         ::_exit(128 + death_signal);
       }
-      reset_child_signals();
+      reset_child_signals(signals_.inherited_ignored());
       if (in_fd != 0) {
         ::dup2(in_fd, 0);
       }
@@ -179,9 +179,11 @@ class Supervisor {
     ::setpgid(pid, pgid_);  // also here, so the group exists before we signal it
     children_[i].pid = pid;
     if (capture()) {
+      // Whole lines when labelling or asked to; the watchdog alone passes bytes on as they come.
       const std::string label = options_.label ? spec.label : "";
-      streams_.push_back({out.take_read(), 1, label, {}});
-      streams_.push_back({err.take_read(), 2, label, {}});
+      const bool whole = options_.label || options_.whole_lines;
+      streams_.push_back({out.take_read(), 1, label, {}, whole});
+      streams_.push_back({err.take_read(), 2, label, {}, whole});
     }
     int e = 0;
     if (::read(exec_error.read_end(), &e, sizeof(e)) != static_cast<ssize_t>(sizeof(e))) {
@@ -219,9 +221,10 @@ class Supervisor {
         continue;
       }
       auto& s = streams_[k - 1];
-      if (pump_lines(s)) {
+      const auto pumped = pump_lines(s);
+      if (pumped == Pumped::data) {
         last_output_ = now;
-      } else {
+      } else if (pumped == Pumped::ended) {
         ::close(s.fd);
         s.fd = -1;
       }

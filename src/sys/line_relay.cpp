@@ -18,14 +18,22 @@ void pass_on(int fd, const std::string& text) {
 }  // namespace
 
 void emit_lines(LineStream& s, bool flush) {
+  if (!s.whole) {
+    pass_on(s.out_fd, s.pending);
+    s.pending.clear();
+    return;
+  }
   std::size_t start = 0;
   while (true) {
-    auto nl = s.pending.find('\n', start);
-    if (nl == std::string::npos) {
+    auto end = s.pending.find_first_of("\r\n", start);
+    if (end == std::string::npos) {
       break;
     }
-    pass_on(s.out_fd, s.label + s.pending.substr(start, nl - start + 1));
-    start = nl + 1;
+    if (s.pending[end] == '\r' && end + 1 < s.pending.size() && s.pending[end + 1] == '\n') {
+      ++end;  // \r\n is one line end
+    }
+    pass_on(s.out_fd, s.label + s.pending.substr(start, end - start + 1));
+    start = end + 1;
   }
   s.pending.erase(0, start);
   if ((flush && !s.pending.empty()) || s.pending.size() > (1U << 20)) {
@@ -34,19 +42,19 @@ void emit_lines(LineStream& s, bool flush) {
   }
 }
 
-bool pump_lines(LineStream& s) {
+Pumped pump_lines(LineStream& s) {
   char buf[65536];
   auto n = ::read(s.fd, buf, sizeof(buf));
   if (n > 0) {
     s.pending.append(buf, static_cast<std::size_t>(n));
     emit_lines(s, false);
-    return true;
+    return Pumped::data;
   }
   if (n < 0 && (errno == EINTR || errno == EAGAIN)) {
-    return true;
+    return Pumped::nothing;
   }
   emit_lines(s, true);
-  return false;
+  return Pumped::ended;
 }
 
 void drain_lines(LineStream& s) {

@@ -129,6 +129,10 @@ Expected<void> PosixProbe::make_dirs(const std::string& path) const {
   return {};
 }
 
+bool PosixProbe::remove_empty_dir(const std::string& path) const {
+  return ::rmdir(path.c_str()) == 0;
+}
+
 Expected<void> PosixProbe::write_file(const std::string& path, const std::string& text) const {
   if (auto slash = path.rfind('/'); slash != std::string::npos && slash > 0) {
     if (auto made = make_dirs(path.substr(0, slash)); !made) {

@@ -1,11 +1,17 @@
-// Turns SIGINT, SIGTERM, SIGHUP, SIGUSR1, SIGUSR2 and SIGCHLD into bytes on a pipe
-// (the self-pipe trick), so one poll() loop handles signals, output and deadlines.
+// Turns SIGINT, SIGTERM, SIGHUP, SIGUSR1, SIGUSR2 and SIGCHLD into records on a pipe (the
+// self-pipe trick), so one poll() loop handles signals, output and deadlines.
 #pragma once
 
 #include <csignal>
 #include <vector>
 
 namespace ezpz::sys {
+
+/// A signal and the process that sent it (0: the kernel, e.g. a terminal's Ctrl-C).
+struct Received {
+  int signo = 0;
+  int sender = 0;
+};
 
 class SignalRelay {
  public:
@@ -14,15 +20,23 @@ class SignalRelay {
   SignalRelay(const SignalRelay&) = delete;
   SignalRelay& operator=(const SignalRelay&) = delete;
 
+  /// The pipe to poll; -1 when it could not be made (then nothing is relayed).
   [[nodiscard]] int fd() const;
   /// Signals received since the last call, in order.
   std::vector<int> drain();
+  /// The same, with their senders.
+  std::vector<Received> drain_senders();
+
+  /// Signals that were ignored (SIG_IGN) before this relay took them over (nohup): children
+  /// keep ignoring them.
+  [[nodiscard]] const sigset_t& inherited_ignored() const { return ignored_; }
 
   /// The signals relayed (children get their default dispositions back before exec).
   static const std::vector<int>& signals();
 
  private:
   std::vector<struct sigaction> saved_;
+  sigset_t ignored_{};
 };
 
 }  // namespace ezpz::sys

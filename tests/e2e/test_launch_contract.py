@@ -5,6 +5,7 @@ the first Ctrl-C's notice."""
 import glob
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -48,10 +49,27 @@ if os.environ["RANK"] == "2":
 '''
 
 SEGV = r'''
-import os, signal, time
+import os, resource, signal, time
+resource.setrlimit(resource.RLIMIT_CORE, (0, 0))  # no core dump to write on a busy machine
 if os.environ["RANK"] == "1":
     os.kill(os.getpid(), signal.SIGSEGV)
 time.sleep(30)
+'''
+
+# Counts SIGUSR1; says how many it got a second after the first (a second delivery would be in).
+COUNT_USR1 = r'''
+import os, signal, sys, time
+count = 0
+def on_usr1(signo, frame):
+    global count
+    count += 1
+signal.signal(signal.SIGUSR1, on_usr1)
+open(sys.argv[1] + "-" + os.environ["RANK"], "w").close()
+deadline = time.time() + 60
+while count == 0 and time.time() < deadline:
+    time.sleep(0.05)
+time.sleep(1.0)
+print(f"usr1={count}", flush=True)
 '''
 
 LONG_LINES = r'''
@@ -81,7 +99,17 @@ class Contract(TempDirTest):
                                path], env=env or self.env, capture_output=True, text=True, timeout=timeout)
 
     def records(self):
-        return [json.load(open(p)) for p in glob.glob(os.path.join(self.home, "jobs", "*", "launch-*.json"))]
+        paths = sorted(glob.glob(os.path.join(self.home, "jobs", "*", "launch-*.json")), key=os.path.getmtime)
+        return [json.load(open(p)) for p in paths]
+
+    def fresh_home(self):
+        shutil.rmtree(self.home, ignore_errors=True)
+
+    def wait_for(self, pattern, count, seconds=60):
+        deadline = time.monotonic() + seconds
+        while len(glob.glob(pattern)) < count and time.monotonic() < deadline:
+            time.sleep(0.05)
+        self.assertEqual(len(glob.glob(pattern)), count, "ranks did not start")
 
     def summary(self, stderr):
         lines = stderr.splitlines()
@@ -143,6 +171,7 @@ class Contract(TempDirTest):
     def test_record_main_raising_names_the_exception_and_frames(self):
         for launcher in LAUNCHERS:
             with self.subTest(launcher=launcher):
+                self.fresh_home()
                 proc = self.launch(launcher, 3, RECORD_RAISES)
                 self.assertEqual(proc.returncode, 1, proc.stderr)
                 lines = self.summary(proc.stderr)
@@ -155,29 +184,28 @@ class Contract(TempDirTest):
                 self.assertEqual(rec["first_failure"]["rank"], 1)
                 self.assertEqual(rec["first_failure"]["error"], "ValueError: bad batch on rank 1")
                 self.assertEqual(rec["failed_rank"], 1)
-                os.system(f"rm -rf {self.home}")
 
     def test_rank_exiting_3_last(self):
         for launcher in LAUNCHERS:
             with self.subTest(launcher=launcher):
+                self.fresh_home()
                 proc = self.launch(launcher, 3, LAST_EXITS_3)
                 self.assertEqual(proc.returncode, 3, proc.stderr)
                 lines = self.summary(proc.stderr)
                 self.assertIn("rank 2 on ", lines[0])
                 self.assertIn("it exited with code 3, ", lines[0])
                 self.assertEqual(self.records()[-1]["first_failure"]["exit_code"], 3)
-                os.system(f"rm -rf {self.home}")
 
     def test_rank_killed_by_sigsegv(self):
         for launcher in LAUNCHERS:
             with self.subTest(launcher=launcher):
+                self.fresh_home()
                 proc = self.launch(launcher, 3, SEGV)
                 self.assertNotEqual(proc.returncode, 0, proc.stderr)
                 lines = self.summary(proc.stderr)
                 self.assertIn("rank 1 on ", lines[0])
                 self.assertIn("was killed by signal 11 (SIGSEGV)", lines[0])
                 self.assertEqual(self.records()[-1]["first_failure"]["signal"], 11)
-                os.system(f"rm -rf {self.home}")
 
     def test_missing_command_said_once(self):
         for launcher in LAUNCHERS:
@@ -197,6 +225,37 @@ class Contract(TempDirTest):
                 self.assertEqual(len(line), 400, line[:80])
                 self.assertEqual(len(set(line)), 1, line[:80])
 
+    def test_a_forwarded_signal_reaches_each_rank_once(self):
+        # The launchers signal each rank's process group (the shim and its command): the shim must
+        # not pass the same signal on again (a SIGUSR1 checkpoint handler would run twice).
+        for launcher in ("mpiexec", "mpirun"):
+            with self.subTest(launcher=launcher):
+                marker = os.path.join(self.tmp, f"usr1-{launcher}")
+                path = self.write(f"usr1-{launcher}.py", COUNT_USR1)
+                proc = subprocess.Popen([EZPZ, "launch", "--launcher", launcher, "-n", "3", "--", DEBIAN_PYTHON,
+                                         path, marker], env=self.env, stdout=subprocess.PIPE, text=True)
+                self.wait_for(marker + "-*", 3)
+                proc.send_signal(signal.SIGUSR1)
+                out, _ = proc.communicate(timeout=90)
+                self.assertEqual(proc.returncode, 0)
+                self.assertEqual(sorted(line for line in out.splitlines() if line.startswith("usr1=")),
+                                 ["usr1=1"] * 3, out)
+
+    def test_the_shim_keeps_an_inherited_ignore_and_passes_progress_bars(self):
+        # A rank started under nohup keeps ignoring SIGHUP, as it did when the shim exec'd it.
+        check = "import signal; print(signal.getsignal(signal.SIGHUP) == signal.SIG_IGN)"
+        shim = [EZPZ, "__rank-env", "--np=1", "--ppn=1", "--nhosts=1", "--restart=0/0", "--", DEBIAN_PYTHON, "-c",
+                check]
+        ignoring = subprocess.run(shim, env=self.env, capture_output=True, text=True, timeout=60,
+                                  preexec_fn=lambda: signal.signal(signal.SIGHUP, signal.SIG_IGN))
+        self.assertEqual(ignoring.stdout, "True\n", ignoring.stderr)
+        plain = subprocess.run(shim, env=self.env, capture_output=True, text=True, timeout=60)
+        self.assertEqual(plain.stdout, "False\n", plain.stderr)
+        # A bar redrawn with \r passes as it is drawn, each piece labelled; \r\n is one line end.
+        proc = subprocess.run([EZPZ, "launch", "--launcher", "local", "--label", "-n", "1", "--", "printf",
+                               "10%%\\r50%%\\r100%%\\r\\ndone\\n"], env=self.env, capture_output=True, timeout=60)
+        self.assertEqual(proc.stdout, b"[0] 10%\r[0] 50%\r[0] 100%\r\n[0] done\n", proc.stderr)
+
     def test_first_ctrl_c_says_what_it_sent(self):
         for launcher in ("local", "mpirun"):
             with self.subTest(launcher=launcher):
@@ -205,10 +264,7 @@ class Contract(TempDirTest):
                 path = self.write(f"sleep-{launcher}.py", script)
                 proc = subprocess.Popen([EZPZ, "launch", "--launcher", launcher, "-n", "2", "--kill-after", "20", "--",
                                          DEBIAN_PYTHON, path], env=self.env, stderr=subprocess.PIPE, text=True)
-                deadline = time.monotonic() + 60
-                while len(glob.glob(marker + "-*")) < 2 and time.monotonic() < deadline:
-                    time.sleep(0.05)
-                self.assertEqual(len(glob.glob(marker + "-*")), 2, "ranks did not start")
+                self.wait_for(marker + "-*", 2)
                 proc.send_signal(signal.SIGINT)
                 _, err = proc.communicate(timeout=60)
                 self.assertEqual(proc.returncode, 130, err)

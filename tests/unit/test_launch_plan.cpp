@@ -350,6 +350,7 @@ TEST_CASE("MASTER_ADDR uses the high-speed-network name only when it resolves", 
 
 TEST_CASE("each retry gets its restart count and a record directory of its own", "[launch]") {
   LaunchPlan plan;
+  plan.style = LauncherStyle::srun;
   plan.rank.record_dir = "/h/.ezpz/jobs/7/launch-1";
   plan.rank.max_restarts = 2;
   plan.argv = {"srun",          "-n2", "/bin/ezpz", "__rank-env", "--np=2", "--record-dir=/h/.ezpz/jobs/7/launch-1",
@@ -363,6 +364,10 @@ TEST_CASE("each retry gets its restart count and a record directory of its own",
   CHECK(std::count(second.argv.begin(), second.argv.end(), "--record-dir=/h/.ezpz/jobs/7/launch-1/retry-2") == 1);
   CHECK(std::count(second.argv.begin(), second.argv.end(), "--restart=2/2") == 1);
   CHECK(second.argv.back() == "t.py");
+  // No shim (the built-in launcher, or --no-rank-env): the command is never rewritten.
+  plan.style = LauncherStyle::local;
+  plan.argv = {"python3", "t.py", "__rank-env", "--restart=0/2", "--"};
+  CHECK(plan_for_attempt(plan, 1).argv == plan.argv);
 }
 
 // Part 4 of issue 16: GPUs per node from the allocation, not only the profile.
