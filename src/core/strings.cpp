@@ -91,4 +91,79 @@ std::size_t edit_distance(std::string_view a, std::string_view b) {
   return d[n][m];
 }
 
+namespace {
+/// Length of the valid UTF-8 sequence starting at s[i] (1-4), or 0 when it is not one.
+std::size_t utf8_length(std::string_view s, std::size_t i) {
+  const auto b0 = static_cast<unsigned char>(s[i]);
+  std::size_t len = 0;
+  unsigned min = 0;
+  if (b0 >= 0xC2 && b0 <= 0xDF) {
+    len = 2;
+    min = 0x80;
+  } else if (b0 >= 0xE0 && b0 <= 0xEF) {
+    len = 3;
+    min = 0x800;
+  } else if (b0 >= 0xF0 && b0 <= 0xF4) {
+    len = 4;
+    min = 0x10000;
+  } else {
+    return 0;
+  }
+  if (i + len > s.size()) {
+    return 0;
+  }
+  unsigned cp = b0 & (0x7FU >> len);
+  for (std::size_t k = 1; k < len; ++k) {
+    const auto b = static_cast<unsigned char>(s[i + k]);
+    if ((b & 0xC0U) != 0x80U) {
+      return 0;
+    }
+    cp = (cp << 6U) | (b & 0x3FU);
+  }
+  const bool surrogate = cp >= 0xD800 && cp <= 0xDFFF;
+  return cp < min || cp > 0x10FFFF || surrogate ? 0 : len;
+}
+}  // namespace
+
+std::string printable(std::string_view s) {
+  static constexpr char hex[] = "0123456789abcdef";
+  std::string out;
+  out.reserve(s.size());
+  for (std::size_t i = 0; i < s.size();) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    if (c >= 0x20 && c < 0x7F) {
+      if (c == '\\') {
+        out += '\\';
+      }
+      out += static_cast<char>(c);
+      ++i;
+      continue;
+    }
+    if (c >= 0x80) {
+      if (auto len = utf8_length(s, i); len > 0) {
+        // C1 controls (U+0080..U+009F) are terminal controls too.
+        const bool c1 = len == 2 && c == 0xC2 && static_cast<unsigned char>(s[i + 1]) < 0xA0;
+        if (!c1) {
+          out.append(s.substr(i, len));
+          i += len;
+          continue;
+        }
+      }
+    }
+    if (c == '\n') {
+      out += "\\n";
+    } else if (c == '\t') {
+      out += "\\t";
+    } else if (c == '\r') {
+      out += "\\r";
+    } else {
+      out += "\\x";
+      out += hex[c >> 4U];
+      out += hex[c & 0xFU];
+    }
+    ++i;
+  }
+  return out;
+}
+
 }  // namespace ezpz::core

@@ -17,6 +17,9 @@ namespace ezpz::core {
 /// Edits (insert, delete, substitute, swap two neighbours) that turn `a` into `b`; for strings
 /// whose lengths differ by more than 2, only that difference (a lower bound).
 [[nodiscard]] std::size_t edit_distance(std::string_view a, std::string_view b);
+/// `s` made safe to print on a terminal: control characters (ESC included) as \xNN or \n, \t,
+/// \r; bytes that are not valid UTF-8 as \xNN; a backslash as \\. Valid UTF-8 text is kept.
+[[nodiscard]] std::string printable(std::string_view s);
 /// "a, b and c"
 [[nodiscard]] std::string join(const std::vector<std::string>& items, std::string_view sep);
 

@@ -1,0 +1,29 @@
+#include <catch2/catch.hpp>
+
+#include "core/strings.hpp"
+
+using ezpz::core::printable;
+
+TEST_CASE("printable: plain and UTF-8 text is kept", "[strings]") {
+  CHECK(printable("lib/python3.11/site-packages") == "lib/python3.11/site-packages");
+  CHECK(printable("caf\xc3\xa9/\xe2\x82\xac/\xf0\x9f\x98\x80") == "caf\xc3\xa9/\xe2\x82\xac/\xf0\x9f\x98\x80");
+  CHECK(printable("") == "");
+}
+
+TEST_CASE("printable: control bytes, ESC and backslashes are escaped", "[strings]") {
+  CHECK(printable("a\x1b[2Jb") == "a\\x1b[2Jb");
+  CHECK(printable("x\ny\tz\r") == "x\\ny\\tz\\r");
+  CHECK(printable(std::string("n\0ul", 4)) == "n\\x00ul");
+  CHECK(printable("\x7f") == "\\x7f");
+  CHECK(printable("a\\x1b") == "a\\\\x1b");  // a literal backslash cannot fake an escape
+  CHECK(printable("\xc2\x9b"
+                  "31m") == "\\xc2\\x9b31m");  // C1 CSI
+}
+
+TEST_CASE("printable: invalid UTF-8 is shown as bytes", "[strings]") {
+  CHECK(printable("\xff\xfe") == "\\xff\\xfe");
+  CHECK(printable("\xc3") == "\\xc3");                  // truncated sequence
+  CHECK(printable("\xc0\xaf") == "\\xc0\\xaf");         // overlong '/'
+  CHECK(printable("\xed\xa0\x80") == "\\xed\\xa0\\x80");  // surrogate
+  CHECK(printable("\xf4\x90\x80\x80") == "\\xf4\\x90\\x80\\x80");  // past U+10FFFF
+}
