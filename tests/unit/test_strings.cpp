@@ -22,8 +22,8 @@ TEST_CASE("printable: control bytes, ESC and backslashes are escaped", "[strings
 
 TEST_CASE("printable: invalid UTF-8 is shown as bytes", "[strings]") {
   CHECK(printable("\xff\xfe") == "\\xff\\xfe");
-  CHECK(printable("\xc3") == "\\xc3");                  // truncated sequence
-  CHECK(printable("\xc0\xaf") == "\\xc0\\xaf");         // overlong '/'
-  CHECK(printable("\xed\xa0\x80") == "\\xed\\xa0\\x80");  // surrogate
+  CHECK(printable("\xc3") == "\\xc3");                             // truncated sequence
+  CHECK(printable("\xc0\xaf") == "\\xc0\\xaf");                    // overlong '/'
+  CHECK(printable("\xed\xa0\x80") == "\\xed\\xa0\\x80");           // surrogate
   CHECK(printable("\xf4\x90\x80\x80") == "\\xf4\\x90\\x80\\x80");  // past U+10FFFF
 }
