@@ -15,13 +15,13 @@ target_compile_definitions(ezpz_deps INTERFACE TOML_HEADER_ONLY=1 SPDLOG_FMT_EXT
 target_link_libraries(ezpz_deps INTERFACE CLI11::CLI11 nlohmann_json::nlohmann_json Threads::Threads)
 
 # Archives (yeet, tar-env): libarchive with only tar/pax and zstd/gzip registered, plus
-# zstd itself. A static ezpz links the .a files and the libraries libarchive.a needs.
+# zstd itself; zlib and liblzma (libarchive's own) decompress sources here so their checks are verified.
 if(EZPZ_STATIC)
   set(_ezpz_saved_suffixes ${CMAKE_FIND_LIBRARY_SUFFIXES})
   set(CMAKE_FIND_LIBRARY_SUFFIXES .a)
   set(_ezpz_archive_libs archive zstd lzma lz4 bz2 z nettle acl)
 else()
-  set(_ezpz_archive_libs archive zstd nettle)
+  set(_ezpz_archive_libs archive zstd lzma z nettle)
 endif()
 foreach(lib ${_ezpz_archive_libs})
   find_library(EZPZ_LIB_${lib} NAMES ${lib} REQUIRED)

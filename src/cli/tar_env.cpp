@@ -85,7 +85,8 @@ int TarEnvCommand::run(Context& ctx) {
   const std::string tmp = core::work_path(out, ctx.env.pid);
   ctx.transfer.watch(out, tmp);  // a SIGKILLed run leaves no half-written archive beside OUT
   ProgressBar bar(ctx.term, "packing", env_stats->bytes);
-  auto packed = ctx.transfer.pack(path, name, tmp, format, {}, [&bar](unsigned long long done) { bar.update(done); });
+  auto packed =
+      ctx.transfer.pack(path, name, tmp, format, {}, true, [&bar](unsigned long long done) { bar.update(done); });
   bar.finish();
   if (!packed) {
     ctx.transfer.discard(tmp);
@@ -97,6 +98,12 @@ int TarEnvCommand::run(Context& ctx) {
     ctx.term.error(moved.error().message);
     return static_cast<int>(ExitCode::failure);
   }
+  // The archive's SHA-256 beside it: yeet verifies it while extracting (one read).
+  if (auto summed = ctx.transfer.write_checksum(out, packed->sha256); !summed) {
+    ctx.term.error(summed.error().message + " (" + out + " is written, without its .sha256)");
+    return static_cast<int>(ExitCode::failure);
+  }
+  summary["sha256"] = packed->sha256;
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   auto archive = ctx.transfer.measure(out, {});
   summary["reused"] = false;

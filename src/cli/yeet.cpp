@@ -89,6 +89,10 @@ void YeetCommand::add_cli(CLI::App& app) {
                  "after its parent's start (default 30); its nodes are re-attached")
       ->type_name("S")
       ->check(CLI::Range(1.0, 3600.0));
+  app.add_option("--max-bytes", max_bytes_,
+                 "Refuse a tarball source that holds more than this (e.g. 20G); the free space is always checked")
+      ->type_name("SIZE")
+      ->transform(CLI::AsSizeValue(false));
   app.add_flag("--no-hsn", no_hsn_, "Use the hostfile's names, not <host>-hsn0 when that resolves");
   app.add_option("--min-success-nodes", min_success_nodes_, "Succeed when at least N nodes have the copy")
       ->type_name("N");
@@ -273,8 +277,8 @@ int YeetCommand::run(Context& ctx) {
         break;
       case core::CopyMethod::compress: {
         pack_file = *staging + ".pack.tar.zst";  // a name the next run and the watcher know
-        auto packed =
-            ctx.transfer.pack(plan->source, plan->name, pack_file, core::ArchiveFormat::zst, plan->excludes, tick);
+        auto packed = ctx.transfer.pack(plan->source, plan->name, pack_file, core::ArchiveFormat::zst, plan->excludes,
+                                        false, tick);
         if (!packed) {
           return cleanup(packed.error());
         }
@@ -283,7 +287,7 @@ int YeetCommand::run(Context& ctx) {
         auto packed_size = ctx.transfer.measure(pack_file, {});
         ProgressBar extract_bar(ctx.term, "extracting", packed_size ? packed_size->bytes : 0);
         const auto te = Clock::now();
-        copied = ctx.transfer.extract(pack_file, *staging,
+        copied = ctx.transfer.extract(pack_file, *staging, 0,
                                       [&extract_bar](unsigned long long done) { extract_bar.update(done); });
         steps["extract_s"] = seconds_since(te);
         ctx.transfer.discard(pack_file);
@@ -291,7 +295,11 @@ int YeetCommand::run(Context& ctx) {
         break;
       }
       case core::CopyMethod::tarball:
-        copied = ctx.transfer.extract(plan->source, *staging, tick);
+        copied = ctx.transfer.extract(plan->source, *staging, max_bytes_, tick);
+        if (copied && copied->checks && copied->checks->unchecked()) {
+          ctx.term.warn(plan->source + " carries no checksum (" + copied->checks->compression +
+                        ", no .sha256 beside it): damage to it cannot be detected; `ezpz tar-env` writes both");
+        }
         break;
     }
     if (!copied) {

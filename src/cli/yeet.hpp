@@ -30,6 +30,7 @@ class YeetCommand final : public Command {
   int stream_level_ = 0;  ///< 0: adaptive
   bool no_reattach_ = false;
   bool full_ = false;
+  unsigned long long max_bytes_ = 0;
   double stall_timeout_s_ = 30;
   int fanout_ = 2;
   std::string strategy_ = "tree";

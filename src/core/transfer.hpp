@@ -3,6 +3,7 @@
 #pragma once
 
 #include <functional>
+#include <optional>
 #include <ostream>
 #include <string>
 #include <string_view>
@@ -31,6 +32,15 @@ using ProgressFn = std::function<void(unsigned long long)>;
 /// Called as each node's result arrives.
 using ResultFn = std::function<void(const NodeResult&)>;
 
+/// What protected an archive's bytes as they were extracted.
+struct ArchiveChecks {
+  std::string compression = "none";  ///< gzip, zstd, xz or none
+  bool layer_checked = false;        ///< the compression layer carries a check (CRC-32, frame checksum, xz check)
+  bool sha256 = false;               ///< ARCHIVE.sha256 was found and verified
+  /// Neither: damage to the archive cannot be detected.
+  [[nodiscard]] bool unchecked() const { return !layer_checked && !sha256; }
+};
+
 struct TreeStats {
   unsigned long long files = 0;
   unsigned long long dirs = 0;
@@ -39,6 +49,8 @@ struct TreeStats {
   unsigned long long copied_files = 0;  ///< files actually written (sync skips unchanged ones)
   unsigned long long deleted = 0;       ///< entries removed because the source lost them (sync)
   long long newest_mtime = 0;           ///< newest modification time seen, in seconds
+  std::optional<ArchiveChecks> checks;  ///< extract: what verified the archive
+  std::string sha256;                   ///< pack with a digest: the archive file's SHA-256 (hex)
 };
 
 enum class ArchiveFormat { zst, gz, tar };  /// tar: uncompressed (the caller compresses)
@@ -64,16 +76,22 @@ class LocalTransfer {
                                                       const std::string& staging,
                                                       const std::vector<std::string>& excludes,
                                                       const ProgressFn& progress) = 0;
-  /// Pack `src` as `top_name/...` into the archive file `out` (written via a temporary file).
+  /// Pack `src` as `top_name/...` into the archive file `out` (written via a temporary file);
+  /// zstd frames carry their checksum; `digest`: TreeStats::sha256 is the file's SHA-256.
   [[nodiscard]] virtual Expected<TreeStats> pack(const std::string& src, const std::string& top_name,
                                                  const std::string& out, ArchiveFormat format,
-                                                 const std::vector<std::string>& excludes,
+                                                 const std::vector<std::string>& excludes, bool digest,
                                                  const ProgressFn& progress) = 0;
-  /// Extract a tar, tar.gz or tar.zst into `staging`, refusing absolute paths, "..",
-  /// writes through symlinks and relative symlinks that leave the tree; a single top-level
-  /// directory is stripped. Progress counts archive (compressed) bytes.
+  /// Write ARCHIVE.sha256 (sha256sum's format, naming the archive) atomically.
+  [[nodiscard]] virtual Expected<void> write_checksum(const std::string& archive, const std::string& sha256) = 0;
+  /// Extract a tar, tar.gz, tar.zst or tar.xz into `staging`, refusing absolute paths, "..",
+  /// writes through symlinks, relative symlinks that leave the tree, FIFOs, sockets and
+  /// devices, names past a depth or length, and more than the free space or `max_bytes` (> 0);
+  /// modes lose setuid/setgid and group/other write. The archive is verified to its end
+  /// (compression layer, ARCHIVE.sha256) before this returns; a single top-level directory
+  /// is stripped. Progress counts archive (compressed) bytes.
   [[nodiscard]] virtual Expected<TreeStats> extract(const std::string& archive, const std::string& staging,
-                                                    const ProgressFn& progress) = 0;
+                                                    unsigned long long max_bytes, const ProgressFn& progress) = 0;
   /// Rewrite the old prefixes in a moved env rooted at `root`, now to live at `new_prefix`.
   [[nodiscard]] virtual Expected<PatchReport> patch_env(const std::string& root, EnvKind kind,
                                                         const std::vector<std::string>& old_prefixes,

@@ -22,6 +22,7 @@ AdaptiveZstd::AdaptiveZstd(Output out, int fixed_level, unsigned threads)
       max_used_(level_),
       window_start_(Clock::now()) {
   ZSTD_CCtx_setParameter(cctx_, ZSTD_c_compressionLevel, level_);
+  ZSTD_CCtx_setParameter(cctx_, ZSTD_c_checksumFlag, 1);  // each frame checks itself (XXH64: near free)
   // Workers make the level adjustable mid-frame (and use every core).
   ZSTD_CCtx_setParameter(cctx_, ZSTD_c_nbWorkers, static_cast<int>(std::max(1U, threads)));
 }

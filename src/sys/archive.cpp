@@ -11,18 +11,14 @@
 #include <archive.h>
 #include <archive_entry.h>
 #include <fcntl.h>
+#include <nettle/sha2.h>
 #include <unistd.h>
 
+#include "sys/adaptive_zstd.hpp"
 #include "sys/fd_io.hpp"
 #include "sys/tree.hpp"
 
 namespace ezpz::sys {
-namespace {
-
-struct ArchiveDeleter {
-  void operator()(archive* a) const { archive_free(a); }
-};
-using ArchivePtr = std::unique_ptr<archive, ArchiveDeleter>;
 
 Error archive_error(archive* a, const std::string& what) {
   const char* msg = archive_error_string(a);
@@ -36,52 +32,13 @@ Error archive_error(archive* a, const std::string& what) {
   return failure(text);
 }
 
+namespace {
+
 std::string join_path(const std::string& a, const std::string& b) {
   return b.empty() ? a : a + "/" + b;
 }
 
 }  // namespace
-
-bool symlink_stays_inside(const std::string& entry_path, const std::string& target) {
-  if (target.empty() || target.front() == '/') {
-    return true;  // absolute links (a venv's bin/python -> /usr/bin/python3) are not followed while extracting
-  }
-  // Depth of the link's directory (its components other than "" and "."; "./x" and "a//x" are
-  // as deep as "x" and "a/x"), then walk the target's components.
-  int depth = -1;  // the link's own name is not a directory
-  for (std::size_t start = 0; start <= entry_path.size();) {
-    auto slash = entry_path.find('/', start);
-    auto part = entry_path.substr(start, slash == std::string::npos ? std::string::npos : slash - start);
-    if (part == "..") {
-      return false;  // such entries are refused anyway; never call them inside
-    }
-    if (!part.empty() && part != ".") {
-      ++depth;
-    }
-    if (slash == std::string::npos) {
-      break;
-    }
-    start = slash + 1;
-  }
-  depth = std::max(depth, 0);
-  std::size_t start = 0;
-  while (start <= target.size()) {
-    auto slash = target.find('/', start);
-    auto part = target.substr(start, slash == std::string::npos ? std::string::npos : slash - start);
-    if (part == "..") {
-      if (--depth < 0) {
-        return false;
-      }
-    } else if (!part.empty() && part != ".") {
-      ++depth;
-    }
-    if (slash == std::string::npos) {
-      break;
-    }
-    start = slash + 1;
-  }
-  return true;
-}
 
 namespace {
 struct SinkState {
@@ -95,25 +52,51 @@ la_ssize_t sink_write(archive* /*a*/, void* client, const void* buff, std::size_
 
 Expected<core::TreeStats> pack_tree(const std::string& src, const std::string& top_name, const std::string& out,
                                     core::ArchiveFormat format, const std::vector<std::string>& excludes,
-                                    const core::ProgressFn& progress, const std::atomic<bool>& stop) {
+                                    const core::ProgressFn& progress, const std::atomic<bool>& stop, bool digest) {
   int fd = ::open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) {
     return failure("cannot create " + out + ": " + std::strerror(errno));
   }
   std::string write_error;
-  ArchiveSink sink = [&](const void* data, std::size_t size) {
+  sha256_ctx sha;
+  sha256_init(&sha);
+  ArchiveSink to_file = [&](const void* data, std::size_t size) {
+    if (digest) {
+      sha256_update(&sha, size, static_cast<const std::uint8_t*>(data));
+    }
     if (!write_all(fd, data, size)) {
       write_error = std::strerror(errno);
       return false;
     }
     return true;
   };
-  auto stats = pack_tree_to(src, top_name, sink, format, excludes, progress, stop);
+  Expected<core::TreeStats> stats = core::TreeStats{};
+  if (format == core::ArchiveFormat::zst) {
+    // zstd here rather than libarchive's (3.6 writes frames without a checksum): every frame
+    // carries one, so damage on a shared filesystem is found when the archive is read.
+    AdaptiveZstd zstd(to_file, 3, std::max(1U, std::thread::hardware_concurrency()));
+    ArchiveSink tar_sink = [&zstd](const void* data, std::size_t size) { return zstd.write(data, size); };
+    stats = pack_tree_to(src, top_name, tar_sink, core::ArchiveFormat::tar, excludes, progress, stop);
+    if (stats && !zstd.finish()) {
+      stats = failure("cannot compress the archive of " + src);
+    }
+  } else {
+    stats = pack_tree_to(src, top_name, to_file, format, excludes, progress, stop);
+  }
   if (::close(fd) != 0 && stats) {
     return failure("cannot write " + out + ": " + std::strerror(errno));
   }
-  if (!stats && !write_error.empty()) {
+  if (!write_error.empty()) {
     return failure("cannot write " + out + ": " + write_error + " (is the filesystem full?)");
+  }
+  if (stats && digest) {
+    unsigned char sum[SHA256_DIGEST_SIZE];
+    sha256_digest(&sha, sizeof(sum), sum);
+    static constexpr char hex[] = "0123456789abcdef";
+    for (unsigned char b : sum) {
+      stats->sha256 += hex[b >> 4U];
+      stats->sha256 += hex[b & 0xFU];
+    }
   }
   return stats;
 }
@@ -229,151 +212,5 @@ Expected<core::TreeStats> pack_tree_to(const std::string& src, const std::string
   }
   return stats;
 }
-
-namespace {
-struct SourceState {
-  const ArchiveSource* source;
-  bool failed = false;
-};
-la_ssize_t source_read(archive* /*a*/, void* client, const void** buff) {
-  auto* state = static_cast<SourceState*>(client);
-  auto chunk = (*state->source)();
-  if (!chunk) {
-    state->failed = true;
-    return -1;
-  }
-  *buff = chunk->data();
-  return static_cast<la_ssize_t>(chunk->size());
-}
-
-Expected<core::TreeStats> extract_opened(archive* in, const std::string& archive_path, const std::string& dst,
-                                         const core::ProgressFn& progress, const std::atomic<bool>& stop);
-}  // namespace
-
-Expected<core::TreeStats> extract_archive_from(const ArchiveSource& source, const std::string& name,
-                                               const std::string& dst, const std::atomic<bool>& stop) {
-  ArchivePtr in(archive_read_new());
-  archive_read_support_format_tar(in.get());
-  archive_read_support_filter_none(in.get());
-  archive_read_support_filter_zstd(in.get());
-  SourceState state{&source};
-  if (archive_read_open(in.get(), &state, nullptr, source_read, nullptr) != ARCHIVE_OK) {
-    return archive_error(in.get(), "cannot read " + name + " as a tar archive");
-  }
-  auto r = extract_opened(in.get(), name, dst, {}, stop);
-  if (!r && state.failed) {
-    return failure("the stream broke off: " + r.error().message);
-  }
-  return r;
-}
-
-Expected<core::TreeStats> extract_archive(const std::string& archive_path, const std::string& dst,
-                                          const core::ProgressFn& progress, const std::atomic<bool>& stop) {
-  ArchivePtr in(archive_read_new());
-  archive_read_support_format_tar(in.get());
-  archive_read_support_filter_none(in.get());
-  archive_read_support_filter_gzip(in.get());
-  archive_read_support_filter_zstd(in.get());
-  if (archive_read_open_filename(in.get(), archive_path.c_str(), 1 << 20) != ARCHIVE_OK) {
-    return archive_error(in.get(),
-                         "cannot read " + archive_path + " as a tar archive (not a tar archive, or unreadable)");
-  }
-  return extract_opened(in.get(), archive_path, dst, progress, stop);
-}
-
-namespace {
-Expected<core::TreeStats> extract_opened(archive* in, const std::string& archive_path, const std::string& dst,
-                                         const core::ProgressFn& progress, const std::atomic<bool>& stop) {
-  ArchivePtr out(archive_write_disk_new());
-  // Entries are checked by name below and then written under the resolved `root`; libarchive
-  // refuses any write through a symlink on disk and any ".." on top of that.
-  archive_write_disk_set_options(out.get(), ARCHIVE_EXTRACT_TIME | ARCHIVE_EXTRACT_PERM |
-                                                ARCHIVE_EXTRACT_SECURE_SYMLINKS | ARCHIVE_EXTRACT_SECURE_NODOTDOT |
-                                                ARCHIVE_EXTRACT_NO_OVERWRITE);
-  char resolved[PATH_MAX];
-  if (::realpath(dst.c_str(), resolved) == nullptr) {
-    return failure("cannot resolve " + dst + ": " + std::strerror(errno));
-  }
-  const std::string root = resolved;
-  core::TreeStats stats;
-  const std::string where = " in " + archive_path;
-  while (true) {
-    if (stop.load()) {
-      return failure("interrupted");
-    }
-    archive_entry* entry = nullptr;
-    int r = archive_read_next_header(in, &entry);
-    if (r == ARCHIVE_EOF) {
-      break;
-    }
-    if (r < ARCHIVE_WARN) {
-      return archive_error(in, "not a tar archive, or corrupt or truncated" + where + " (after " +
-                                   std::to_string(stats.files + stats.dirs + stats.links) + " entries)");
-    }
-    std::string name = archive_entry_pathname(entry) != nullptr ? archive_entry_pathname(entry) : "";
-    // Refuse, naming the entry, what secure extraction would refuse, and relative symlinks
-    // that point outside the tree.
-    if (name.empty() || name.front() == '/') {
-      return failure("refusing entry '" + name + "'" + where + ": absolute path");
-    }
-    if (name == ".." || name.rfind("../", 0) == 0 || name.find("/../") != std::string::npos ||
-        (name.size() >= 3 && name.compare(name.size() - 3, 3, "/..") == 0)) {
-      return failure("refusing entry '" + name + "'" + where + ": '..' leaves the destination");
-    }
-    if (const char* hard = archive_entry_hardlink(entry)) {
-      std::string h = hard;
-      if (h.empty() || h.front() == '/' || h == ".." || h.rfind("../", 0) == 0 || h.find("/../") != std::string::npos) {
-        return failure("refusing hard link '" + name + "' -> '" + h + "'" + where + ": target outside the destination");
-      }
-      archive_entry_set_hardlink(entry, (root + "/" + h).c_str());
-    }
-    if (archive_entry_filetype(entry) == AE_IFLNK) {
-      const char* target = archive_entry_symlink(entry);
-      if (target != nullptr && !symlink_stays_inside(name, target)) {
-        return failure("refusing symlink '" + name + "' -> '" + target + "'" + where +
-                       ": it leads outside the destination");
-      }
-      ++stats.links;
-    } else if (archive_entry_filetype(entry) == AE_IFDIR) {
-      ++stats.dirs;
-    } else if (archive_entry_filetype(entry) == AE_IFREG) {
-      ++stats.files;
-      stats.bytes += static_cast<unsigned long long>(archive_entry_size(entry));
-    }
-    stats.newest_mtime = std::max<long long>(stats.newest_mtime, archive_entry_mtime(entry));
-    archive_entry_set_pathname(entry, (root + "/" + name).c_str());
-    if (archive_write_header(out.get(), entry) < ARCHIVE_WARN) {
-      return archive_error(out.get(), "refusing entry '" + name + "'" + where);
-    }
-    const void* block = nullptr;
-    std::size_t size = 0;
-    la_int64_t offset = 0;
-    while ((r = archive_read_data_block(in, &block, &size, &offset)) == ARCHIVE_OK) {
-      // Not even a warning is accepted here: a full disk shows up as one, and the file would
-      // be left with holes of zeros.
-      if (archive_write_data_block(out.get(), block, size, offset) != ARCHIVE_OK) {
-        return archive_error(out.get(), "cannot write '" + name + "'");
-      }
-      if (progress) {
-        progress(static_cast<unsigned long long>(archive_filter_bytes(in, -1)));
-      }
-    }
-    if (r != ARCHIVE_EOF) {
-      return archive_error(in, "corrupt or truncated archive" + where + " at entry '" + name + "'");
-    }
-    if (archive_write_finish_entry(out.get()) != ARCHIVE_OK) {
-      return archive_error(out.get(), "cannot finish '" + name + "'");
-    }
-  }
-  if (stats.files + stats.dirs + stats.links == 0) {
-    return failure(archive_path + " holds no files: is it an archive?");
-  }
-  if (archive_write_close(out.get()) != ARCHIVE_OK) {
-    return archive_error(out.get(), "cannot finish extracting " + archive_path);
-  }
-  return stats;
-}
-
-}  // namespace
 
 }  // namespace ezpz::sys

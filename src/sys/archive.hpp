@@ -4,6 +4,7 @@
 
 #include <atomic>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -12,7 +13,16 @@
 #include "core/expected.hpp"
 #include "core/transfer.hpp"
 
+struct archive;  // libarchive
+
 namespace ezpz::sys {
+
+struct ArchiveDeleter {
+  void operator()(archive* a) const;
+};
+using ArchivePtr = std::unique_ptr<archive, ArchiveDeleter>;
+/// `what`: libarchive's message for `a` (and errno's words when they add something).
+Error archive_error(archive* a, const std::string& what);
 
 /// Where packed bytes go: return false to stop (the sink failed).
 using ArchiveSink = std::function<bool(const void* data, std::size_t size)>;
@@ -29,16 +39,22 @@ Expected<core::TreeStats> pack_tree_to(const std::string& src, const std::string
 Expected<core::TreeStats> extract_archive_from(const ArchiveSource& source, const std::string& name,
                                                const std::string& dst, const std::atomic<bool>& stop);
 
-/// Pack `src` as `top_name/...` into `out` (the caller renames it into place).
+/// Pack `src` as `top_name/...` into `out` (the caller renames it into place); zstd frames
+/// carry their checksum. `digest`: the stats' sha256 is the file's SHA-256.
 Expected<core::TreeStats> pack_tree(const std::string& src, const std::string& top_name, const std::string& out,
                                     core::ArchiveFormat format, const std::vector<std::string>& excludes,
-                                    const core::ProgressFn& progress, const std::atomic<bool>& stop);
+                                    const core::ProgressFn& progress, const std::atomic<bool>& stop,
+                                    bool digest = false);
 
-/// Extract `archive` into the empty directory `dst`; see LocalTransfer::extract.
+/// Extract `archive` into the empty directory `dst`; see LocalTransfer::extract. The file is
+/// verified to its end (compression layer, ARCHIVE.sha256) before this returns; the stats'
+/// `checks` say what protected it. `max_bytes` > 0 refuses archives that hold more.
 Expected<core::TreeStats> extract_archive(const std::string& archive, const std::string& dst,
-                                          const core::ProgressFn& progress, const std::atomic<bool>& stop);
+                                          const core::ProgressFn& progress, const std::atomic<bool>& stop,
+                                          unsigned long long max_bytes = 0);
 
-/// Whether a relative symlink at `entry_path` pointing to `target` stays inside the tree.
+/// Whether a relative symlink at `entry_path` pointing to `target` stays inside the tree, read
+/// by its text alone (extraction also resolves it through the tree's other links).
 [[nodiscard]] bool symlink_stays_inside(const std::string& entry_path, const std::string& target);
 
 }  // namespace ezpz::sys

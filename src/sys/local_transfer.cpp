@@ -207,18 +207,23 @@ Expected<core::TreeStats> PosixLocalTransfer::sync_tree(const std::string& src, 
 
 Expected<core::TreeStats> PosixLocalTransfer::pack(const std::string& src, const std::string& top_name,
                                                    const std::string& out, core::ArchiveFormat format,
-                                                   const std::vector<std::string>& excludes,
+                                                   const std::vector<std::string>& excludes, bool digest,
                                                    const core::ProgressFn& progress) {
-  auto r = pack_tree(src, top_name, out, format, excludes, progress, g_stop);
+  auto r = pack_tree(src, top_name, out, format, excludes, progress, g_stop, digest);
   if (!r) {
     ::unlink(out.c_str());
   }
   return r;
 }
 
+Expected<void> PosixLocalTransfer::write_checksum(const std::string& archive, const std::string& sha256) {
+  // sha256sum's format, naming the archive as it sits beside it: `sha256sum -c` works there too.
+  return replace_file(archive + ".sha256", sha256 + "  " + archive.substr(archive.rfind('/') + 1) + "\n", 0644);
+}
+
 Expected<core::TreeStats> PosixLocalTransfer::extract(const std::string& archive, const std::string& staging,
-                                                      const core::ProgressFn& progress) {
-  auto stats = extract_archive(archive, staging, progress, g_stop);
+                                                      unsigned long long max_bytes, const core::ProgressFn& progress) {
+  auto stats = extract_archive(archive, staging, progress, g_stop, max_bytes);
   if (!stats) {
     return stats;
   }

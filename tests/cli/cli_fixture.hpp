@@ -78,10 +78,12 @@ class NoTransfer final : public core::LocalTransfer {
     return no();
   }
   Expected<core::TreeStats> pack(const std::string&, const std::string&, const std::string&, core::ArchiveFormat,
-                                 const std::vector<std::string>&, const core::ProgressFn&) override {
+                                 const std::vector<std::string>&, bool, const core::ProgressFn&) override {
     return no();
   }
-  Expected<core::TreeStats> extract(const std::string&, const std::string&, const core::ProgressFn&) override {
+  Expected<void> write_checksum(const std::string&, const std::string&) override { return no(); }
+  Expected<core::TreeStats> extract(const std::string&, const std::string&, unsigned long long,
+                                    const core::ProgressFn&) override {
     return no();
   }
   Expected<core::PatchReport> patch_env(const std::string&, core::EnvKind, const std::vector<std::string>&,

@@ -65,8 +65,11 @@ TEST_CASE("extraction refuses './link -> ../escape'", "[archive]") {
   const auto dir = fs::temp_directory_path() / ("ezpz-test-archive-" + std::to_string(::getpid()));
   fs::remove_all(dir);
   fs::create_directories(dir / "out");
-  for (const auto& [name, target, ok] :
-       {std::tuple{"./link", "../escape", false}, {"sub//link", "../../x", false}, {"./sub/link", "../inside", true}}) {
+  for (const auto& [name, target, ok] : {std::tuple{"./link", "../escape", false},
+                                         {"sub//link", "../../x", false},
+                                         {"./sub/a/link", "../inside", true},
+                                         // The single top directory becomes the root: its parent is outside.
+                                         {"./sub/link", "../inside", false}}) {
     INFO(name << " -> " << target);
     const auto bytes = tar_with_symlink(name, target);
     bool served = false;

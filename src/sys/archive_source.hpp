@@ -1,0 +1,60 @@
+// A tar archive's bytes from a file, decompressed here (gzip, zstd, xz or none) so that the
+// compression layer's own check is verified to the end of the file (gzip's CRC-32 and size,
+// zstd's frame checksum, xz's check) and, when ARCHIVE.sha256 sits beside it, the file's
+// SHA-256 too: one read, hashed while it is extracted. libarchive then sees plain tar.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "core/expected.hpp"
+#include "core/transfer.hpp"
+
+struct sha256_ctx;  // nettle
+
+namespace ezpz::sys {
+
+using SourceChecks = core::ArchiveChecks;
+
+class ArchiveSourceFile {
+ public:
+  /// Open `path` (a regular file, never a FIFO or device) and ARCHIVE.sha256 when present.
+  static Expected<std::unique_ptr<ArchiveSourceFile>> open(const std::string& path);
+  ~ArchiveSourceFile();
+  ArchiveSourceFile(const ArchiveSourceFile&) = delete;
+  ArchiveSourceFile& operator=(const ArchiveSourceFile&) = delete;
+
+  /// The next decompressed bytes; empty at the end; nullopt on an error (error() says which).
+  std::optional<std::string_view> next();
+  /// Read what is left after the tar end, then check the compression layer's trailers and the
+  /// SHA-256: the archive is whole only when this succeeds.
+  Expected<void> finish();
+  [[nodiscard]] const std::string& error() const { return error_; }
+  [[nodiscard]] const SourceChecks& checks() const { return checks_; }
+  /// Compressed bytes read so far (for progress).
+  [[nodiscard]] unsigned long long raw_read() const { return raw_read_; }
+
+  class Decoder;
+
+ private:
+  ArchiveSourceFile(std::string path, int fd);
+  bool fill();  ///< read more raw bytes; false at the end of the file or on an error
+
+  std::string path_;
+  int fd_;
+  std::unique_ptr<Decoder> decoder_;
+  std::unique_ptr<::sha256_ctx> sha_;
+  std::string expected_sha_;  ///< hex, from ARCHIVE.sha256
+  std::string raw_;           ///< raw bytes read and not yet decoded: [raw_pos_, raw_len_)
+  std::size_t raw_pos_ = 0;
+  std::size_t raw_len_ = 0;
+  bool raw_eof_ = false;
+  std::string out_;
+  unsigned long long raw_read_ = 0;
+  std::string error_;
+  SourceChecks checks_;
+};
+
+}  // namespace ezpz::sys
