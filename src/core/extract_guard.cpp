@@ -143,6 +143,11 @@ EntryVerdict ExtractGuard::admit(std::string_view raw, EntryKind kind, std::stri
     it->second = node;
   } else if (!v.name.empty()) {
     nodes_.emplace(v.name, node);
+    // Its parents exist now (libarchive makes them): a file stored later under such a name
+    // is a kind change too.
+    for (std::size_t n = parts.size() - 1;
+         n > 0 && nodes_.emplace(join_components(parts, n), Node{EntryKind::dir, {}}).second; --n) {
+    }
     if (top_names_.size() < 2 && (top_names_.empty() || top_names_.front() != parts.front())) {
       top_names_.push_back(parts.front());
     }

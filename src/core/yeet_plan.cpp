@@ -31,6 +31,8 @@ std::string_view to_string(SourceKind k) {
       return "tar.gz";
     case SourceKind::tar_zst:
       return "tar.zst";
+    case SourceKind::tar_xz:
+      return "tar.xz";
   }
   return "directory";
 }
@@ -125,7 +127,7 @@ Expected<YeetPlan> plan_yeet(const YeetRequest& request, const Env& env, const S
   plan.source = normalize_path(source);
   if (!facts.exists) {
     return usage_error("source " + plan.source + " (from " + plan.source_origin +
-                       ") does not exist: pass an existing directory or .tar.gz/.tgz/.tar.zst/.tar file");
+                       ") does not exist: pass an existing directory or .tar.gz/.tgz/.tar.zst/.tar.xz/.tar file");
   }
   std::string base = plan.source.substr(plan.source.rfind('/') + 1);
   if (facts.is_directory) {
@@ -140,6 +142,7 @@ Expected<YeetPlan> plan_yeet(const YeetRequest& request, const Env& env, const S
     bool matched = false;
     for (auto [suffix, kind] : {Suffix{".tar.gz", SourceKind::tar_gz}, Suffix{".tgz", SourceKind::tar_gz},
                                 Suffix{".tar.zst", SourceKind::tar_zst}, Suffix{".tzst", SourceKind::tar_zst},
+                                Suffix{".tar.xz", SourceKind::tar_xz}, Suffix{".txz", SourceKind::tar_xz},
                                 Suffix{".tar", SourceKind::tar}}) {
       if (ends_with(base, suffix)) {
         plan.kind = kind;
@@ -150,7 +153,8 @@ Expected<YeetPlan> plan_yeet(const YeetRequest& request, const Env& env, const S
     }
     if (!matched) {
       return usage_error("source " + plan.source +
-                         " is a file but not a .tar.gz, .tgz, .tar.zst or .tar archive: pass a directory or a tarball");
+                         " is a file but not a .tar.gz, .tgz, .tar.zst, .tar.xz or .tar archive: pass a directory or a "
+                         "tarball");
     }
   }
   if (plan.name.empty()) {

@@ -11,7 +11,7 @@
 
 namespace ezpz::core {
 
-enum class SourceKind { directory, tar, tar_gz, tar_zst };
+enum class SourceKind { directory, tar, tar_gz, tar_zst, tar_xz };
 enum class CopyMethod {
   sync,      ///< default: copy only what changed (size/mtime), delete what is gone
   copy,      ///< --copy: a full sequential copy
