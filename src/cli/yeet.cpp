@@ -54,7 +54,8 @@ std::vector<std::string> old_prefixes(Context& ctx, const std::string& root, con
 
 void YeetCommand::add_cli(CLI::App& app) {
   app_ = &app;
-  app.add_option("source", positional_, "Directory or .tar.gz/.tgz/.tar.zst/.tar.xz/.tar to copy (default: the active env)")
+  app.add_option("source", positional_,
+                 "Directory or .tar.gz/.tgz/.tar.zst/.tar.xz/.tar to copy (default: the active env)")
       ->type_name("FILE");
   app.add_option("--src", src_, "The same as SRC")->type_name("FILE");
   app.add_option("--dst", dst_, "Destination (default /tmp/<name>)")->type_name("FILE");

@@ -140,10 +140,10 @@ Expected<YeetPlan> plan_yeet(const YeetRequest& request, const Env& env, const S
       SourceKind kind;
     };
     bool matched = false;
-    for (auto [suffix, kind] : {Suffix{".tar.gz", SourceKind::tar_gz}, Suffix{".tgz", SourceKind::tar_gz},
-                                Suffix{".tar.zst", SourceKind::tar_zst}, Suffix{".tzst", SourceKind::tar_zst},
-                                Suffix{".tar.xz", SourceKind::tar_xz}, Suffix{".txz", SourceKind::tar_xz},
-                                Suffix{".tar", SourceKind::tar}}) {
+    for (auto [suffix, kind] :
+         {Suffix{".tar.gz", SourceKind::tar_gz}, Suffix{".tgz", SourceKind::tar_gz},
+          Suffix{".tar.zst", SourceKind::tar_zst}, Suffix{".tzst", SourceKind::tar_zst},
+          Suffix{".tar.xz", SourceKind::tar_xz}, Suffix{".txz", SourceKind::tar_xz}, Suffix{".tar", SourceKind::tar}}) {
       if (ends_with(base, suffix)) {
         plan.kind = kind;
         plan.name = base.substr(0, base.size() - suffix.size());
