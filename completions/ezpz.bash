@@ -35,6 +35,7 @@ _ezpz_takes_value() {
         "yeet --ssh-command") return 0 ;;
         "yeet --stream-level") return 0 ;;
         "yeet --stall-timeout") return 0 ;;
+        "yeet --max-bytes") return 0 ;;
         "yeet --min-success-nodes") return 0 ;;
         "yeet --min-success-fraction") return 0 ;;
         "tar-env -o") return 0 ;;
@@ -166,11 +167,12 @@ _ezpz() {
                 --ssh-command) COMPREPLY=(); return 0 ;;
                 --stream-level) COMPREPLY=(); return 0 ;;
                 --stall-timeout) COMPREPLY=(); return 0 ;;
+                --max-bytes) COMPREPLY=(); return 0 ;;
                 --min-success-nodes) COMPREPLY=(); return 0 ;;
                 --min-success-fraction) COMPREPLY=(); return 0 ;;
             esac
             if [[ "$cur" == -* ]]; then
-                COMPREPLY=($(compgen -W "-h --help --src --dst --copy --compress --include-pycache --force --dry-run --full --json --hostfile --fanout --strategy --ssh-command --accept-new-host-keys --stream-level --no-reattach --stall-timeout --no-hsn --min-success-nodes --min-success-fraction" -- "$cur"))
+                COMPREPLY=($(compgen -W "-h --help --src --dst --copy --compress --include-pycache --force --dry-run --full --json --hostfile --fanout --strategy --ssh-command --accept-new-host-keys --stream-level --no-reattach --stall-timeout --max-bytes --no-hsn --min-success-nodes --min-success-fraction" -- "$cur"))
             elif ((nargs == 0)); then
                 compopt -o filenames 2>/dev/null; COMPREPLY=($(compgen -f -- "$cur"))
             fi

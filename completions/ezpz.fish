@@ -55,6 +55,7 @@ complete -c ezpz -n '__fish_seen_subcommand_from yeet' -l accept-new-host-keys -
 complete -c ezpz -n '__fish_seen_subcommand_from yeet' -l stream-level -x -d 'zstd level of the stream to other nodes, 1-19 (default: adaptive, 1-9, following the link)'
 complete -c ezpz -n '__fish_seen_subcommand_from yeet' -l no-reattach -d 'Do not re-attach a failed relay\'s nodes mid-stream; repair them from a peer after the pass'
 complete -c ezpz -n '__fish_seen_subcommand_from yeet' -l stall-timeout -x -d 'Drop a node that takes no data for this many seconds mid-stream, or is not ready this long after its parent\'s start (default 30); its nodes are re-attached'
+complete -c ezpz -n '__fish_seen_subcommand_from yeet' -l max-bytes -x -d 'Refuse a tarball source that holds more than this (e.g. 20G); the free space is always checked'
 complete -c ezpz -n '__fish_seen_subcommand_from yeet' -l no-hsn -d 'Use the hostfile\'s names, not <host>-hsn0 when that resolves'
 complete -c ezpz -n '__fish_seen_subcommand_from yeet' -l min-success-nodes -x -d 'Succeed when at least N nodes have the copy'
 complete -c ezpz -n '__fish_seen_subcommand_from yeet' -l min-success-fraction -x -d 'Succeed when at least this fraction of the nodes have the copy'

@@ -11,27 +11,7 @@ SMALL=${SMALL:-20000}; BIG=${BIG:-7}; BIG_MB=${BIG_MB:-100}
 src="$B/env"
 out=/tmp/ezpz-bench-out
 command -v zstd >/dev/null || { echo "zstd CLI missing: run scripts/install-deps.sh" >&2; exit 1; }
-if [ ! -f "$B/.complete-$SMALL-$BIG-$BIG_MB" ]; then
-  rm -rf "$B"; mkdir -p "$src"
-  python3 - "$src" "$SMALL" "$BIG" "$BIG_MB" <<'PY'
-import os, random, sys
-root, small, big, big_mb = sys.argv[1], *map(int, sys.argv[2:])
-rnd = random.Random(42)
-words = [bytes(rnd.choice(b"abcdefghijklmnopqrstuvwxyz_") for _ in range(rnd.randint(3, 12))) for _ in range(5000)]
-for i in range(small):  # python-source-like text: compressible, 1-8 KB
-    d = os.path.join(root, "lib", f"pkg{i % 200}", f"mod{i % 7}")
-    os.makedirs(d, exist_ok=True)
-    n = rnd.randint(1000, 8000)
-    text = b" ".join(rnd.choice(words) for _ in range(n // 6))[:n]
-    with open(os.path.join(d, f"f{i}.py"), "wb") as f:
-        f.write(text)
-for i in range(big):  # shared-library-like blobs: half random, half zeros and repeats
-    with open(os.path.join(root, f"lib{i}.so"), "wb") as f:
-        for _ in range(big_mb):
-            f.write(os.urandom(512 << 10) + bytes(256 << 10) + (b"\x90\x48\x89\xe5" * (64 << 10)))
-PY
-  touch "$B/.complete-$SMALL-$BIG-$BIG_MB"
-fi
+scripts/bench/make_tree.sh "$B" "$SMALL" "$BIG" "$BIG_MB"
 size=$(du -sb "$src" | cut -f1)
 echo "tree: $(find "$src" -type f | wc -l) files, $((size / 1000000)) MB, $(nproc) cores"
 sync; echo 3 > /proc/sys/vm/drop_caches 2>/dev/null || true

@@ -469,6 +469,11 @@ int YeetCommand::run(Context& ctx) {
   summary["steps"] = nlohmann::json::parse(steps.dump());
   summary["seconds"] = total;
   summary["copied_files"] = copied->copied_files;
+  if (copied->checks) {
+    summary["source_checks"] = {{"compression", copied->checks->compression},
+                                {"layer_checked", copied->checks->layer_checked},
+                                {"sha256", copied->checks->sha256}};
+  }
   summary["deleted"] = copied->deleted;
   summary["patched"] = report->rewritten;
   summary["relinked"] = report->relinked;
