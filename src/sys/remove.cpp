@@ -75,7 +75,7 @@ class Remover {
         }
       }
       cur.reset();
-      if (::unlinkat(AT_FDCWD, top_.c_str(), AT_REMOVEDIR) != 0 && errno != ENOENT) {
+      if (::unlinkat(AT_FDCWD, top_.c_str(), AT_REMOVEDIR) != 0 && !gone_or_known(errno)) {
         fail_top(errno);
       }
     }
@@ -99,6 +99,10 @@ class Remover {
   }
 
  private:
+  /// A directory removal's error that says nothing new: already gone, or not empty because
+  /// of a failure already counted below it.
+  [[nodiscard]] bool gone_or_known(int err) const { return err == ENOENT || (err == ENOTEMPTY && failures_ > 0); }
+
   /// Open directory `name` in `parent` (stat'ed as `st`) to empty it: owner rwx added first
   /// when it lacks them (a read-only directory cannot be emptied, one without r not listed).
   static OwnedFd open_dir(int parent, const std::string& name, const struct stat& st) {
@@ -143,7 +147,7 @@ class Remover {
     }
     if (names.empty()) {
       child.reset();
-      if (::unlinkat(cur.get(), name.c_str(), AT_REMOVEDIR) != 0 && errno != ENOENT) {
+      if (::unlinkat(cur.get(), name.c_str(), AT_REMOVEDIR) != 0 && !gone_or_known(errno)) {
         fail(name, std::strerror(errno));
       }
       return;
@@ -165,7 +169,7 @@ class Remover {
       return false;
     }
     cur = std::move(parent);
-    if (::unlinkat(cur.get(), name.c_str(), AT_REMOVEDIR) != 0 && errno != ENOENT) {
+    if (::unlinkat(cur.get(), name.c_str(), AT_REMOVEDIR) != 0 && !gone_or_known(errno)) {
       fail(name, std::strerror(errno));
     }
     return true;

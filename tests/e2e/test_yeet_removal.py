@@ -145,6 +145,45 @@ class Removal(TempDirTest):
         self.assert_clean()  # removed by the run itself, before it ended
 
 
+class RemovalThatFails(TempDirTest):
+    """A previous tree that cannot be removed (run as an unprivileged user, part of it is
+    root's): the new tree is in place, and yeet says what is left and to remove it by hand."""
+
+    def test_a_removal_that_fails_is_a_warning_naming_the_path(self):
+        self.assertEqual(os.geteuid(), 0, "needs root (as the cluster tests) to make a tree its user cannot remove")
+        nobody = 65534
+        os.chmod(self.tmp, 0o755)
+        node, src = os.path.join(self.tmp, "node"), os.path.join(self.tmp, "src")
+        dst = os.path.join(node, "dst")
+        for d in (node, src, os.path.join(dst, "locked"), os.path.join(self.tmp, "home")):
+            os.makedirs(d)
+        with open(os.path.join(src, "new"), "w") as f:
+            f.write("new")
+        with open(os.path.join(dst, "locked", "roots"), "w") as f:
+            f.write("root's file")
+        for d in (node, src, dst, os.path.join(src, "new"), os.path.join(self.tmp, "home")):
+            os.chown(d, nobody, nobody)
+
+        def drop():
+            os.setgroups([])
+            os.setgid(nobody)
+            os.setuid(nobody)
+
+        proc = subprocess.run([EZPZ, "yeet", "--src", src, "--dst", dst], env=base_env(HOME=os.path.join(self.tmp, "home")),
+                              capture_output=True, text=True, timeout=60, preexec_fn=drop)
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertEqual(os.listdir(dst), ["new"])
+        left = [n for n in os.listdir(node) if n != "dst"]
+        self.assertEqual(len(left), 1, left)  # the previous tree, what could not be removed of it
+        self.assertIn("warning", proc.stderr)
+        self.assertIn(os.path.join(node, left[0]), proc.stderr)
+        self.assertIn("Permission denied", proc.stderr)
+        self.assertIn("by hand (rm -rf", proc.stderr)
+        # The next run (as root) sweeps it: its process is gone.
+        run(["yeet", "--src", src, "--dst", dst], base_env(), check=0)
+        self.assertEqual(os.listdir(node), ["dst"])
+
+
 class SpecialFiles(TempDirTest):
     """A venv-shaped source whose bin/activate is a FIFO (no writer: opening it for reading
     would block for ever), or a symlink to one. yeet copies such a tree without the FIFO, as
