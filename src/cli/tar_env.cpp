@@ -90,11 +90,17 @@ int TarEnvCommand::run(Context& ctx) {
   bar.finish();
   if (!packed) {
     ctx.transfer.discard(tmp);
+    for (const auto& w : ctx.transfer.take_warnings()) {
+      ctx.term.warn(w);
+    }
     ctx.term.error(packed.error().message);
     return ctx.transfer.interrupted() ? 130 : static_cast<int>(ExitCode::failure);
   }
   if (auto moved = ctx.transfer.rename_file(tmp, out); !moved) {
     ctx.transfer.discard(tmp);
+    for (const auto& w : ctx.transfer.take_warnings()) {
+      ctx.term.warn(w);
+    }
     ctx.term.error(moved.error().message);
     return static_cast<int>(ExitCode::failure);
   }

@@ -25,6 +25,13 @@ double seconds_since(Clock::time_point t) {
   return std::chrono::duration<double>(Clock::now() - t).count();
 }
 
+/// Removals that failed (what is left must be removed by hand): a warning line each.
+void show_leftovers(Context& ctx) {
+  for (const auto& w : ctx.transfer.take_warnings()) {
+    ctx.term.warn(w);
+  }
+}
+
 std::string fixed1(double v) {
   char buf[32];
   std::snprintf(buf, sizeof(buf), "%.1f", v);
@@ -245,6 +252,7 @@ int YeetCommand::run(Context& ctx) {
   // 2. Build the new tree beside the destination; any failure removes it and leaves the old one.
   const auto total_start = Clock::now();
   auto staging = ctx.transfer.make_staging(plan->destination);
+  show_leftovers(ctx);  // earlier runs' work that could not be removed
   if (!staging) {
     return ctx.term.fail(staging.error());
   }
@@ -254,6 +262,7 @@ int YeetCommand::run(Context& ctx) {
     if (!pack_file.empty()) {
       ctx.transfer.discard(pack_file);
     }
+    show_leftovers(ctx);
     ctx.term.err() << "    x " << host << " (local, " << core::to_string(plan->method) << ") failed\n";
     if (ctx.transfer.interrupted()) {
       ctx.term.error("interrupted: " + plan->destination + " is unchanged");
@@ -305,6 +314,10 @@ int YeetCommand::run(Context& ctx) {
     }
     if (!copied) {
       return cleanup(copied.error());
+    }
+    if (copied->skipped > 0) {
+      ctx.term.warn(std::to_string(copied->skipped) + " FIFO(s), socket(s) or device(s) in " + plan->source +
+                    " not copied (the first: " + copied->first_skipped + ")");
     }
     if (plan->method != core::CopyMethod::compress) {
       steps[tarball ? "extract_s" : "copy_s"] = seconds_since(t);
@@ -361,6 +374,7 @@ int YeetCommand::run(Context& ctx) {
     }
     return cleanup(committed.error());
   }
+  show_leftovers(ctx);  // the previous tree, when it could not be removed
   // 4. Every other node: stream the patched copy through the relay tree.
   std::vector<core::NodeResult> remote;
   core::StreamStats stream;
@@ -526,6 +540,7 @@ int YeetCommand::run(Context& ctx) {
       ctx.term.warn(w.error().message);
     }
   }
+  show_leftovers(ctx);
   const int rc = met ? 0 : static_cast<int>(ExitCode::failure);
   if (json_) {
     out << summary.dump() << '\n';

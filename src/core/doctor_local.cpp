@@ -286,7 +286,8 @@ CheckResult check_python(const Env& env, const SystemProbe& probe, const LocalFa
   const auto root = probe.real_path(*active);
   const auto mount = mount_of(facts.mounts, root);
   std::string base;
-  if (auto cfg = probe.read_file(root + "/pyvenv.cfg")) {
+  const auto cfg_path = root + "/pyvenv.cfg";
+  if (auto cfg = probe.is_file(cfg_path) ? probe.read_file(cfg_path) : Expected<std::string>(failure("not a file"))) {
     for (auto line : split(*cfg, '\n')) {
       auto eq = line.find('=');
       if (eq != std::string_view::npos && trim(line.substr(0, eq)) == "home") {

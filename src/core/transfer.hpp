@@ -48,6 +48,8 @@ struct TreeStats {
   unsigned long long bytes = 0;         ///< regular-file bytes
   unsigned long long copied_files = 0;  ///< files actually written (sync skips unchanged ones)
   unsigned long long deleted = 0;       ///< entries removed because the source lost them (sync)
+  unsigned long long skipped = 0;       ///< FIFOs, sockets and devices in the source: not copied
+  std::string first_skipped;            ///< the first of them, relative to the source
   long long newest_mtime = 0;           ///< newest modification time seen, in seconds
   std::optional<ArchiveChecks> checks;  ///< extract: what verified the archive
   std::string sha256;                   ///< pack with a digest: the archive file's SHA-256 (hex)
@@ -99,10 +101,15 @@ class LocalTransfer {
   /// The prefix a venv at `root` records in bin/activate, if any.
   [[nodiscard]] virtual std::optional<std::string> recorded_prefix(const std::string& root) = 0;
   /// Put `staging` in place of `destination` (atomically swapping an existing one), then
-  /// remove the old tree.
+  /// remove the old tree (one that cannot be removed is a warning: take_warnings).
   [[nodiscard]] virtual Expected<void> commit(const std::string& staging, const std::string& destination) = 0;
-  /// Remove a tree or file this run created (never follows symlinks). Quiet on errors.
+  /// Remove a tree or file this run created (never follows symlinks). What could not be
+  /// removed is a warning (take_warnings).
   virtual void discard(const std::string& path) = 0;
+  /// The warnings the calls so far left, each once: removals that failed (make_staging's sweep
+  /// of earlier runs' work, commit's previous tree, discard), each naming what is left to be
+  /// removed by hand.
+  [[nodiscard]] virtual std::vector<std::string> take_warnings() { return {}; }
   /// `work` (a work path beside `destination`, <dst>.ezpz-tmp-<pid>) and the names made from it
   /// are removed once this process has ended, however it ended (SIGKILL included).
   virtual void watch(const std::string& destination, const std::string& work) = 0;

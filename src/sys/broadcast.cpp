@@ -6,6 +6,7 @@
 #include <csignal>
 #include <cstring>
 #include <functional>
+#include <iostream>
 #include <map>
 #include <thread>
 
@@ -107,8 +108,8 @@ int run_relay(const std::string& this_host, const std::vector<core::RelayNode>& 
   for (std::size_t p = dst.find('/', 1); p != std::string::npos; p = dst.find('/', p + 1)) {
     ::mkdir(dst.substr(0, p).c_str(), 0755);
   }
-  remove_stale_staging(dst);
-  (void)start_janitor(dst, staging);  // removes what is left of it if we are killed
+  Leftovers leftovers = remove_stale_staging(dst);  // warnings on stderr (the head's, through ssh)
+  (void)start_janitor(dst, staging);                // removes what is left of it if we are killed
   if (::mkdir(staging.c_str(), 0755) != 0) {
     error = "cannot create " + staging + ": " + std::strerror(errno);
   }
@@ -220,11 +221,17 @@ int run_relay(const std::string& this_host, const std::vector<core::RelayNode>& 
   if (error.empty()) {
     if (auto r = commit_tree(result_tree, dst); !r) {
       error = r.error().message;
+    } else {
+      leftovers.insert(leftovers.end(), r->begin(), r->end());
     }
   }
-  remove_tree(staging);
-  if (result_tree != staging) {
-    remove_tree(result_tree);
+  for (const auto& work : {staging, result_tree}) {
+    if (auto gone = remove_tree(work); !gone) {
+      leftovers.push_back(gone.error().message);
+    }
+  }
+  for (const auto& left : leftovers) {
+    std::cerr << "ezpz: warning: " << this_host << ": " << left << std::endl;
   }
   me.ok = error.empty();
   me.error = error;

@@ -3,12 +3,17 @@
 
 #include <cerrno>
 #include <cstddef>
+#include <cstring>
+#include <string>
 
 #include <fcntl.h>
 #include <linux/close_range.h>
 #include <poll.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
+
+#include "core/expected.hpp"
 
 namespace ezpz::sys {
 
@@ -27,6 +32,94 @@ inline bool write_all(int fd, const void* data, std::size_t size) {
     size -= static_cast<std::size_t>(n);
   }
   return true;
+}
+
+/// A descriptor closed with its owner unless released.
+class OwnedFd {
+ public:
+  OwnedFd() = default;
+  explicit OwnedFd(int fd) : fd_(fd) {}
+  OwnedFd(const OwnedFd&) = delete;
+  OwnedFd& operator=(const OwnedFd&) = delete;
+  OwnedFd(OwnedFd&& other) noexcept : fd_(other.release()) {}
+  OwnedFd& operator=(OwnedFd&& other) noexcept {
+    if (this != &other) {
+      reset(other.release());
+    }
+    return *this;
+  }
+  ~OwnedFd() { reset(); }
+  [[nodiscard]] int get() const { return fd_; }
+  [[nodiscard]] bool valid() const { return fd_ >= 0; }
+  /// The descriptor, now the caller's.
+  [[nodiscard]] int release() {
+    const int fd = fd_;
+    fd_ = -1;
+    return fd;
+  }
+  void reset(int fd = -1) {
+    if (fd_ >= 0) {
+      ::close(fd_);
+    }
+    fd_ = fd;
+  }
+
+ private:
+  int fd_ = -1;
+};
+
+/// What a file type is called in an error ("a FIFO").
+inline const char* file_type_name(mode_t mode) {
+  switch (mode & S_IFMT) {
+    case S_IFDIR:
+      return "a directory";
+    case S_IFLNK:
+      return "a symbolic link";
+    case S_IFIFO:
+      return "a FIFO";
+    case S_IFSOCK:
+      return "a socket";
+    case S_IFCHR:
+      return "a character device";
+    case S_IFBLK:
+      return "a block device";
+    default:
+      return "not a regular file";
+  }
+}
+
+/// Open `path` (relative to `dirfd`, or AT_FDCWD) for reading only when it is a regular file.
+/// The open itself cannot block (O_NONBLOCK: a FIFO without a writer, a device) and follows no
+/// symlink unless `follow`; the descriptor is then fstat'ed and anything but a regular file is
+/// refused, naming `shown` (the path for messages; `path` when empty). O_NONBLOCK is cleared
+/// before it is returned.
+inline Expected<OwnedFd> open_regular(int dirfd, const std::string& path, bool follow = false,
+                                      const std::string& shown = "") {
+  const std::string& name = shown.empty() ? path : shown;
+  const int flags = O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY | (follow ? 0 : O_NOFOLLOW);
+  OwnedFd fd(::openat(dirfd, path.c_str(), flags));
+  if (!fd.valid()) {
+    if (errno == ELOOP && !follow) {
+      return failure(name + " is a symbolic link, not a regular file: not read");
+    }
+    return failure("cannot open " + name + ": " + std::strerror(errno));
+  }
+  struct stat st {};
+  if (::fstat(fd.get(), &st) != 0) {
+    return failure("cannot stat " + name + ": " + std::strerror(errno));
+  }
+  if (!S_ISREG(st.st_mode)) {
+    return failure(name + " is " + file_type_name(st.st_mode) + ", not a regular file: not read");
+  }
+  const int status = ::fcntl(fd.get(), F_GETFL);
+  if (status < 0 || ::fcntl(fd.get(), F_SETFL, status & ~O_NONBLOCK) != 0) {
+    return failure("cannot read " + name + ": " + std::strerror(errno));
+  }
+  return fd;
+}
+
+inline Expected<OwnedFd> open_regular(const std::string& path, bool follow = false) {
+  return open_regular(AT_FDCWD, path, follow);
 }
 
 /// read_within's outcome.

@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "sys/fd_io.hpp"
 #include "sys/tree.hpp"
 
 namespace ezpz::sys {
@@ -65,11 +66,25 @@ struct FileCloser {
 };
 using File = std::unique_ptr<FILE, FileCloser>;
 
+/// A regular file opened for reading (never a FIFO, device or symlink), or null.
+File read_regular(const std::string& path) {
+  auto fd = open_regular(path);
+  if (!fd) {
+    errno = EINVAL;
+    return nullptr;
+  }
+  File f(::fdopen(fd->get(), "rb"));
+  if (f) {
+    (void)fd->release();  // the FILE's now
+  }
+  return f;
+}
+
 /// librsync: a delta that turns `old_path` into `new_path`, written to `delta_path`.
 Expected<unsigned long long> make_delta(const std::string& old_path, const std::string& new_path,
                                         const std::string& delta_path) {
-  File old_f(std::fopen(old_path.c_str(), "rb"));
-  File new_f(std::fopen(new_path.c_str(), "rb"));
+  File old_f = read_regular(old_path);
+  File new_f = read_regular(new_path);
   File sig_f(std::tmpfile());
   File delta_f(std::fopen(delta_path.c_str(), "wb"));
   if (!old_f || !new_f || !sig_f || !delta_f) {
@@ -96,8 +111,8 @@ Expected<unsigned long long> make_delta(const std::string& old_path, const std::
 }
 
 Expected<void> apply_delta(const std::string& basis, const std::string& delta, const std::string& out) {
-  File basis_f(std::fopen(basis.c_str(), "rb"));
-  File delta_f(std::fopen(delta.c_str(), "rb"));
+  File basis_f = read_regular(basis);
+  File delta_f = read_regular(delta);
   File out_f(std::fopen(out.c_str(), "wb"));
   if (!basis_f || !delta_f || !out_f) {
     return io_error("cannot open files to patch", out);
@@ -119,19 +134,6 @@ Expected<void> make_parents(const std::string& root, const std::string& rel) {
   return {};
 }
 
-/// Remove whatever is at `path` (a file, link or whole directory).
-void remove_any(const std::string& path) {
-  struct stat st {};
-  if (::lstat(path.c_str(), &st) != 0) {
-    return;
-  }
-  if (S_ISDIR(st.st_mode)) {
-    remove_tree(path);
-  } else {
-    ::unlink(path.c_str());
-  }
-}
-
 }  // namespace
 
 std::string text_sha256(std::string_view text) {
@@ -144,10 +146,11 @@ std::string text_sha256(std::string_view text) {
 }
 
 Expected<std::string> file_sha256(const std::string& path) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-  if (fd < 0) {
-    return io_error("cannot read", path);
+  auto opened = open_regular(path);
+  if (!opened) {
+    return opened.error();
   }
+  const int fd = opened->get();
   sha256_ctx ctx;
   sha256_init(&ctx);
   std::vector<unsigned char> buf(1 << 20);
@@ -155,7 +158,6 @@ Expected<std::string> file_sha256(const std::string& path) {
   while ((n = ::read(fd, buf.data(), buf.size())) > 0) {
     sha256_update(&ctx, static_cast<std::size_t>(n), buf.data());
   }
-  ::close(fd);
   if (n < 0) {
     return io_error("cannot read", path);
   }
@@ -415,7 +417,9 @@ Expected<void> apply_bundle(const std::string& bundle_dir, const std::string& ds
   }
   // 3. Removed entries, then new and changed ones (renamed from the bundle), then deltas.
   for (auto it = header->removed.rbegin(); it != header->removed.rend(); ++it) {
-    remove_any(join(staging, *it));
+    if (auto gone = remove_tree(join(staging, *it)); !gone) {
+      return gone.error();
+    }
   }
   auto moved = walk_tree(bundle_dir, {std::string(core::kDeltaDirName)}, [&](const TreeEntry& e) {
     const auto to = join(staging, e.path);
@@ -426,8 +430,9 @@ Expected<void> apply_bundle(const std::string& bundle_dir, const std::string& ds
         ::chmod(to.c_str(), e.st.st_mode & 07777);  // a directory of staging's own: safe to change
         return true;
       }
-      if (exists) {
-        remove_any(to);
+      if (auto gone = exists ? remove_tree(to) : Expected<void>(); !gone) {
+        error = gone.error();
+        return false;
       }
       if (::mkdir(to.c_str(), e.st.st_mode & 07777) != 0) {
         error = io_error("cannot create directory", to);
@@ -435,8 +440,9 @@ Expected<void> apply_bundle(const std::string& bundle_dir, const std::string& ds
       }
       return true;
     }
-    if (exists) {
-      remove_any(to);
+    if (auto gone = exists ? remove_tree(to) : Expected<void>(); !gone) {
+      error = gone.error();
+      return false;
     }
     if (::rename(join(bundle_dir, e.path).c_str(), to.c_str()) != 0) {
       error = io_error("cannot move into place", to);

@@ -80,8 +80,9 @@ int janitor_main(int argc, char** argv) {
       return 1;  // not our pipe: we cannot tell when it ends, so touch nothing
     }
   }
-  remove_work_of(destination, pid);  // STAGING and every name made from it
-  return 0;
+  // STAGING and every name made from it. What cannot be removed is left for the next run's
+  // sweep, which reports it (no one reads this process's stderr).
+  return remove_work_of(destination, pid).empty() ? 0 : 1;
 }
 
 }  // namespace ezpz::sys

@@ -4,6 +4,7 @@
 #include <climits>
 #include <cstdlib>
 #include <cstring>
+#include <utility>
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -179,8 +180,12 @@ Expected<std::string> PosixLocalTransfer::make_staging(const std::string& destin
     }
   }
   const std::string staging = core::work_path(destination, ::getpid());
-  remove_stale_staging(destination);
-  remove_tree(staging);                       // a leftover of a killed run that had our pid
+  for (auto& left : remove_stale_staging(destination)) {
+    warnings_.push_back(std::move(left));
+  }
+  if (auto gone = remove_tree(staging); !gone) {  // a leftover of a killed run that had our pid
+    warnings_.push_back(gone.error().message);
+  }
   (void)start_janitor(destination, staging);  // removes it (and its .delta) if we are killed
   if (::mkdir(staging.c_str(), 0755) != 0) {
     return failure("cannot create " + staging + ": " + std::strerror(errno) +
@@ -319,11 +324,24 @@ Expected<core::PatchReport> PosixLocalTransfer::patch_env(const std::string& roo
 }
 
 Expected<void> PosixLocalTransfer::commit(const std::string& staging, const std::string& destination) {
-  return commit_tree(staging, destination);
+  auto committed = commit_tree(staging, destination);
+  if (!committed) {
+    return committed.error();
+  }
+  for (auto& left : *committed) {
+    warnings_.push_back(std::move(left));
+  }
+  return {};
 }
 
 void PosixLocalTransfer::discard(const std::string& path) {
-  remove_tree(path);
+  if (auto gone = remove_tree(path); !gone) {
+    warnings_.push_back(gone.error().message);
+  }
+}
+
+std::vector<std::string> PosixLocalTransfer::take_warnings() {
+  return std::exchange(warnings_, {});
 }
 
 void PosixLocalTransfer::watch(const std::string& destination, const std::string& work) {

@@ -42,6 +42,7 @@ class PosixLocalTransfer final : public core::LocalTransfer {
   [[nodiscard]] std::optional<std::string> recorded_prefix(const std::string& root) override;
   [[nodiscard]] Expected<void> commit(const std::string& staging, const std::string& destination) override;
   void discard(const std::string& path) override;
+  [[nodiscard]] std::vector<std::string> take_warnings() override;
   void watch(const std::string& destination, const std::string& work) override;
   [[nodiscard]] Expected<void> rename_file(const std::string& from, const std::string& to) override;
   [[nodiscard]] bool interrupted() const override;
@@ -78,6 +79,7 @@ class PosixLocalTransfer final : public core::LocalTransfer {
   /// Turn SIGINT/SIGTERM/SIGHUP into the stop flag (from the first real work on).
   void arm();
   std::vector<struct sigaction> saved_;
+  std::vector<std::string> warnings_;  ///< removals that failed, until taken
 };
 
 }  // namespace ezpz::sys

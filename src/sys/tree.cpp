@@ -86,15 +86,14 @@ Expected<void> walk_dir(const std::string& root, const std::string& rel, const s
 /// Copy one regular file's bytes (copy_file_range, falling back to read/write).
 Expected<void> copy_bytes(const std::string& from, const std::string& to, const struct stat& st,
                           unsigned long long& done, const core::ProgressFn& progress) {
-  int in = ::open(from.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-  if (in < 0) {
-    return io_error("cannot open", from);
+  auto opened = open_regular(from);  // what was a file when listed may be a FIFO now
+  if (!opened) {
+    return opened.error();
   }
+  const int in = opened->get();
   int out = ::open(to.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
   if (out < 0) {
-    auto e = io_error("cannot create", to);
-    ::close(in);
-    return e;
+    return io_error("cannot create", to);
   }
   bool fallback = false;
   off_t left = st.st_size;
@@ -118,7 +117,6 @@ Expected<void> copy_bytes(const std::string& from, const std::string& to, const 
     }
     if (n <= 0) {
       auto e = n == 0 ? failure("file " + from + " shrank while being copied") : io_error("cannot copy", from);
-      ::close(in);
       ::close(out);
       ::unlink(to.c_str());
       return e;
@@ -132,7 +130,6 @@ Expected<void> copy_bytes(const std::string& from, const std::string& to, const 
   ::fchmod(out, st.st_mode & 07777);
   const struct timespec times[2] = {st.st_atim, st.st_mtim};
   ::futimens(out, times);
-  ::close(in);
   if (::close(out) != 0) {
     return io_error("cannot write", to);
   }
@@ -156,6 +153,13 @@ void finish_dirs(const std::string& root, std::vector<TreeEntry>& dirs) {
     ::chmod(path.c_str(), it->st.st_mode & 07777);
     const struct timespec times[2] = {it->st.st_atim, it->st.st_mtim};
     ::utimensat(AT_FDCWD, path.c_str(), times, AT_SYMLINK_NOFOLLOW);
+  }
+}
+
+/// A FIFO, socket or device in the source: counted, never copied or opened.
+void skipped(core::TreeStats& stats, const std::string& path) {
+  if (stats.skipped++ == 0) {
+    stats.first_skipped = path;
   }
 }
 
@@ -227,7 +231,9 @@ Expected<core::TreeStats> copy_tree(const std::string& src, const std::string& d
           links[key] = e.path;
         }
       }
-    }  // sockets, fifos and devices are not copied
+    } else {  // sockets, fifos and devices are not copied (nor opened)
+      skipped(stats, e.path);
+    }
     if (!step) {
       error = step.error();
       return false;
@@ -244,10 +250,9 @@ Expected<core::TreeStats> copy_tree(const std::string& src, const std::string& d
   return stats;
 }
 
-Expected<core::TreeStats> sync_tree(const std::string& src, const std::string& previous, const std::string& dst,
-                                    const std::vector<std::string>& excludes, const core::ProgressFn& progress,
-                                    const std::atomic<bool>& stop) {
-  // 1. dst = previous, by hard links: cheap, and the previous tree is never written to.
+namespace {
+/// `dst` (an empty directory) = `previous`, by hard links.
+Expected<void> clone_tree(const std::string& previous, const std::string& dst, const std::atomic<bool>& stop) {
   std::optional<Error> error;
   auto cloned = walk_tree(previous, {}, [&](const TreeEntry& e) {
     const std::string to = join_path(dst, e.path);
@@ -275,6 +280,29 @@ Expected<core::TreeStats> sync_tree(const std::string& src, const std::string& p
   if (error) {
     return *error;
   }
+  return {};
+}
+}  // namespace
+
+Expected<core::TreeStats> sync_tree(const std::string& src, const std::string& previous, const std::string& dst,
+                                    const std::vector<std::string>& excludes, const core::ProgressFn& progress,
+                                    const std::atomic<bool>& stop) {
+  // 1. dst = previous, by hard links: cheap, and the previous tree is never written to. One
+  // that cannot be read (deeper than PATH_MAX, an unreadable directory) is not reused: a full
+  // copy instead, into an emptied dst.
+  if (auto cloned = clone_tree(previous, dst, stop); !cloned) {
+    if (stop.load()) {
+      return interrupted();
+    }
+    if (auto emptied = remove_tree(dst); !emptied) {
+      return emptied.error();
+    }
+    if (::mkdir(dst.c_str(), 0755) != 0) {
+      return io_error("cannot create directory", dst);
+    }
+    return copy_tree(src, dst, excludes, progress, stop);
+  }
+  std::optional<Error> error;
   // 2. Bring every source entry over that differs; remember what the source has.
   core::TreeStats stats;
   std::set<std::string> wanted;
@@ -284,6 +312,10 @@ Expected<core::TreeStats> sync_tree(const std::string& src, const std::string& p
     if (stop.load()) {
       error = interrupted();
       return false;
+    }
+    if (!S_ISDIR(e.st.st_mode) && !S_ISLNK(e.st.st_mode) && !S_ISREG(e.st.st_mode)) {
+      skipped(stats, e.path);  // not wanted: what the previous tree has there goes
+      return true;
     }
     wanted.insert(e.path);
     stats.newest_mtime = std::max<long long>(stats.newest_mtime, e.st.st_mtim.tv_sec);
@@ -305,10 +337,11 @@ Expected<core::TreeStats> sync_tree(const std::string& src, const std::string& p
       char buf[4096];
       auto n = exists && S_ISLNK(have.st_mode) ? ::readlink(to.c_str(), buf, sizeof(buf) - 1) : -1;
       if (n < 0 || std::string(buf, static_cast<std::size_t>(n)) != e.link_target) {
-        if (exists) {
-          S_ISDIR(have.st_mode) ? remove_tree(to) : (void)::unlink(to.c_str());
+        if (auto gone = exists ? remove_tree(to) : Expected<void>(); !gone) {
+          step = gone.error();
+        } else {
+          step = make_symlink(e.link_target, to, e.st);
         }
-        step = make_symlink(e.link_target, to, e.st);
       }
     } else if (S_ISREG(e.st.st_mode)) {
       ++stats.files;
@@ -326,10 +359,10 @@ Expected<core::TreeStats> sync_tree(const std::string& src, const std::string& p
         const std::string tmp = to + ".ezpz-new";
         ::unlink(tmp.c_str());
         step = copy_bytes(join_path(src, e.path), tmp, e.st, done, progress);
+        if (step && exists && S_ISDIR(have.st_mode)) {
+          step = remove_tree(to);
+        }
         if (step) {
-          if (exists && S_ISDIR(have.st_mode)) {
-            remove_tree(to);
-          }
           if (::rename(tmp.c_str(), to.c_str()) != 0) {
             step = io_error("cannot replace", to);
           }
@@ -361,7 +394,9 @@ Expected<core::TreeStats> sync_tree(const std::string& src, const std::string& p
     return swept.error();
   }
   for (const auto& path : stale) {
-    remove_tree(join_path(dst, path));
+    if (auto gone = remove_tree(join_path(dst, path)); !gone) {
+      return gone.error();
+    }
     ++stats.deleted;
   }
   finish_dirs(dst, dirs);
@@ -391,116 +426,39 @@ Expected<bool> lift_single_directory(const std::string& dir) {
   return true;
 }
 
-namespace {
-/// The paths beside `destination` named <dst>.ezpz-tmp-<pid>[.<more>] (a run's work directory
-/// and the names made from it), each with that pid.
-std::vector<std::pair<std::string, long>> work_paths(const std::string& destination) {
-  const auto slash = destination.rfind('/');
-  const std::string parent = slash == 0 ? "/" : destination.substr(0, slash);
-  const std::string prefix = destination.substr(slash + 1) + std::string(core::kWorkInfix);
-  std::vector<std::pair<std::string, long>> found;
-  DIR* d = ::opendir(parent.c_str());
-  if (d == nullptr) {
-    return found;
-  }
-  while (auto* e = ::readdir(d)) {
-    const std::string name = e->d_name;
-    if (name.rfind(prefix, 0) != 0) {
-      continue;
-    }
-    char* end = nullptr;
-    const long pid = std::strtol(name.c_str() + prefix.size(), &end, 10);
-    if (pid > 0 && (*end == '\0' || *end == '.')) {
-      found.emplace_back(parent + "/" + name, pid);
-    }
-  }
-  ::closedir(d);
-  return found;
-}
-}  // namespace
-
-void remove_stale_staging(const std::string& destination) {
-  std::vector<std::string> stale;
-  for (const auto& [path, pid] : work_paths(destination)) {
-    if (::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH) {
-      stale.push_back(path);
-    }
-  }
-  remove_work_paths(destination, stale);
-}
-
-void remove_work_of(const std::string& destination, long pid) {
-  std::vector<std::string> mine;
-  for (const auto& [path, owner] : work_paths(destination)) {
-    if (owner == pid) {
-      mine.push_back(path);
-    }
-  }
-  remove_work_paths(destination, mine);
-}
-
-void remove_work_paths(const std::string& destination, const std::vector<std::string>& paths) {
-  struct stat st {};
-  for (const auto& path : paths) {
-    if (path.ends_with(".old") && ::lstat(destination.c_str(), &st) != 0 && errno == ENOENT) {
-      (void)::rename(path.c_str(), destination.c_str());
-    }
-  }
-  for (const auto& path : paths) {
-    remove_tree(path);
-  }
-}
-
-void remove_tree(const std::string& path) {
-  struct stat st {};
-  if (::lstat(path.c_str(), &st) != 0) {
-    return;
-  }
-  if (!S_ISDIR(st.st_mode)) {
-    ::unlink(path.c_str());
-    return;
-  }
-  ::chmod(path.c_str(), 0700);  // a read-only directory could not be emptied
-  if (DIR* dir = ::opendir(path.c_str())) {
-    std::vector<std::string> names;
-    while (auto* e = ::readdir(dir)) {
-      std::string name = e->d_name;
-      if (name != "." && name != "..") {
-        names.push_back(name);
-      }
-    }
-    ::closedir(dir);
-    for (const auto& name : names) {
-      remove_tree(path + "/" + name);
-    }
-  }
-  ::rmdir(path.c_str());
-}
-
-Expected<void> commit_tree(const std::string& staging, const std::string& destination) {
+Expected<Leftovers> commit_tree(const std::string& staging, const std::string& destination) {
   struct stat st {};
   if (::lstat(destination.c_str(), &st) != 0) {
+    if (errno != ENOENT) {
+      return io_error("cannot stat", destination);
+    }
     if (::rename(staging.c_str(), destination.c_str()) != 0) {
       return io_error("cannot move the new tree to", destination);
     }
-    return {};
+    return Leftovers{};
   }
+  std::string old = staging;  // after the exchange it holds the previous tree
   if (::syscall(SYS_renameat2, AT_FDCWD, staging.c_str(), AT_FDCWD, destination.c_str(), RENAME_EXCHANGE) != 0) {
-    // No atomic exchange (old kernel or filesystem): move the old tree aside first.
-    const std::string aside = staging + ".old";
-    if (::rename(destination.c_str(), aside.c_str()) != 0) {
+    // No atomic exchange (old kernel or filesystem): move the old tree aside first. A run
+    // killed in between leaves the .old, which the next run or the watcher moves back.
+    old = staging + ".old";
+    if (::rename(destination.c_str(), old.c_str()) != 0) {
       return io_error("cannot move aside", destination);
     }
     if (::rename(staging.c_str(), destination.c_str()) != 0) {
       auto e = io_error("cannot move the new tree to", destination);
-      ::rename(aside.c_str(), destination.c_str());
+      if (::rename(old.c_str(), destination.c_str()) != 0) {
+        return failure(e.message + "; the previous tree is left at " + old +
+                       " (cannot move it back: " + std::strerror(errno) + ")");
+      }
       return e;
     }
-    remove_tree(aside);
-    return {};
   }
-  remove_tree(staging);  // now holds the previous tree
-  return {};
+  Leftovers left;
+  if (auto gone = remove_tree(old); !gone) {
+    left.push_back(gone.error().message);
+  }
+  return left;
 }
 
 Expected<void> replace_file(const std::string& path, const std::string& text, mode_t mode) {
@@ -526,10 +484,11 @@ Expected<void> replace_file(const std::string& path, const std::string& text, mo
 }
 
 Expected<std::string> read_head(const std::string& path, std::size_t n) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-  if (fd < 0) {
-    return io_error("cannot open", path);
+  auto opened = open_regular(path);
+  if (!opened) {
+    return opened.error();
   }
+  const int fd = opened->get();
   std::string text(n, '\0');
   std::size_t got = 0;
   while (got < n) {
@@ -542,16 +501,16 @@ Expected<std::string> read_head(const std::string& path, std::size_t n) {
     }
     got += static_cast<std::size_t>(r);
   }
-  ::close(fd);
   text.resize(got);
   return text;
 }
 
 Expected<std::string> read_whole(const std::string& path, std::size_t limit) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-  if (fd < 0) {
-    return io_error("cannot open", path);
+  auto opened = open_regular(path);
+  if (!opened) {
+    return opened.error();
   }
+  const int fd = opened->get();
   std::string text;
   char buf[65536];
   while (true) {
@@ -561,7 +520,6 @@ Expected<std::string> read_whole(const std::string& path, std::size_t limit) {
     }
     if (n < 0) {
       auto e = io_error("cannot read", path);
-      ::close(fd);
       return e;
     }
     if (n == 0) {
@@ -569,11 +527,9 @@ Expected<std::string> read_whole(const std::string& path, std::size_t limit) {
     }
     text.append(buf, static_cast<std::size_t>(n));
     if (text.size() > limit) {
-      ::close(fd);
       return failure(path + " is larger than " + std::to_string(limit) + " bytes");
     }
   }
-  ::close(fd);
   return text;
 }
 

@@ -11,6 +11,7 @@
 
 #include "core/expected.hpp"
 #include "core/transfer.hpp"
+#include "sys/remove.hpp"
 
 namespace ezpz::sys {
 
@@ -41,24 +42,12 @@ Expected<core::TreeStats> sync_tree(const std::string& src, const std::string& p
 /// that directory's contents `dir`'s. True when it did.
 Expected<bool> lift_single_directory(const std::string& dir);
 
-/// Remove work directories (<destination>.ezpz-tmp-<pid>[.lift]) left by runs whose process is
-/// gone (killed with SIGKILL, or a node that rebooted mid-run), after putting back a destination
-/// such a run had moved aside (see remove_work_paths).
-void remove_stale_staging(const std::string& destination);
-
-/// Remove the work paths of run `pid` beside `destination` (<dst>.ezpz-tmp-<pid> and the names
-/// made from it: .apply, .lift, .old, .delta, .pack.tar.zst), as remove_work_paths does.
-void remove_work_of(const std::string& destination, long pid);
-
-/// Remove work paths of a run that is gone (beside `destination`), after putting back a
-/// destination it had moved aside (a `.old`) but not replaced: `destination` missing.
-void remove_work_paths(const std::string& destination, const std::vector<std::string>& paths);
-
-/// rm -rf without following symlinks; errors ignored.
-void remove_tree(const std::string& path);
-
-/// Put `staging` at `destination`: rename, or an atomic exchange when it exists, then remove the old tree.
-Expected<void> commit_tree(const std::string& staging, const std::string& destination);
+/// Put `staging` at `destination`: rename, or an atomic exchange when it exists, then remove the
+/// old tree. `destination` is the old tree or the new one at every moment, but where the
+/// filesystem has no atomic exchange (the old tree is moved aside, then the new one in: a run
+/// killed between leaves a .old that the next run or the watcher puts back). An error leaves
+/// the old tree in place; a previous tree that could not be removed is a leftover (a warning).
+Expected<Leftovers> commit_tree(const std::string& staging, const std::string& destination);
 
 /// Write `text` to `path` through a temporary file and rename, with `mode`.
 Expected<void> replace_file(const std::string& path, const std::string& text, mode_t mode);
