@@ -1,6 +1,7 @@
 #include "cli/kill.hpp"
 
 #include <csignal>
+#include <optional>
 #include <tuple>
 
 #include <CLI/App.hpp>
@@ -41,6 +42,15 @@ int KillCommand::run(Context& ctx) {
   }
   if (grace_s_ < 0) {
     return ctx.term.fail(usage_error("--grace must be >= 0 (got " + std::to_string(grace_s_) + ")"));
+  }
+  // The other nodes first: a bad hostfile stops the command before anything is signalled.
+  std::optional<core::HostList> others;
+  if (all_nodes_) {
+    auto hosts = core::job_other_hosts(ctx.env, ctx.probe, hostfile_, false);
+    if (!hosts) {
+      return ctx.term.fail(hosts.error());
+    }
+    others = std::move(*hosts);
   }
   const std::string host = ctx.env.hostname.empty() ? "localhost" : ctx.env.hostname;
   // This node.
@@ -91,11 +101,7 @@ int KillCommand::run(Context& ctx) {
   std::vector<nlohmann::json> reports = {me};
   bool failed = survivors > 0;
   // Every other node: the same command there.
-  if (all_nodes_) {
-    const auto others = core::job_other_hosts(ctx.env, ctx.probe, hostfile_, false);
-    if (!others) {
-      return ctx.term.fail(others.error());
-    }
+  if (others) {
     core::BroadcastSpec spec;
     spec.self_exe = ctx.env.self_exe;
     spec.ssh_command = split_command(ssh_command_);
