@@ -239,7 +239,7 @@ int DoctorCommand::run(Context& ctx) {
     results.push_back(launch.get());
   }
   if (json_) {
-    ctx.term.out() << core::doctor_json(results) << '\n';
+    ctx.term.print_json(core::doctor_json(results));
   } else {
     ctx.term.out() << core::doctor_text(results, Terminal::want_color(env, ctx.term.interactive()), all_);
   }

@@ -116,9 +116,10 @@ int KillCommand::run(Context& ctx) {
     }
     for (const auto& o : ctx.process.run_on_nodes(*others, args, spec, 30 + grace_s_)) {
       auto j = nlohmann::json::parse(o.output.substr(0, o.output.find('\n')), nullptr, false);
-      if (!o.error.empty() || j.is_discarded() || !j.is_object()) {
-        j = {{"host", o.host},
-             {"error", o.error.empty() ? "ezpz kill there exited " + std::to_string(o.exit_code) : o.error}};
+      const bool refused = j.is_object() && !j.value("ok", true);  // its failure object
+      if (!o.error.empty() || j.is_discarded() || !j.is_object() || refused) {
+        std::string why = refused ? j.value("error", std::string()) : o.error;
+        j = {{"host", o.host}, {"error", why.empty() ? "ezpz kill there exited " + std::to_string(o.exit_code) : why}};
         failed = true;
       } else {
         j["host"] = o.host;
@@ -130,7 +131,7 @@ int KillCommand::run(Context& ctx) {
   auto& out = ctx.term.out();
   for (const auto& r : reports) {
     if (json_) {
-      out << r.dump() << '\n';
+      ctx.term.print_json(r.dump());
       continue;
     }
     const std::string where = r.value("host", std::string());
