@@ -6,6 +6,7 @@
 
 #include "cli/rank_env.hpp"
 #include "core/log.hpp"
+#include "core/strings.hpp"
 #include "ezpz/version.hpp"
 
 namespace ezpz::cli {
@@ -80,6 +81,15 @@ Cli::Parsed Cli::parse(std::vector<std::string> args, Terminal& term) {
     }
     std::vector<std::string> tail(args.begin() + static_cast<std::ptrdiff_t>(i) + 1, args.end());
     target->normalize(tail, had_separator);
+    // --json: a failure, a usage error included, is one JSON object on stdout too.
+    const bool json = std::any_of(tail.begin(), tail.end(), [](const std::string& t) {
+      return t == "--json" || core::starts_with(t, "--json=");
+    });
+    auto sub =
+        std::find_if(commands_.begin(), commands_.end(), [&](const auto& c) { return c.second.get() == target; });
+    if (json && sub->first->get_option_no_throw("--json") != nullptr) {
+      term.set_json(sub->first->get_name());
+    }
     args.resize(i + 1);
     args.insert(args.end(), tail.begin(), tail.end());
   }
@@ -137,16 +147,20 @@ int run_main(const std::vector<std::string>& args, const core::Env& env, Termina
   Cli cli;
   auto parsed = cli.parse(args, term);
   if (parsed.command == nullptr) {
+    term.finish(parsed.exit_code);
     return parsed.exit_code;
   }
   log::set_level(log::level_from(cli.verbosity(), env.get("EZPZ_LOG_LEVEL")));
   Context ctx{env, term, probe, process, transfer, cli.tree()};
+  int rc = 0;
   try {
-    return parsed.command->run(ctx);
+    rc = parsed.command->run(ctx);
   } catch (const std::exception& e) {
     term.error(std::string("internal error: ") + e.what() + " (please report this with the command you ran)");
-    return static_cast<int>(ExitCode::internal);
+    rc = static_cast<int>(ExitCode::internal);
   }
+  term.finish(rc);
+  return rc;
 }
 
 }  // namespace ezpz::cli

@@ -13,6 +13,7 @@
 #include "cli/terminal.hpp"
 #include "cli/yeet_relay.hpp"
 #include "core/broadcast.hpp"
+#include "core/cluster.hpp"
 #include "core/doctor.hpp"
 #include "ezpz/version.hpp"
 
@@ -138,6 +139,11 @@ int DoctorCommand::run(Context& ctx) {
   const auto facts_start = Clock::now();
   const auto facts = core::gather_local_facts(ctx.env, ctx.probe, opt(hostfile_), opt(machine_), EZPZ_VERSION);
   const double facts_ms = ms_since(facts_start);
+  if (!facts.cluster) {  // a hostfile of lines that are not host names stops doctor as it stops launch
+    if (auto bad = core::malformed_hostfile(ctx.env, opt(hostfile_), ctx.probe)) {
+      return ctx.term.fail(*bad);
+    }
+  }
   const auto& env = ctx.env;
   const auto& probe = ctx.probe;
 
@@ -233,7 +239,7 @@ int DoctorCommand::run(Context& ctx) {
     results.push_back(launch.get());
   }
   if (json_) {
-    ctx.term.out() << core::doctor_json(results) << '\n';
+    ctx.term.print_json(core::doctor_json(results));
   } else {
     ctx.term.out() << core::doctor_text(results, Terminal::want_color(env, ctx.term.interactive()), all_);
   }

@@ -68,7 +68,7 @@ int EnvCommand::run(Context& ctx) {
     for (const auto& [k, v] : vars) {
       j[k] = v;
     }
-    ctx.term.out() << j.dump() << '\n';
+    ctx.term.print_json(j.dump());
     return 0;
   }
   ctx.term.out() << core::export_lines(vars, shell);

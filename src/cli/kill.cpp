@@ -1,6 +1,7 @@
 #include "cli/kill.hpp"
 
 #include <csignal>
+#include <optional>
 #include <tuple>
 
 #include <CLI/App.hpp>
@@ -41,6 +42,15 @@ int KillCommand::run(Context& ctx) {
   }
   if (grace_s_ < 0) {
     return ctx.term.fail(usage_error("--grace must be >= 0 (got " + std::to_string(grace_s_) + ")"));
+  }
+  // The other nodes first: a bad hostfile stops the command before anything is signalled.
+  std::optional<core::HostList> others;
+  if (all_nodes_) {
+    auto hosts = core::job_other_hosts(ctx.env, ctx.probe, hostfile_, false);
+    if (!hosts) {
+      return ctx.term.fail(hosts.error());
+    }
+    others = std::move(*hosts);
   }
   const std::string host = ctx.env.hostname.empty() ? "localhost" : ctx.env.hostname;
   // This node.
@@ -91,11 +101,7 @@ int KillCommand::run(Context& ctx) {
   std::vector<nlohmann::json> reports = {me};
   bool failed = survivors > 0;
   // Every other node: the same command there.
-  if (all_nodes_) {
-    const auto others = core::job_other_hosts(ctx.env, ctx.probe, hostfile_, false);
-    if (!others) {
-      return ctx.term.fail(others.error());
-    }
+  if (others) {
     core::BroadcastSpec spec;
     spec.self_exe = ctx.env.self_exe;
     spec.ssh_command = split_command(ssh_command_);
@@ -110,9 +116,10 @@ int KillCommand::run(Context& ctx) {
     }
     for (const auto& o : ctx.process.run_on_nodes(*others, args, spec, 30 + grace_s_)) {
       auto j = nlohmann::json::parse(o.output.substr(0, o.output.find('\n')), nullptr, false);
-      if (!o.error.empty() || j.is_discarded() || !j.is_object()) {
-        j = {{"host", o.host},
-             {"error", o.error.empty() ? "ezpz kill there exited " + std::to_string(o.exit_code) : o.error}};
+      const bool refused = j.is_object() && !j.value("ok", true);  // its failure object
+      if (!o.error.empty() || j.is_discarded() || !j.is_object() || refused) {
+        std::string why = refused ? j.value("error", std::string()) : o.error;
+        j = {{"host", o.host}, {"error", why.empty() ? "ezpz kill there exited " + std::to_string(o.exit_code) : why}};
         failed = true;
       } else {
         j["host"] = o.host;
@@ -124,7 +131,7 @@ int KillCommand::run(Context& ctx) {
   auto& out = ctx.term.out();
   for (const auto& r : reports) {
     if (json_) {
-      out << r.dump() << '\n';
+      ctx.term.print_json(r.dump());
       continue;
     }
     const std::string where = r.value("host", std::string());

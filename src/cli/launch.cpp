@@ -208,10 +208,12 @@ int LaunchCommand::run(Context& ctx) {
 }
 
 void LaunchCommand::show_plan(Context& ctx, const core::LaunchPlan& plan, const core::ClusterInfo& cluster) const {
-  if (print_env_) {
-    ctx.term.out() << rank_env_report(plan, ctx.env, json_);
+  if (print_env_ && json_) {
+    ctx.term.print_json(rank_env_report(plan, ctx.env, true));
+  } else if (print_env_) {
+    ctx.term.out() << rank_env_report(plan, ctx.env, false);
   } else if (json_) {
-    ctx.term.out() << plan_json(plan, cluster, ctx.env) << '\n';
+    ctx.term.print_json(plan_json(plan, cluster, ctx.env));
   } else {
     ctx.term.out() << dry_run_line(plan) << '\n';
   }

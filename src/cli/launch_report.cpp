@@ -149,6 +149,7 @@ std::string dry_run_line(const core::LaunchPlan& plan) {
 
 std::string plan_json(const core::LaunchPlan& plan, const core::ClusterInfo& cluster, const core::Env& env) {
   auto j = plan_object(plan, cluster);
+  j["ok"] = true;
   // What rank 0 gets (torchrun's whole set): the shim derives the same on every rank.
   j["rank0_env"] = plan.rank_env ? env_object(core::rank_environment(env, plan.rank, core::planned_rank(0, plan.rank)))
                                  : nlohmann::json::object();
@@ -181,7 +182,7 @@ std::string rank_env_report(const core::LaunchPlan& plan, const core::Env& env, 
     }
     text += '\n';
   }
-  return json ? ranks.dump() + "\n" : text;
+  return json ? ranks.dump() : text;
 }
 
 std::string record_json(const core::LaunchPlan& plan, const core::ClusterInfo& cluster,

@@ -21,7 +21,8 @@ namespace ezpz::cli {
 /// built-in launcher: the equivalent `ezpz launch --launcher local` command).
 [[nodiscard]] std::string dry_run_line(const core::LaunchPlan& plan);
 
-/// The per-rank variables for every rank (`--print-env`), as text or as a JSON array.
+/// The per-rank variables for every rank (`--print-env`), as text or as a JSON array (one line,
+/// without its newline).
 [[nodiscard]] std::string rank_env_report(const core::LaunchPlan& plan, const core::Env& env, bool json);
 
 /// The environment of rank `r` under the built-in launcher: plan env + rank variables.

@@ -53,6 +53,7 @@ int TarEnvCommand::run(Context& ctx) {
     out = ctx.env.get("PWD").value_or("/") + "/" + out;
   }
   out = core::normalize_path(out);
+  ctx.term.set_unchanged({out});  // a failure leaves OUT as it was (no half-written archive)
   if (out == path || out.rfind(path + "/", 0) == 0) {
     ctx.term.error("output " + out + " is inside the env " + path + ": write it elsewhere with -o");
     return static_cast<int>(ExitCode::usage);
@@ -63,8 +64,12 @@ int TarEnvCommand::run(Context& ctx) {
     ctx.term.error(env_stats.error().message);
     return static_cast<int>(ExitCode::failure);
   }
-  nlohmann::json summary = {
-      {"env", path}, {"archive", out}, {"format", format_}, {"bytes", env_stats->bytes}, {"files", env_stats->files}};
+  nlohmann::json summary = {{"ok", true},
+                            {"env", path},
+                            {"archive", out},
+                            {"format", format_},
+                            {"bytes", env_stats->bytes},
+                            {"files", env_stats->files}};
   const auto existing = ctx.transfer.inspect(out);
   if (!rebuild_ && existing.exists && !existing.is_directory) {
     auto archive = ctx.transfer.measure(out, {});
@@ -72,7 +77,7 @@ int TarEnvCommand::run(Context& ctx) {
       summary["reused"] = true;
       summary["archive_bytes"] = archive->bytes;
       if (json_) {
-        ctx.term.out() << summary.dump() << '\n';
+        ctx.term.print_json(summary.dump());
       } else {
         ctx.term.out() << "Reusing " << out << " (" << core::human_bytes(archive->bytes)
                        << "): it is newer than every file in " << path << " (--rebuild to pack again)\n";
@@ -116,7 +121,7 @@ int TarEnvCommand::run(Context& ctx) {
   summary["archive_bytes"] = archive ? archive->bytes : 0;
   summary["seconds"] = secs;
   if (json_) {
-    ctx.term.out() << summary.dump() << '\n';
+    ctx.term.print_json(summary.dump());
   } else {
     char buf[32];
     std::snprintf(buf, sizeof(buf), "%.1f", secs);

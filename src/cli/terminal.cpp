@@ -3,6 +3,8 @@
 #include <chrono>
 #include <cstdio>
 
+#include <nlohmann/json.hpp>
+
 #include "core/yeet_plan.hpp"
 
 namespace ezpz::cli {
@@ -25,6 +27,7 @@ void Terminal::tagged(std::string_view tag, std::string_view color_code, std::st
 }
 
 void Terminal::error(std::string_view message) {
+  errors_.emplace_back(message);
   tagged("error", "1;31", message);
 }
 void Terminal::warn(std::string_view message) {
@@ -34,6 +37,28 @@ void Terminal::warn(std::string_view message) {
 int Terminal::fail(const Error& e) {
   error(e.message);
   return static_cast<int>(e.code);
+}
+
+void Terminal::print_json(std::string_view text) {
+  out_ << text << '\n';
+  json_printed_ = true;
+}
+
+void Terminal::finish(int exit_code) {
+  if (!json() || json_printed_ || exit_code == 0) {
+    return;
+  }
+  nlohmann::ordered_json j = {
+      {"ok", false},
+      {"command", json_command_},
+      {"exit_code", exit_code},
+      {"error", errors_.empty() ? "ezpz " + json_command_ + " failed with exit code " + std::to_string(exit_code)
+                                : errors_.front()},
+      {"errors", errors_},
+      {"unchanged", unchanged_},
+  };
+  print_json(j.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace));
+  out_.flush();
 }
 
 }  // namespace ezpz::cli

@@ -3,7 +3,10 @@
 #pragma once
 
 #include <ostream>
+#include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "core/env.hpp"
 #include "core/expected.hpp"
@@ -28,6 +31,20 @@ class Terminal {
   /// Report `e` as an error line and return its exit code.
   int fail(const Error& e);
 
+  /// JSON mode: `command` was given --json. A failure then prints one JSON object on stdout too.
+  void set_json(std::string command) { json_command_ = std::move(command); }
+  [[nodiscard]] bool json() const { return !json_command_.empty(); }
+  /// Print the command's own JSON result (`text`, one object or array a line; a newline is
+  /// added): after it, a failure prints no object of its own.
+  void print_json(std::string_view text);
+  /// What a failure from here on leaves as it was (a destination, an archive), for the failure
+  /// object's "unchanged"; replaces what was said before (empty: nothing to promise).
+  void set_unchanged(std::vector<std::string> what) { unchanged_ = std::move(what); }
+  /// The end of a run: in JSON mode, when the command failed (`exit_code` not 0) and printed no
+  /// JSON, one object on stdout: {"ok": false, "command", "exit_code", "error" (the first error
+  /// line, as on stderr, without colour), "errors", "unchanged"}.
+  void finish(int exit_code);
+
  private:
   void tagged(std::string_view tag, std::string_view color_code, std::string_view message);
 
@@ -35,6 +52,10 @@ class Terminal {
   std::ostream& err_;
   bool color_;
   bool interactive_;
+  std::string json_command_;
+  bool json_printed_ = false;
+  std::vector<std::string> errors_;  ///< every error line, in order
+  std::vector<std::string> unchanged_;
 };
 
 /// A one-line progress bar on stderr: bytes done of total, rate and ETA, redrawn at most

@@ -4,10 +4,12 @@
 
 #include <CLI/App.hpp>
 #include <CLI/Validators.hpp>
+#include <nlohmann/json.hpp>
 
 #include "cli/launch.hpp"
 #include "cli/launch_report.hpp"
 #include "cli/terminal.hpp"
+#include "core/strings.hpp"
 
 namespace ezpz::cli {
 namespace {
@@ -207,7 +209,14 @@ int TestCommand::run(Context& ctx) {
       return ctx.term.fail(failure("the ranks finished but rank 0 wrote no results to " + json_out +
                                    ": is --outdir on a file system every rank and this host share?"));
     }
-    ctx.term.out() << *text;
+    // Rank 0's object, with "ok" as every --json success object has it.
+    auto j = nlohmann::ordered_json::parse(*text, nullptr, false);
+    if (j.is_object()) {
+      j["ok"] = true;
+      ctx.term.print_json(j.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace));
+    } else {
+      ctx.term.print_json(std::string(core::trim(*text)));
+    }
   }
   return 0;
 }

@@ -149,6 +149,7 @@ int YeetCommand::run(Context& ctx) {
     return ctx.term.fail(plan.error());
   }
   plan->source_origin = request.source ? (positional_.empty() ? "--src" : "SRC") : source->second;
+  ctx.term.set_unchanged({plan->destination});  // until the commit below, a failure leaves it as it was
   auto roots = core::load_yeet_roots(ctx.env, ctx.probe);
   if (!roots) {
     return ctx.term.fail(roots.error());
@@ -242,7 +243,8 @@ int YeetCommand::run(Context& ctx) {
   summary["incremental"] = incremental;
   if (dry_run_) {
     if (json_) {
-      out << summary.dump() << '\n';
+      summary["ok"] = true;
+      ctx.term.print_json(summary.dump());
     } else {
       out << "[dry-run] nothing transferred\n";
     }
@@ -375,6 +377,7 @@ int YeetCommand::run(Context& ctx) {
     return cleanup(committed.error());
   }
   show_leftovers(ctx);  // the previous tree, when it could not be removed
+  ctx.term.set_unchanged({});
   // 4. Every other node: stream the patched copy through the relay tree.
   std::vector<core::NodeResult> remote;
   core::StreamStats stream;
@@ -543,7 +546,8 @@ int YeetCommand::run(Context& ctx) {
   show_leftovers(ctx);
   const int rc = met ? 0 : static_cast<int>(ExitCode::failure);
   if (json_) {
-    out << summary.dump() << '\n';
+    summary["ok"] = met;
+    ctx.term.print_json(summary.dump());
     return rc;
   }
   out << "    ok " << host << " (local, " << core::to_string(plan->method) << ") " << fixed1(total) << "s (";

@@ -38,8 +38,11 @@ Expected<HostList> read_hosts(const HostSource& source, const SystemProbe& probe
   if (!text) {
     return usage_error(text.error().message);
   }
-  auto hosts = parse_hostfile(*text);
-  if (hosts.empty()) {
+  auto hosts = parse_hostfile(*text, source.value);
+  if (!hosts) {
+    return hosts.error();
+  }
+  if (hosts->empty()) {
     return usage_error("hostfile " + source.value + " (from " + named + source.value +
                        ") lists no hosts: write one host name per line");
   }
@@ -47,6 +50,30 @@ Expected<HostList> read_hosts(const HostSource& source, const SystemProbe& probe
 }
 
 }  // namespace
+
+HostSource find_host_source(const Env& env, Scheduler scheduler, const std::optional<std::string>& cli_hostfile,
+                            const SystemProbe& probe) {
+  std::vector<std::string> aux;
+  if (scheduler == Scheduler::pbs && !cli_hostfile && !env.has("PBS_NODEFILE") && !env.has("HOSTFILE")) {
+    aux = probe.list_dir(kPbsAuxDir);
+  }
+  return choose_host_source(env, scheduler, cli_hostfile, aux);
+}
+
+std::optional<Error> malformed_hostfile(const Env& env, const std::optional<std::string>& cli_hostfile,
+                                        const SystemProbe& probe) {
+  auto scheduler = detect_scheduler(env);
+  const auto source = find_host_source(env, scheduler ? *scheduler : Scheduler::local, cli_hostfile, probe);
+  if (source.kind != HostSource::Kind::file || !probe.is_file(source.value)) {
+    return std::nullopt;
+  }
+  auto text = probe.read_file(source.value);
+  if (!text) {
+    return std::nullopt;
+  }
+  auto hosts = parse_hostfile(*text, source.value);
+  return hosts ? std::nullopt : std::optional<Error>(hosts.error());
+}
 
 HostSource choose_host_source(const Env& env, Scheduler scheduler, const std::optional<std::string>& cli_hostfile,
                               const std::vector<std::string>& aux_entries) {
@@ -276,11 +303,7 @@ Expected<ClusterInfo> discover_cluster(const Env& env, const MachineSet& machine
     info.machine_reason = std::move(match.reason);
   }
 
-  std::vector<std::string> aux;
-  if (info.scheduler == Scheduler::pbs && !cli_hostfile && !env.has("PBS_NODEFILE") && !env.has("HOSTFILE")) {
-    aux = probe.list_dir(kPbsAuxDir);
-  }
-  info.host_source = choose_host_source(env, info.scheduler, cli_hostfile, aux);
+  info.host_source = find_host_source(env, info.scheduler, cli_hostfile, probe);
   auto hosts = read_hosts(info.host_source, probe);
   if (!hosts) {
     return hosts.error();

@@ -30,6 +30,16 @@ struct HostSource {
 
 inline constexpr const char* kPbsAuxDir = "/var/spool/pbs/aux";
 
+/// choose_host_source with the PBS aux directory listed when it is needed.
+[[nodiscard]] HostSource find_host_source(const Env& env, Scheduler scheduler,
+                                          const std::optional<std::string>& cli_hostfile, const SystemProbe& probe);
+
+/// The usage error of the job's hostfile (the one discover_cluster reads) when a line is not a
+/// host name; nothing when it is fine, missing or unreadable (discovery says so). ezpz doctor
+/// stops on it, as launch, yeet and kill do.
+[[nodiscard]] std::optional<Error> malformed_hostfile(const Env& env, const std::optional<std::string>& cli_hostfile,
+                                                      const SystemProbe& probe);
+
 struct GpuCount {
   int per_node = 1;
   /// What decided the number (stable, `gpus_source` in the plan): "NGPU_PER_HOST",

@@ -108,13 +108,14 @@ CheckResult check_scheduler(const Env& env, const SystemProbe& probe, const Loca
       }
     }
   } else if (auto nodefile = env.get("PBS_NODEFILE")) {
-    if (auto text = probe.read_file(*nodefile)) {
-      allocated = parse_hostfile(*text);
-      allocated_from = "PBS_NODEFILE";
-    } else {
-      return check_error(name, job + ": PBS_NODEFILE " + *nodefile + " cannot be read",
+    auto text = probe.read_file(*nodefile);
+    auto hosts = text ? parse_hostfile(*text, *nodefile) : Expected<HostList>(text.error());
+    if (!hosts) {
+      return check_error(name, job + ": PBS_NODEFILE " + *nodefile + " cannot be read: " + hosts.error().message,
                          "run inside the job (qsub -I) or unset the stale PBS_NODEFILE");
     }
+    allocated = std::move(*hosts);
+    allocated_from = "PBS_NODEFILE";
   }
   if (!allocated || allocated_from == c.host_source.origin) {
     return check_ok(name, job + ": " + from);

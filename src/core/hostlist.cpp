@@ -134,6 +134,53 @@ Expected<void> expand_item(std::string_view expr, std::string_view item, HostLis
   return {};
 }
 
+constexpr std::size_t kMaxLabel = 63;
+constexpr std::size_t kMaxName = 253;
+constexpr std::size_t kShown = 80;  ///< bytes of a bad line shown in the error
+
+/// `text` for a one-line error: at most kShown bytes, control bytes and invalid UTF-8 escaped.
+std::string shown(std::string_view text) {
+  return "'" + printable(text.substr(0, kShown)) + (text.size() > kShown ? "...'" : "'");
+}
+
+bool is_count_word(std::string_view word) {
+  for (std::string_view key : {"slots=", "max_slots=", "max-slots="}) {
+    if (starts_with(word, key)) {
+      return parse_positive_int(word.substr(key.size())).has_value();
+    }
+  }
+  return false;
+}
+
+/// The host a hostfile line names, or why the line is not "HOST[:N] [slots=N] [max_slots=N]".
+Expected<std::string_view> host_of_line(std::string_view line) {
+  std::vector<std::string_view> words;
+  for (std::size_t i = 0; i < line.size();) {
+    const auto end = std::min(line.find_first_of(" \t", i), line.size());
+    if (end > i) {
+      words.push_back(line.substr(i, end - i));
+    }
+    i = end + 1;
+  }
+  auto host = words.front();
+  // MPICH hostfiles write "host:4": a colon followed by a count.
+  if (auto colon = host.find(':'); colon != std::string_view::npos) {
+    if (!parse_positive_int(host.substr(colon + 1))) {
+      return usage_error(shown(host) + " is not HOST or HOST:N (N a count of slots)");
+    }
+    host = host.substr(0, colon);
+  }
+  if (auto why = host_name_problem(host)) {
+    return usage_error(shown(host) + " is not a host name: it " + *why);
+  }
+  for (std::size_t w = 1; w < words.size(); ++w) {
+    if (!is_count_word(words[w])) {
+      return usage_error(shown(words[w]) + " after the host name is not slots=N or max_slots=N");
+    }
+  }
+  return host;
+}
+
 }  // namespace
 
 Expected<HostList> expand_nodelist(std::string_view expr) {
@@ -161,27 +208,68 @@ Expected<HostList> expand_nodelist(std::string_view expr) {
   if (depth > 0) {
     return bad(expr, "'[' is never closed");
   }
-  return dedupe_hosts(hosts);
+  hosts = dedupe_hosts(hosts);
+  for (const auto& h : hosts) {
+    if (auto why = host_name_problem(h)) {
+      return bad(expr, shown(h) + " is not a host name: it " + *why);
+    }
+  }
+  return hosts;
 }
 
-HostList parse_hostfile(std::string_view text) {
+std::optional<std::string> host_name_problem(std::string_view name) {
+  if (name.empty()) {
+    return "is empty";
+  }
+  if (name.size() > kMaxName + (name.back() == '.' ? 1 : 0)) {
+    return "is longer than " + std::to_string(kMaxName) + " characters";
+  }
+  if (name.back() == '.') {
+    name.remove_suffix(1);  // an absolute name: "node1.example."
+  }
+  if (name.empty()) {
+    return "has an empty label ('.' alone)";
+  }
+  for (auto label : split(name, '.')) {
+    if (label.empty()) {
+      return "has an empty label ('..', or '.' at the start)";
+    }
+    if (label.size() > kMaxLabel) {
+      return "has a label longer than " + std::to_string(kMaxLabel) + " characters";
+    }
+    if (label.front() == '-') {
+      return label.data() == name.data() ? "starts with '-': ssh would read it as an option"
+                                         : "has a label starting with '-'";
+    }
+    for (char c : label) {
+      const bool alnum = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+      if (!alnum && c != '-') {
+        return "holds " + shown(std::string_view(&c, 1)) + " (a host name has only letters, digits, '-' and '.')";
+      }
+    }
+  }
+  return std::nullopt;
+}
+
+Expected<HostList> parse_hostfile(std::string_view text, std::string_view path) {
   HostList hosts;
+  std::size_t number = 0;
   for (auto line : split(text, '\n')) {
+    ++number;
+    if (!line.empty() && line.back() == '\r') {
+      line.remove_suffix(1);  // CRLF line ends
+    }
     line = line.substr(0, line.find('#'));
-    line = trim(line);
-    if (line.empty()) {
+    if (line.find_first_not_of(" \t") == std::string_view::npos) {
       continue;
     }
-    auto word = line.substr(0, line.find_first_of(" \t\r"));
-    // MPICH hostfiles write "host:4"; a single colon followed by digits is a count.
-    if (auto colon = word.rfind(':');
-        colon != std::string_view::npos && word.find(':') == colon && parse_positive_int(word.substr(colon + 1))) {
-      word = word.substr(0, colon);
+    auto host = host_of_line(line);
+    if (!host) {
+      return usage_error("hostfile " + printable(path) + " line " + std::to_string(number) + ": " +
+                         host.error().message + ": write one host name per line, e.g. nid001, nid001:4 or " +
+                         "nid001 slots=4");
     }
-    if (word.empty()) {
-      continue;  // a line such as ":8" names no host
-    }
-    hosts.emplace_back(word);
+    hosts.emplace_back(*host);
   }
   return dedupe_hosts(hosts);
 }
@@ -198,18 +286,9 @@ HostList dedupe_hosts(const HostList& hosts) {
 }
 
 Expected<void> check_remote_host(std::string_view host) {
-  if (host.empty()) {
-    return usage_error("an empty host name cannot be reached over ssh");
-  }
-  if (host.front() == '-') {
-    return usage_error("host name '" + std::string(host) +
-                       "' starts with '-': ssh would read it as an option; fix the hostfile or nodelist");
-  }
-  for (char c : host) {
-    if (static_cast<unsigned char>(c) <= ' ' || c == '\x7f') {
-      return usage_error("host name '" + std::string(host) +
-                         "' holds whitespace or a control character; fix the hostfile or nodelist");
-    }
+  if (auto why = host_name_problem(host)) {
+    return usage_error("host name " + shown(host) + " cannot be handed to ssh: it " + *why +
+                       "; fix the hostfile or nodelist");
   }
   return {};
 }

@@ -317,3 +317,57 @@ TEST_CASE("run: the quoted commands that used to start the wrong job run nothing
   CHECK(ezpz::test::run_cli({"launch", "--dry-run", "--", "./tool.py"}, env, probe, &process).rc == 0);
   CHECK(process.runs.empty());
 }
+
+TEST_CASE("json mode: a failure prints one object with the exit code, once, without colour", "[cli]") {
+  ezpz::test::FakeProbe probe;
+  probe.files["/pbs/nf"] = "x4000c0s0b0n0\nnode[1-\n";
+  auto env = ezpz::test::make_env({{"PBS_JOBID", "9.aurora"}, {"PBS_NODEFILE", "/pbs/nf"}}, "x4000c0s0b0n0");
+  for (const Strings& args :
+       {Strings{"launch", "--dry-run", "--json", "--", "true"}, Strings{"launch", "--json", "-n", "two", "--", "true"},
+        Strings{"kill", "--json", "-x"}}) {
+    INFO(args[1] + " " + args[2]);
+    auto r = ezpz::test::run_cli(args, env, probe);
+    CHECK(r.rc == 2);
+    REQUIRE(std::count(r.out.begin(), r.out.end(), '\n') == 1);
+    auto j = nlohmann::json::parse(r.out);
+    CHECK(j["ok"] == false);
+    CHECK(j["command"] == args[0]);
+    CHECK(j["exit_code"] == 2);
+    const auto error = j["error"].get<std::string>();
+    CHECK_THAT(r.err, Catch::StartsWith("ezpz: error: " + error + "\n"));
+    CHECK(j["errors"].size() == 1);
+    CHECK(j["unchanged"].empty());
+  }
+  CHECK_THAT(ezpz::test::run_cli({"launch", "--dry-run", "--json", "--", "true"}, env, probe).out,
+             Catch::Contains("hostfile /pbs/nf line 2: 'node[1-'"));
+  // Without --json, or a command without --json: stdout stays empty.
+  CHECK(ezpz::test::run_cli({"launch", "--dry-run", "--", "true"}, env, probe).out.empty());
+  CHECK(ezpz::test::run_cli({"plot", "--json"}, env, probe).out.empty());
+
+  std::ostringstream out, err;
+  Terminal term(out, err, true);  // colour on stderr
+  term.set_json("yeet");
+  term.set_unchanged({"/tmp/env"});
+  term.error("first");
+  term.error("second");
+  term.finish(1);
+  auto j = nlohmann::json::parse(out.str());
+  CHECK(j["error"] == "first");
+  CHECK(j["errors"] == nlohmann::json::array({"first", "second"}));
+  CHECK(j["unchanged"] == nlohmann::json::array({"/tmp/env"}));
+  CHECK(out.str().find('\033') == std::string::npos);
+  CHECK(err.str().find('\033') != std::string::npos);
+
+  std::ostringstream out2, err2;
+  Terminal printed(out2, err2, false);
+  printed.set_json("kill");
+  printed.print_json("{\"host\":\"a\"}");
+  printed.error("a node was not reached");
+  printed.finish(1);  // its own JSON came first: no second object
+  printed.finish(0);
+  CHECK(out2.str() == "{\"host\":\"a\"}\n");
+  Terminal silent(out2, err2, false);
+  silent.set_json("env");
+  silent.finish(3);  // no error line: one saying what failed
+  CHECK_THAT(out2.str(), Catch::Contains("\"error\":\"ezpz env failed with exit code 3\""));
+}

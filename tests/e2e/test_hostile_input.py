@@ -1,6 +1,7 @@
-"""Hostile input: host names, paths and commands holding spaces, quotes, $(), backticks, ';',
-newlines and a leading '-' never reach a shell unquoted (a canary file proves nothing ran); a
-100,000-line hostfile in bounded time and memory; absurd environment values give clean errors."""
+"""Hostile input: paths and commands holding spaces, quotes, $(), backticks, ';', newlines and a
+leading '-' never reach a shell unquoted (a canary file proves nothing ran); host names holding
+them are refused at the hostfile, before anything starts; a 100,000-line hostfile in bounded time
+and memory; absurd environment values give clean errors."""
 import hashlib
 import json
 import os
@@ -51,7 +52,7 @@ class HostileLaunch(TempDirTest):
         self.bin = os.path.join(self.tmp, "bin")
         self.write("bin/mpiexec", FAKE_MPIEXEC, 0o755)
         self.log = os.path.join(self.tmp, "mpiexec.log")
-        self.hosts = hostile_words()
+        self.hosts = ["node1", "x1000c0s0b0n0.example.org", "10.0.0.3"]
         self.nodefile = self.write("nodefile", "".join(h + "\n" for h in self.hosts))
         self.command = ["python3", "-c", "print('a b')", "$(touch $CANARY)", "`touch $CANARY`", "a;touch $CANARY", "-n", "line1\nline2", "it's", 'say "hi"', "", " lead", "*"]
 
@@ -84,6 +85,17 @@ class HostileLaunch(TempDirTest):
         (call,) = self.calls()
         self.assertEqual(call["argv"][-len(self.command):], self.command)
         self.assertIn(f"--hostfile={self.nodefile}", call["argv"])
+
+    def test_hostile_host_names_are_refused_before_anything_runs(self):
+        for word in hostile_words():
+            with self.subTest(word=word):
+                nodefile = self.write("hostile", f"node1\n{word} slots=4\n")
+                for args in (["launch", "--", "true"], ["launch", "--dry-run", "--json", "--", "true"]):
+                    proc = run(args, self.env(PBS_NODEFILE=nodefile))
+                    self.assertEqual(proc.returncode, 2, proc.stderr)
+                    self.assertIn(f"hostfile {nodefile} line 2: ", proc.stderr)
+                self.assertFalse(os.path.exists(self.log), "the launcher ran with a hostile host name")
+                self.assertFalse(os.path.exists(self.canary))
 
     def test_hostfile_path_with_hostile_characters(self):
         odd = self.write("d $(touch $CANARY) `touch $CANARY`;'q\"\n-n/hosts", "node1\nnode2\n")
@@ -199,12 +211,21 @@ class HostileYeet(TempDirTest):
         self.write("bin/fakessh", FAKE_SSH, 0o755)
         self.write("src/payload.txt", "payload\n")
         self.write("src/sub/b.txt", "b\n")
-        hosts = [h for h in hostile_words() if not h.startswith("-")] + ["plain", "dash-in-middle"]
+        hosts = ["plain", "dash-in-middle", "n1.example.org", "10.0.0.9"]
         hostfile = self.write("hosts", "".join(h + "\n" for h in hosts))
         log = os.path.join(self.tmp, "ssh.log")
         name = "d $(touch $CANARY) `touch $CANARY`;x'q\"-n\nz"
         dst = os.path.join(root, name)
         env = base_env(FAKESSH_LOG=log, FAKESSH_ROOT=root, FAKESSH_BOXES=boxes, EZPZ_MACHINE="local", CANARY=canary)
+        # Host names that a shell would run are refused at the hostfile: ssh is never started.
+        hostile = self.write("hostile", "".join(h + "\n" for h in hostile_words()))
+        proc = subprocess.run([EZPZ, "yeet", os.path.join(self.tmp, "src"), "--dst", dst, "--hostfile", hostile,
+                               "--no-hsn", "--ssh-command", os.path.join(self.tmp, "bin/fakessh")], env=env,
+                              capture_output=True, text=True, timeout=60)
+        self.assertEqual(proc.returncode, 2, proc.stderr)
+        self.assertIn(f"hostfile {hostile} line 1: ", proc.stderr)
+        self.assertFalse(os.path.exists(log), "ssh was started with a hostile host name")
+        self.assertFalse(os.path.exists(dst))
         proc = subprocess.run([EZPZ, "yeet", os.path.join(self.tmp, "src"), "--dst", dst, "--hostfile", hostfile,
                                "--no-hsn", "--fanout", "2", "--ssh-command", os.path.join(self.tmp, "bin/fakessh"),
                                "--json"], env=env, capture_output=True, text=True, timeout=120)

@@ -100,6 +100,31 @@ TEST_CASE("discover_cluster: a named hostfile that is missing or empty is a usag
   CHECK_THAT(from_env.error().message, Catch::Contains("PBS_NODEFILE=/gone"));
 }
 
+TEST_CASE("discover_cluster: a hostfile line that is not a host name is a usage error; doctor finds it", "[cluster]") {
+  FakeProbe probe;
+  probe.files["/bad"] = "n1\n-oProxyCommand=x slots=2\n";
+  probe.files["/good"] = "n1\nn2:4\n";
+  for (auto [env, cli] :
+       {std::pair{make_env({}), std::optional<std::string>("/bad")},
+        std::pair{make_env({{"PBS_JOBID", "1.pbs"}, {"PBS_NODEFILE", "/bad"}}), std::optional<std::string>()}}) {
+    auto c = discover_cluster(env, ezpz::test::builtin_machines(), std::nullopt, cli, probe);
+    REQUIRE_FALSE(c);
+    CHECK(c.error().code == ezpz::ExitCode::usage);
+    CHECK_THAT(c.error().message, Catch::StartsWith("hostfile /bad line 2: '-oProxyCommand=x'"));
+    auto found = malformed_hostfile(env, cli, probe);
+    REQUIRE(found);
+    CHECK(found->message == c.error().message);
+  }
+  // Fine, missing or not a file: nothing to say (discovery says the rest).
+  CHECK_FALSE(malformed_hostfile(make_env({}), "/good", probe));
+  CHECK_FALSE(malformed_hostfile(make_env({}), "/nope", probe));
+  CHECK_FALSE(malformed_hostfile(make_env({{"SLURM_JOB_ID", "7"}, {"SLURM_NODELIST", "a;b"}}), std::nullopt, probe));
+  auto nodelist = discover_cluster(make_env({{"SLURM_JOB_ID", "7"}, {"SLURM_NODELIST", "n[1-2],a;b"}}),
+                                   ezpz::test::builtin_machines(), std::nullopt, std::nullopt, probe);
+  REQUIRE_FALSE(nodelist);
+  CHECK_THAT(nodelist.error().message, Catch::Contains("'a;b' is not a host name"));
+}
+
 TEST_CASE("discover_cluster: Slurm nodelist", "[cluster]") {
   FakeProbe probe;
   auto env =
