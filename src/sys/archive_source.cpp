@@ -15,6 +15,7 @@
 #include <zstd_errors.h>
 
 #include "core/strings.hpp"
+#include "sys/fd_io.hpp"
 
 namespace ezpz::sys {
 
@@ -37,6 +38,7 @@ class ArchiveSourceFile::Decoder {
 namespace {
 
 constexpr std::size_t kChunk = 1 << 20;
+constexpr std::size_t kChunks = 4;  ///< decoded chunks in flight
 
 class GzipDecoder final : public ArchiveSourceFile::Decoder {
  public:
@@ -170,21 +172,6 @@ class XzDecoder final : public ArchiveSourceFile::Decoder {
   bool ended_ = false;
 };
 
-/// Open `path` for reading only when it is a regular file (a FIFO would block the open).
-Expected<int> open_regular_file(const std::string& path) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-  if (fd < 0) {
-    return failure("cannot read " + core::printable(path) + ": " + std::strerror(errno));
-  }
-  struct stat st {};
-  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-    ::close(fd);
-    return failure(core::printable(path) + " is not a regular file (a FIFO, device or directory): give a file");
-  }
-  ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);
-  return fd;
-}
-
 /// The hex digest in `text` (sha256sum's "HEX  name" or just HEX), lower case; empty when none.
 std::string parse_sha256_line(const std::string& text) {
   std::string hex = text.substr(0, text.find_first_of(" \t\r\n"));
@@ -202,13 +189,12 @@ Expected<std::string> read_expected_sha(const std::string& archive) {
   if (::stat(path.c_str(), &st) != 0) {
     return std::string();  // no sidecar
   }
-  auto fd = open_regular_file(path);
+  auto fd = open_regular(path, true);
   if (!fd) {
     return fd.error();
   }
   char buf[512];
-  const auto n = ::read(*fd, buf, sizeof(buf));
-  ::close(*fd);
+  const auto n = ::read(fd->get(), buf, sizeof(buf));
   std::string hex = n > 0 ? parse_sha256_line(std::string(buf, static_cast<std::size_t>(n))) : "";
   if (hex.empty()) {
     return failure(core::printable(path) +
@@ -232,6 +218,14 @@ std::string hex_of(const unsigned char* p, std::size_t n) {
 ArchiveSourceFile::ArchiveSourceFile(std::string path, int fd) : path_(std::move(path)), fd_(fd) {}
 
 ArchiveSourceFile::~ArchiveSourceFile() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    stop_ = true;
+  }
+  changed_.notify_all();
+  if (worker_.joinable()) {
+    worker_.join();
+  }
   if (fd_ >= 0) {
     ::close(fd_);
   }
@@ -242,14 +236,13 @@ Expected<std::unique_ptr<ArchiveSourceFile>> ArchiveSourceFile::open(const std::
   if (!expected) {
     return expected.error();
   }
-  auto fd = open_regular_file(path);
+  auto fd = open_regular(path, true);  // the source may be a link to an archive, never a FIFO
   if (!fd) {
     return fd.error();
   }
-  (void)::posix_fadvise(*fd, 0, 0, POSIX_FADV_SEQUENTIAL);
-  std::unique_ptr<ArchiveSourceFile> src(new ArchiveSourceFile(path, *fd));
+  (void)::posix_fadvise(fd->get(), 0, 0, POSIX_FADV_SEQUENTIAL);
+  std::unique_ptr<ArchiveSourceFile> src(new ArchiveSourceFile(path, fd->release()));
   src->raw_.resize(kChunk);
-  src->out_.resize(kChunk);
   if (!expected->empty()) {
     src->expected_sha_ = *expected;
     src->sha_ = std::make_unique<sha256_ctx>();
@@ -282,6 +275,12 @@ Expected<std::unique_ptr<ArchiveSourceFile>> ArchiveSourceFile::open(const std::
   src->checks_.layer_checked = src->checks_.compression == "gzip" ||
                                (src->checks_.compression == "zstd" && n >= 5 && (b[4] & 0x04U) != 0) ||
                                (src->checks_.compression == "xz" && n >= 8 && (b[7] & 0x0FU) != 0);
+  // Reading, hashing and decompressing run in a thread of their own, a few chunks ahead of the
+  // extraction (which mostly waits on the filesystem): verifying costs no time of its own.
+  for (std::size_t i = 0; i < kChunks; ++i) {
+    src->spare_.push_back(Chunk{std::make_unique<char[]>(kChunk), 0});
+  }
+  src->worker_ = std::thread([s = src.get()] { s->work(); });
   return src;
 }
 
@@ -315,20 +314,18 @@ bool ArchiveSourceFile::fill() {
   return raw_len_ > 0;
 }
 
-std::optional<std::string_view> ArchiveSourceFile::next() {
+std::optional<std::size_t> ArchiveSourceFile::produce(char* out, std::size_t cap) {
   if (!decoder_) {  // plain tar: the raw bytes themselves
     if (raw_pos_ == raw_len_) {
       raw_pos_ = raw_len_ = 0;
       if (!fill()) {
-        if (!error_.empty()) {
-          return std::nullopt;
-        }
-        return std::string_view();
+        return error_.empty() ? std::optional<std::size_t>(0) : std::nullopt;
       }
     }
-    std::string_view chunk(raw_.data() + raw_pos_, raw_len_ - raw_pos_);
-    raw_pos_ = raw_len_;
-    return chunk;
+    const std::size_t n = std::min(cap, raw_len_ - raw_pos_);
+    std::memcpy(out, raw_.data() + raw_pos_, n);
+    raw_pos_ += n;
+    return n;
   }
   while (true) {
     if (raw_pos_ == raw_len_ && !raw_eof_ && !fill() && !error_.empty()) {
@@ -337,15 +334,14 @@ std::optional<std::string_view> ArchiveSourceFile::next() {
     const bool last = raw_eof_;
     std::size_t used = 0;
     std::size_t made = 0;
-    const auto step =
-        decoder_->decode(raw_.data() + raw_pos_, raw_len_ - raw_pos_, last, used, out_.data(), out_.size(), made);
+    const auto step = decoder_->decode(raw_.data() + raw_pos_, raw_len_ - raw_pos_, last, used, out, cap, made);
     raw_pos_ += used;
     if (step == Decoder::Step::error) {
       error_ = core::printable(path_) + " is damaged: " + decoder_->error;
       return std::nullopt;
     }
     if (made > 0) {
-      return std::string_view(out_.data(), made);
+      return made;
     }
     if (used > 0) {
       continue;
@@ -355,12 +351,53 @@ std::optional<std::string_view> ArchiveSourceFile::next() {
         error_ = core::printable(path_) + " is truncated: its " + checks_.compression + " data ends early";
         return std::nullopt;
       }
-      return std::string_view();
+      return 0;
     }
     if (!raw_eof_ && !fill() && !error_.empty()) {  // the decoder needs more than what is buffered
       return std::nullopt;
     }
   }
+}
+
+void ArchiveSourceFile::work() {
+  while (true) {
+    Chunk chunk;
+    {
+      std::unique_lock<std::mutex> lock(mutex_);
+      changed_.wait(lock, [this] { return stop_ || !spare_.empty(); });
+      if (stop_) {
+        return;
+      }
+      chunk = std::move(spare_.back());
+      spare_.pop_back();
+    }
+    const auto made = produce(chunk.data.get(), kChunk);
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (!made || *made == 0) {
+      failed_ = !made;
+      done_ = true;
+      changed_.notify_all();
+      return;
+    }
+    chunk.size = *made;
+    ready_.push_back(std::move(chunk));
+    changed_.notify_all();
+  }
+}
+
+std::optional<std::string_view> ArchiveSourceFile::next() {
+  std::unique_lock<std::mutex> lock(mutex_);
+  if (current_.data) {
+    spare_.push_back(std::move(current_));
+    changed_.notify_all();
+  }
+  changed_.wait(lock, [this] { return !ready_.empty() || done_; });
+  if (ready_.empty()) {
+    return failed_ ? std::nullopt : std::optional<std::string_view>(std::string_view());
+  }
+  current_ = std::move(ready_.front());
+  ready_.pop_front();
+  return std::string_view(current_.data.get(), current_.size);
 }
 
 Expected<void> ArchiveSourceFile::finish() {
@@ -373,6 +410,7 @@ Expected<void> ArchiveSourceFile::finish() {
       break;
     }
   }
+  worker_.join();  // it has ended (done_): its hash is complete
   if (sha_) {
     unsigned char sum[SHA256_DIGEST_SIZE];
     sha256_digest(sha_.get(), sizeof(sum), sum);

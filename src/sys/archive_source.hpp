@@ -4,10 +4,16 @@
 // SHA-256 too: one read, hashed while it is extracted. libarchive then sees plain tar.
 #pragma once
 
+#include <atomic>
+#include <condition_variable>
+#include <deque>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <thread>
+#include <vector>
 
 #include "core/expected.hpp"
 #include "core/transfer.hpp"
@@ -34,13 +40,20 @@ class ArchiveSourceFile {
   [[nodiscard]] const std::string& error() const { return error_; }
   [[nodiscard]] const SourceChecks& checks() const { return checks_; }
   /// Compressed bytes read so far (for progress).
-  [[nodiscard]] unsigned long long raw_read() const { return raw_read_; }
+  [[nodiscard]] unsigned long long raw_read() const { return raw_read_.load(std::memory_order_relaxed); }
 
   class Decoder;
 
  private:
+  struct Chunk {
+    std::unique_ptr<char[]> data;
+    std::size_t size = 0;
+  };
   ArchiveSourceFile(std::string path, int fd);
   bool fill();  ///< read more raw bytes; false at the end of the file or on an error
+  /// Decode the next bytes into `out`: how many, 0 at the end, nullopt on an error (error_).
+  std::optional<std::size_t> produce(char* out, std::size_t cap);
+  void work();  ///< the reader thread: produce() into spare chunks until the end
 
   std::string path_;
   int fd_;
@@ -51,10 +64,19 @@ class ArchiveSourceFile {
   std::size_t raw_pos_ = 0;
   std::size_t raw_len_ = 0;
   bool raw_eof_ = false;
-  std::string out_;
-  unsigned long long raw_read_ = 0;
-  std::string error_;
+  std::atomic<unsigned long long> raw_read_ = 0;
+  std::string error_;  ///< written by the reader before done_, read after
   SourceChecks checks_;
+  // Chunks between the reader thread and next(), under mutex_.
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  std::deque<Chunk> ready_;
+  std::vector<Chunk> spare_;
+  Chunk current_;  ///< what next() returned last: the caller reads it until the next call
+  bool done_ = false;
+  bool failed_ = false;
+  bool stop_ = false;
+  std::thread worker_;
 };
 
 }  // namespace ezpz::sys
