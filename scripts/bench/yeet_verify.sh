@@ -21,10 +21,10 @@ tar -czf "$out/env.tar.gz" -C "$B" env
 cp "$out/env.tar.gz" "$out/sum.tar.gz"; (cd "$out" && sha256sum sum.tar.gz > sum.tar.gz.sha256)
 ls -l "$out" | awk 'NR > 1 {printf "  %-24s %8.1f MB\n", $9, $5 / 1e6}'
 
-once() {  # once EZPZ ARCHIVE: wall seconds of one yeet into /tmp, after a sync
+once() {  # once EZPZ ARCHIVE: wall seconds of one yeet into /dev/shm (tmpfs, as many compute nodes' /tmp: no disk noise), after a sync
   local s e
-  rm -rf /tmp/ezpz-bench-verify-dst; sync  # no writeback of the last run's files in this one
-  s=$(date +%s.%N); "$1" yeet "$2" --dst /tmp/ezpz-bench-verify-dst >/dev/null 2>&1; e=$(date +%s.%N)
+  rm -rf /dev/shm/ezpz-bench-verify-dst; sync  # no writeback of the last run's files in this one
+  s=$(date +%s.%N); "$1" yeet "$2" --dst /dev/shm/ezpz-bench-verify-dst >/dev/null 2>&1; e=$(date +%s.%N)
   echo "$e - $s" | bc
 }
 labels=("old: old.tar.zst (anchor)" "new: old.tar.zst (no checksum to verify)"
@@ -42,7 +42,7 @@ for _ in $(seq "$RUNS"); do  # rounds: every case once per round, so all see the
     bestof[$i]=$(echo "if (${bestof[$i]:-999999} < $d) ${bestof[$i]:-999999} else $d" | bc)
   done
 done
-rm -rf /tmp/ezpz-bench-verify-dst
+rm -rf /dev/shm/ezpz-bench-verify-dst
 echo "-- ezpz yeet ARCHIVE (best of $RUNS rounds)"
 for i in "${!runs[@]}"; do printf '  %-52s %7.2f s\n' "${labels[$i]}" "${bestof[$i]}"; done
 a=${bestof[0]}; b=${bestof[1]}; c=${bestof[2]}; d=${bestof[3]}; e=${bestof[4]}; f=${bestof[5]}

@@ -215,6 +215,77 @@ std::string hex_of(const unsigned char* p, std::size_t n) {
 
 }  // namespace
 
+/// SHA-256 of the bytes given to update(), taken in a thread of its own (a copy of each chunk
+/// is queued; at most kChunks wait), so hashing overlaps reading and decompressing.
+class ArchiveSourceFile::Hasher {
+ public:
+  Hasher() {
+    sha256_init(&ctx_);
+    for (std::size_t i = 0; i < kChunks; ++i) {
+      spare_.emplace_back();
+      spare_.back().reserve(kChunk);
+    }
+    thread_ = std::thread([this] { run(); });
+  }
+  ~Hasher() { (void)digest(); }
+  Hasher(const Hasher&) = delete;
+  Hasher& operator=(const Hasher&) = delete;
+
+  void update(const char* data, std::size_t size) {
+    std::unique_lock<std::mutex> lock(mutex_);
+    changed_.wait(lock, [this] { return !spare_.empty(); });
+    std::string chunk = std::move(spare_.back());
+    spare_.pop_back();
+    lock.unlock();
+    chunk.assign(data, size);
+    lock.lock();
+    queue_.push_back(std::move(chunk));
+    changed_.notify_all();
+  }
+  /// The hex digest of everything given (the thread ends first).
+  std::string digest() {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      ended_ = true;
+    }
+    changed_.notify_all();
+    if (thread_.joinable()) {
+      thread_.join();
+      unsigned char sum[SHA256_DIGEST_SIZE];
+      sha256_digest(&ctx_, sizeof(sum), sum);
+      hex_ = hex_of(sum, sizeof(sum));
+    }
+    return hex_;
+  }
+
+ private:
+  void run() {
+    while (true) {
+      std::unique_lock<std::mutex> lock(mutex_);
+      changed_.wait(lock, [this] { return ended_ || !queue_.empty(); });
+      if (queue_.empty()) {
+        return;  // ended, everything hashed
+      }
+      std::string chunk = std::move(queue_.front());
+      queue_.pop_front();
+      lock.unlock();
+      sha256_update(&ctx_, chunk.size(), reinterpret_cast<const std::uint8_t*>(chunk.data()));
+      lock.lock();
+      spare_.push_back(std::move(chunk));
+      changed_.notify_all();
+    }
+  }
+
+  sha256_ctx ctx_{};
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  std::deque<std::string> queue_;
+  std::vector<std::string> spare_;
+  bool ended_ = false;
+  std::string hex_;
+  std::thread thread_;
+};
+
 ArchiveSourceFile::ArchiveSourceFile(std::string path, int fd) : path_(std::move(path)), fd_(fd) {}
 
 ArchiveSourceFile::~ArchiveSourceFile() {
@@ -245,8 +316,7 @@ Expected<std::unique_ptr<ArchiveSourceFile>> ArchiveSourceFile::open(const std::
   src->raw_.resize(kChunk);
   if (!expected->empty()) {
     src->expected_sha_ = *expected;
-    src->sha_ = std::make_unique<sha256_ctx>();
-    sha256_init(src->sha_.get());
+    src->sha_ = std::make_unique<Hasher>();
     src->checks_.sha256 = true;
   }
   if (!src->fill()) {
@@ -304,8 +374,7 @@ bool ArchiveSourceFile::fill() {
       break;
     }
     if (sha_) {
-      sha256_update(sha_.get(), static_cast<std::size_t>(n),
-                    reinterpret_cast<const std::uint8_t*>(raw_.data() + raw_len_));
+      sha_->update(raw_.data() + raw_len_, static_cast<std::size_t>(n));
     }
     raw_len_ += static_cast<std::size_t>(n);
     raw_read_ += static_cast<unsigned long long>(n);
@@ -412,9 +481,7 @@ Expected<void> ArchiveSourceFile::finish() {
   }
   worker_.join();  // it has ended (done_): its hash is complete
   if (sha_) {
-    unsigned char sum[SHA256_DIGEST_SIZE];
-    sha256_digest(sha_.get(), sizeof(sum), sum);
-    if (const auto got = hex_of(sum, sizeof(sum)); got != expected_sha_) {
+    if (const auto got = sha_->digest(); got != expected_sha_) {
       return failure(core::printable(path_) + " is damaged: its SHA-256 is " + got.substr(0, 16) + "..., " +
                      core::printable(path_) + ".sha256 says " + expected_sha_.substr(0, 16) + "...");
     }

@@ -18,8 +18,6 @@
 #include "core/expected.hpp"
 #include "core/transfer.hpp"
 
-struct sha256_ctx;  // nettle
-
 namespace ezpz::sys {
 
 using SourceChecks = core::ArchiveChecks;
@@ -58,7 +56,8 @@ class ArchiveSourceFile {
   std::string path_;
   int fd_;
   std::unique_ptr<Decoder> decoder_;
-  std::unique_ptr<::sha256_ctx> sha_;
+  class Hasher;
+  std::unique_ptr<Hasher> sha_;
   std::string expected_sha_;  ///< hex, from ARCHIVE.sha256
   std::string raw_;           ///< raw bytes read and not yet decoded: [raw_pos_, raw_len_)
   std::size_t raw_pos_ = 0;
