@@ -11,6 +11,7 @@
 
 #include "cli/terminal.hpp"
 #include "cli/yeet_relay.hpp"
+#include "cli/yeet_report.hpp"
 #include "core/broadcast.hpp"
 #include "core/cluster.hpp"
 #include "core/log.hpp"
@@ -30,12 +31,6 @@ void show_leftovers(Context& ctx) {
   for (const auto& w : ctx.transfer.take_warnings()) {
     ctx.term.warn(w);
   }
-}
-
-std::string fixed1(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof(buf), "%.1f", v);
-  return buf;
 }
 
 /// Old prefixes a moved env may name: what bin/activate records, the source as given and resolved.
@@ -550,58 +545,8 @@ int YeetCommand::run(Context& ctx) {
     ctx.term.print_json(summary.dump());
     return rc;
   }
-  out << "    ok " << host << " (local, " << core::to_string(plan->method) << ") " << fixed1(total) << "s (";
-  const char* sep = "";
-  for (const auto& [step, secs] : steps.items()) {
-    out << sep << step.substr(0, step.size() - 2) << " " << fixed1(secs.get<double>()) << "s";
-    sep = ", ";
-  }
-  out << "): " << copied->copied_files << " files written";
-  if (plan->method == core::CopyMethod::sync) {
-    out << ", " << copied->deleted << " removed";
-  }
-  if (!report->rewritten.empty() || !report->relinked.empty()) {
-    out << ", " << report->rewritten.size() << " patched, " << report->relinked.size() << " relinked";
-  }
-  out << "\n";
-  if (!bundle.empty()) {
-    out << "  delta: " << bundle_stats.files << " entries whole (" << core::human_bytes(bundle_stats.bytes) << "), "
-        << bundle_stats.deltas << " librsync deltas (" << core::human_bytes(bundle_stats.delta_bytes) << "), "
-        << bundle_stats.removed << " removed\n";
-  }
-  if (stream.bytes > 0) {
-    out << "  stream: " << core::human_bytes(stream.bytes) << " of zstd, level "
-        << (stream.level_min == stream.level_max
-                ? std::to_string(stream.level_min)
-                : std::to_string(stream.level_min) + "-" + std::to_string(stream.level_max) + " (adaptive)")
-        << "\n";
-  }
-  for (const auto& r : remote) {
-    if (r.ok) {
-      out << "    ok " << r.host << " " << fixed1(r.seconds) << "s\n";
-    } else {
-      out << "    x  " << r.host << ": " << r.error << "\n";
-    }
-  }
-  if (failed.empty()) {
-    out << "Done in " << fixed1(total) << "s on " << total_nodes << (total_nodes == 1 ? " node" : " nodes") << "\n\n";
-  } else {
-    out << failed.size() << "/" << total_nodes << " node(s) failed: " << core::join(failed, ", ")
-        << (met ? " (threshold met; listed in " + sentinel + ")" : "") << "\n\n";
-  }
-  switch (env_kind) {
-    case core::EnvKind::venv:
-      out << "  To use this environment:\n    deactivate 2>/dev/null\n    source " << plan->destination
-          << "/bin/activate\n  Keep your working directory on a shared filesystem: " << plan->destination
-          << " is node-local.\n";
-      break;
-    case core::EnvKind::conda:
-      out << "  To use this environment:\n    conda activate " << plan->destination << "\n";
-      break;
-    case core::EnvKind::none:
-      out << "  Synced to " << plan->destination << "/ on " << succeeded << (succeeded == 1 ? " node.\n" : " nodes.\n");
-      break;
-  }
+  print_yeet_report(out, YeetOutcome{host, *plan, env_kind, total, steps, *copied, *report, !bundle.empty(),
+                                     bundle_stats, stream, remote, failed, succeeded, total_nodes, met, sentinel});
   return rc;
 }
 
