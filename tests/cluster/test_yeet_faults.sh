@@ -221,7 +221,7 @@ yeet_bg /tmp/fdisk "$W/disk.json"
 yeet_wait
 why=$(check_report "$W/disk.json" node6 $(ok_hosts_but node6)) || fail "disk: report $(cat "$W/disk.json" "$W/disk.json.err")"
 [ "$rc" -eq 1 ] || fail "disk: a failed node misses the default threshold (rc $rc)"
-grep -Eq "No space left on device|free on the filesystem" <<< "$why" || fail "disk: error does not name the full disk: $why"
+grep -Eq "No space left on device|needs more than the" <<< "$why" || fail "disk: error does not name the full disk: $why"
 on node6 'test ! -e /tmp/fdisk' || fail "disk: node6 kept a partial /tmp/fdisk"
 [ "$(on node6 'ls -A /tmp')" = filler ] || fail "disk: node6's /tmp holds more than the filler: $(on node6 'ls -A /tmp')"
 on node6 'rm -f /tmp/filler'
