@@ -3,6 +3,7 @@ xz refused; tar-env's archives check themselves), and hostile entries refused or
 (FIFOs, devices, setuid and 0777 modes, symlink chains, names past the limits, a zstd bomb
 against a small tmpfs, members stored twice, ESC in names), as root and as an unprivileged user.
 Each refusal: exit 1, one error line, the old destination kept, nothing beside it."""
+import json
 import os
 import shutil
 import stat
@@ -63,6 +64,14 @@ class ArchiveCase(TempDirTest):
         self.assertEqual(proc.returncode, 1, err)
         self.assertIn(needle, err)
         self.assertEqual(err.count("ezpz: error:"), 1, err)
+        self.assert_unchanged()
+        # The same refusal with --json: one object on stdout, the same exit code, nothing changed.
+        proc = self.yeet(path, *extra, "--json", as_user=as_user)
+        self.assertEqual(proc.returncode, 1)
+        report = json.loads(proc.stdout)
+        self.assertFalse(report["ok"])
+        self.assertIn(needle, report["error"])
+        self.assertIn(self.dst, report["unchanged"])
         self.assert_unchanged()
         return err
 
