@@ -119,6 +119,13 @@ Cli::Parsed Cli::parse(std::vector<std::string> args, Terminal& term) {
     term.err() << app_.help();
     return {nullptr, static_cast<int>(ExitCode::usage)};
   }
+  // Parsed: JSON mode is what the option says (a `--json` in launch's command is the command's).
+  if (term.json()) {
+    const auto* opt = selected.front()->get_option_no_throw("--json");
+    if (opt == nullptr || !opt->as<bool>()) {
+      term.set_json("");
+    }
+  }
   Command* cmd = command(selected.front()->get_name());
   if (had_separator && !cmd->takes_trailing_command()) {
     term.error("ezpz " + selected.front()->get_name() + " takes nothing after --");

@@ -101,6 +101,8 @@ int TarEnvCommand::run(Context& ctx) {
     ctx.term.error(packed.error().message);
     return ctx.transfer.interrupted() ? 130 : static_cast<int>(ExitCode::failure);
   }
+  // An old OUT.sha256 must never sit beside the new archive (yeet would call it damaged).
+  ctx.transfer.discard(out + ".sha256");
   if (auto moved = ctx.transfer.rename_file(tmp, out); !moved) {
     ctx.transfer.discard(tmp);
     for (const auto& w : ctx.transfer.take_warnings()) {
@@ -109,6 +111,7 @@ int TarEnvCommand::run(Context& ctx) {
     ctx.term.error(moved.error().message);
     return static_cast<int>(ExitCode::failure);
   }
+  ctx.term.set_unchanged({});  // OUT is the new archive now
   // The archive's SHA-256 beside it: yeet verifies it while extracting (one read).
   if (auto summed = ctx.transfer.write_checksum(out, packed->sha256); !summed) {
     ctx.term.error(summed.error().message + " (" + out + " is written, without its .sha256)");

@@ -294,7 +294,7 @@ int YeetCommand::run(Context& ctx) {
         auto packed_size = ctx.transfer.measure(pack_file, {});
         ProgressBar extract_bar(ctx.term, "extracting", packed_size ? packed_size->bytes : 0);
         const auto te = Clock::now();
-        copied = ctx.transfer.extract(pack_file, *staging, 0,
+        copied = ctx.transfer.extract(pack_file, *staging, 0, true,
                                       [&extract_bar](unsigned long long done) { extract_bar.update(done); });
         steps["extract_s"] = seconds_since(te);
         ctx.transfer.discard(pack_file);
@@ -302,7 +302,7 @@ int YeetCommand::run(Context& ctx) {
         break;
       }
       case core::CopyMethod::tarball:
-        copied = ctx.transfer.extract(plan->source, *staging, max_bytes_, tick);
+        copied = ctx.transfer.extract(plan->source, *staging, max_bytes_, false, tick);
         if (copied && copied->checks && copied->checks->unchecked()) {
           ctx.term.warn(plan->source + " carries no checksum (" + copied->checks->compression +
                         ", no .sha256 beside it): damage to it cannot be detected; `ezpz tar-env` writes both");

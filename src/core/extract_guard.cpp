@@ -112,12 +112,26 @@ EntryVerdict ExtractGuard::admit(std::string_view raw, EntryKind kind, std::stri
   }
   EntryVerdict v;
   v.name = join_components(parts, parts.size());
+  if (v.name.empty() && kind != EntryKind::dir) {
+    return refuse(Refusal::empty_name, "it names the destination itself");
+  }
+  // Nothing below a file or a link: libarchive would replace a file by a directory on the way.
+  for (std::size_t n = parts.empty() ? 0 : parts.size() - 1; n > 0; --n) {
+    if (auto it = nodes_.find(join_components(parts, n)); it != nodes_.end()) {
+      if (it->second.kind != EntryKind::dir) {
+        return refuse(Refusal::kind_change,
+                      "it lies under " + std::string(describe(it->second.kind)) + " of the archive");
+      }
+      break;  // its parents were seen with it
+    }
+  }
   Node node{kind, {}};
   if (kind == EntryKind::symlink) {
     if (link.size() > limits_.max_path) {
       return refuse(Refusal::too_long, "a symlink target of " + std::to_string(link.size()) + " bytes");
     }
-    if (!link.empty() && link.front() != '/' && resolve(v.name, std::string(link), 0) != Refusal::none) {
+    if (!link.empty() && link.front() != '/' &&
+        resolve(v.name, std::string(link), 0, limits_.resolve_links) != Refusal::none) {
       return refuse(Refusal::symlink_escape, "it leads outside the destination");
     }
     node.target = link;
@@ -164,8 +178,12 @@ std::string ExtractGuard::lifted_top() const {
   return it == nodes_.end() || it->second.kind == EntryKind::dir ? top_names_.front() : std::string();
 }
 
-Refusal ExtractGuard::resolve(const std::string& name, const std::string& target, std::size_t root) const {
+Refusal ExtractGuard::resolve(const std::string& name, const std::string& target, std::size_t root,
+                              bool through_links) const {
   auto pos = components(name);
+  if (pos.empty()) {
+    return Refusal::symlink_escape;  // the root itself is no link
+  }
   pos.pop_back();  // the link's own name
   auto parts = components(target);
   std::deque<std::string> todo(parts.begin(), parts.end());
@@ -181,6 +199,9 @@ Refusal ExtractGuard::resolve(const std::string& name, const std::string& target
       continue;
     }
     pos.push_back(std::move(part));
+    if (!through_links) {
+      continue;
+    }
     auto it = nodes_.find(join_components(pos, pos.size()));
     if (it == nodes_.end() || it->second.kind != EntryKind::symlink) {
       continue;
@@ -200,13 +221,16 @@ Refusal ExtractGuard::resolve(const std::string& name, const std::string& target
 }
 
 EntryVerdict ExtractGuard::check_links() const {
+  if (!limits_.resolve_links) {
+    return {};
+  }
   const auto top = lifted_top();
   const std::size_t root = top.empty() ? 0 : 1;
   for (const auto& [name, node] : nodes_) {
     if (node.kind != EntryKind::symlink || node.target.empty() || node.target.front() == '/') {
       continue;
     }
-    if (auto r = resolve(name, node.target, root); r != Refusal::none) {
+    if (auto r = resolve(name, node.target, root, true); r != Refusal::none) {
       auto v =
           refuse(r, r == Refusal::symlink_loop ? "its chain of links does not end"
                                                : "through the tree's other links it leads outside the destination");

@@ -33,6 +33,9 @@ enum class Refusal {
 struct ExtractLimits {
   std::size_t max_depth = 256;  ///< components in a name
   std::size_t max_path = 3800;  ///< bytes in a name (the caller leaves room for its root under PATH_MAX)
+  /// false for yeet's own archives (a tree this node already holds; the stream is checked with
+  /// SHA-256 frame by frame): symlinks are judged by their text alone, as that tree's were.
+  bool resolve_links = true;
 };
 
 struct EntryVerdict {
@@ -74,7 +77,8 @@ class ExtractGuard {
     std::string target;  ///< a symlink's
   };
   /// Whether `target`, read from the directory of `name`, stays under `root` (components).
-  [[nodiscard]] Refusal resolve(const std::string& name, const std::string& target, std::size_t root) const;
+  [[nodiscard]] Refusal resolve(const std::string& name, const std::string& target, std::size_t root,
+                                bool through_links) const;
 
   ExtractLimits limits_;
   std::unordered_map<std::string, Node> nodes_;

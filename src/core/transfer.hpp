@@ -91,9 +91,11 @@ class LocalTransfer {
   /// devices, names past a depth or length, and more than the free space or `max_bytes` (> 0);
   /// modes lose setuid/setgid and group/other write. The archive is verified to its end
   /// (compression layer, ARCHIVE.sha256) before this returns; a single top-level directory
-  /// is stripped. Progress counts archive (compressed) bytes.
+  /// is stripped. Progress counts archive (compressed) bytes. `own`: an archive yeet made of a
+  /// tree on this node (--compress): modes kept as they are, symlinks judged by their text.
   [[nodiscard]] virtual Expected<TreeStats> extract(const std::string& archive, const std::string& staging,
-                                                    unsigned long long max_bytes, const ProgressFn& progress) = 0;
+                                                    unsigned long long max_bytes, bool own,
+                                                    const ProgressFn& progress) = 0;
   /// Rewrite the old prefixes in a moved env rooted at `root`, now to live at `new_prefix`.
   [[nodiscard]] virtual Expected<PatchReport> patch_env(const std::string& root, EnvKind kind,
                                                         const std::vector<std::string>& old_prefixes,

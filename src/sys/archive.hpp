@@ -48,10 +48,11 @@ Expected<core::TreeStats> pack_tree(const std::string& src, const std::string& t
 
 /// Extract `archive` into the empty directory `dst`; see LocalTransfer::extract. The file is
 /// verified to its end (compression layer, ARCHIVE.sha256) before this returns; the stats'
-/// `checks` say what protected it. `max_bytes` > 0 refuses archives that hold more.
+/// `checks` say what protected it. `max_bytes` > 0 refuses archives that hold more. `own`: an
+/// archive yeet made of a tree on this node (--compress): modes kept, symlinks judged by text.
 Expected<core::TreeStats> extract_archive(const std::string& archive, const std::string& dst,
                                           const core::ProgressFn& progress, const std::atomic<bool>& stop,
-                                          unsigned long long max_bytes = 0);
+                                          unsigned long long max_bytes = 0, bool own = false);
 
 /// Whether a relative symlink at `entry_path` pointing to `target` stays inside the tree, read
 /// by its text alone (extraction also resolves it through the tree's other links).

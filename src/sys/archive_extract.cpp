@@ -133,6 +133,7 @@ struct Extraction {
   core::ExtractGuard guard;
   SpaceBudget space;
   unsigned umask;
+  bool own;  ///< yeet's own archive of a tree already here: modes kept as they are
   core::TreeStats stats;
 };
 
@@ -165,7 +166,7 @@ Expected<void> place_entry(Extraction& x, archive_entry* entry) {
     ++x.stats.files;
     x.stats.bytes += static_cast<unsigned long long>(std::max<la_int64_t>(0, archive_entry_size(entry)));
   }
-  if (kind != core::EntryKind::symlink) {
+  if (kind != core::EntryKind::symlink && !x.own) {
     archive_entry_set_perm(entry, core::safe_mode(archive_entry_perm(entry), x.umask));
   }
   x.stats.newest_mtime = std::max<long long>(x.stats.newest_mtime, archive_entry_mtime(entry));
@@ -210,7 +211,7 @@ Expected<void> copy_data(Extraction& x, const std::string& name, const core::Pro
 Expected<core::TreeStats> extract_entries(archive* in, const std::string& archive_path, const std::string& dst,
                                           const core::ProgressFn& progress,
                                           const std::function<unsigned long long()>& done,
-                                          const std::atomic<bool>& stop, unsigned long long max_bytes) {
+                                          const std::atomic<bool>& stop, unsigned long long max_bytes, bool own) {
   ArchivePtr out(archive_write_disk_new());
   char resolved[PATH_MAX];
   if (::realpath(dst.c_str(), resolved) == nullptr) {
@@ -220,6 +221,7 @@ Expected<core::TreeStats> extract_entries(archive* in, const std::string& archiv
   // Names must fit under PATH_MAX below the root: nothing is made that cannot be removed by path.
   core::ExtractLimits limits;
   limits.max_path = std::min<std::size_t>(limits.max_path, PATH_MAX - 2 - std::min<std::size_t>(root.size(), 1024));
+  limits.resolve_links = !own;
   Extraction x{in,
                out.get(),
                root,
@@ -227,6 +229,7 @@ Expected<core::TreeStats> extract_entries(archive* in, const std::string& archiv
                core::ExtractGuard(limits),
                SpaceBudget(root, max_bytes),
                current_umask(),
+               own,
                {}};
   while (true) {
     if (stop.load()) {
@@ -309,7 +312,7 @@ Expected<core::TreeStats> extract_archive_from(const ArchiveSource& source, cons
     return in.error();
   }
   auto r = extract_entries(
-      in->get(), name, dst, {}, [] { return 0ULL; }, stop, 0);
+      in->get(), name, dst, {}, [] { return 0ULL; }, stop, 0, true);
   if (!r && state.failed) {
     return failure("the stream broke off: " + r.error().message);
   }
@@ -318,7 +321,7 @@ Expected<core::TreeStats> extract_archive_from(const ArchiveSource& source, cons
 
 Expected<core::TreeStats> extract_archive(const std::string& archive_path, const std::string& dst,
                                           const core::ProgressFn& progress, const std::atomic<bool>& stop,
-                                          unsigned long long max_bytes) {
+                                          unsigned long long max_bytes, bool own) {
   auto src = ArchiveSourceFile::open(archive_path);
   if (!src) {
     return src.error();
@@ -330,7 +333,7 @@ Expected<core::TreeStats> extract_archive(const std::string& archive_path, const
     return state.failed ? failure(file.error()) : in.error();
   }
   auto r = extract_entries(
-      in->get(), archive_path, dst, progress, [&file] { return file.raw_read(); }, stop, max_bytes);
+      in->get(), archive_path, dst, progress, [&file] { return file.raw_read(); }, stop, max_bytes, own);
   if (!r) {
     // Damage below the tar layer explains a tar error better than the tar error does.
     return state.failed ? failure(file.error()) : r.error();

@@ -129,7 +129,10 @@ class ZstdDecoder final : public ArchiveSourceFile::Decoder {
 
 class XzDecoder final : public ArchiveSourceFile::Decoder {
  public:
-  XzDecoder() { ok_ = lzma_stream_decoder(&s_, UINT64_MAX, LZMA_CONCATENATED | LZMA_TELL_NO_CHECK) == LZMA_OK; }
+  XzDecoder() {
+    ok_ = lzma_stream_decoder(&s_, UINT64_MAX, LZMA_CONCATENATED | LZMA_TELL_NO_CHECK | LZMA_TELL_UNSUPPORTED_CHECK) ==
+          LZMA_OK;
+  }
   ~XzDecoder() override { lzma_end(&s_); }
   Step decode(const char* in, std::size_t len, bool last, std::size_t& used, char* out, std::size_t cap,
               std::size_t& made) override {
@@ -158,7 +161,9 @@ class XzDecoder final : public ArchiveSourceFile::Decoder {
     if (r == LZMA_OK || (r == LZMA_BUF_ERROR && !last)) {
       return Step::ok;
     }
-    error = r == LZMA_DATA_ERROR     ? "its xz data is corrupt or does not match its check"
+    error = r == LZMA_UNSUPPORTED_CHECK
+                ? "its xz check is of a kind this build cannot verify: repack it with xz -C crc64"
+            : r == LZMA_DATA_ERROR   ? "its xz data is corrupt or does not match its check"
             : r == LZMA_BUF_ERROR    ? "its xz data ends early"
             : r == LZMA_FORMAT_ERROR ? "its xz data is not in xz format"
                                      : "its xz data cannot be decoded (liblzma error " + std::to_string(r) + ")";
@@ -327,7 +332,8 @@ Expected<std::unique_ptr<ArchiveSourceFile>> ArchiveSourceFile::open(const std::
   if (n >= 2 && b[0] == 0x1f && b[1] == 0x8b) {
     src->decoder_ = std::make_unique<GzipDecoder>();
     src->checks_.compression = "gzip";
-  } else if (n >= 4 && b[0] == 0x28 && b[1] == 0xb5 && b[2] == 0x2f && b[3] == 0xfd) {
+  } else if (n >= 4 && ((b[0] == 0x28 && b[1] == 0xb5 && b[2] == 0x2f && b[3] == 0xfd) ||
+                        ((b[0] & 0xF0U) == 0x50 && b[1] == 0x2a && b[2] == 0x4d && b[3] == 0x18))) {  // or skippable
     src->decoder_ = std::make_unique<ZstdDecoder>();
     src->checks_.compression = "zstd";
   } else if (n >= 6 && std::memcmp(b,
@@ -343,8 +349,9 @@ Expected<std::unique_ptr<ArchiveSourceFile>> ArchiveSourceFile::open(const std::
   // What the layer checks, from its header: gzip always (CRC-32 and size); zstd when the
   // frame's descriptor sets Content_Checksum_flag; xz unless its stream flags say "None".
   src->checks_.layer_checked = src->checks_.compression == "gzip" ||
-                               (src->checks_.compression == "zstd" && n >= 5 && (b[4] & 0x04U) != 0) ||
-                               (src->checks_.compression == "xz" && n >= 8 && (b[7] & 0x0FU) != 0);
+                               (src->checks_.compression == "zstd" && b[0] == 0x28 && n >= 5 && (b[4] & 0x04U) != 0) ||
+                               (src->checks_.compression == "xz" && n >= 8 &&
+                                ((b[7] & 0x0FU) == 1 || (b[7] & 0x0FU) == 4 || (b[7] & 0x0FU) == 10));
   // Reading, hashing and decompressing run in a thread of their own, a few chunks ahead of the
   // extraction (which mostly waits on the filesystem): verifying costs no time of its own.
   for (std::size_t i = 0; i < kChunks; ++i) {
@@ -422,7 +429,12 @@ std::optional<std::size_t> ArchiveSourceFile::produce(char* out, std::size_t cap
       }
       return 0;
     }
+    const std::size_t buffered = raw_len_ - raw_pos_;
     if (!raw_eof_ && !fill() && !error_.empty()) {  // the decoder needs more than what is buffered
+      return std::nullopt;
+    }
+    if (!raw_eof_ && raw_len_ - raw_pos_ == buffered) {  // nothing more fits, nothing was decoded
+      error_ = core::printable(path_) + " cannot be decoded: its " + checks_.compression + " data makes no progress";
       return std::nullopt;
     }
   }

@@ -227,8 +227,9 @@ Expected<void> PosixLocalTransfer::write_checksum(const std::string& archive, co
 }
 
 Expected<core::TreeStats> PosixLocalTransfer::extract(const std::string& archive, const std::string& staging,
-                                                      unsigned long long max_bytes, const core::ProgressFn& progress) {
-  auto stats = extract_archive(archive, staging, progress, g_stop, max_bytes);
+                                                      unsigned long long max_bytes, bool own,
+                                                      const core::ProgressFn& progress) {
+  auto stats = extract_archive(archive, staging, progress, g_stop, max_bytes, own);
   if (!stats) {
     return stats;
   }

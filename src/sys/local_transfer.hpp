@@ -34,7 +34,7 @@ class PosixLocalTransfer final : public core::LocalTransfer {
                                                const core::ProgressFn& progress) override;
   [[nodiscard]] Expected<void> write_checksum(const std::string& archive, const std::string& sha256) override;
   [[nodiscard]] Expected<core::TreeStats> extract(const std::string& archive, const std::string& staging,
-                                                  unsigned long long max_bytes,
+                                                  unsigned long long max_bytes, bool own,
                                                   const core::ProgressFn& progress) override;
   [[nodiscard]] Expected<core::PatchReport> patch_env(const std::string& root, core::EnvKind kind,
                                                       const std::vector<std::string>& old_prefixes,

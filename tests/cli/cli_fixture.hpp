@@ -82,7 +82,7 @@ class NoTransfer final : public core::LocalTransfer {
     return no();
   }
   Expected<void> write_checksum(const std::string&, const std::string&) override { return no(); }
-  Expected<core::TreeStats> extract(const std::string&, const std::string&, unsigned long long,
+  Expected<core::TreeStats> extract(const std::string&, const std::string&, unsigned long long, bool,
                                     const core::ProgressFn&) override {
     return no();
   }

@@ -203,10 +203,14 @@ class Entries(ArchiveCase):
             "hardlinked": [H.directory("env"), H.directory("env/a"), H.directory("env/a/b"),
                            H.symlink("env/a/b/s", "../x"), H.hardlink("env/s", "env/a/b/s")],
             "loop": [H.directory("env"), H.symlink("env/p", "q/x"), H.symlink("env/q", "p/y")],
+            # A file, then a directory under its name, then a link: the file never becomes the
+            # lifted top that hides the link's escape.
+            "under-a-file": [H.member("env", b"x"), H.directory("env/d"), H.symlink("env/l", "../outside")],
         }
         for name, members in bad.items():
             with self.subTest(case=name):
-                self.refused(self.save(f"{name}.tar", H.tar_bytes(members)), "symlink")
+                self.refused(self.save(f"{name}.tar", H.tar_bytes(members)), "symlink" if name != "under-a-file"
+                             else "lies under a file")
         good = [H.directory("env"), H.directory("env/lib"), H.symlink("env/lib64", "lib"),
                 H.directory("env/bin"), H.symlink("env/bin/py", "../lib64/python"),
                 H.symlink("env/bin/python3", "/usr/bin/python3")]
@@ -244,6 +248,21 @@ class Entries(ArchiveCase):
         self.assertNotIn("\x1b", err)
         err = self.refused(self.save("empty.tar", H.tar_bytes([H.member("")], fmt=tarfile.GNU_FORMAT)), "empty")
         self.assertNotIn("absolute", err)
+
+
+class OwnArchives(ArchiveCase):
+    def test_compress_keeps_a_directory_as_it_is(self):
+        """--compress packs and extracts a tree of this node: its modes and links stay as they are."""
+        src = os.path.join(self.tmp, "src", "env")
+        os.makedirs(os.path.join(src, "a"))
+        with open(os.path.join(src, "shared.txt"), "w") as f:
+            f.write("group-writable on purpose")
+        os.chmod(os.path.join(src, "shared.txt"), 0o664)
+        os.symlink("../data", os.path.join(src, "data"))
+        os.symlink(".", os.path.join(src, "a", "cur"))
+        self.accepted(src, "--compress")
+        self.assertEqual(os.lstat(os.path.join(self.dst, "shared.txt")).st_mode & 0o777, 0o664)
+        self.assertEqual(os.readlink(os.path.join(self.dst, "data")), "../data")
 
 
 class Size(ArchiveCase):

@@ -113,3 +113,25 @@ TEST_CASE("ExtractGuard: relative symlinks resolved through the tree's links", "
     CHECK(g.check_links().ok());
   }
 }
+
+TEST_CASE("ExtractGuard: nothing below a file, no link as the root (review findings)", "[extract_guard]") {
+  ExtractGuard g;
+  CHECK(g.admit("top", EntryKind::file).ok());
+  // libarchive would turn the file into a directory on the way, and the lift then follows it.
+  CHECK(g.admit("top/d/", EntryKind::dir).refusal == Refusal::kind_change);
+  CHECK(g.admit("top/l", EntryKind::symlink, "../outside").refusal == Refusal::kind_change);
+  CHECK(g.admit(".", EntryKind::symlink, "x").refusal == Refusal::empty_name);
+  CHECK(g.admit("./", EntryKind::file).refusal == Refusal::empty_name);
+  CHECK_FALSE(ezpz::core::ExtractGuard().admit("./", EntryKind::symlink, "..").ok());
+}
+
+TEST_CASE("ExtractGuard: yeet's own archives judge links by their text", "[extract_guard]") {
+  ezpz::core::ExtractLimits own;
+  own.resolve_links = false;
+  ExtractGuard g(own);
+  CHECK(g.admit("env/a/cur", EntryKind::symlink, ".").ok());
+  CHECK(g.admit("env/a/par", EntryKind::symlink, "cur/../..").ok());  // the tree on this node holds it too
+  CHECK(g.admit("env/x", EntryKind::symlink, "../data").ok());        // inside the extraction directory
+  CHECK(g.check_links().ok());
+  CHECK(g.admit("env/y", EntryKind::symlink, "../../data").refusal == Refusal::symlink_escape);
+}
