@@ -96,6 +96,12 @@ inline const char* file_type_name(mode_t mode) {
 inline Expected<OwnedFd> open_regular(int dirfd, const std::string& path, bool follow = false,
                                       const std::string& shown = "") {
   const std::string& name = shown.empty() ? path : shown;
+  // Looked at before it is opened: opening a device can act (a tape rewinds, a watchdog arms).
+  struct stat first {};
+  if (::fstatat(dirfd, path.c_str(), &first, follow ? 0 : AT_SYMLINK_NOFOLLOW) == 0 && !S_ISREG(first.st_mode) &&
+      !S_ISLNK(first.st_mode)) {
+    return failure(name + " is " + file_type_name(first.st_mode) + ", not a regular file: not read");
+  }
   const int flags = O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY | (follow ? 0 : O_NOFOLLOW);
   OwnedFd fd(::openat(dirfd, path.c_str(), flags));
   if (!fd.valid()) {
