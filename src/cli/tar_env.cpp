@@ -99,7 +99,8 @@ int TarEnvCommand::run(Context& ctx) {
       ctx.term.warn(w);
     }
     ctx.term.error(packed.error().message);
-    return ctx.transfer.interrupted() ? 130 : static_cast<int>(ExitCode::failure);
+    const int sig = ctx.transfer.interrupted();
+    return sig != 0 ? 128 + sig : static_cast<int>(ExitCode::failure);
   }
   // An old OUT.sha256 must never sit beside the new archive (yeet would call it damaged).
   ctx.transfer.discard(out + ".sha256");

@@ -261,9 +261,9 @@ int YeetCommand::run(Context& ctx) {
     }
     show_leftovers(ctx);
     ctx.term.err() << "    x " << host << " (local, " << core::to_string(plan->method) << ") failed\n";
-    if (ctx.transfer.interrupted()) {
+    if (const int sig = ctx.transfer.interrupted()) {
       ctx.term.error("interrupted: " + plan->destination + " is unchanged");
-      return 130;
+      return 128 + sig;
     }
     ctx.term.error(e.message + " (" + plan->destination + " is unchanged)");
     return static_cast<int>(ExitCode::failure);
@@ -467,9 +467,9 @@ int YeetCommand::run(Context& ctx) {
     incremental["full_copies"] = full_copies;
     steps["broadcast_s"] = seconds_since(tb);
   }
-  if (ctx.transfer.interrupted()) {
+  if (const int sig = ctx.transfer.interrupted()) {
     ctx.term.error("interrupted: relays stopped; nodes that had not finished kept their previous copy");
-    return 130;
+    return 128 + sig;
   }
   const double total = seconds_since(total_start);
   for (const auto& b : report->binary_prefix) {

@@ -154,8 +154,9 @@ class LocalTransfer {
                                                                   const Manifest& m) = 0;
   /// SHA-256 (hex) and size of the running ezpz, for shipping it to nodes; empty on failure.
   [[nodiscard]] virtual std::pair<std::string, unsigned long long> self_digest() = 0;
-  /// Whether SIGINT/SIGTERM/SIGHUP arrived since the transfer started (work stops at once).
-  [[nodiscard]] virtual bool interrupted() const = 0;
+  /// The signal (SIGINT, SIGTERM, SIGHUP) that arrived since the transfer started, 0 when none:
+  /// work stops at once, and the command ends with 128 + it.
+  [[nodiscard]] virtual int interrupted() const = 0;
 };
 
 }  // namespace ezpz::core

@@ -22,9 +22,12 @@ namespace ezpz::sys {
 namespace {
 
 std::atomic<bool> g_stop{false};
+std::atomic<int> g_stop_signal{0};  ///< the first signal that asked to stop
 constexpr int kStopSignals[] = {SIGINT, SIGTERM, SIGHUP};
 
-extern "C" void request_stop(int /*signo*/) {
+extern "C" void request_stop(int signo) {
+  int none = 0;
+  g_stop_signal.compare_exchange_strong(none, signo);
   g_stop.store(true);
 }
 
@@ -109,6 +112,7 @@ void PosixLocalTransfer::arm() {
     return;
   }
   g_stop.store(false);
+  g_stop_signal.store(0);
   for (int signo : kStopSignals) {
     struct sigaction sa {};
     sa.sa_handler = request_stop;
@@ -125,8 +129,8 @@ PosixLocalTransfer::~PosixLocalTransfer() {
   }
 }
 
-bool PosixLocalTransfer::interrupted() const {
-  return g_stop.load();
+int PosixLocalTransfer::interrupted() const {
+  return g_stop.load() ? std::max(1, g_stop_signal.load()) : 0;
 }
 
 core::SourceFacts PosixLocalTransfer::inspect(const std::string& path) {

@@ -45,7 +45,7 @@ class PosixLocalTransfer final : public core::LocalTransfer {
   [[nodiscard]] std::vector<std::string> take_warnings() override;
   void watch(const std::string& destination, const std::string& work) override;
   [[nodiscard]] Expected<void> rename_file(const std::string& from, const std::string& to) override;
-  [[nodiscard]] bool interrupted() const override;
+  [[nodiscard]] int interrupted() const override;
   [[nodiscard]] std::vector<core::NodeResult> broadcast(const std::string& root, const std::string& name,
                                                         const std::vector<core::RelayNode>& tree,
                                                         const core::BroadcastSpec& spec,

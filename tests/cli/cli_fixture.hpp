@@ -95,7 +95,7 @@ class NoTransfer final : public core::LocalTransfer {
   void discard(const std::string&) override {}
   void watch(const std::string&, const std::string&) override {}
   Expected<void> rename_file(const std::string&, const std::string&) override { return no(); }
-  bool interrupted() const override { return false; }
+  int interrupted() const override { return 0; }
   std::vector<core::NodeResult> broadcast(const std::string&, const std::string&, const std::vector<core::RelayNode>&,
                                           const core::BroadcastSpec&, const core::ProgressFn&, const core::ResultFn&,
                                           core::StreamStats*) override {

@@ -126,6 +126,38 @@ class Removal(TempDirTest):
             raise
         return proc
 
+    def test_sighup_ends_with_129(self):
+        proc = self.stopped_mid_copy()
+        os.kill(proc.pid, signal.SIGHUP)
+        os.kill(proc.pid, signal.SIGCONT)
+        _, err = proc.communicate(timeout=60)
+        self.assertEqual(proc.returncode, 129, err)
+        self.assertIn("interrupted", err)
+        self.assertEqual(os.listdir(self.dst), [])
+        self.assert_clean()
+
+    def test_tar_env_ends_with_128_plus_the_signal(self):
+        src = self.source(files=4000)
+        out = os.path.join(self.node, "env.tar.zst")
+        os.makedirs(self.node, exist_ok=True)
+        for sig, code in ((signal.SIGTERM, 143), (signal.SIGINT, 130)):
+            proc = subprocess.Popen([EZPZ, "tar-env", src, "-o", out], env=base_env(),
+                                    stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+            work = f"{out}.ezpz-tmp-{proc.pid}"
+            try:
+                self.assertTrue(wait_for(lambda: os.path.exists(work) or proc.poll() is not None, 60, step=0.001))
+                os.kill(proc.pid, signal.SIGSTOP)  # it cannot finish before the signal
+                self.assertIsNone(proc.poll(), "tar-env finished before it could be stopped")
+            except BaseException:
+                proc.kill()
+                proc.communicate()
+                raise
+            os.kill(proc.pid, sig)
+            os.kill(proc.pid, signal.SIGCONT)
+            _, err = proc.communicate(timeout=60)
+            self.assertEqual(proc.returncode, code, err)
+            self.assertTrue(wait_for(lambda: os.listdir(self.node) == [], 30), os.listdir(self.node))
+
     def test_sigkill_mid_copy_the_watcher_removes_a_deep_work_directory(self):
         proc = self.stopped_mid_copy()
         proc.kill()
@@ -139,7 +171,7 @@ class Removal(TempDirTest):
         os.kill(proc.pid, signal.SIGTERM)
         os.kill(proc.pid, signal.SIGCONT)
         _, err = proc.communicate(timeout=60)
-        self.assertEqual(proc.returncode, 130, err)
+        self.assertEqual(proc.returncode, 143, err)  # 128 + SIGTERM, as launch
         self.assertNotIn("warning", err)
         self.assertEqual(os.listdir(self.dst), [])
         self.assert_clean()  # removed by the run itself, before it ended
