@@ -335,15 +335,17 @@ class Interrupted(TempDirTest):
             proc = subprocess.Popen([EZPZ, "yeet", src, "--dst", dst, "--compress"], env=base_env(),
                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
             # Interrupt once the work is under way (its work directory exists beside the
-            # destination), not after a fixed delay: a sanitizer build starts slowly.
-            for _ in range(600):
+            # destination), not after a fixed delay: a sanitizer build starts slowly. It is
+            # stopped (SIGSTOP) first, so it cannot finish before the signal: the test never skips.
+            for _ in range(6000):
                 if len(os.listdir(dst_parent)) > 1 or proc.poll() is not None:
                     break
-                time.sleep(0.05)
+                time.sleep(0.005)
+            os.kill(proc.pid, signal.SIGSTOP)
+            self.assertIsNone(proc.poll(), "the copy finished before its work directory was seen")
             proc.send_signal(signal.SIGINT)
+            os.kill(proc.pid, signal.SIGCONT)
             _, err = proc.communicate(timeout=60)
-            if proc.returncode == 0:
-                self.skipTest("the copy finished before the signal arrived")  # machine too fast to interrupt
             self.assertEqual(proc.returncode, 130, err)
             self.assertIn("interrupted", err)
             self.assertEqual(os.listdir(dst_parent), ["big"])
@@ -400,16 +402,16 @@ class KilledRelay(TempDirTest):
         """Run ezpz ARGV, SIGKILL it once its work path shows in `folder`, then `folder` must come
         back to `left` (the watcher's doing)."""
         proc = subprocess.Popen([EZPZ, *argv], env=base_env(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        for _ in range(600):
+        for _ in range(6000):
             if sorted(os.listdir(folder)) != left or proc.poll() is not None:
                 break
-            time.sleep(0.02)
-        time.sleep(0.1)  # well into the work
+            time.sleep(0.005)
+        os.kill(proc.pid, signal.SIGSTOP)  # it cannot finish before the SIGKILL: the test never skips
+        self.assertIsNone(proc.poll(), "the work finished before its work path was seen")
         seen = os.listdir(folder)
         proc.kill()
         proc.wait()
-        if not any(".ezpz-tmp-" in n for n in seen):
-            self.skipTest("the work finished before the signal arrived")  # machine too fast to kill
+        self.assertTrue(any(".ezpz-tmp-" in n for n in seen), seen)
         for _ in range(400):
             if sorted(os.listdir(folder)) == left:
                 break
@@ -583,7 +585,7 @@ class RelayChain(StreamTest):
 
     def test_a_relay_keeps_a_quiet_child_alive(self):
         if os.geteuid() != 0:
-            self.skipTest("needs root for the fake nodes' mount namespaces")
+            self.fail("needs root for the fake nodes' mount namespaces: run the e2e tests as root (CI does)")
         data = self.payload()
         # The child's --parent-silence is max(2, 4 + 10) = 14 s; it hears nothing but the middle
         # relay's own keepalives for 16 s (the middle hears ours, which it does not forward).
@@ -606,7 +608,7 @@ class RelayChain(StreamTest):
 
     def test_stalled_children_cost_one_stall_timeout_together(self):
         if os.geteuid() != 0:
-            self.skipTest("needs root for the fake nodes' mount namespaces")
+            self.fail("needs root for the fake nodes' mount namespaces: run the e2e tests as root (CI does)")
         data = self.payload()  # a frame well over a pipe's 64 KiB: neither stuck child can take it
         relay, root, boxes = self.middle("n2,n3", 3, 30, stuck="n2 n3")
         start = time.monotonic()
