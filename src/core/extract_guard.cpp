@@ -60,7 +60,8 @@ unsigned safe_mode(unsigned mode, unsigned umask) {
 }
 
 std::string normalize_entry_name(std::string_view name) {
-  return join_components(components(name), components(name).size());
+  const auto parts = components(name);
+  return join_components(parts, parts.size());
 }
 
 std::string_view describe(EntryKind kind) {

@@ -91,6 +91,17 @@ std::size_t edit_distance(std::string_view a, std::string_view b) {
   return d[n][m];
 }
 
+std::string to_hex(const unsigned char* bytes, std::size_t n) {
+  static constexpr char digits[] = "0123456789abcdef";
+  std::string out;
+  out.reserve(2 * n);
+  for (std::size_t i = 0; i < n; ++i) {
+    out += digits[bytes[i] >> 4U];
+    out += digits[bytes[i] & 15U];
+  }
+  return out;
+}
+
 namespace {
 /// Length of the valid UTF-8 sequence starting at s[i] (1-4), or 0 when it is not one.
 std::size_t utf8_length(std::string_view s, std::size_t i) {

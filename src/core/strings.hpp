@@ -20,6 +20,8 @@ namespace ezpz::core {
 /// `s` made safe to print on a terminal: control characters (ESC included) as \xNN or \n, \t,
 /// \r; bytes that are not valid UTF-8 as \xNN; a backslash as \\. Valid UTF-8 text is kept.
 [[nodiscard]] std::string printable(std::string_view s);
+/// Lower-case hex of `n` bytes (a digest's usual spelling).
+[[nodiscard]] std::string to_hex(const unsigned char* bytes, std::size_t n);
 /// "a, b and c"
 [[nodiscard]] std::string join(const std::vector<std::string>& items, std::string_view sep);
 

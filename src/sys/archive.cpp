@@ -14,6 +14,7 @@
 #include <nettle/sha2.h>
 #include <unistd.h>
 
+#include "core/strings.hpp"
 #include "sys/adaptive_zstd.hpp"
 #include "sys/fd_io.hpp"
 #include "sys/tree.hpp"
@@ -92,11 +93,7 @@ Expected<core::TreeStats> pack_tree(const std::string& src, const std::string& t
   if (stats && digest) {
     unsigned char sum[SHA256_DIGEST_SIZE];
     sha256_digest(&sha, sizeof(sum), sum);
-    static constexpr char hex[] = "0123456789abcdef";
-    for (unsigned char b : sum) {
-      stats->sha256 += hex[b >> 4U];
-      stats->sha256 += hex[b & 0xFU];
-    }
+    stats->sha256 = core::to_hex(sum, sizeof(sum));
   }
   return stats;
 }

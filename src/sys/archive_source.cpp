@@ -208,16 +208,6 @@ Expected<std::string> read_expected_sha(const std::string& archive) {
   return hex;
 }
 
-std::string hex_of(const unsigned char* p, std::size_t n) {
-  std::string out;
-  char two[3];
-  for (std::size_t i = 0; i < n; ++i) {
-    std::snprintf(two, sizeof(two), "%02x", p[i]);
-    out += two;
-  }
-  return out;
-}
-
 }  // namespace
 
 /// SHA-256 of the bytes given to update(), taken in a thread of its own (a copy of each chunk
@@ -258,7 +248,7 @@ class ArchiveSourceFile::Hasher {
       thread_.join();
       unsigned char sum[SHA256_DIGEST_SIZE];
       sha256_digest(&ctx_, sizeof(sum), sum);
-      hex_ = hex_of(sum, sizeof(sum));
+      hex_ = core::to_hex(sum, sizeof(sum));
     }
     return hex_;
   }

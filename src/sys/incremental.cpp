@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "core/strings.hpp"
 #include "sys/fd_io.hpp"
 #include "sys/tree.hpp"
 
@@ -24,16 +25,6 @@ namespace {
 const std::vector<std::string> kNotTree = {std::string(core::kManifestName), std::string(core::kFailedNodesName)};
 /// Changed files at least this big are sent as a librsync delta when it is smaller.
 constexpr long long kDeltaMinSize = 64 * 1024;
-
-std::string hex(const unsigned char* sum, std::size_t n) {
-  static const char* digits = "0123456789abcdef";
-  std::string out;
-  for (std::size_t i = 0; i < n; ++i) {
-    out += digits[sum[i] >> 4];
-    out += digits[sum[i] & 15];
-  }
-  return out;
-}
 
 std::string join(const std::string& a, const std::string& b) {
   return a + "/" + b;
@@ -142,7 +133,7 @@ std::string text_sha256(std::string_view text) {
   sha256_update(&ctx, text.size(), reinterpret_cast<const std::uint8_t*>(text.data()));  // NOLINT
   unsigned char sum[SHA256_DIGEST_SIZE];
   sha256_digest(&ctx, sizeof(sum), sum);
-  return hex(sum, sizeof(sum));
+  return core::to_hex(sum, sizeof(sum));
 }
 
 Expected<std::string> file_sha256(const std::string& path) {
@@ -163,7 +154,7 @@ Expected<std::string> file_sha256(const std::string& path) {
   }
   unsigned char sum[SHA256_DIGEST_SIZE];
   sha256_digest(&ctx, sizeof(sum), sum);
-  return hex(sum, sizeof(sum));
+  return core::to_hex(sum, sizeof(sum));
 }
 
 Expected<std::map<std::string, core::StatEntry>> stat_tree(const std::string& root,

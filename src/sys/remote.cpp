@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "core/hostlist.hpp"
+#include "core/strings.hpp"
 #include "sys/fd_io.hpp"
 #include "sys/ssh_client.hpp"
 
@@ -237,13 +238,7 @@ std::pair<std::string, unsigned long long> self_digest() {
   }
   unsigned char sum[SHA256_DIGEST_SIZE];
   sha256_digest(&ctx, sizeof(sum), sum);
-  std::string hex;
-  for (unsigned char b : sum) {
-    char two[3];
-    std::snprintf(two, sizeof(two), "%02x", b);
-    hex += two;
-  }
-  return {hex, size};
+  return {core::to_hex(sum, sizeof(sum)), size};
 }
 
 }  // namespace ezpz::sys

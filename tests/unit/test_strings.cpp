@@ -27,3 +27,9 @@ TEST_CASE("printable: invalid UTF-8 is shown as bytes", "[strings]") {
   CHECK(printable("\xed\xa0\x80") == "\\xed\\xa0\\x80");           // surrogate
   CHECK(printable("\xf4\x90\x80\x80") == "\\xf4\\x90\\x80\\x80");  // past U+10FFFF
 }
+
+TEST_CASE("to_hex: lower case, two digits a byte", "[strings]") {
+  const unsigned char bytes[] = {0x00, 0x0f, 0xa5, 0xff};
+  CHECK(ezpz::core::to_hex(bytes, sizeof(bytes)) == "000fa5ff");
+  CHECK(ezpz::core::to_hex(bytes, 0).empty());
+}
