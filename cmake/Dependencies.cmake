@@ -23,9 +23,10 @@ if(EZPZ_STATIC)
 else()
   set(_ezpz_archive_libs archive zstd lzma z nettle)
 endif()
+add_library(ezpz_deps_archive INTERFACE)  # what sys/fs links
 foreach(lib ${_ezpz_archive_libs})
   find_library(EZPZ_LIB_${lib} NAMES ${lib} REQUIRED)
-  target_link_libraries(ezpz_deps INTERFACE ${EZPZ_LIB_${lib}})
+  target_link_libraries(ezpz_deps_archive INTERFACE ${EZPZ_LIB_${lib}})
 endforeach()
 if(EZPZ_STATIC)
   set(CMAKE_FIND_LIBRARY_SUFFIXES ${_ezpz_saved_suffixes})
@@ -34,16 +35,18 @@ endif()
 # yeet's SSH transport: libssh (Debian builds it against OpenSSL and GSSAPI). Debian ships no
 # static GSSAPI, so a static ezpz links src/sys/gssapi_stub.c instead: gssapi-with-mic
 # authentication is then unavailable in-process (--ssh-command ssh covers those sites).
+# Only sys/remote links it.
+add_library(ezpz_deps_ssh INTERFACE)
 if(EZPZ_STATIC)
   find_library(EZPZ_LIB_ssh NAMES libssh.a REQUIRED)
   find_library(EZPZ_LIB_crypto NAMES libcrypto.a REQUIRED)
   find_library(EZPZ_LIB_zlib_static NAMES libz.a REQUIRED)
-  add_library(ezpz_gssapi_stub OBJECT ${CMAKE_CURRENT_LIST_DIR}/../src/sys/gssapi_stub.c)
-  target_link_libraries(ezpz_deps INTERFACE ${EZPZ_LIB_ssh} $<TARGET_OBJECTS:ezpz_gssapi_stub> ${EZPZ_LIB_crypto}
+  add_library(ezpz_gssapi_stub OBJECT ${CMAKE_CURRENT_LIST_DIR}/../src/sys/remote/gssapi_stub.c)
+  target_link_libraries(ezpz_deps_ssh INTERFACE ${EZPZ_LIB_ssh} $<TARGET_OBJECTS:ezpz_gssapi_stub> ${EZPZ_LIB_crypto}
                                             ${EZPZ_LIB_zlib_static} ${CMAKE_DL_LIBS})
 else()
   find_library(EZPZ_LIB_ssh NAMES ssh REQUIRED)
-  target_link_libraries(ezpz_deps INTERFACE ${EZPZ_LIB_ssh})
+  target_link_libraries(ezpz_deps_ssh INTERFACE ${EZPZ_LIB_ssh})
 endif()
 
 # Incremental yeet: librsync. Debian's librsync.a wants libb2 (BLAKE2) for its BLAKE2 signature
@@ -51,9 +54,9 @@ endif()
 # checked against its SHA-256 anyway), so a static ezpz links src/sys/blake2_stub.c instead.
 if(EZPZ_STATIC)
   find_library(EZPZ_LIB_rsync NAMES librsync.a REQUIRED)
-  add_library(ezpz_blake2_stub OBJECT ${CMAKE_CURRENT_LIST_DIR}/../src/sys/blake2_stub.c)
-  target_link_libraries(ezpz_deps INTERFACE ${EZPZ_LIB_rsync} $<TARGET_OBJECTS:ezpz_blake2_stub>)
+  add_library(ezpz_blake2_stub OBJECT ${CMAKE_CURRENT_LIST_DIR}/../src/sys/fs/blake2_stub.c)
+  target_link_libraries(ezpz_deps_archive INTERFACE ${EZPZ_LIB_rsync} $<TARGET_OBJECTS:ezpz_blake2_stub>)
 else()
   find_library(EZPZ_LIB_rsync NAMES rsync REQUIRED)
-  target_link_libraries(ezpz_deps INTERFACE ${EZPZ_LIB_rsync})
+  target_link_libraries(ezpz_deps_archive INTERFACE ${EZPZ_LIB_rsync})
 endif()

@@ -5,13 +5,13 @@
 #include <vector>
 
 #include "cli/app.hpp"
-#include "sys/env_snapshot.hpp"
-#include "sys/exec.hpp"
-#include "sys/fd_io.hpp"
-#include "sys/janitor.hpp"
-#include "sys/local_transfer.hpp"
-#include "sys/posix_probe.hpp"
-#include "sys/remote.hpp"
+#include "sys/os/env_snapshot.hpp"
+#include "sys/os/exec.hpp"
+#include "sys/os/fd_io.hpp"
+#include "sys/fs/janitor.hpp"
+#include "sys/fs/local_transfer.hpp"
+#include "sys/os/posix_probe.hpp"
+#include "sys/remote/remote.hpp"
 
 int main(int argc, char** argv) {
   ezpz::sys::keep_standard_fds_open();                                  // a closed 0-2 would be reused by the next pipe

@@ -10,7 +10,7 @@
 #include <unistd.h>
 
 #include "fuzz_common.hpp"
-#include "sys/archive.hpp"
+#include "sys/fs/archive.hpp"
 
 using namespace ezpz;
 namespace fs = std::filesystem;

@@ -7,7 +7,7 @@
 
 #include <zstd.h>
 
-#include "sys/adaptive_zstd.hpp"
+#include "sys/fs/adaptive_zstd.hpp"
 
 using ezpz::sys::AdaptiveZstd;
 

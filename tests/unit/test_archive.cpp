@@ -9,7 +9,7 @@
 #include <archive_entry.h>
 #include <unistd.h>
 
-#include "sys/archive.hpp"
+#include "sys/fs/archive.hpp"
 
 using ezpz::sys::symlink_stays_inside;
 namespace fs = std::filesystem;

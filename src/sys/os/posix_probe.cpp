@@ -1,4 +1,4 @@
-#include "sys/posix_probe.hpp"
+#include "sys/os/posix_probe.hpp"
 
 #include <cerrno>
 #include <climits>
@@ -11,7 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "sys/fd_io.hpp"
+#include "sys/os/fd_io.hpp"
 
 namespace ezpz::sys {
 

@@ -1,4 +1,4 @@
-#include "sys/env_snapshot.hpp"
+#include "sys/os/env_snapshot.hpp"
 
 #include <climits>
 #include <string_view>

@@ -1,4 +1,4 @@
-#include "sys/signal_relay.hpp"
+#include "sys/os/signal_relay.hpp"
 
 #include <cerrno>
 

@@ -16,9 +16,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "sys/fd_io.hpp"
-#include "sys/posix_probe.hpp"
-#include "sys/remote.hpp"
+#include "sys/os/fd_io.hpp"
+#include "sys/os/posix_probe.hpp"
+#include "sys/remote/remote.hpp"
 
 namespace ezpz::sys {
 namespace {

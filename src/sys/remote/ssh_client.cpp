@@ -1,4 +1,4 @@
-#include "sys/ssh_client.hpp"
+#include "sys/remote/ssh_client.hpp"
 
 #include <cerrno>
 #include <memory>
@@ -10,7 +10,7 @@
 #include <poll.h>
 #include <unistd.h>
 
-#include "sys/fd_io.hpp"
+#include "sys/os/fd_io.hpp"
 
 namespace ezpz::sys {
 namespace {

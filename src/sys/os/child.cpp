@@ -11,9 +11,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "sys/exec.hpp"
-#include "sys/line_relay.hpp"
-#include "sys/signal_relay.hpp"
+#include "sys/os/exec.hpp"
+#include "sys/os/line_relay.hpp"
+#include "sys/os/signal_relay.hpp"
 
 namespace ezpz::sys {
 namespace {

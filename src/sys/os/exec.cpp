@@ -1,4 +1,4 @@
-#include "sys/exec.hpp"
+#include "sys/os/exec.hpp"
 
 #include <algorithm>
 #include <cerrno>
@@ -13,7 +13,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "sys/signal_relay.hpp"
+#include "sys/os/signal_relay.hpp"
 
 extern char** environ;  // NOLINT: POSIX
 

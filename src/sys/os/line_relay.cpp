@@ -1,11 +1,11 @@
-#include "sys/line_relay.hpp"
+#include "sys/os/line_relay.hpp"
 
 #include <cerrno>
 
 #include <fcntl.h>
 #include <unistd.h>
 
-#include "sys/fd_io.hpp"
+#include "sys/os/fd_io.hpp"
 
 namespace ezpz::sys {
 namespace {

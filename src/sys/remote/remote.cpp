@@ -1,4 +1,4 @@
-#include "sys/remote.hpp"
+#include "sys/remote/remote.hpp"
 
 #include <algorithm>
 #include <cerrno>
@@ -14,8 +14,8 @@
 
 #include "core/hostlist.hpp"
 #include "core/strings.hpp"
-#include "sys/fd_io.hpp"
-#include "sys/ssh_client.hpp"
+#include "sys/os/fd_io.hpp"
+#include "sys/remote/ssh_client.hpp"
 
 namespace ezpz::sys {
 namespace {

@@ -15,7 +15,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "sys/posix_probe.hpp"
+#include "sys/os/posix_probe.hpp"
 
 extern char** environ;  // NOLINT: POSIX
 

@@ -1,4 +1,4 @@
-#include "sys/broadcast.hpp"
+#include "sys/broadcast/broadcast.hpp"
 
 #include <algorithm>
 #include <cerrno>
@@ -18,15 +18,15 @@
 #include <unistd.h>
 
 #include "core/shell.hpp"
-#include "sys/adaptive_zstd.hpp"
-#include "sys/archive.hpp"
-#include "sys/fanout.hpp"
-#include "sys/fd_io.hpp"
-#include "sys/heartbeat.hpp"
-#include "sys/incremental.hpp"
-#include "sys/janitor.hpp"
-#include "sys/remote.hpp"
-#include "sys/tree.hpp"
+#include "sys/fs/adaptive_zstd.hpp"
+#include "sys/fs/archive.hpp"
+#include "sys/broadcast/fanout.hpp"
+#include "sys/os/fd_io.hpp"
+#include "sys/broadcast/heartbeat.hpp"
+#include "sys/fs/incremental.hpp"
+#include "sys/fs/janitor.hpp"
+#include "sys/remote/remote.hpp"
+#include "sys/fs/tree.hpp"
 
 namespace ezpz::sys {
 namespace {

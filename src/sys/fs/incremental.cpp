@@ -1,4 +1,4 @@
-#include "sys/incremental.hpp"
+#include "sys/fs/incremental.hpp"
 
 #include <algorithm>
 #include <cerrno>
@@ -15,8 +15,8 @@
 #include <unistd.h>
 
 #include "core/strings.hpp"
-#include "sys/fd_io.hpp"
-#include "sys/tree.hpp"
+#include "sys/os/fd_io.hpp"
+#include "sys/fs/tree.hpp"
 
 namespace ezpz::sys {
 namespace {

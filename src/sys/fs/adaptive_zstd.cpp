@@ -1,4 +1,4 @@
-#include "sys/adaptive_zstd.hpp"
+#include "sys/fs/adaptive_zstd.hpp"
 
 #include <algorithm>
 

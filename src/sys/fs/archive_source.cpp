@@ -1,4 +1,4 @@
-#include "sys/archive_source.hpp"
+#include "sys/fs/archive_source.hpp"
 
 #include <algorithm>
 #include <cerrno>
@@ -15,7 +15,7 @@
 #include <zstd_errors.h>
 
 #include "core/strings.hpp"
-#include "sys/fd_io.hpp"
+#include "sys/os/fd_io.hpp"
 
 namespace ezpz::sys {
 

@@ -1,4 +1,4 @@
-#include "sys/janitor.hpp"
+#include "sys/fs/janitor.hpp"
 
 #include <cerrno>
 #include <csignal>
@@ -9,8 +9,8 @@
 #include <unistd.h>
 
 #include "core/transfer.hpp"
-#include "sys/fd_io.hpp"
-#include "sys/tree.hpp"
+#include "sys/os/fd_io.hpp"
+#include "sys/fs/tree.hpp"
 
 namespace ezpz::sys {
 

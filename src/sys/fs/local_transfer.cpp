@@ -1,4 +1,4 @@
-#include "sys/local_transfer.hpp"
+#include "sys/fs/local_transfer.hpp"
 
 #include <cerrno>
 #include <climits>
@@ -11,12 +11,12 @@
 #include <unistd.h>
 
 #include "core/venv_patch.hpp"
-#include "sys/archive.hpp"
-#include "sys/broadcast.hpp"
-#include "sys/incremental.hpp"
-#include "sys/janitor.hpp"
-#include "sys/remote.hpp"
-#include "sys/tree.hpp"
+#include "sys/fs/archive.hpp"
+#include "sys/broadcast/broadcast.hpp"
+#include "sys/fs/incremental.hpp"
+#include "sys/fs/janitor.hpp"
+#include "sys/remote/remote.hpp"
+#include "sys/fs/tree.hpp"
 
 namespace ezpz::sys {
 namespace {

@@ -1,4 +1,4 @@
-#include "sys/fanout.hpp"
+#include "sys/broadcast/fanout.hpp"
 
 #include <algorithm>
 #include <cerrno>
@@ -13,8 +13,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "sys/fd_io.hpp"
-#include "sys/remote.hpp"
+#include "sys/os/fd_io.hpp"
+#include "sys/remote/remote.hpp"
 
 namespace ezpz::sys {
 namespace {

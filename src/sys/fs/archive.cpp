@@ -1,4 +1,4 @@
-#include "sys/archive.hpp"
+#include "sys/fs/archive.hpp"
 
 #include <algorithm>
 #include <cerrno>
@@ -15,9 +15,9 @@
 #include <unistd.h>
 
 #include "core/strings.hpp"
-#include "sys/adaptive_zstd.hpp"
-#include "sys/fd_io.hpp"
-#include "sys/tree.hpp"
+#include "sys/fs/adaptive_zstd.hpp"
+#include "sys/os/fd_io.hpp"
+#include "sys/fs/tree.hpp"
 
 namespace ezpz::sys {
 

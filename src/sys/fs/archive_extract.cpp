@@ -17,8 +17,8 @@
 #include "core/extract_guard.hpp"
 #include "core/strings.hpp"
 #include "core/yeet_plan.hpp"
-#include "sys/archive.hpp"
-#include "sys/archive_source.hpp"
+#include "sys/fs/archive.hpp"
+#include "sys/fs/archive_source.hpp"
 
 namespace ezpz::sys {
 

@@ -1,4 +1,4 @@
-#include "sys/remove.hpp"
+#include "sys/fs/remove.hpp"
 
 #include <cerrno>
 #include <csignal>
@@ -13,7 +13,7 @@
 
 #include "core/shell.hpp"
 #include "core/transfer.hpp"
-#include "sys/fd_io.hpp"
+#include "sys/os/fd_io.hpp"
 
 namespace ezpz::sys {
 namespace {

@@ -11,7 +11,7 @@
 
 #include "core/expected.hpp"
 #include "core/transfer.hpp"
-#include "sys/remove.hpp"
+#include "sys/fs/remove.hpp"
 
 namespace ezpz::sys {
 
