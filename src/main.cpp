@@ -5,11 +5,11 @@
 #include <vector>
 
 #include "cli/app.hpp"
+#include "sys/fs/janitor.hpp"
+#include "sys/fs/local_transfer.hpp"
 #include "sys/os/env_snapshot.hpp"
 #include "sys/os/exec.hpp"
 #include "sys/os/fd_io.hpp"
-#include "sys/fs/janitor.hpp"
-#include "sys/fs/local_transfer.hpp"
 #include "sys/os/posix_probe.hpp"
 #include "sys/remote/remote.hpp"
 

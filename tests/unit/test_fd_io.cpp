@@ -9,8 +9,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "sys/os/fd_io.hpp"
 #include "sys/fs/tree.hpp"
+#include "sys/os/fd_io.hpp"
 
 namespace fs = std::filesystem;
 

@@ -14,9 +14,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "sys/os/fd_io.hpp"
 #include "sys/fs/remove.hpp"
 #include "sys/fs/tree.hpp"
+#include "sys/os/fd_io.hpp"
 
 namespace fs = std::filesystem;
 using ezpz::sys::OwnedFd;

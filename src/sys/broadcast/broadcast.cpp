@@ -18,15 +18,15 @@
 #include <unistd.h>
 
 #include "core/shell.hpp"
+#include "sys/broadcast/fanout.hpp"
+#include "sys/broadcast/heartbeat.hpp"
 #include "sys/fs/adaptive_zstd.hpp"
 #include "sys/fs/archive.hpp"
-#include "sys/broadcast/fanout.hpp"
-#include "sys/os/fd_io.hpp"
-#include "sys/broadcast/heartbeat.hpp"
 #include "sys/fs/incremental.hpp"
 #include "sys/fs/janitor.hpp"
-#include "sys/remote/remote.hpp"
 #include "sys/fs/tree.hpp"
+#include "sys/os/fd_io.hpp"
+#include "sys/remote/remote.hpp"
 
 namespace ezpz::sys {
 namespace {

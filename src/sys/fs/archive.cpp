@@ -16,8 +16,8 @@
 
 #include "core/strings.hpp"
 #include "sys/fs/adaptive_zstd.hpp"
-#include "sys/os/fd_io.hpp"
 #include "sys/fs/tree.hpp"
+#include "sys/os/fd_io.hpp"
 
 namespace ezpz::sys {
 

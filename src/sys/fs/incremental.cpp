@@ -15,8 +15,8 @@
 #include <unistd.h>
 
 #include "core/strings.hpp"
-#include "sys/os/fd_io.hpp"
 #include "sys/fs/tree.hpp"
+#include "sys/os/fd_io.hpp"
 
 namespace ezpz::sys {
 namespace {

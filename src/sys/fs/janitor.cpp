@@ -9,8 +9,8 @@
 #include <unistd.h>
 
 #include "core/transfer.hpp"
-#include "sys/os/fd_io.hpp"
 #include "sys/fs/tree.hpp"
+#include "sys/os/fd_io.hpp"
 
 namespace ezpz::sys {
 

@@ -11,12 +11,12 @@
 #include <unistd.h>
 
 #include "core/venv_patch.hpp"
-#include "sys/fs/archive.hpp"
 #include "sys/broadcast/broadcast.hpp"
+#include "sys/fs/archive.hpp"
 #include "sys/fs/incremental.hpp"
 #include "sys/fs/janitor.hpp"
-#include "sys/remote/remote.hpp"
 #include "sys/fs/tree.hpp"
+#include "sys/remote/remote.hpp"
 
 namespace ezpz::sys {
 namespace {

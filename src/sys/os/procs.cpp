@@ -12,9 +12,9 @@
 #include <unistd.h>
 
 #include "core/rank_env.hpp"
+#include "sys/fs/tree.hpp"
 #include "sys/os/exec.hpp"
 #include "sys/remote/remote.hpp"
-#include "sys/fs/tree.hpp"
 
 namespace ezpz::sys {
 namespace {
