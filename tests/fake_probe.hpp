@@ -12,7 +12,7 @@
 
 namespace ezpz::test {
 
-class FakeProbe final : public core::SystemProbe {
+class FakeProbe final : public core::SystemProbe, public core::NodeQuery {
  public:
   std::map<std::string, std::string> files;              ///< path -> text
   std::map<std::string, std::vector<std::string>> dirs;  ///< path -> entry names
@@ -98,6 +98,7 @@ class FakeProbe final : public core::SystemProbe {
     auto it = limits.find(name);
     return it == limits.end() ? core::ResourceLimit{} : it->second;
   }
+  [[nodiscard]] std::pair<std::string, unsigned long long> self_digest() const override { return {}; }
   /// Canned answers by host; hosts not listed are not ready. `asked` records each command.
   std::map<std::string, core::NodeReply> replies;
   mutable std::vector<std::string> asked;

@@ -65,7 +65,7 @@ Cli::Parsed Cli::parse(std::vector<std::string> args, Terminal& term) {
   if (std::find(args.begin(), args.begin() + static_cast<std::ptrdiff_t>(i), "--version") !=
       args.begin() + static_cast<std::ptrdiff_t>(i)) {
     term.out() << "ezpz " << EZPZ_VERSION << '\n';
-    return {nullptr, 0};
+    return {nullptr, 0, {}};
   }
   Command* target = i < args.size() ? command(args[i]) : nullptr;
   const bool walks_tree = target == command("help") || target == command("completions");
@@ -99,25 +99,25 @@ Cli::Parsed Cli::parse(std::vector<std::string> args, Terminal& term) {
     app_.parse(args);
   } catch (const CLI::CallForHelp&) {
     term.out() << app_.help();
-    return {nullptr, 0};
+    return {nullptr, 0, {}};
   } catch (const CLI::CallForAllHelp&) {
     term.out() << app_.help("", CLI::AppFormatMode::All);
-    return {nullptr, 0};
+    return {nullptr, 0, {}};
   } catch (const CLI::CallForVersion& e) {
     term.out() << e.what() << '\n';
-    return {nullptr, 0};
+    return {nullptr, 0, {}};
   } catch (const CLI::ParseError& e) {
     term.error(e.what());
     auto selected = app_.get_subcommands();
     std::string where = selected.empty() ? "ezpz --help" : "ezpz " + selected.back()->get_name() + " --help";
     term.err() << "Run '" << where << "' for usage.\n";
-    return {nullptr, static_cast<int>(ExitCode::usage)};
+    return {nullptr, static_cast<int>(ExitCode::usage), {}};
   }
 
   auto selected = app_.get_subcommands();
   if (selected.empty()) {
     term.err() << app_.help();
-    return {nullptr, static_cast<int>(ExitCode::usage)};
+    return {nullptr, static_cast<int>(ExitCode::usage), {}};
   }
   // Parsed: JSON mode is what the option says (a `--json` in launch's command is the command's).
   if (term.json()) {
@@ -129,25 +129,25 @@ Cli::Parsed Cli::parse(std::vector<std::string> args, Terminal& term) {
   Command* cmd = command(selected.front()->get_name());
   if (had_separator && !cmd->takes_trailing_command()) {
     term.error("ezpz " + selected.front()->get_name() + " takes nothing after --");
-    return {nullptr, static_cast<int>(ExitCode::usage)};
+    return {nullptr, static_cast<int>(ExitCode::usage), {}};
   }
   if (cmd->takes_trailing_command()) {
     cmd->set_trailing_command(std::move(trailing), had_separator);
   }
-  return {cmd, 0};
+  return {cmd, 0, selected.front()->get_name()};
 }
 
-int run_main(const std::vector<std::string>& args, const core::Env& env, Terminal& term, const core::SystemProbe& probe,
-             core::ProcessControl& process, core::LocalTransfer& transfer) {
-  // Two paths skip building the CLI tree: --version, and the per-rank shim (once per rank).
+int run_main(const std::vector<std::string>& args, const core::Env& env, Terminal& term, const Ports& ports) {
+  // Paths that skip building the CLI tree: --version, and the raw rows (the per-rank shim,
+  // once per rank; the modes ezpz starts itself: a transport's local half, a watcher).
   if (args.size() == 1 && args[0] == "--version") {
     term.out() << "ezpz " << EZPZ_VERSION << '\n';
     return 0;
   }
-  if (!args.empty() && args[0] == "__rank-env") {
+  if (const auto* row = args.empty() ? nullptr : find_command(args[0]); row != nullptr && row->raw) {
     static const CLI::App no_tree;
-    Context ctx{env, term, probe, process, transfer, no_tree};
-    if (auto rc = run_rank_env_fast(args, ctx)) {
+    Context ctx(env, term, ports, row->needs, no_tree);
+    if (auto rc = row->make()->run_raw(ctx, {args.begin() + 1, args.end()})) {
       return *rc;
     }
   }
@@ -158,7 +158,8 @@ int run_main(const std::vector<std::string>& args, const core::Env& env, Termina
     return parsed.exit_code;
   }
   log::set_level(log::level_from(cli.verbosity(), env.get("EZPZ_LOG_LEVEL")));
-  Context ctx{env, term, probe, process, transfer, cli.tree()};
+  const auto* row = find_command(parsed.name);
+  Context ctx(env, term, ports, row != nullptr ? row->needs : kNoPorts, cli.tree());
   int rc = 0;
   try {
     rc = parsed.command->run(ctx);

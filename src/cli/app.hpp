@@ -20,6 +20,7 @@ class Cli {
   struct Parsed {
     Command* command = nullptr;  ///< the subcommand to run; null when parsing finished the job
     int exit_code = 0;           ///< meaningful when command is null (help, version, errors)
+    std::string name;            ///< the subcommand's name (its row in the command table)
   };
 
   /// Parse `args` (without argv[0]). Help, version and errors are printed to `term`.
@@ -48,8 +49,7 @@ class Cli {
 };
 
 /// Everything main does after taking the environment snapshot.
-/// `probe` and `process` are the real system in main and fakes in tests.
-int run_main(const std::vector<std::string>& args, const core::Env& env, Terminal& term, const core::SystemProbe& probe,
-             core::ProcessControl& process, core::LocalTransfer& transfer);
+/// `ports` are the real system in main and fakes in tests.
+int run_main(const std::vector<std::string>& args, const core::Env& env, Terminal& term, const Ports& ports);
 
 }  // namespace ezpz::cli

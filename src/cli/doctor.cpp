@@ -68,7 +68,7 @@ core::CheckResult launch_probe(Context& ctx, const core::LocalFacts& facts, cons
       std::vector<std::future<Expected<core::ProgramOutput>>> ranks;
       for (int r = 0; r < plan.topology.nprocs; ++r) {
         ranks.push_back(std::async(std::launch::async, [&, r] {
-          return ctx.probe.run_program(plan.argv, local_rank_environment(plan, ctx.env, r), {}, timeout_s);
+          return ctx.probe().run_program(plan.argv, local_rank_environment(plan, ctx.env, r), {}, timeout_s);
         }));
       }
       outcome.output.exit_code = 0;
@@ -85,7 +85,7 @@ core::CheckResult launch_probe(Context& ctx, const core::LocalFacts& facts, cons
         }
       }
     } else {
-      auto out = ctx.probe.run_program(plan.argv, plan.env, plan.unset_env, timeout_s);
+      auto out = ctx.probe().run_program(plan.argv, plan.env, plan.unset_env, timeout_s);
       if (out) {
         outcome.output = *out;
       } else {
@@ -137,15 +137,15 @@ void DoctorCommand::add_cli(CLI::App& app) {
 int DoctorCommand::run(Context& ctx) {
   auto opt = [](const std::string& s) { return s.empty() ? std::nullopt : std::optional<std::string>(s); };
   const auto facts_start = Clock::now();
-  const auto facts = core::gather_local_facts(ctx.env, ctx.probe, opt(hostfile_), opt(machine_), EZPZ_VERSION);
+  const auto facts = core::gather_local_facts(ctx.env, ctx.probe(), opt(hostfile_), opt(machine_), EZPZ_VERSION);
   const double facts_ms = ms_since(facts_start);
   if (!facts.cluster) {  // a hostfile of lines that are not host names stops doctor as it stops launch
-    if (auto bad = core::malformed_hostfile(ctx.env, opt(hostfile_), ctx.probe)) {
+    if (auto bad = core::malformed_hostfile(ctx.env, opt(hostfile_), ctx.probe())) {
       return ctx.term.fail(*bad);
     }
   }
   const auto& env = ctx.env;
-  const auto& probe = ctx.probe;
+  const auto& probe = ctx.probe();
 
   std::vector<std::future<core::CheckResult>> local;
   std::future<core::CheckResult> launch;
@@ -189,9 +189,9 @@ int DoctorCommand::run(Context& ctx) {
     spec.ssh_command = split_command(ssh_command_);
     spec.accept_new_host_keys = accept_new_host_keys_;
     spec.user = env.get("USER").value_or("");
-    std::tie(spec.exe_digest, spec.exe_size) = ctx.transfer.self_digest();
+    std::tie(spec.exe_digest, spec.exe_size) = ctx.probe().self_digest();
     const std::vector<std::string> args = {"__doctor-node", "--dst", dst_, "--exe", env.self_exe};
-    auto replies = probe.ask_nodes(
+    auto replies = ctx.node_query().ask_nodes(
         targets, [&](const std::string&) { return core::remote_command(spec, args, true); }, spec, timeout_s_,
         start_local);
     if (local.empty()) {

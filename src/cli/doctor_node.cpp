@@ -27,13 +27,13 @@ int DoctorNodeCommand::run(Context& ctx) {
   // Everything but the clock is measured before the ping, so the answer is immediate.
   core::NodeFacts facts;
   facts.hostname = ctx.env.hostname;
-  facts.dst = core::existing_ancestor(dst_, ctx.probe);
-  if (auto space = ctx.probe.disk_space(facts.dst)) {
+  facts.dst = core::existing_ancestor(dst_, ctx.probe());
+  if (auto space = ctx.probe().disk_space(facts.dst)) {
     facts.dst_free = space->free_bytes;
   }
   facts.version = EZPZ_VERSION;
-  facts.exe_present = !exe_.empty() && ctx.probe.is_file(exe_);
-  facts.exe_same = facts.exe_present && ctx.probe.real_path(exe_) == ctx.probe.real_path(ctx.env.self_exe);
+  facts.exe_present = !exe_.empty() && ctx.probe().is_file(exe_);
+  facts.exe_same = facts.exe_present && ctx.probe().real_path(exe_) == ctx.probe().real_path(ctx.env.self_exe);
   ctx.term.out() << core::kReadyLine << '\n' << std::flush;
   std::string ping;
   if (!std::getline(std::cin, ping)) {

@@ -46,7 +46,7 @@ int KillCommand::run(Context& ctx) {
   // The other nodes first: a bad hostfile stops the command before anything is signalled.
   std::optional<core::HostList> others;
   if (all_nodes_) {
-    auto hosts = core::job_other_hosts(ctx.env, ctx.probe, hostfile_, false);
+    auto hosts = core::job_other_hosts(ctx.env, ctx.probe(), hostfile_, false);
     if (!hosts) {
       return ctx.term.fail(hosts.error());
     }
@@ -55,39 +55,39 @@ int KillCommand::run(Context& ctx) {
   const std::string host = ctx.env.hostname.empty() ? "localhost" : ctx.env.hostname;
   // This node.
   const auto targets =
-      core::select_kill_targets(ctx.process.job_processes(), pattern_, ctx.process.self_and_ancestors());
+      core::select_kill_targets(ctx.processes().job_processes(), pattern_, ctx.processes().self_and_ancestors());
   nlohmann::json procs = nlohmann::json::array();
   int survivors = 0;
   if (!dry_run_) {
     for (const auto& p : targets) {
-      ctx.process.send_signal(p.pid, *sig);
+      ctx.processes().send_signal(p.pid, *sig);
     }
     // Those still running after the grace period get SIGKILL.
     const bool escalate = *sig != SIGKILL && grace_s_ > 0;
     for (double waited = 0; escalate && waited < grace_s_; waited += 0.1) {
       bool any = false;
       for (const auto& p : targets) {
-        any = any || ctx.process.alive(p.pid);
+        any = any || ctx.processes().alive(p.pid);
       }
-      if (!any || !ctx.process.sleep_unless_interrupted(0.1)) {
+      if (!any || !ctx.jobs().sleep_unless_interrupted(0.1)) {
         break;
       }
     }
     std::vector<int> killed;
     for (const auto& p : targets) {
-      if (escalate && ctx.process.alive(p.pid)) {
-        ctx.process.send_signal(p.pid, SIGKILL);
+      if (escalate && ctx.processes().alive(p.pid)) {
+        ctx.processes().send_signal(p.pid, SIGKILL);
         killed.push_back(p.pid);
       }
     }
     for (int waited = 0; !killed.empty() && waited < 20; ++waited) {  // SIGKILL takes a moment
-      std::erase_if(killed, [&](int pid) { return !ctx.process.alive(pid); });
-      if (!killed.empty() && !ctx.process.sleep_unless_interrupted(0.05)) {
+      std::erase_if(killed, [&](int pid) { return !ctx.processes().alive(pid); });
+      if (!killed.empty() && !ctx.jobs().sleep_unless_interrupted(0.05)) {
         break;
       }
     }
     for (const auto& p : targets) {
-      survivors += ctx.process.alive(p.pid) ? 1 : 0;
+      survivors += ctx.processes().alive(p.pid) ? 1 : 0;
     }
   }
   for (const auto& p : targets) {
@@ -106,7 +106,7 @@ int KillCommand::run(Context& ctx) {
     spec.self_exe = ctx.env.self_exe;
     spec.ssh_command = split_command(ssh_command_);
     spec.user = ctx.env.get("USER").value_or("");
-    std::tie(spec.exe_digest, spec.exe_size) = ctx.transfer.self_digest();
+    std::tie(spec.exe_digest, spec.exe_size) = ctx.probe().self_digest();
     std::vector<std::string> args = {"kill", "--json", "--signal", signal_, "--grace", std::to_string(grace_s_)};
     if (dry_run_) {
       args.emplace_back("--dry-run");
@@ -114,7 +114,7 @@ int KillCommand::run(Context& ctx) {
     if (!pattern_.empty()) {
       args.push_back("--pattern=" + pattern_);
     }
-    for (const auto& o : ctx.process.run_on_nodes(*others, args, spec, 30 + grace_s_)) {
+    for (const auto& o : ctx.node_commands().run_on_nodes(*others, args, spec, 30 + grace_s_)) {
       auto j = nlohmann::json::parse(o.output.substr(0, o.output.find('\n')), nullptr, false);
       const bool refused = j.is_object() && !j.value("ok", true);  // its failure object
       if (!o.error.empty() || j.is_discarded() || !j.is_object() || refused) {

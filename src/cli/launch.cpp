@@ -150,7 +150,7 @@ void LaunchCommand::set_trailing_command(std::vector<std::string> command, bool 
 
 int LaunchCommand::run(Context& ctx) {
   if (request_error_.empty()) {
-    request_error_ = command_problem(ctx.probe, request_.command);
+    request_error_ = command_problem(ctx.probe(), request_.command);
   }
   if (!request_error_.empty()) {
     return ctx.term.fail(usage_error(request_error_));
@@ -188,9 +188,9 @@ int LaunchCommand::run(Context& ctx) {
   // No rank left an error file or a report: no empty folders either (rmdir leaves any other).
   if (const auto& dir = plan.rank.record_dir; !dir.empty()) {
     for (int k = attempts - 1; k > 0; --k) {
-      (void)ctx.probe.remove_empty_dir(core::plan_for_attempt(plan, k).rank.record_dir);
+      (void)ctx.probe().remove_empty_dir(core::plan_for_attempt(plan, k).rank.record_dir);
     }
-    (void)ctx.probe.remove_empty_dir(dir);
+    (void)ctx.probe().remove_empty_dir(dir);
   }
   // 4. Record what happened.
   LaunchTimes times{iso_time(start_wall, "%Y-%m-%dT%H:%M:%SZ"),
@@ -198,7 +198,7 @@ int LaunchCommand::run(Context& ctx) {
                     std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count()};
   if (auto path = core::record_path(ctx.env, plan.scheduler, stamp)) {
     auto text = record_json(plan, job->cluster, request_.command, times, result, attempts, failure);
-    if (auto written = ctx.probe.write_file(*path, text); !written) {
+    if (auto written = ctx.probe().write_file(*path, text); !written) {
       ctx.term.warn("job record not saved (" + written.error().message + "): set EZPZ_HOME to a writable directory");
     } else {
       log::info("record: " + *path);
@@ -226,7 +226,7 @@ Expected<std::pair<core::RunResult, int>> LaunchCommand::run_attempts(Context& c
   while (true) {
     const auto this_try = core::plan_for_attempt(plan, attempt++);
     if (!this_try.rank.record_dir.empty()) {
-      (void)ctx.probe.make_dirs(this_try.rank.record_dir);  // torch's @record writes there
+      (void)ctx.probe().make_dirs(this_try.rank.record_dir);  // torch's @record writes there
     }
     const double started = epoch_seconds(std::chrono::system_clock::now());
     auto r = run_once(ctx, this_try);
@@ -244,7 +244,7 @@ Expected<std::pair<core::RunResult, int>> LaunchCommand::run_attempts(Context& c
     const double delay = retry_delay(attempt - 1, retry_delay_s_);
     ctx.term.warn("attempt " + std::to_string(attempt) + " of " + std::to_string(retries_ + 1) + " ended with code " +
                   std::to_string(result.exit_code) + ": retrying in " + std::to_string(static_cast<int>(delay)) + " s");
-    if (!ctx.process.sleep_unless_interrupted(delay)) {
+    if (!ctx.jobs().sleep_unless_interrupted(delay)) {
       result.signal = SIGINT;
       result.exit_code = 128 + SIGINT;
       break;
@@ -259,12 +259,12 @@ Expected<core::RunResult> LaunchCommand::run_once(Context& ctx, const core::Laun
 
 Expected<PlannedJob> plan_job(Context& ctx, core::LaunchRequest request, std::string_view timestamp) {
   // 1. Machine profiles: built-in, then the user's config.
-  auto machines = core::load_machines(ctx.env, ctx.probe);
+  auto machines = core::load_machines(ctx.env, ctx.probe());
   if (!machines) {
     return machines.error();
   }
   // 2. Scheduler, machine, hosts and GPUs of this job.
-  auto cluster = core::discover_cluster(ctx.env, *machines, request.machine, request.hostfile, ctx.probe);
+  auto cluster = core::discover_cluster(ctx.env, *machines, request.machine, request.hostfile, ctx.probe());
   if (!cluster) {
     return cluster.error();
   }
@@ -273,13 +273,13 @@ Expected<PlannedJob> plan_job(Context& ctx, core::LaunchRequest request, std::st
              std::to_string(cluster->gpus.per_node) + " GPU(s) per node from " + cluster->gpus.detail);
   // 3. A port for MASTER_PORT, held until we exit; the launcher programs; the plan.
   if (request.rank_env && !ctx.env.has("MASTER_PORT")) {
-    cluster->master_port = ctx.process.reserve_tcp_port();
+    cluster->master_port = ctx.jobs().reserve_tcp_port();
   }
   if (!timestamp.empty()) {
     request.run_id = core::job_run_id(ctx.env, cluster->scheduler, timestamp);
     request.record_dir = core::record_dir(ctx.env, cluster->scheduler, timestamp).value_or("");
   }
-  auto plan = core::plan_launch(request, ctx.env, *cluster, core::find_launchers(ctx.probe));
+  auto plan = core::plan_launch(request, ctx.env, *cluster, core::find_launchers(ctx.probe()));
   if (!plan) {
     return plan.error();
   }
@@ -314,7 +314,7 @@ Expected<core::RunResult> run_plan(Context& ctx, const core::LaunchPlan& plan, c
     processes.push_back({plan.argv, plan.env, plan.unset_env, ""});
     options.names.push_back(plan.launcher);
   }
-  return ctx.process.run(processes, options);
+  return ctx.jobs().run(processes, options);
 }
 
 }  // namespace ezpz::cli

@@ -107,12 +107,12 @@ std::optional<core::FirstFailure> find_first_failure(Context& ctx, const core::L
       exits.push_back(std::move(e));
     }
   } else if (!dir.empty()) {
-    exits = shim_reports(ctx.probe, dir);
+    exits = shim_reports(ctx.probe(), dir);
   }
   auto first = core::first_failure(exits, started);
   if (first && !dir.empty()) {
     const auto path = core::error_file_path(dir, first->exit.rank);
-    if (auto text = ctx.probe.is_file(path) ? ctx.probe.read_file(path) : Expected<std::string>(failure("none"))) {
+    if (auto text = ctx.probe().is_file(path) ? ctx.probe().read_file(path) : Expected<std::string>(failure("none"))) {
       first->error = core::parse_error_file(*text);
       first->error_file = first->error ? path : "";
     }

@@ -27,7 +27,7 @@ void PlotCommand::add_cli(CLI::App& app) {
 }
 
 int PlotCommand::run(Context& ctx) {
-  auto text = ctx.probe.read_file(file_);
+  auto text = ctx.probe().read_file(file_);
   if (!text) {
     return ctx.term.fail(text.error());
   }

@@ -19,7 +19,7 @@ bool report_failure(Context& ctx, const core::RankContext& rank, const core::Ran
   core::RankExit report{info.rank,       info.local_rank, ctx.env.hostname, exit.exit_code, exit.signal,
                         exit.exec_errno, command.front(), exit.end_time,    exit.pid};
   return static_cast<bool>(
-      ctx.probe.write_file(core::exit_report_path(rank.record_dir, info.rank), core::exit_report_json(report)));
+      ctx.probe().write_file(core::exit_report_path(rank.record_dir, info.rank), core::exit_report_json(report)));
 }
 
 int run_with_rank_env(Context& ctx, core::RankContext rank, const std::string& gpu_bind,
@@ -40,12 +40,12 @@ int run_with_rank_env(Context& ctx, core::RankContext rank, const std::string& g
     return static_cast<int>(info.error().code);
   }
   // 1. torch's @record writes into the record directory: it must exist on this node.
-  if (!rank.record_dir.empty() && !ctx.probe.make_dirs(rank.record_dir)) {
+  if (!rank.record_dir.empty() && !ctx.probe().make_dirs(rank.record_dir)) {
     rank.record_dir.clear();
   }
   // 2. Run the command as our child, labelled when asked.
   const std::string label = rank.label ? "[" + std::to_string(info->rank) + "] " : "";
-  auto exit = ctx.process.run_child(command, core::rank_environment(ctx.env, rank, *info), label);
+  auto exit = ctx.jobs().run_child(command, core::rank_environment(ctx.env, rank, *info), label);
   // 3. A failure is reported to the launch (one summary); where it cannot be, it is said here.
   if (exit.exit_code != 0 && !report_failure(ctx, rank, *info, command, exit) && exit.exec_errno != 0) {
     core::RankExit e;
@@ -53,7 +53,7 @@ int run_with_rank_env(Context& ctx, core::RankContext rank, const std::string& g
     e.program = command.front();
     ctx.term.error(core::describe_exit(e));
   }
-  return ctx.process.finish_like(exit);
+  return ctx.jobs().finish_like(exit);
 }
 
 bool parse_int(std::string_view s, int& out) {
@@ -74,7 +74,7 @@ bool parse_restart(std::string_view s, core::RankContext& rank) {
 std::optional<int> run_rank_env_fast(const std::vector<std::string>& args, Context& ctx) {
   core::RankContext rank;
   std::string gpu_bind = "none";
-  std::size_t i = 1;  // args[0] is "__rank-env"
+  std::size_t i = 0;  // the arguments after "__rank-env"
   for (; i < args.size() && args[i] != "--"; ++i) {
     std::string_view a = args[i];
     if (a == "--gpu-reverse" || a == "--label") {

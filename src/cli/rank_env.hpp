@@ -23,6 +23,9 @@ class RankEnvCommand final : public Command {
  public:
   void add_cli(CLI::App& app) override;
   int run(Context& ctx) override;
+  std::optional<int> run_raw(Context& ctx, const std::vector<std::string>& args) override {
+    return run_rank_env_fast(args, ctx);
+  }
   [[nodiscard]] bool takes_trailing_command() const override { return true; }
   void set_trailing_command(std::vector<std::string> command, bool had_separator) override;
 

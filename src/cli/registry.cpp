@@ -4,6 +4,7 @@
 #include "cli/doctor.hpp"
 #include "cli/env_cmd.hpp"
 #include "cli/help.hpp"
+#include "cli/hidden_modes.hpp"
 #include "cli/kill.hpp"
 #include "cli/launch.hpp"
 #include "cli/plot.hpp"
@@ -19,36 +20,51 @@ namespace ezpz::cli {
 const std::vector<CommandInfo>& command_table() {
   static const std::vector<CommandInfo> table = {
       {"launch", "Launch a command on every process of the job (mpiexec, srun, mpirun or built-in)",
-       [] { return std::unique_ptr<Command>(new LaunchCommand); }},
+       [] { return std::unique_ptr<Command>(new LaunchCommand); }, kProbe | kJobs},
       {"yeet", "Copy an env, directory or tarball to node-local storage (/tmp) and patch a venv for it",
-       [] { return std::unique_ptr<Command>(new YeetCommand); }},
+       [] { return std::unique_ptr<Command>(new YeetCommand); },
+       kProbe | kTrees | kStaging | kArchives | kManifests | kBroadcast},
       {"tar-env", "Pack an env into <name>.tar.zst for fast copies with yeet",
-       [] { return std::unique_ptr<Command>(new TarEnvCommand); }},
+       [] { return std::unique_ptr<Command>(new TarEnvCommand); }, kTrees | kStaging | kArchives},
       {"test", "Smoke-test distributed training: launch a small MLP run on every rank (needs libezpz_torch)",
-       [] { return std::unique_ptr<Command>(new TestCommand); }},
+       [] { return std::unique_ptr<Command>(new TestCommand); }, kProbe | kJobs},
       {"plot", "Plot a JSONL metrics file (ezpz History) in the terminal",
-       [] { return std::unique_ptr<Command>(new PlotCommand); }},
+       [] { return std::unique_ptr<Command>(new PlotCommand); }, kProbe},
       {"doctor", "Check this host, every node (--nodes) and the launch line (--launch) before a job; remedies",
-       [] { return std::unique_ptr<Command>(new DoctorCommand); }},
+       [] { return std::unique_ptr<Command>(new DoctorCommand); }, kProbe | kNodeQuery | kJobs},
       {"env", "Print export lines for this job (HOSTFILE, NHOSTS, NGPUS, EZPZ_LAUNCH...): eval \"$(ezpz env)\"",
-       [] { return std::unique_ptr<Command>(new EnvCommand); }},
+       [] { return std::unique_ptr<Command>(new EnvCommand); }, kProbe},
       {"submit", "Write (and with --submit, qsub/sbatch) a batch script that runs ezpz launch -- COMMAND",
-       [] { return std::unique_ptr<Command>(new SubmitCommand); }},
+       [] { return std::unique_ptr<Command>(new SubmitCommand); }, kProbe | kJobs},
       {"kill", "Stop the processes of ezpz-launched jobs, here or on every node (--all-nodes)",
-       [] { return std::unique_ptr<Command>(new KillCommand); }},
+       [] { return std::unique_ptr<Command>(new KillCommand); }, kProbe | kJobs | kProcesses | kNodeCommands},
       {"completions", "Print the shell completion script for bash, zsh or fish",
-       [] { return std::unique_ptr<Command>(new CompletionsCommand); }},
-      {"help", "Show help for ezpz or one of its commands", [] { return std::unique_ptr<Command>(new HelpCommand); }},
+       [] { return std::unique_ptr<Command>(new CompletionsCommand); }, kNoPorts},
+      {"help", "Show help for ezpz or one of its commands", [] { return std::unique_ptr<Command>(new HelpCommand); },
+       kNoPorts},
       {"__rank-env", "Per-rank shim: set the torchrun variables from the launcher's, then exec the command",
-       [] { return std::unique_ptr<Command>(new RankEnvCommand); }, true},
+       [] { return std::unique_ptr<Command>(new RankEnvCommand); }, kProbe | kJobs, true, true},
       {"__doctor-node", "One node of doctor --nodes: print its facts (clock, free space, ezpz) after a ping",
-       [] { return std::unique_ptr<Command>(new DoctorNodeCommand); }, true},
+       [] { return std::unique_ptr<Command>(new DoctorNodeCommand); }, kProbe, true},
       {"__yeet-relay", "One node of yeet's fan-out: extract the stream from stdin and pass it on",
-       [] { return std::unique_ptr<Command>(new YeetRelayCommand); }, true},
+       [] { return std::unique_ptr<Command>(new YeetRelayCommand); }, kBroadcast, true, true},
       {"__yeet-send", "One push of yeet --strategy greedy: stream this node's copy to another node",
-       [] { return std::unique_ptr<Command>(new YeetSendCommand); }, true},
+       [] { return std::unique_ptr<Command>(new YeetSendCommand); }, kBroadcast, true, true},
+      {"__ssh-stdio", "The local half of a command started on another node over the built-in transport",
+       [] { return std::unique_ptr<Command>(new TransportChildCommand); }, kTransport, true, true},
+      {"__yeet-janitor", "The watcher of a yeet's work beside its destination: removes it once the run has ended",
+       [] { return std::unique_ptr<Command>(new WatcherCommand); }, kStaging, true, true},
   };
   return table;
+}
+
+const CommandInfo* find_command(std::string_view name) {
+  for (const auto& row : command_table()) {
+    if (row.name == name) {
+      return &row;
+    }
+  }
+  return nullptr;
 }
 
 }  // namespace ezpz::cli

@@ -43,9 +43,9 @@ int SubmitCommand::run(Context& ctx) {
   core::SubmitSpec spec;
   if (!scheduler_.empty()) {
     spec.scheduler = scheduler_ == "slurm" || scheduler_ == "SLURM" ? core::Scheduler::slurm : core::Scheduler::pbs;
-  } else if (ctx.probe.find_program("qsub")) {
+  } else if (ctx.probe().find_program("qsub")) {
     spec.scheduler = core::Scheduler::pbs;
-  } else if (ctx.probe.find_program("sbatch")) {
+  } else if (ctx.probe().find_program("sbatch")) {
     spec.scheduler = core::Scheduler::slurm;
   } else {
     return ctx.term.fail(usage_error("neither qsub nor sbatch is on PATH: pass --scheduler pbs or --scheduler slurm"));
@@ -82,7 +82,7 @@ int SubmitCommand::run(Context& ctx) {
     std::strftime(stamp, sizeof(stamp), "%Y%m%d-%H%M%S", std::localtime(&now));
     path = ".ezpz-submit-" + std::string(stamp) + ".sh";
   }
-  if (auto w = ctx.probe.write_file(path, *script); !w) {
+  if (auto w = ctx.probe().write_file(path, *script); !w) {
     return ctx.term.fail(w.error());
   }
   ctx.term.out() << "wrote " << path << "\n";
@@ -92,10 +92,10 @@ int SubmitCommand::run(Context& ctx) {
     return 0;
   }
   const std::string tool = spec.scheduler == core::Scheduler::pbs ? "qsub" : "sbatch";
-  if (!ctx.probe.find_program(tool)) {
+  if (!ctx.probe().find_program(tool)) {
     return ctx.term.fail(failure(tool + " is not on PATH: submit " + path + " from a login node, or drop --submit"));
   }
-  auto ran = ctx.process.run({core::ProcessSpec{{tool, path}, {}, {}, ""}}, core::RunOptions{});
+  auto ran = ctx.jobs().run({core::ProcessSpec{{tool, path}, {}, {}, ""}}, core::RunOptions{});
   if (!ran) {
     return ctx.term.fail(ran.error());
   }

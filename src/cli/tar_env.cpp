@@ -40,7 +40,7 @@ int TarEnvCommand::run(Context& ctx) {
   std::string path =
       source->first.front() == '/' ? source->first : ctx.env.get("PWD").value_or("/") + "/" + source->first;
   path = core::normalize_path(path);
-  const auto facts = ctx.transfer.inspect(path);
+  const auto facts = ctx.trees().inspect(path);
   if (!facts.is_directory) {
     ctx.term.error(path + (facts.exists ? " is not a directory" : " does not exist") +
                    ": pass the env's directory (or activate it)");
@@ -59,7 +59,7 @@ int TarEnvCommand::run(Context& ctx) {
     return static_cast<int>(ExitCode::usage);
   }
 
-  auto env_stats = ctx.transfer.measure(path, {});
+  auto env_stats = ctx.trees().measure(path, {});
   if (!env_stats) {
     ctx.term.error(env_stats.error().message);
     return static_cast<int>(ExitCode::failure);
@@ -70,9 +70,9 @@ int TarEnvCommand::run(Context& ctx) {
                             {"format", format_},
                             {"bytes", env_stats->bytes},
                             {"files", env_stats->files}};
-  const auto existing = ctx.transfer.inspect(out);
+  const auto existing = ctx.trees().inspect(out);
   if (!rebuild_ && existing.exists && !existing.is_directory) {
-    auto archive = ctx.transfer.measure(out, {});
+    auto archive = ctx.trees().measure(out, {});
     if (archive && archive->newest_mtime >= env_stats->newest_mtime) {
       summary["reused"] = true;
       summary["archive_bytes"] = archive->bytes;
@@ -88,25 +88,25 @@ int TarEnvCommand::run(Context& ctx) {
 
   const auto start = std::chrono::steady_clock::now();
   const std::string tmp = core::work_path(out, ctx.env.pid);
-  ctx.transfer.watch(out, tmp);  // a SIGKILLed run leaves no half-written archive beside OUT
+  ctx.staging().watch(out, tmp);  // a SIGKILLed run leaves no half-written archive beside OUT
   ProgressBar bar(ctx.term, "packing", env_stats->bytes);
   auto packed =
-      ctx.transfer.pack(path, name, tmp, format, {}, true, [&bar](unsigned long long done) { bar.update(done); });
+      ctx.archives().pack(path, name, tmp, format, {}, true, [&bar](unsigned long long done) { bar.update(done); });
   bar.finish();
   if (!packed) {
-    ctx.transfer.discard(tmp);
-    for (const auto& w : ctx.transfer.take_warnings()) {
+    ctx.staging().discard(tmp);
+    for (const auto& w : ctx.staging().take_warnings()) {
       ctx.term.warn(w);
     }
     ctx.term.error(packed.error().message);
-    const int sig = ctx.transfer.interrupted();
+    const int sig = ctx.staging().interrupted();
     return sig != 0 ? 128 + sig : static_cast<int>(ExitCode::failure);
   }
   // An old OUT.sha256 must never sit beside the new archive (yeet would call it damaged).
-  ctx.transfer.discard(out + ".sha256");
-  if (auto moved = ctx.transfer.rename_file(tmp, out); !moved) {
-    ctx.transfer.discard(tmp);
-    for (const auto& w : ctx.transfer.take_warnings()) {
+  ctx.staging().discard(out + ".sha256");
+  if (auto moved = ctx.staging().rename_file(tmp, out); !moved) {
+    ctx.staging().discard(tmp);
+    for (const auto& w : ctx.staging().take_warnings()) {
       ctx.term.warn(w);
     }
     ctx.term.error(moved.error().message);
@@ -114,13 +114,13 @@ int TarEnvCommand::run(Context& ctx) {
   }
   ctx.term.set_unchanged({});  // OUT is the new archive now
   // The archive's SHA-256 beside it: yeet verifies it while extracting (one read).
-  if (auto summed = ctx.transfer.write_checksum(out, packed->sha256); !summed) {
+  if (auto summed = ctx.archives().write_checksum(out, packed->sha256); !summed) {
     ctx.term.error(summed.error().message + " (" + out + " is written, without its .sha256)");
     return static_cast<int>(ExitCode::failure);
   }
   summary["sha256"] = packed->sha256;
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  auto archive = ctx.transfer.measure(out, {});
+  auto archive = ctx.trees().measure(out, {});
   summary["reused"] = false;
   summary["archive_bytes"] = archive ? archive->bytes : 0;
   summary["seconds"] = secs;

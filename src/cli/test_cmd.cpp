@@ -136,13 +136,13 @@ core::LaunchRequest TestCommand::request(const std::string& program, const std::
 
 Expected<std::string> TestCommand::find_program(const Context& ctx, const std::string& given) {
   if (!given.empty()) {
-    if (ctx.probe.is_file(given)) {
+    if (ctx.probe().is_file(given)) {
       return given;
     }
     return usage_error("--program " + given + " is not a file: give the path of ezpz-test-train");
   }
   if (auto env = ctx.env.get("EZPZ_TORCH_TRAIN")) {
-    if (ctx.probe.is_file(*env)) {
+    if (ctx.probe().is_file(*env)) {
       return *env;
     }
     return usage_error("EZPZ_TORCH_TRAIN=" + *env + " is not a file: point it at ezpz-test-train or unset it");
@@ -150,12 +150,12 @@ Expected<std::string> TestCommand::find_program(const Context& ctx, const std::s
   if (!ctx.env.self_exe.empty()) {
     const auto dir = dirname(ctx.env.self_exe);
     for (const auto& candidate : {dir + "/" + kProgram, dir + "/src/torch/" + kProgram}) {
-      if (ctx.probe.is_file(candidate)) {
+      if (ctx.probe().is_file(candidate)) {
         return candidate;
       }
     }
   }
-  if (auto found = ctx.probe.find_program(kProgram)) {
+  if (auto found = ctx.probe().find_program(kProgram)) {
     return *found;
   }
   return failure(
@@ -204,7 +204,7 @@ int TestCommand::run(Context& ctx) {
     return result->exit_code;
   }
   if (json_) {
-    auto text = ctx.probe.read_file(json_out);
+    auto text = ctx.probe().read_file(json_out);
     if (!text) {
       return ctx.term.fail(failure("the ranks finished but rank 0 wrote no results to " + json_out +
                                    ": is --outdir on a file system every rank and this host share?"));

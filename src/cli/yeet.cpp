@@ -1,8 +1,5 @@
 #include "cli/yeet.hpp"
 
-#include <algorithm>
-#include <chrono>
-#include <optional>
 #include <tuple>
 
 #include <CLI/App.hpp>
@@ -12,47 +9,13 @@
 #include "cli/terminal.hpp"
 #include "cli/yeet_relay.hpp"
 #include "cli/yeet_report.hpp"
+#include "cli/yeet_steps.hpp"
 #include "core/broadcast.hpp"
 #include "core/cluster.hpp"
-#include "core/log.hpp"
 #include "core/strings.hpp"
+#include "core/yeet_broadcast.hpp"
 
 namespace ezpz::cli {
-namespace {
-
-using Clock = std::chrono::steady_clock;
-
-double seconds_since(Clock::time_point t) {
-  return std::chrono::duration<double>(Clock::now() - t).count();
-}
-
-/// Removals that failed (what is left must be removed by hand): a warning line each.
-void show_leftovers(Context& ctx) {
-  for (const auto& w : ctx.transfer.take_warnings()) {
-    ctx.term.warn(w);
-  }
-}
-
-/// Old prefixes a moved env may name: what bin/activate records, the source as given and resolved.
-std::vector<std::string> old_prefixes(Context& ctx, const std::string& root, const core::YeetPlan& plan,
-                                      const std::string& source_real) {
-  std::vector<std::string> out;
-  auto add = [&](const std::string& p) {
-    if (!p.empty() && p != plan.destination && std::find(out.begin(), out.end(), p) == out.end()) {
-      out.push_back(p);
-    }
-  };
-  if (auto recorded = ctx.transfer.recorded_prefix(root)) {
-    add(*recorded);
-  }
-  if (plan.kind == core::SourceKind::directory) {
-    add(plan.source);
-    add(source_real);
-  }
-  return out;
-}
-
-}  // namespace
 
 void YeetCommand::add_cli(CLI::App& app) {
   app_ = &app;
@@ -113,9 +76,9 @@ void YeetCommand::add_cli(CLI::App& app) {
       "  ezpz yeet ~/models/llama --dry-run");
 }
 
-int YeetCommand::run(Context& ctx) {
+Expected<core::YeetRequest> YeetCommand::request() const {
   if (app_->count("source") > 0 && app_->count("--src") > 0) {
-    return ctx.term.fail(usage_error("--src and positional SRC are mutually exclusive; pick one"));
+    return usage_error("--src and positional SRC are mutually exclusive; pick one");
   }
   core::YeetRequest request;
   if (!positional_.empty() || !src_.empty()) {
@@ -128,30 +91,11 @@ int YeetCommand::run(Context& ctx) {
   request.compress = compress_;
   request.include_pycache = include_pycache_;
   request.force = force_;
+  return request;
+}
 
-  // 1. What and where.
-  auto source = core::yeet_source(request, ctx.env);
-  if (!source) {
-    return ctx.term.fail(source.error());
-  }
-  std::string source_path = source->first;
-  if (source_path.front() != '/') {
-    source_path = ctx.env.get("PWD").value_or("/") + "/" + source_path;
-  }
-  const auto facts = ctx.transfer.inspect(source_path);
-  auto plan = core::plan_yeet(request, ctx.env, facts);
-  if (!plan) {
-    return ctx.term.fail(plan.error());
-  }
-  plan->source_origin = request.source ? (positional_.empty() ? "--src" : "SRC") : source->second;
-  ctx.term.set_unchanged({plan->destination});  // until the commit below, a failure leaves it as it was
-  auto roots = core::load_yeet_roots(ctx.env, ctx.probe);
-  if (!roots) {
-    return ctx.term.fail(roots.error());
-  }
-  if (auto ok = core::check_destination(plan->destination, facts.real_path, ctx.env, *roots, force_); !ok) {
-    return ctx.term.fail(ok.error());
-  }
+Expected<core::BroadcastPlan> YeetCommand::plan_nodes(Context& ctx, const core::YeetPlan& plan,
+                                                      const std::string& host) const {
   core::SuccessRule rule;
   if (app_->count("--min-success-nodes") > 0) {
     rule.min_nodes = min_success_nodes_;
@@ -159,395 +103,153 @@ int YeetCommand::run(Context& ctx) {
   if (app_->count("--min-success-fraction") > 0) {
     rule.min_fraction = min_success_fraction_;
   }
-  if (auto ok = core::check_success_rule(rule); !ok) {
-    return ctx.term.fail(ok.error());
-  }
   // The other nodes: the job's hosts (as for launch) less this one.
-  auto others = core::job_other_hosts(ctx.env, ctx.probe, hostfile_, !no_hsn_);
+  auto others = core::job_other_hosts(ctx.env, ctx.probe(), hostfile_, !no_hsn_);
   if (!others) {
-    return ctx.term.fail(others.error());
+    return others.error();
   }
-  const core::HostList targets = std::move(*others);
-  for (const auto& target : targets) {
-    if (auto ok = core::check_remote_host(target); !ok) {
-      return ctx.term.fail(ok.error());
-    }
+  core::BroadcastSpec spec;
+  spec.destination = plan.destination;
+  spec.self_exe = ctx.env.self_exe;
+  spec.ssh_command = split_command(ssh_command_);
+  spec.accept_new_host_keys = accept_new_host_keys_;
+  spec.stream_level = stream_level_;
+  spec.reattach = !no_reattach_;
+  spec.stall_timeout_s = stall_timeout_s_;
+  spec.this_host = host;
+  spec.user = ctx.env.get("USER").value_or("");
+  const auto strategy = strategy_ == "greedy" ? core::Strategy::greedy : core::Strategy::tree;
+  return core::plan_broadcast(std::move(*others), fanout_, strategy, rule, std::move(spec));
+}
+
+Expected<YeetRun> YeetCommand::plan(Context& ctx) const {
+  auto req = request();
+  if (!req) {
+    return req.error();
   }
-  const auto tree = core::relay_tree(targets, fanout_);
-  const int total_nodes = static_cast<int>(targets.size()) + 1;
-  auto size = ctx.transfer.measure(plan->source, plan->excludes);
+  auto source = core::yeet_source(*req, ctx.env);
+  if (!source) {
+    return source.error();
+  }
+  std::string source_path = source->first;
+  if (source_path.front() != '/') {
+    source_path = ctx.env.get("PWD").value_or("/") + "/" + source_path;
+  }
+  const auto facts = ctx.trees().inspect(source_path);
+  auto plan = core::plan_yeet(*req, ctx.env, facts);
+  if (!plan) {
+    return plan.error();
+  }
+  plan->source_origin = req->source ? (positional_.empty() ? "--src" : "SRC") : source->second;
+  ctx.term.set_unchanged({plan->destination});  // until the commit, a failure leaves it as it was
+  auto roots = core::load_yeet_roots(ctx.env, ctx.probe());
+  if (!roots) {
+    return roots.error();
+  }
+  if (auto ok = core::check_destination(plan->destination, facts.real_path, ctx.env, *roots, force_); !ok) {
+    return ok.error();
+  }
+  YeetRun run{ctx, {}, facts.real_path, max_bytes_, std::nullopt, {}, {}};
+  run.report.host = ctx.env.hostname.empty() ? "localhost" : ctx.env.hostname;
+  auto nodes = plan_nodes(ctx, *plan, run.report.host);
+  if (!nodes) {
+    return nodes.error();
+  }
+  auto size = ctx.trees().measure(plan->source, plan->excludes);
   if (!size) {
-    return ctx.term.fail(size.error());
+    return size.error();
   }
-  const std::string host = ctx.env.hostname.empty() ? "localhost" : ctx.env.hostname;
-  nlohmann::json summary = {
-      {"source", plan->source},
-      {"source_origin", plan->source_origin},
-      {"kind", core::to_string(plan->kind)},
-      {"destination", plan->destination},
-      {"method", core::to_string(plan->method)},
-      {"env", core::to_string(plan->env_kind)},
-      {"bytes", size->bytes},
-      {"files", size->files},
-      {"nodes",
-       [&] {
-         auto nodes = nlohmann::json::array({host});
-         for (const auto& t : targets) {
-           nodes.push_back(t);
-         }
-         return nodes;
-       }()},
-      {"relay_tree", core::encode_tree(tree)},
-      {"strategy", strategy_},
-      {"dry_run", dry_run_},
-  };
-  auto& out = ctx.term.out();
-  if (!json_) {
-    out << "Source: " << plan->source << " (" << core::human_bytes(size->bytes) << ", " << size->files
-        << " files)\nTarget: " << plan->destination << "/ on " << total_nodes << (total_nodes == 1 ? " node" : " nodes")
-        << "\n  local:  " << host << " (" << core::to_string(plan->method) << ")\n";
-    if (!targets.empty()) {
-      out << "  remote: " << targets.size() << " node(s) through a relay tree, " << fanout_
-          << " per relay: " << core::encode_tree(tree) << "\n";
-    }
-  }
+  run.report.plan = std::move(*plan);
+  run.report.nodes = std::move(*nodes);
+  run.report.size = *size;
+  run.report.dry_run = dry_run_;
+  return run;
+}
+
+void YeetCommand::find_base(YeetRun& run) const {
   // Incremental: the copy this node made last time, when it still is what its manifest says;
   // other nodes then get only what changed (tree strategy).
-  std::optional<core::HeldManifest> base;
-  std::string full_reason = full_ ? "--full" : targets.empty() ? "" : strategy_ == "greedy" ? "--strategy greedy" : "";
-  if (!targets.empty() && full_reason.empty()) {
-    if (auto held = ctx.transfer.held_manifest(plan->destination)) {
-      base = std::move(*held);
+  auto& report = run.report;
+  const bool nodes = !report.nodes.targets.empty();
+  report.full_reason = full_ ? "--full" : !nodes ? "" : strategy_ == "greedy" ? "--strategy greedy" : "";
+  if (nodes && report.full_reason.empty()) {
+    if (auto held = run.ctx.manifests().held_manifest(report.plan.destination)) {
+      run.base = std::move(*held);
     } else {
-      full_reason = held.error().message;
+      report.full_reason = held.error().message;
     }
   }
-  nlohmann::json incremental = {{"mode", base ? "delta" : "full"}, {"reason", full_reason}};
-  if (dry_run_ && base && plan->kind == core::SourceKind::directory) {
-    if (auto est = ctx.transfer.estimate_changes(plan->source, plan->excludes, base->manifest)) {
-      incremental["estimate"] = {{"files", est->files}, {"bytes", est->bytes}, {"removed", est->removed}};
-      if (!json_) {
-        out << "  changed since the last yeet: " << est->files << " file(s), " << core::human_bytes(est->bytes) << ", "
-            << est->removed << " removed: only these (as deltas where smaller) go to the other nodes\n";
-      }
+  report.delta = run.base.has_value();
+  if (dry_run_ && run.base && report.plan.kind == core::SourceKind::directory) {
+    report.estimate_tried = true;
+    if (auto est = run.ctx.manifests().estimate_changes(report.plan.source, report.plan.excludes, run.base->manifest)) {
+      report.estimate = *est;
     }
-  } else if (!json_ && !targets.empty()) {
-    out << "  other nodes get " << (base ? "what changed since the last yeet" : "everything (" + full_reason + ")")
-        << "\n";
   }
-  summary["incremental"] = incremental;
-  if (dry_run_) {
-    if (json_) {
-      summary["ok"] = true;
-      ctx.term.print_json(summary.dump());
-    } else {
-      out << "[dry-run] nothing transferred\n";
-    }
-    return 0;
-  }
+}
 
-  // 2. Build the new tree beside the destination; any failure removes it and leaves the old one.
-  const auto total_start = Clock::now();
-  auto staging = ctx.transfer.make_staging(plan->destination);
-  show_leftovers(ctx);  // earlier runs' work that could not be removed
-  if (!staging) {
-    return ctx.term.fail(staging.error());
-  }
-  std::string pack_file;
-  auto cleanup = [&](const Error& e) {
-    ctx.transfer.discard(*staging);
-    if (!pack_file.empty()) {
-      ctx.transfer.discard(pack_file);
-    }
-    show_leftovers(ctx);
-    ctx.term.err() << "    x " << host << " (local, " << core::to_string(plan->method) << ") failed\n";
-    if (const int sig = ctx.transfer.interrupted()) {
-      ctx.term.error("interrupted: " + plan->destination + " is unchanged");
-      return 128 + sig;
-    }
-    ctx.term.error(e.message + " (" + plan->destination + " is unchanged)");
-    return static_cast<int>(ExitCode::failure);
-  };
-  nlohmann::ordered_json steps = nlohmann::ordered_json::object();
-  Expected<core::TreeStats> copied = core::TreeStats{};
-  {
-    const auto t = Clock::now();
-    const bool tarball = plan->method == core::CopyMethod::tarball;
-    ProgressBar bar(ctx.term, tarball ? "extracting" : "copying", size->bytes);
-    auto tick = [&bar](unsigned long long done) { bar.update(done); };
-    switch (plan->method) {
-      case core::CopyMethod::sync:
-        copied = ctx.transfer.sync_tree(plan->source, plan->destination, *staging, plan->excludes, tick);
-        break;
-      case core::CopyMethod::copy:
-        copied = ctx.transfer.copy_tree(plan->source, *staging, plan->excludes, tick);
-        break;
-      case core::CopyMethod::compress: {
-        pack_file = *staging + ".pack.tar.zst";  // a name the next run and the watcher know
-        auto packed = ctx.transfer.pack(plan->source, plan->name, pack_file, core::ArchiveFormat::zst, plan->excludes,
-                                        false, tick);
-        if (!packed) {
-          return cleanup(packed.error());
-        }
-        steps["pack_s"] = seconds_since(t);
-        bar.finish();
-        auto packed_size = ctx.transfer.measure(pack_file, {});
-        ProgressBar extract_bar(ctx.term, "extracting", packed_size ? packed_size->bytes : 0);
-        const auto te = Clock::now();
-        copied = ctx.transfer.extract(pack_file, *staging, 0, true,
-                                      [&extract_bar](unsigned long long done) { extract_bar.update(done); });
-        steps["extract_s"] = seconds_since(te);
-        ctx.transfer.discard(pack_file);
-        pack_file.clear();
-        break;
-      }
-      case core::CopyMethod::tarball:
-        copied = ctx.transfer.extract(plan->source, *staging, max_bytes_, false, tick);
-        if (copied && copied->checks && copied->checks->unchecked()) {
-          ctx.term.warn(plan->source + " carries no checksum (" + copied->checks->compression +
-                        ", no .sha256 beside it): damage to it cannot be detected; `ezpz tar-env` writes both");
-        }
-        break;
-    }
-    if (!copied) {
-      return cleanup(copied.error());
-    }
-    if (copied->skipped > 0) {
-      ctx.term.warn(std::to_string(copied->skipped) + " FIFO(s), socket(s) or device(s) in " + plan->source +
-                    " not copied (the first: " + copied->first_skipped + ")");
-    }
-    if (plan->method != core::CopyMethod::compress) {
-      steps[tarball ? "extract_s" : "copy_s"] = seconds_since(t);
-    }
-  }
-
-  // 3. Patch a moved env once, here, for its final path.
-  core::EnvKind env_kind = plan->env_kind;
-  if (plan->kind != core::SourceKind::directory) {
-    auto extracted = ctx.transfer.inspect(*staging);
-    env_kind = extracted.has_conda_meta ? core::EnvKind::conda
-               : extracted.has_activate ? core::EnvKind::venv
-                                        : core::EnvKind::none;
-  }
-  const auto tp = Clock::now();
-  auto report = ctx.transfer.patch_env(*staging, env_kind, old_prefixes(ctx, *staging, *plan, facts.real_path),
-                                       plan->destination);
-  if (!report) {
-    return cleanup(report.error());
-  }
-  steps["patch_s"] = seconds_since(tp);
-  if (ctx.transfer.interrupted()) {
-    return cleanup(failure("interrupted"));
-  }
-  // The manifest of the new copy (for the next yeet), and what changed since the last one.
-  std::string bundle;
-  core::BundleStats bundle_stats;
-  if (!targets.empty()) {
-    const auto tm = Clock::now();
-    auto now =
-        ctx.transfer.write_manifest(*staging, base ? &base->manifest : nullptr,
-                                    plan->kind == core::SourceKind::directory ? plan->source : "", plan->excludes);
-    if (!now) {
-      return cleanup(now.error());
-    }
-    incremental["manifest_digest"] = now->digest;
-    if (base) {
-      bundle = *staging + ".delta";  // a name the next run and the watcher know
-      if (auto made = ctx.transfer.make_bundle(plan->destination, *base, *staging, *now, bundle)) {
-        bundle_stats = *made;
-      } else {
-        ctx.term.warn("cannot build the delta (" + made.error().message + "): sending everything");
-        ctx.transfer.discard(bundle);
-        bundle.clear();
-        incremental["mode"] = "full";
-        incremental["reason"] = made.error().message;
-      }
-    }
-    steps["manifest_s"] = seconds_since(tm);
-  }
-  if (auto committed = ctx.transfer.commit(*staging, plan->destination); !committed) {
-    if (!bundle.empty()) {
-      ctx.transfer.discard(bundle);
-    }
-    return cleanup(committed.error());
-  }
-  show_leftovers(ctx);  // the previous tree, when it could not be removed
-  ctx.term.set_unchanged({});
-  // 4. Every other node: stream the patched copy through the relay tree.
-  std::vector<core::NodeResult> remote;
-  core::StreamStats stream;
-  if (!targets.empty()) {
-    const auto tb = Clock::now();
-    core::BroadcastSpec spec;
-    spec.destination = plan->destination;
-    spec.self_exe = ctx.env.self_exe;
-    spec.ssh_command = split_command(ssh_command_);
-    spec.accept_new_host_keys = accept_new_host_keys_;
-    spec.stream_level = stream_level_;
-    spec.reattach = !no_reattach_;
-    spec.stall_timeout_s = stall_timeout_s_;
-    spec.this_host = host;
-    spec.user = ctx.env.get("USER").value_or("");
-    std::tie(spec.exe_digest, spec.exe_size) = ctx.transfer.self_digest();
-    if (strategy_ == "greedy") {
-      remote = ctx.transfer.greedy_broadcast(targets, spec, 8);
-    } else {
-      ProgressBar bar(ctx.term, "streaming", 0);
-      // Live view: on a terminal one redrawn line (bytes, nodes done, aggregate rate, who is
-      // slowest); else a line a node.
-      std::size_t done_nodes = 0;
-      std::size_t failed_nodes = 0;
-      std::vector<std::string> waiting(targets.begin(), targets.end());
-      unsigned long long streamed = 0;
-      auto draw = [&] {
-        const double secs = std::max(seconds_since(tb), 1e-3);
-        const auto receiving = targets.size() - failed_nodes;
-        bar.update(streamed, ", " + std::to_string(done_nodes) + "/" + std::to_string(targets.size()) +
-                                 " nodes done, aggregate " +
-                                 core::human_bytes(static_cast<unsigned long long>(
-                                     static_cast<double>(streamed) * static_cast<double>(receiving) / secs)) +
-                                 "/s" + (waiting.empty() ? std::string() : ", slowest: " + waiting.front()));
-      };
-      auto on_result = [&](const core::NodeResult& r) {
-        ++done_nodes;
-        failed_nodes += r.ok ? 0 : 1;
-        waiting.erase(std::remove(waiting.begin(), waiting.end(), r.host), waiting.end());
-        if (ctx.term.interactive()) {
-          draw();
-        } else {
-          ctx.term.err() << "  " << r.host << (r.ok ? " done in " + fixed1(r.seconds) + "s" : " failed: " + r.error)
-                         << " (" << done_nodes << "/" << targets.size() << ")\n";
-        }
-      };
-      remote = ctx.transfer.broadcast(
-          bundle.empty() ? plan->destination : bundle, plan->name, tree, spec,
-          [&](unsigned long long done) {
-            streamed = done;
-            draw();
-          },
-          on_result, &stream);
-      if (ctx.term.interactive()) {
-        ctx.term.err() << "\r\033[K" << std::flush;
-      }
-    }
-    if (!bundle.empty()) {
-      ctx.transfer.discard(bundle);
-    }
-    // Repair: nodes cut off by a failed relay, and nodes whose copy the delta could not update
-    // (they missed the last yeet, or were edited by hand), get everything from a node that has
-    // it (this one when no other node succeeded), so the head's uplink is not the only source.
-    core::HostList orphans;
-    std::string peer;
-    nlohmann::json full_copies = nlohmann::json::array();
-    for (const auto& r : remote) {
-      if (!r.ok && r.error.rfind(core::kNeedsFullCopy, 0) == 0) {
-        orphans.push_back(r.host);
-        full_copies.push_back({{"host", r.host}, {"why", r.error.substr(core::kNeedsFullCopy.size())}});
-      } else if (!r.ok && r.error.rfind("no report: its parent", 0) == 0) {
-        orphans.push_back(r.host);
-      } else if (r.ok && peer.empty()) {
-        peer = r.host;
-      }
-    }
-    if (!orphans.empty() && !ctx.transfer.interrupted() && strategy_ == "tree") {
-      ctx.term.warn(std::to_string(orphans.size()) + " node(s) lost their relay or need a full copy: sending to " +
-                    "them from " + (peer.empty() ? host : peer));
-      const auto repair_tree = core::relay_tree(orphans, fanout_);
-      auto again = peer.empty() ? ctx.transfer.broadcast(plan->destination, plan->name, repair_tree, spec, {})
-                                : ctx.transfer.send_from_peer(peer, repair_tree, spec);
-      for (const auto& a : again) {
-        for (auto& r : remote) {
-          if (r.host == a.host) {
-            r = a;
-            r.repaired_from = peer.empty() ? host : peer;
-          }
-        }
-      }
-    }
-    incremental["full_copies"] = full_copies;
-    steps["broadcast_s"] = seconds_since(tb);
-  }
-  if (const int sig = ctx.transfer.interrupted()) {
+int YeetCommand::finish(YeetRun& run) const {
+  auto& ctx = run.ctx;
+  auto& report = run.report;
+  if (const int sig = ctx.staging().interrupted()) {
     ctx.term.error("interrupted: relays stopped; nodes that had not finished kept their previous copy");
     return 128 + sig;
   }
-  const double total = seconds_since(total_start);
-  for (const auto& b : report->binary_prefix) {
-    ctx.term.warn("binary file " + plan->destination + "/" + b + " still names " + report->old_prefix +
+  report.ran = true;
+  report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - run.started).count();
+  for (const auto& b : report.patch.binary_prefix) {
+    ctx.term.warn("binary file " + report.plan.destination + "/" + b + " still names " + report.patch.old_prefix +
                   " (left untouched; rebuild it or keep the old path available)");
   }
-
-  summary["env"] = core::to_string(env_kind);
-  summary["steps"] = nlohmann::json::parse(steps.dump());
-  summary["seconds"] = total;
-  summary["copied_files"] = copied->copied_files;
-  if (copied->checks) {
-    summary["source_checks"] = {{"compression", copied->checks->compression},
-                                {"layer_checked", copied->checks->layer_checked},
-                                {"sha256", copied->checks->sha256}};
-  }
-  summary["deleted"] = copied->deleted;
-  summary["patched"] = report->rewritten;
-  summary["relinked"] = report->relinked;
-  summary["binary_prefix"] = report->binary_prefix;
-  int succeeded = 1;  // this node
-  nlohmann::json remote_json = nlohmann::json::array();
-  std::vector<std::string> failed;
-  for (const auto& r : remote) {
-    succeeded += r.ok ? 1 : 0;
-    if (!r.ok) {
-      failed.push_back(r.host);
-    }
-    remote_json.push_back({{"host", r.host},
-                           {"ok", r.ok},
-                           {"seconds", r.seconds},
-                           {"bytes", r.bytes},
-                           {"digest_ok", r.digest_ok},
-                           {"repaired_from", r.repaired_from},
-                           {"reattached_to", r.reattached_to},
-                           {"error", r.error}});
-  }
-  const bool met = core::success(rule, succeeded, total_nodes);
-  summary["remote"] = remote_json;
-  if (!bundle.empty()) {
-    incremental["files"] = bundle_stats.files;
-    incremental["bytes"] = bundle_stats.bytes;
-    incremental["deltas"] = bundle_stats.deltas;
-    incremental["delta_bytes"] = bundle_stats.delta_bytes;
-    incremental["removed"] = bundle_stats.removed;
-  }
-  summary["incremental"] = incremental;
-  if (stream.bytes > 0) {
-    summary["stream"] = {{"bytes", stream.bytes},
-                         {"level_min", stream.level_min},
-                         {"level_max", stream.level_max},
-                         {"level_final", stream.level_final}};
-  }
-  summary["failed"] = failed;
-  summary["succeeded"] = succeeded;
-  summary["threshold_met"] = met;
+  report.tally = core::tally(report.remote, report.nodes);
   // ezpz's sentinel: removed, then written only when some nodes failed but the threshold held.
-  const std::string sentinel = plan->destination + "/.ezpz-yeet-failed-nodes.txt";
-  ctx.transfer.discard(sentinel);
-  if (!failed.empty() && met) {
-    std::string text;
-    for (const auto& f : failed) {
-      text += f + "\n";
-    }
-    if (auto w = ctx.probe.write_file(sentinel, text); !w) {
+  report.sentinel = report.plan.destination + "/.ezpz-yeet-failed-nodes.txt";
+  ctx.staging().discard(report.sentinel);
+  if (!report.tally.failed.empty() && report.tally.threshold_met) {
+    if (auto w = ctx.probe().write_file(report.sentinel, core::join(report.tally.failed, "\n") + "\n"); !w) {
       ctx.term.warn(w.error().message);
     }
   }
   show_leftovers(ctx);
-  const int rc = met ? 0 : static_cast<int>(ExitCode::failure);
   if (json_) {
-    summary["ok"] = met;
-    ctx.term.print_json(summary.dump());
-    return rc;
+    ctx.term.print_json(to_json(report).dump());
+  } else {
+    print_yeet_report(ctx.term.out(), report);
   }
-  print_yeet_report(out, YeetOutcome{host, *plan, env_kind, total, steps, *copied, *report, !bundle.empty(),
-                                     bundle_stats, stream, remote, failed, succeeded, total_nodes, met, sentinel});
-  return rc;
+  return report.tally.threshold_met ? 0 : static_cast<int>(ExitCode::failure);
+}
+
+int YeetCommand::run(Context& ctx) {
+  // 1. Plan: what, where, which nodes through which tree, how many must succeed (core, pure).
+  auto run = plan(ctx);
+  if (!run) {
+    return ctx.term.fail(run.error());
+  }
+  // 2. What this node's last copy lets the other nodes skip; say the plan.
+  find_base(*run);
+  if (!json_) {
+    print_plan(ctx.term.out(), run->report);
+  }
+  // 3. --dry-run stops here.
+  if (dry_run_) {
+    if (json_) {
+      ctx.term.print_json(to_json(run->report).dump());
+    } else {
+      ctx.term.out() << "[dry-run] nothing transferred\n";
+    }
+    return 0;
+  }
+  // 4. This node: the new tree beside the destination, patched, put in place.
+  if (auto rc = install_here(*run)) {
+    return *rc;
+  }
+  // 5. Every other node: stream it through the relay tree, then repair from a peer.
+  if (!run->report.nodes.targets.empty()) {
+    std::tie(run->report.nodes.spec.exe_digest, run->report.nodes.spec.exe_size) = ctx.probe().self_digest();
+    send_to_nodes(*run);
+  }
+  // 6. The tally against the threshold, the failed-nodes file, the report.
+  return finish(*run);
 }
 
 }  // namespace ezpz::cli

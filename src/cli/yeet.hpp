@@ -5,6 +5,8 @@
 #include <string>
 
 #include "cli/command.hpp"
+#include "cli/yeet_steps.hpp"
+#include "core/yeet_broadcast.hpp"
 #include "core/yeet_plan.hpp"
 
 namespace ezpz::cli {
@@ -15,6 +17,13 @@ class YeetCommand final : public Command {
   int run(Context& ctx) override;
 
  private:
+  [[nodiscard]] Expected<core::YeetRequest> request() const;
+  [[nodiscard]] Expected<core::BroadcastPlan> plan_nodes(Context& ctx, const core::YeetPlan& plan,
+                                                         const std::string& host) const;
+  [[nodiscard]] Expected<YeetRun> plan(Context& ctx) const;
+  void find_base(YeetRun& run) const;
+  [[nodiscard]] int finish(YeetRun& run) const;
+
   std::string positional_;
   std::string src_;
   std::string dst_;

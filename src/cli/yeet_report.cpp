@@ -12,61 +12,193 @@ std::string fixed1(double v) {
   return buf;
 }
 
-void print_yeet_report(std::ostream& out, const YeetOutcome& o) {
-  out << "    ok " << o.host << " (local, " << core::to_string(o.plan.method) << ") " << fixed1(o.seconds) << "s (";
-  const char* sep = "";
-  for (const auto& [step, secs] : o.steps.items()) {
-    out << sep << step.substr(0, step.size() - 2) << " " << fixed1(secs.get<double>()) << "s";
-    sep = ", ";
+void print_plan(std::ostream& out, const YeetReport& r) {
+  const auto& targets = r.nodes.targets;
+  out << "Source: " << r.plan.source << " (" << core::human_bytes(r.size.bytes) << ", " << r.size.files
+      << " files)\nTarget: " << r.plan.destination << "/ on " << r.nodes.total_nodes
+      << (r.nodes.total_nodes == 1 ? " node" : " nodes") << "\n  local:  " << r.host << " ("
+      << core::to_string(r.plan.method) << ")\n";
+  if (!targets.empty()) {
+    out << "  remote: " << targets.size() << " node(s) through a relay tree, " << r.nodes.fanout
+        << " per relay: " << core::encode_tree(r.nodes.tree) << "\n";
   }
-  out << "): " << o.copied.copied_files << " files written";
-  if (o.plan.method == core::CopyMethod::sync) {
-    out << ", " << o.copied.deleted << " removed";
-  }
-  if (!o.patch.rewritten.empty() || !o.patch.relinked.empty()) {
-    out << ", " << o.patch.rewritten.size() << " patched, " << o.patch.relinked.size() << " relinked";
-  }
-  out << "\n";
-  if (o.delta) {
-    out << "  delta: " << o.bundle.files << " entries whole (" << core::human_bytes(o.bundle.bytes) << "), "
-        << o.bundle.deltas << " librsync deltas (" << core::human_bytes(o.bundle.delta_bytes) << "), "
-        << o.bundle.removed << " removed\n";
-  }
-  if (o.stream.bytes > 0) {
-    out << "  stream: " << core::human_bytes(o.stream.bytes) << " of zstd, level "
-        << (o.stream.level_min == o.stream.level_max
-                ? std::to_string(o.stream.level_min)
-                : std::to_string(o.stream.level_min) + "-" + std::to_string(o.stream.level_max) + " (adaptive)")
+  if (r.estimate) {
+    out << "  changed since the last yeet: " << r.estimate->files << " file(s), "
+        << core::human_bytes(r.estimate->bytes) << ", " << r.estimate->removed
+        << " removed: only these (as deltas where smaller) go to the other nodes\n";
+  } else if (!r.estimate_tried && !targets.empty()) {
+    out << "  other nodes get " << (r.delta ? "what changed since the last yeet" : "everything (" + r.full_reason + ")")
         << "\n";
   }
-  for (const auto& r : o.remote) {
-    if (r.ok) {
-      out << "    ok " << r.host << " " << fixed1(r.seconds) << "s\n";
-    } else {
-      out << "    x  " << r.host << ": " << r.error << "\n";
-    }
+}
+
+namespace {
+
+void print_local(std::ostream& out, const YeetReport& r) {
+  out << "    ok " << r.host << " (local, " << core::to_string(r.plan.method) << ") " << fixed1(r.seconds) << "s (";
+  const char* sep = "";
+  for (const auto& [step, secs] : r.steps) {
+    out << sep << step.substr(0, step.size() - 2) << " " << fixed1(secs) << "s";
+    sep = ", ";
   }
-  if (o.failed.empty()) {
-    out << "Done in " << fixed1(o.seconds) << "s on " << o.total_nodes << (o.total_nodes == 1 ? " node" : " nodes")
-        << "\n\n";
-  } else {
-    out << o.failed.size() << "/" << o.total_nodes << " node(s) failed: " << core::join(o.failed, ", ")
-        << (o.threshold_met ? " (threshold met; listed in " + o.sentinel + ")" : "") << "\n\n";
+  out << "): " << r.copied.copied_files << " files written";
+  if (r.plan.method == core::CopyMethod::sync) {
+    out << ", " << r.copied.deleted << " removed";
   }
-  switch (o.env_kind) {
+  if (!r.patch.rewritten.empty() || !r.patch.relinked.empty()) {
+    out << ", " << r.patch.rewritten.size() << " patched, " << r.patch.relinked.size() << " relinked";
+  }
+  out << "\n";
+}
+
+void print_usage_hint(std::ostream& out, const YeetReport& r) {
+  switch (r.env_kind) {
     case core::EnvKind::venv:
-      out << "  To use this environment:\n    deactivate 2>/dev/null\n    source " << o.plan.destination
-          << "/bin/activate\n  Keep your working directory on a shared filesystem: " << o.plan.destination
+      out << "  To use this environment:\n    deactivate 2>/dev/null\n    source " << r.plan.destination
+          << "/bin/activate\n  Keep your working directory on a shared filesystem: " << r.plan.destination
           << " is node-local.\n";
       break;
     case core::EnvKind::conda:
-      out << "  To use this environment:\n    conda activate " << o.plan.destination << "\n";
+      out << "  To use this environment:\n    conda activate " << r.plan.destination << "\n";
       break;
     case core::EnvKind::none:
-      out << "  Synced to " << o.plan.destination << "/ on " << o.succeeded
-          << (o.succeeded == 1 ? " node.\n" : " nodes.\n");
+      out << "  Synced to " << r.plan.destination << "/ on " << r.tally.succeeded
+          << (r.tally.succeeded == 1 ? " node.\n" : " nodes.\n");
       break;
   }
+}
+
+}  // namespace
+
+void print_yeet_report(std::ostream& out, const YeetReport& r) {
+  print_local(out, r);
+  if (r.bundle) {
+    out << "  delta: " << r.bundle->files << " entries whole (" << core::human_bytes(r.bundle->bytes) << "), "
+        << r.bundle->deltas << " librsync deltas (" << core::human_bytes(r.bundle->delta_bytes) << "), "
+        << r.bundle->removed << " removed\n";
+  }
+  if (r.stream.bytes > 0) {
+    out << "  stream: " << core::human_bytes(r.stream.bytes) << " of zstd, level "
+        << (r.stream.level_min == r.stream.level_max
+                ? std::to_string(r.stream.level_min)
+                : std::to_string(r.stream.level_min) + "-" + std::to_string(r.stream.level_max) + " (adaptive)")
+        << "\n";
+  }
+  for (const auto& n : r.remote) {
+    if (n.ok()) {
+      out << "    ok " << n.host << " " << fixed1(n.seconds) << "s\n";
+    } else {
+      out << "    x  " << n.host << ": " << n.error << "\n";
+    }
+  }
+  const auto total = r.nodes.total_nodes;
+  if (r.tally.failed.empty()) {
+    out << "Done in " << fixed1(r.seconds) << "s on " << total << (total == 1 ? " node" : " nodes") << "\n\n";
+  } else {
+    out << r.tally.failed.size() << "/" << total << " node(s) failed: " << core::join(r.tally.failed, ", ")
+        << (r.tally.threshold_met ? " (threshold met; listed in " + r.sentinel + ")" : "") << "\n\n";
+  }
+  print_usage_hint(out, r);
+}
+
+namespace {
+
+nlohmann::json incremental_json(const YeetReport& r) {
+  nlohmann::json j = {{"mode", r.delta ? "delta" : "full"}, {"reason", r.full_reason}};
+  if (r.estimate) {
+    j["estimate"] = {{"files", r.estimate->files}, {"bytes", r.estimate->bytes}, {"removed", r.estimate->removed}};
+  }
+  if (r.manifest_digest) {
+    j["manifest_digest"] = *r.manifest_digest;
+  }
+  if (r.ran && !r.nodes.targets.empty()) {
+    j["full_copies"] = nlohmann::json::array();
+    for (const auto& [host, why] : r.full_copies) {
+      j["full_copies"].push_back({{"host", host}, {"why", why}});
+    }
+  }
+  if (r.bundle) {
+    j.update({{"files", r.bundle->files},
+              {"bytes", r.bundle->bytes},
+              {"deltas", r.bundle->deltas},
+              {"delta_bytes", r.bundle->delta_bytes},
+              {"removed", r.bundle->removed}});
+  }
+  return j;
+}
+
+nlohmann::json remote_json(const std::vector<core::NodeResult>& remote) {
+  auto nodes = nlohmann::json::array();
+  for (const auto& n : remote) {
+    nodes.push_back({{"host", n.host},
+                     {"ok", n.ok()},
+                     {"outcome", core::to_string(n.outcome)},
+                     {"seconds", n.seconds},
+                     {"bytes", n.bytes},
+                     {"digest_ok", n.digest_ok},
+                     {"repaired_from", n.repaired_from},
+                     {"reattached_to", n.reattached_to},
+                     {"error", n.error}});
+  }
+  return nodes;
+}
+
+void add_outcome(nlohmann::json& j, const YeetReport& r) {
+  j["steps"] = nlohmann::json::object();
+  for (const auto& [step, secs] : r.steps) {
+    j["steps"][step] = secs;
+  }
+  j["seconds"] = r.seconds;
+  j["copied_files"] = r.copied.copied_files;
+  if (r.copied.checks) {
+    j["source_checks"] = {{"compression", r.copied.checks->compression},
+                          {"layer_checked", r.copied.checks->layer_checked},
+                          {"sha256", r.copied.checks->sha256}};
+  }
+  j["deleted"] = r.copied.deleted;
+  j["patched"] = r.patch.rewritten;
+  j["relinked"] = r.patch.relinked;
+  j["binary_prefix"] = r.patch.binary_prefix;
+  j["remote"] = remote_json(r.remote);
+  if (r.stream.bytes > 0) {
+    j["stream"] = {{"bytes", r.stream.bytes},
+                   {"level_min", r.stream.level_min},
+                   {"level_max", r.stream.level_max},
+                   {"level_final", r.stream.level_final}};
+  }
+  j["failed"] = r.tally.failed;
+  j["succeeded"] = r.tally.succeeded;
+  j["threshold_met"] = r.tally.threshold_met;
+}
+
+}  // namespace
+
+nlohmann::json to_json(const YeetReport& r) {
+  auto nodes = nlohmann::json::array({r.host});
+  for (const auto& t : r.nodes.targets) {
+    nodes.push_back(t);
+  }
+  nlohmann::json j = {
+      {"source", r.plan.source},
+      {"source_origin", r.plan.source_origin},
+      {"kind", core::to_string(r.plan.kind)},
+      {"destination", r.plan.destination},
+      {"method", core::to_string(r.plan.method)},
+      {"env", core::to_string(r.ran ? r.env_kind : r.plan.env_kind)},
+      {"bytes", r.size.bytes},
+      {"files", r.size.files},
+      {"nodes", nodes},
+      {"relay_tree", core::encode_tree(r.nodes.tree)},
+      {"strategy", core::to_string(r.nodes.strategy)},
+      {"transport", r.nodes.transport()},
+      {"dry_run", r.dry_run},
+      {"incremental", incremental_json(r)},
+  };
+  if (r.ran) {
+    add_outcome(j, r);
+  }
+  j["ok"] = !r.ran || r.tally.threshold_met;
+  return j;
 }
 
 }  // namespace ezpz::cli

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/json_fields.hpp"
+#include "core/relay_args.hpp"
 #include "core/shell.hpp"
 #include "core/strings.hpp"
 
@@ -151,50 +152,53 @@ std::string remote_command(const BroadcastSpec& spec, const std::vector<std::str
   return shell_join(argv);
 }
 
-namespace {
-std::vector<std::string> transport_args(const BroadcastSpec& spec) {
-  std::vector<std::string> out = {
-      "--dst",        spec.destination, "--ssh-command", shell_join(spec.ssh_command), "--exe", spec.self_exe,
-      "--exe-digest", spec.exe_digest,  "--exe-size",    std::to_string(spec.exe_size)};
-  if (spec.accept_new_host_keys) {
-    out.push_back("--accept-new-host-keys");
-  }
-  if (!spec.reattach) {
-    out.push_back("--no-reattach");
-  }
-  // A relay gives up on a stalled child 2 s before its own parent would give up on it, so the
-  // node nearest the stall drops it while its healthy parent is still waiting.
-  out.push_back("--stall-timeout");
-  out.push_back(std::to_string(std::max(kMinStallTimeoutS, spec.stall_timeout_s - 2)));
-  // Every level hears from its parent at least once a second once the stream has begun; the
-  // head's own timeout (passed on unchanged) bounds the wait for its first bytes.
-  out.push_back("--parent-silence");
-  out.push_back(std::to_string(std::max(spec.parent_silence_s, spec.stall_timeout_s + kParentGraceS)));
-  if (!spec.user.empty()) {
-    out.push_back("--user");
-    out.push_back(spec.user);
-  }
-  return out;
-}
-}  // namespace
-
 std::vector<std::string> relay_args(const BroadcastSpec& spec, const RelayNode& node) {
-  std::vector<std::string> out = {"__yeet-relay", "--host", node.host, "--children", encode_tree(node.children)};
-  auto t = transport_args(spec);
-  out.insert(out.end(), t.begin(), t.end());
+  auto args = passed_down(spec);
+  args.host = node.host;
+  args.children = encode_tree(node.children);
+  auto out = to_argv(args);
+  out.insert(out.begin(), "__yeet-relay");
   return out;
 }
 
 std::vector<std::string> send_args(const BroadcastSpec& spec, const std::vector<RelayNode>& tree) {
-  std::vector<std::string> out = {"__yeet-send", "--children", encode_tree(tree)};
-  auto t = transport_args(spec);
-  out.insert(out.end(), t.begin(), t.end());
+  auto args = passed_down(spec);
+  args.children = encode_tree(tree);
+  auto out = to_argv(args);
+  out.insert(out.begin(), "__yeet-send");
   return out;
+}
+
+std::string_view to_string(NodeOutcome o) {
+  switch (o) {
+    case NodeOutcome::ok:
+      return "ok";
+    case NodeOutcome::repaired:
+      return "repaired";
+    case NodeOutcome::failed:
+      return "failed";
+    case NodeOutcome::needs_full_copy:
+      return "needs_full_copy";
+    case NodeOutcome::orphaned:
+      return "orphaned";
+  }
+  return "failed";
+}
+
+std::optional<NodeOutcome> parse_node_outcome(std::string_view text) {
+  for (auto o : {NodeOutcome::ok, NodeOutcome::repaired, NodeOutcome::failed, NodeOutcome::needs_full_copy,
+                 NodeOutcome::orphaned}) {
+    if (to_string(o) == text) {
+      return o;
+    }
+  }
+  return std::nullopt;
 }
 
 std::string encode_result(const NodeResult& r) {
   return nlohmann::json{{"host", r.host},
-                        {"ok", r.ok},
+                        {"ok", r.ok()},
+                        {"outcome", to_string(r.outcome)},
                         {"seconds", r.seconds},
                         {"bytes", r.bytes},
                         {"digest_ok", r.digest_ok},
@@ -211,10 +215,20 @@ std::optional<NodeResult> decode_result(std::string_view line) {
   }
   NodeResult r;
   using json_fields::get;
-  if (!get(j, "host", r.host) || !get(j, "ok", r.ok) || !get(j, "seconds", r.seconds) || !get(j, "bytes", r.bytes) ||
-      !get(j, "digest_ok", r.digest_ok) || !get(j, "error", r.error) || !get(j, "reattached_to", r.reattached_to)) {
+  bool ok = false;
+  std::string outcome;
+  if (!get(j, "host", r.host) || !get(j, "ok", ok) || !get(j, "seconds", r.seconds) || !get(j, "bytes", r.bytes) ||
+      !get(j, "digest_ok", r.digest_ok) || !get(j, "error", r.error) || !get(j, "reattached_to", r.reattached_to) ||
+      !get(j, "outcome", outcome)) {
     return std::nullopt;
   }
+  // A line without "outcome" (an older relay) says only ok or not.
+  const auto parsed =
+      outcome.empty() ? std::optional(ok ? NodeOutcome::ok : NodeOutcome::failed) : parse_node_outcome(outcome);
+  if (!parsed || (*parsed == NodeOutcome::ok || *parsed == NodeOutcome::repaired) != ok) {
+    return std::nullopt;
+  }
+  r.outcome = *parsed;
   return r;
 }
 

@@ -20,9 +20,16 @@ enum class ExitCode : int {
   not_found = 127,
 };
 
+/// What kind of failure, where a caller acts on it (never decided by matching the message).
+enum class ErrorKind {
+  other,
+  needs_full_copy,  ///< an incremental update cannot apply to this copy: send the whole tree
+};
+
 struct Error {
   ExitCode code = ExitCode::failure;
   std::string message;  ///< one line naming the thing and the fix
+  ErrorKind kind = ErrorKind::other;
 };
 
 inline Error usage_error(std::string message) {

@@ -49,30 +49,39 @@ struct NodeReply {
   int exit_code = -1;
 };
 
-class SystemProbe {
+/// Files on this node: read, list, write small files, space. Port (sys/os/posix_probe).
+class FileProbe {
  public:
-  virtual ~SystemProbe() = default;
-
+  virtual ~FileProbe() = default;
   /// Whole file text; an Error naming the path when it cannot be read.
   [[nodiscard]] virtual Expected<std::string> read_file(const std::string& path) const = 0;
   [[nodiscard]] virtual bool is_file(const std::string& path) const = 0;
   /// Names in a directory (not paths); empty when it does not exist.
   [[nodiscard]] virtual std::vector<std::string> list_dir(const std::string& path) const = 0;
-  /// Absolute path of an executable found on PATH.
-  [[nodiscard]] virtual std::optional<std::string> find_program(const std::string& name) const = 0;
   /// Path with symlinks resolved (the input when it cannot be resolved).
   [[nodiscard]] virtual std::string real_path(const std::string& path) const = 0;
-  /// Number of GPU device files (/dev/nvidiaN, else /dev/dri/renderD*).
-  [[nodiscard]] virtual int count_gpu_devices() const = 0;
-  /// Whether a host name resolves to an address (used for high-speed-network names).
-  [[nodiscard]] virtual bool resolves(const std::string& host) const = 0;
   /// Write `text` to `path` (parents created), via a temporary file and rename.
   [[nodiscard]] virtual Expected<void> write_file(const std::string& path, const std::string& text) const = 0;
   /// mkdir -p `path` (mode 0755).
   [[nodiscard]] virtual Expected<void> make_dirs(const std::string& path) const = 0;
   /// rmdir `path`: false when it is not an empty directory (or is gone).
   virtual bool remove_empty_dir(const std::string& path) const = 0;
+  /// Space on the filesystem holding `path`; nullopt when it does not exist.
+  [[nodiscard]] virtual std::optional<DiskSpace> disk_space(const std::string& path) const = 0;
+  /// Bytes allocated to the files under `path` (like du; symlinks not followed).
+  [[nodiscard]] virtual std::optional<unsigned long long> tree_bytes(const std::string& path) const = 0;
+};
 
+/// Facts about this host and the programs on it. Port (sys/os/posix_probe).
+class HostProbe {
+ public:
+  virtual ~HostProbe() = default;
+  /// Absolute path of an executable found on PATH.
+  [[nodiscard]] virtual std::optional<std::string> find_program(const std::string& name) const = 0;
+  /// Number of GPU device files (/dev/nvidiaN, else /dev/dri/renderD*).
+  [[nodiscard]] virtual int count_gpu_devices() const = 0;
+  /// Whether a host name resolves to an address (used for high-speed-network names).
+  [[nodiscard]] virtual bool resolves(const std::string& host) const = 0;
   /// Run argv (PATH lookup) with stdin from /dev/null, `set` added to and `unset` removed from
   /// the environment, and collect its output; killed (process group) after `timeout_s`.
   /// An Error when it cannot be started.
@@ -80,12 +89,19 @@ class SystemProbe {
                                                             const std::vector<std::pair<std::string, std::string>>& set,
                                                             const std::vector<std::string>& unset,
                                                             double timeout_s) const = 0;
-  /// Space on the filesystem holding `path`; nullopt when it does not exist.
-  [[nodiscard]] virtual std::optional<DiskSpace> disk_space(const std::string& path) const = 0;
-  /// Bytes allocated to the files under `path` (like du; symlinks not followed).
-  [[nodiscard]] virtual std::optional<unsigned long long> tree_bytes(const std::string& path) const = 0;
   /// "nofile" (ulimit -n) or "memlock" (ulimit -l).
   [[nodiscard]] virtual ResourceLimit resource_limit(const std::string& name) const = 0;
+  /// SHA-256 (hex) and size of the running ezpz, for shipping it to nodes; empty on failure.
+  [[nodiscard]] virtual std::pair<std::string, unsigned long long> self_digest() const = 0;
+};
+
+/// What core's detection reads: files and host facts together (machine, scheduler, launchers).
+class SystemProbe : public FileProbe, public HostProbe {};
+
+/// Many nodes asked one question at once over a transport (doctor --nodes). Port (sys/nodes).
+class NodeQuery {
+ public:
+  virtual ~NodeQuery() = default;
   /// Start `command(host)` on every host at once over spec's transport (sys/remote: built-in
   /// libssh or spec.ssh_command, the binary shipped when asked); `started` is called once every
   /// connection has been forked. For each host: wait for EZPZ-READY, write "ping\n", read one

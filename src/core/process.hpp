@@ -67,9 +67,10 @@ struct ChildExit {
   long pid = 0;
 };
 
-class ProcessControl {
+/// Run processes here: one child, or a job's ranks under one process group. Port (sys/os).
+class JobControl {
  public:
-  virtual ~ProcessControl() = default;
+  virtual ~JobControl() = default;
   /// Run argv (PATH lookup) as this process's child, `env` added to the environment, pass it
   /// SIGINT, SIGTERM, SIGHUP, SIGUSR1 and SIGUSR2, and wait for it. The child dies with this
   /// process (PR_SET_PDEATHSIG). A non-empty `label` prefixes each of its output lines, whole.
@@ -88,6 +89,12 @@ class ProcessControl {
   [[nodiscard]] virtual int reserve_tcp_port() = 0;
   /// Sleep; false when a forwarded signal arrived meanwhile (stop retrying).
   [[nodiscard]] virtual bool sleep_unless_interrupted(double seconds) = 0;
+};
+
+/// This node's processes: find a job's, signal them. Port (sys/os/procs).
+class ProcessTable {
+ public:
+  virtual ~ProcessTable() = default;
   /// This user's processes on this node that carry an ezpz job id (EZPZ_JOB_ID).
   [[nodiscard]] virtual std::vector<ProcessInfo> job_processes() = 0;
   /// This process and its ancestors (never signalled by ezpz kill).
@@ -95,6 +102,12 @@ class ProcessControl {
   /// Send `sig` to `pid`; false when it is gone or not ours.
   virtual bool send_signal(int pid, int sig) = 0;
   [[nodiscard]] virtual bool alive(int pid) = 0;
+};
+
+/// ezpz run on many nodes at once over a transport (kill --all-nodes). Port (sys/nodes).
+class NodeCommands {
+ public:
+  virtual ~NodeCommands() = default;
   /// Run `ezpz args...` on each host at once over yeet's transport (spec: ssh command, binary
   /// path), at most `timeout_s` seconds; their output in host order.
   [[nodiscard]] virtual std::vector<NodeOutput> run_on_nodes(const HostList& hosts,

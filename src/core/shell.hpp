@@ -19,4 +19,8 @@ namespace ezpz::core {
 [[nodiscard]] std::string shell_command_line(const std::vector<std::pair<std::string, std::string>>& env,
                                              const std::vector<std::string>& argv);
 
+/// "ssh -o BatchMode=yes" -> {"ssh", "-o", "BatchMode=yes"}: shell words (quotes and
+/// backslashes as sh reads them; no expansions). The inverse of shell_join.
+[[nodiscard]] std::vector<std::string> split_command(const std::string& command);
+
 }  // namespace ezpz::core

@@ -1,4 +1,4 @@
-// The port through which yeet and tar-env move trees and archives on this node.
+// The ports through which yeet and tar-env move trees and archives, here and to other nodes.
 // sys/ implements it (libarchive, zstd, openat/copy_file_range); cli/ drives it.
 #pragma once
 
@@ -57,17 +57,17 @@ struct TreeStats {
 
 enum class ArchiveFormat { zst, gz, tar };  /// tar: uncompressed (the caller compresses)
 
-class LocalTransfer {
+/// Trees on this node: look at a source, measure it, copy or sync it, patch a moved env.
+/// Port (sys/fs/local_transfer).
+class Trees {
  public:
-  virtual ~LocalTransfer() = default;
+  virtual ~Trees() = default;
 
   /// Whether `path` exists, is a directory, looks like a venv or conda env; its real path.
   [[nodiscard]] virtual SourceFacts inspect(const std::string& path) = 0;
   /// Size and newest mtime of a tree (or of one file), skipping `excludes` directory names.
   [[nodiscard]] virtual Expected<TreeStats> measure(const std::string& path,
                                                     const std::vector<std::string>& excludes) = 0;
-  /// A new empty directory beside `destination` for the work (<dst>.ezpz-tmp-<pid>).
-  [[nodiscard]] virtual Expected<std::string> make_staging(const std::string& destination) = 0;
   /// A full copy of `src` into `staging` (symlinks, modes, mtimes and hard links kept).
   [[nodiscard]] virtual Expected<TreeStats> copy_tree(const std::string& src, const std::string& staging,
                                                       const std::vector<std::string>& excludes,
@@ -78,6 +78,47 @@ class LocalTransfer {
                                                       const std::string& staging,
                                                       const std::vector<std::string>& excludes,
                                                       const ProgressFn& progress) = 0;
+  /// Rewrite the old prefixes in a moved env rooted at `root`, now to live at `new_prefix`.
+  [[nodiscard]] virtual Expected<PatchReport> patch_env(const std::string& root, EnvKind kind,
+                                                        const std::vector<std::string>& old_prefixes,
+                                                        const std::string& new_prefix) = 0;
+  /// The prefix a venv at `root` records in bin/activate, if any.
+  [[nodiscard]] virtual std::optional<std::string> recorded_prefix(const std::string& root) = 0;
+};
+
+/// Work beside a destination, put in place atomically, or removed however the run ends.
+/// Port (sys/fs/local_transfer).
+class Staging {
+ public:
+  virtual ~Staging() = default;
+  /// A new empty directory beside `destination` for the work (<dst>.ezpz-tmp-<pid>).
+  [[nodiscard]] virtual Expected<std::string> make_staging(const std::string& destination) = 0;
+  /// Put `staging` in place of `destination` (atomically swapping an existing one), then
+  /// remove the old tree (one that cannot be removed is a warning: take_warnings).
+  [[nodiscard]] virtual Expected<void> commit(const std::string& staging, const std::string& destination) = 0;
+  /// Remove a tree or file this run created (never follows symlinks). What could not be
+  /// removed is a warning (take_warnings).
+  virtual void discard(const std::string& path) = 0;
+  /// The warnings the calls so far left, each once: removals that failed (make_staging's sweep
+  /// of earlier runs' work, commit's previous tree, discard), each naming what is left to be
+  /// removed by hand.
+  [[nodiscard]] virtual std::vector<std::string> take_warnings() { return {}; }
+  /// `work` (a work path beside `destination`, <dst>.ezpz-tmp-<pid>) and the names made from it
+  /// are removed once this process has ended, however it ended (SIGKILL included).
+  virtual void watch(const std::string& destination, const std::string& work) = 0;
+  /// Be the watcher `watch` starts (`ezpz __yeet-janitor ARGS`); returns its exit status.
+  virtual int watcher_main(const std::vector<std::string>& args) = 0;
+  /// Rename a finished file into place.
+  [[nodiscard]] virtual Expected<void> rename_file(const std::string& from, const std::string& to) = 0;
+  /// The signal (SIGINT, SIGTERM, SIGHUP) that arrived since the transfer started, 0 when none:
+  /// work stops at once, and the command ends with 128 + it.
+  [[nodiscard]] virtual int interrupted() const = 0;
+};
+
+/// Tarballs: pack a tree, write its checksum, extract one safely. Port (sys/fs/local_transfer).
+class Archives {
+ public:
+  virtual ~Archives() = default;
   /// Pack `src` as `top_name/...` into the archive file `out` (written via a temporary file);
   /// zstd frames carry their checksum; `digest`: TreeStats::sha256 is the file's SHA-256.
   [[nodiscard]] virtual Expected<TreeStats> pack(const std::string& src, const std::string& top_name,
@@ -96,27 +137,34 @@ class LocalTransfer {
   [[nodiscard]] virtual Expected<TreeStats> extract(const std::string& archive, const std::string& staging,
                                                     unsigned long long max_bytes, bool own,
                                                     const ProgressFn& progress) = 0;
-  /// Rewrite the old prefixes in a moved env rooted at `root`, now to live at `new_prefix`.
-  [[nodiscard]] virtual Expected<PatchReport> patch_env(const std::string& root, EnvKind kind,
-                                                        const std::vector<std::string>& old_prefixes,
-                                                        const std::string& new_prefix) = 0;
-  /// The prefix a venv at `root` records in bin/activate, if any.
-  [[nodiscard]] virtual std::optional<std::string> recorded_prefix(const std::string& root) = 0;
-  /// Put `staging` in place of `destination` (atomically swapping an existing one), then
-  /// remove the old tree (one that cannot be removed is a warning: take_warnings).
-  [[nodiscard]] virtual Expected<void> commit(const std::string& staging, const std::string& destination) = 0;
-  /// Remove a tree or file this run created (never follows symlinks). What could not be
-  /// removed is a warning (take_warnings).
-  virtual void discard(const std::string& path) = 0;
-  /// The warnings the calls so far left, each once: removals that failed (make_staging's sweep
-  /// of earlier runs' work, commit's previous tree, discard), each naming what is left to be
-  /// removed by hand.
-  [[nodiscard]] virtual std::vector<std::string> take_warnings() { return {}; }
-  /// `work` (a work path beside `destination`, <dst>.ezpz-tmp-<pid>) and the names made from it
-  /// are removed once this process has ended, however it ended (SIGKILL included).
-  virtual void watch(const std::string& destination, const std::string& work) = 0;
-  /// Rename a finished file into place.
-  [[nodiscard]] virtual Expected<void> rename_file(const std::string& from, const std::string& to) = 0;
+};
+
+/// Incremental yeet: what a copy holds, and the delta from one copy to the next. Port (sys/fs).
+class Manifests {
+ public:
+  virtual ~Manifests() = default;
+  /// Incremental yeet: the manifest `root` holds when the tree still matches it (else why not).
+  [[nodiscard]] virtual Expected<HeldManifest> held_manifest(const std::string& root) = 0;
+  /// Write the manifest of `root` there (digests reused from `reuse` for unchanged files;
+  /// `source_root` records each file's source size and mtime; `ignore`d names are not part of it).
+  [[nodiscard]] virtual Expected<HeldManifest> write_manifest(const std::string& root, const Manifest* reuse,
+                                                              const std::string& source_root,
+                                                              const std::vector<std::string>& ignore) = 0;
+  /// The delta bundle (a new directory `bundle`) that turns `old_root` into `new_root`.
+  [[nodiscard]] virtual Expected<BundleStats> make_bundle(const std::string& old_root, const HeldManifest& old,
+                                                          const std::string& new_root, const HeldManifest& now,
+                                                          const std::string& bundle) = 0;
+  /// --dry-run: how the source differs from what the manifest recorded of it.
+  [[nodiscard]] virtual Expected<ChangeEstimate> estimate_changes(const std::string& source,
+                                                                  const std::vector<std::string>& excludes,
+                                                                  const Manifest& m) = 0;
+};
+
+/// Other nodes: stream a tree through relays started over a transport, repair from a peer, and
+/// be a relay. Port (sys/broadcast).
+class Broadcaster {
+ public:
+  virtual ~Broadcaster() = default;
   /// Stream the tree at `root` (as `name/...`) through the relays of `tree`; one result per host.
   [[nodiscard]] virtual std::vector<NodeResult> broadcast(const std::string& root, const std::string& name,
                                                           const std::vector<RelayNode>& tree, const BroadcastSpec& spec,
@@ -137,26 +185,6 @@ class LocalTransfer {
   /// results on `out` as they arrive; 0 when every host succeeded.
   virtual int serve_copy(const std::string& root, const std::vector<RelayNode>& tree, const BroadcastSpec& spec,
                          std::ostream& out) = 0;
-  /// Incremental yeet: the manifest `root` holds when the tree still matches it (else why not).
-  [[nodiscard]] virtual Expected<HeldManifest> held_manifest(const std::string& root) = 0;
-  /// Write the manifest of `root` there (digests reused from `reuse` for unchanged files;
-  /// `source_root` records each file's source size and mtime; `ignore`d names are not part of it).
-  [[nodiscard]] virtual Expected<HeldManifest> write_manifest(const std::string& root, const Manifest* reuse,
-                                                              const std::string& source_root,
-                                                              const std::vector<std::string>& ignore) = 0;
-  /// The delta bundle (a new directory `bundle`) that turns `old_root` into `new_root`.
-  [[nodiscard]] virtual Expected<BundleStats> make_bundle(const std::string& old_root, const HeldManifest& old,
-                                                          const std::string& new_root, const HeldManifest& now,
-                                                          const std::string& bundle) = 0;
-  /// --dry-run: how the source differs from what the manifest recorded of it.
-  [[nodiscard]] virtual Expected<ChangeEstimate> estimate_changes(const std::string& source,
-                                                                  const std::vector<std::string>& excludes,
-                                                                  const Manifest& m) = 0;
-  /// SHA-256 (hex) and size of the running ezpz, for shipping it to nodes; empty on failure.
-  [[nodiscard]] virtual std::pair<std::string, unsigned long long> self_digest() = 0;
-  /// The signal (SIGINT, SIGTERM, SIGHUP) that arrived since the transfer started, 0 when none:
-  /// work stops at once, and the command ends with 128 + it.
-  [[nodiscard]] virtual int interrupted() const = 0;
 };
 
 }  // namespace ezpz::core

@@ -11,7 +11,7 @@
 
 namespace ezpz::test {
 
-class FakeProcess final : public core::ProcessControl {
+class FakeProcess final : public core::JobControl, public core::ProcessTable, public core::NodeCommands {
  public:
   std::vector<std::string> argv;
   std::vector<std::pair<std::string, std::string>> env;
@@ -64,7 +64,11 @@ class FakeProcess final : public core::ProcessControl {
 
 /// A LocalTransfer that records nothing and fails every operation (CLI tests of other
 /// commands never reach it; yeet and tar-env are tested end to end on real trees).
-class NoTransfer final : public core::LocalTransfer {
+class NoTransfer final : public core::Trees,
+                         public core::Staging,
+                         public core::Archives,
+                         public core::Manifests,
+                         public core::Broadcaster {
  public:
   core::SourceFacts inspect(const std::string&) override { return {}; }
   Expected<core::TreeStats> measure(const std::string&, const std::vector<std::string>&) override { return no(); }
@@ -96,12 +100,12 @@ class NoTransfer final : public core::LocalTransfer {
   void watch(const std::string&, const std::string&) override {}
   Expected<void> rename_file(const std::string&, const std::string&) override { return no(); }
   int interrupted() const override { return 0; }
+  int watcher_main(const std::vector<std::string>&) override { return 1; }
   std::vector<core::NodeResult> broadcast(const std::string&, const std::string&, const std::vector<core::RelayNode>&,
                                           const core::BroadcastSpec&, const core::ProgressFn&, const core::ResultFn&,
                                           core::StreamStats*) override {
     return {};
   }
-  std::pair<std::string, unsigned long long> self_digest() override { return {}; }
   Expected<core::HeldManifest> held_manifest(const std::string&) override { return no(); }
   Expected<core::HeldManifest> write_manifest(const std::string&, const core::Manifest*, const std::string&,
                                               const std::vector<std::string>&) override {
@@ -141,6 +145,15 @@ struct CliRun {
   std::string err;
 };
 
+/// The CLI with the ports given (null: not offered), output captured.
+inline CliRun run_cli_ports(const std::vector<std::string>& args, const core::Env& env, const cli::Ports& ports) {
+  std::ostringstream out;
+  std::ostringstream err;
+  cli::Terminal term(out, err, false);
+  int rc = cli::run_main(args, env, term, ports);
+  return {rc, out.str(), err.str()};
+}
+
 inline CliRun run_cli(const std::vector<std::string>& args, const core::Env& env, const FakeProbe& probe,
                       FakeProcess* process = nullptr) {
   std::ostringstream out;
@@ -148,7 +161,9 @@ inline CliRun run_cli(const std::vector<std::string>& args, const core::Env& env
   cli::Terminal term(out, err, false);
   FakeProcess local;
   NoTransfer transfer;
-  int rc = cli::run_main(args, env, term, probe, process != nullptr ? *process : local, transfer);
+  auto& p = process != nullptr ? *process : local;
+  const cli::Ports ports{&probe, &probe, &p, &p, &p, &transfer, &transfer, &transfer, &transfer, &transfer, nullptr};
+  int rc = cli::run_main(args, env, term, ports);
   return {rc, out.str(), err.str()};
 }
 

@@ -58,11 +58,23 @@ TEST_CASE("frames and results", "[broadcast]") {
   auto h = frame_header(0x01020304);
   CHECK(frame_length(h.data()) == 0x01020304U);
   CHECK(frame_length(frame_header(0).data()) == 0);
-  NodeResult r{"node 1", true, 1.5, 1234, true, ""};
+  NodeResult r{"node 1", NodeOutcome::ok, 1.5, 1234, true, ""};
   auto back = decode_result(encode_result(r));
   REQUIRE(back);
   CHECK(back->host == "node 1");
-  CHECK(back->ok);
+  CHECK(back->ok());
+  for (auto o : {NodeOutcome::ok, NodeOutcome::repaired, NodeOutcome::failed, NodeOutcome::needs_full_copy,
+                 NodeOutcome::orphaned}) {
+    r.outcome = o;
+    auto again = decode_result(encode_result(r));
+    REQUIRE(again);
+    CHECK(again->outcome == o);
+  }
+  // An older relay's line (no "outcome") says ok or not; an outcome that contradicts "ok" is no result.
+  CHECK(decode_result(R"({"host":"n1","ok":true})")->outcome == NodeOutcome::ok);
+  CHECK(decode_result(R"({"host":"n1","ok":false})")->outcome == NodeOutcome::failed);
+  CHECK_FALSE(decode_result(R"({"host":"n1","ok":true,"outcome":"orphaned"})"));
+  CHECK_FALSE(decode_result(R"({"host":"n1","ok":false,"outcome":"sideways"})"));
   CHECK(back->bytes == 1234);
   CHECK_FALSE(decode_result("ssh: connect to host x port 22: refused"));
 }
@@ -134,7 +146,7 @@ TEST_CASE("remote start command: every word reaches the remote shell as data", "
   CHECK(has("--dst", spec.destination));
   CHECK(has("--exe-digest", spec.exe_digest));
   CHECK(has("--accept-new-host-keys", ""));
-  CHECK(has("--ssh-command", ""));  // empty: the built-in transport
+  CHECK(std::find(args.begin(), args.end(), "--ssh-command") == args.end());  // none: the built-in transport
   CHECK_FALSE(has("--no-reattach", ""));
   // Stall timeouts shrink per level; the silence a relay allows its parent is the head's
   // stall timeout + 10 s at every level (the first bytes wait for the head's children).

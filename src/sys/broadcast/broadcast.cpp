@@ -25,8 +25,8 @@
 #include "sys/fs/incremental.hpp"
 #include "sys/fs/janitor.hpp"
 #include "sys/fs/tree.hpp"
+#include "sys/nodes/remote_process.hpp"
 #include "sys/os/fd_io.hpp"
-#include "sys/remote/remote.hpp"
 
 namespace ezpz::sys {
 namespace {
@@ -35,11 +35,12 @@ using Clock = std::chrono::steady_clock;
 
 }  // namespace
 
-std::vector<core::NodeResult> broadcast_tree(const std::string& root, const std::string& name,
-                                             const std::vector<core::RelayNode>& tree, const BroadcastOptions& options,
-                                             const core::ProgressFn& progress, const core::ResultFn& on_result,
-                                             const std::atomic<bool>& stop, core::StreamStats* stats) {
-  Fanout fan(options.this_host, options);
+std::vector<core::NodeResult> broadcast_tree(core::Transport& transport, const std::string& root,
+                                             const std::string& name, const std::vector<core::RelayNode>& tree,
+                                             const BroadcastOptions& options, const core::ProgressFn& progress,
+                                             const core::ResultFn& on_result, const std::atomic<bool>& stop,
+                                             core::StreamStats* stats) {
+  Fanout fan(transport, options.this_host, options);
   fan.start(tree);
   sha256_ctx digest;
   sha256_init(&digest);
@@ -78,9 +79,10 @@ std::vector<core::NodeResult> broadcast_tree(const std::string& root, const std:
   return fan.collect(packed ? "its relay (ssh) ended without a report" : "the head stopped sending", on_result);
 }
 
-std::vector<core::NodeResult> send_from_peer(const std::string& peer, const std::vector<core::RelayNode>& tree,
-                                             const BroadcastOptions& options, const core::ResultFn& on_result) {
-  Fanout fan(options.this_host, options);
+std::vector<core::NodeResult> send_from_peer(core::Transport& transport, const std::string& peer,
+                                             const std::vector<core::RelayNode>& tree, const BroadcastOptions& options,
+                                             const core::ResultFn& on_result) {
+  Fanout fan(transport, options.this_host, options);
   fan.start_sender(peer, tree);
   fan.end(true);
   auto results = fan.collect("the copy from " + peer + " ended without a report", [&](const core::NodeResult& r) {
@@ -92,19 +94,11 @@ std::vector<core::NodeResult> send_from_peer(const std::string& peer, const std:
   return results;
 }
 
-int run_relay(const std::string& this_host, const std::vector<core::RelayNode>& children_spec,
-              const BroadcastOptions& options, std::ostream& out, const std::atomic<bool>& stop) {
-  ::signal(SIGPIPE, SIG_IGN);
-  const auto start = Clock::now();
-  core::NodeResult me;
-  me.host = this_host;
-  out << core::kReadyLine << std::endl;  // the parent starts streaming; the pipe holds it meanwhile
-  Fanout fan(this_host, options);
-  fan.start(children_spec);  // within our stall timeout: the parent streams from our READY on
-  // The staging directory beside the destination.
-  const auto& dst = options.destination;
-  const std::string staging = core::work_path(dst, ::getpid());
-  std::string error;
+namespace {
+
+/// A relay's work directory beside the destination (its parents made; earlier runs' work swept;
+/// a watcher that removes it if this relay is killed). `error` says why it could not be made.
+Leftovers prepare_work(const std::string& dst, const std::string& staging, std::string& error) {
   for (std::size_t p = dst.find('/', 1); p != std::string::npos; p = dst.find('/', p + 1)) {
     ::mkdir(dst.substr(0, p).c_str(), 0755);
   }
@@ -113,6 +107,63 @@ int run_relay(const std::string& this_host, const std::vector<core::RelayNode>& 
   if (::mkdir(staging.c_str(), 0755) != 0) {
     error = "cannot create " + staging + ": " + std::strerror(errno);
   }
+  return leftovers;
+}
+
+/// The stream received whole into `staging`: its single top directory lifted, a delta bundle
+/// applied to this node's copy, the result committed in place of `dst`, the work removed. True
+/// when the delta could not apply to this copy (the head sends it everything instead).
+bool install_received(const std::string& staging, const std::string& dst, std::string& error, Leftovers& leftovers) {
+  bool full_copy_needed = false;
+  if (error.empty()) {
+    if (auto lifted = lift_single_directory(staging); !lifted) {
+      error = lifted.error().message;
+    }
+  }
+  // A delta bundle is applied to this node's copy (hard links + the changes) in a second work
+  // directory; a full stream is the new tree itself.
+  std::string result_tree = staging;
+  if (error.empty() && is_bundle(staging)) {
+    result_tree = staging + ".apply";
+    if (::mkdir(result_tree.c_str(), 0755) != 0) {
+      error = "cannot create " + result_tree + ": " + std::strerror(errno);
+    } else if (auto applied = apply_bundle(staging, dst, result_tree); !applied) {
+      error = applied.error().message;
+      full_copy_needed = applied.error().kind == ErrorKind::needs_full_copy;
+    }
+  }
+  if (error.empty()) {
+    if (auto r = commit_tree(result_tree, dst); !r) {
+      error = r.error().message;
+    } else {
+      leftovers.insert(leftovers.end(), r->begin(), r->end());
+    }
+  }
+  for (const auto& work : {staging, result_tree}) {
+    if (auto gone = remove_tree(work); !gone) {
+      leftovers.push_back(gone.error().message);
+    }
+  }
+  return full_copy_needed;
+}
+
+}  // namespace
+
+int run_relay(core::Transport& transport, const std::string& this_host,
+              const std::vector<core::RelayNode>& children_spec, const BroadcastOptions& options, std::ostream& out,
+              const std::atomic<bool>& stop) {
+  ::signal(SIGPIPE, SIG_IGN);
+  const auto start = Clock::now();
+  core::NodeResult me;
+  me.host = this_host;
+  out << core::kReadyLine << std::endl;  // the parent starts streaming; the pipe holds it meanwhile
+  Fanout fan(transport, this_host, options);
+  fan.start(children_spec);  // within our stall timeout: the parent streams from our READY on
+  // The staging directory beside the destination.
+  const auto& dst = options.destination;
+  const std::string staging = core::work_path(dst, ::getpid());
+  std::string error;
+  Leftovers leftovers = prepare_work(dst, staging, error);
 
   // Read frames from stdin, forward each, hand the data to the extractor. A parent that says
   // nothing at all for --parent-silence is gone without an end of file (its node, or a link on
@@ -202,61 +253,37 @@ int run_relay(const std::string& this_host, const std::vector<core::RelayNode>& 
     error = "the stream's SHA-256 does not match: data was damaged on the way";
   }
   me.digest_ok = digest_ok;
-  if (error.empty()) {
-    if (auto lifted = lift_single_directory(staging); !lifted) {
-      error = lifted.error().message;
-    }
-  }
-  // A delta bundle is applied to this node's copy (hard links + the changes) in a second work
-  // directory; a full stream is the new tree itself.
-  std::string result_tree = staging;
-  if (error.empty() && is_bundle(staging)) {
-    result_tree = staging + ".apply";
-    if (::mkdir(result_tree.c_str(), 0755) != 0) {
-      error = "cannot create " + result_tree + ": " + std::strerror(errno);
-    } else if (auto applied = apply_bundle(staging, dst, result_tree); !applied) {
-      error = applied.error().message;
-    }
-  }
-  if (error.empty()) {
-    if (auto r = commit_tree(result_tree, dst); !r) {
-      error = r.error().message;
-    } else {
-      leftovers.insert(leftovers.end(), r->begin(), r->end());
-    }
-  }
-  for (const auto& work : {staging, result_tree}) {
-    if (auto gone = remove_tree(work); !gone) {
-      leftovers.push_back(gone.error().message);
-    }
-  }
+  const bool full_copy_needed = install_received(staging, dst, error, leftovers);
   for (const auto& left : leftovers) {
     std::cerr << "ezpz: warning: " << this_host << ": " << left << std::endl;
   }
-  me.ok = error.empty();
+  me.outcome = error.empty()      ? core::NodeOutcome::ok
+               : full_copy_needed ? core::NodeOutcome::needs_full_copy
+                                  : core::NodeOutcome::failed;
   me.error = error;
   me.seconds = std::chrono::duration<double>(Clock::now() - start).count();
   // This node's line at once, then each line of the subtree as it arrives: the head shows
   // nodes finishing live.
   say(me);
   fan.collect("its relay (ssh) ended without a report", std::ref(say));
-  return me.ok ? 0 : 1;
+  return me.ok() ? 0 : 1;
 }
 
-int serve_copy(const std::string& root, const std::vector<core::RelayNode>& tree, const BroadcastOptions& options,
-               std::ostream& out, const std::atomic<bool>& stop) {
+int serve_copy(core::Transport& transport, const std::string& root, const std::vector<core::RelayNode>& tree,
+               const BroadcastOptions& options, std::ostream& out, const std::atomic<bool>& stop) {
   ResultLines say(out);  // the head only reads from here: keep it hearing from us
   const auto name = root.substr(root.rfind('/') + 1);
-  const auto results = broadcast_tree(root, name, tree, options, {}, std::ref(say), stop);
-  return std::all_of(results.begin(), results.end(), [](const core::NodeResult& r) { return r.ok; }) ? 0 : 1;
+  const auto results = broadcast_tree(transport, root, name, tree, options, {}, std::ref(say), stop);
+  return std::all_of(results.begin(), results.end(), [](const core::NodeResult& r) { return r.ok(); }) ? 0 : 1;
 }
 
 }  // namespace ezpz::sys
 
 namespace ezpz::sys {
 
-std::vector<core::NodeResult> greedy_broadcast(const core::HostList& targets, const BroadcastOptions& options,
-                                               int per_source, const std::atomic<bool>& stop) {
+std::vector<core::NodeResult> greedy_broadcast(core::Transport& transport, const core::HostList& targets,
+                                               const BroadcastOptions& options, int per_source,
+                                               const std::atomic<bool>& stop) {
   ::signal(SIGPIPE, SIG_IGN);
   struct Push {
     std::string source;
@@ -292,7 +319,7 @@ std::vector<core::NodeResult> greedy_broadcast(const core::HostList& targets, co
       ::close(out[1]);
       p.out = out[0];
     } else {  // from a node that has the copy (and this binary: it ran a relay)
-      p = start_remote(source, core::remote_command(options, send, false), options, target, false);
+      p = transport.start(source, core::remote_command(options, send, false), options, target, false, false);
     }
     if (p.pid < 0) {
       if (p.out >= 0) {
@@ -355,7 +382,7 @@ std::vector<core::NodeResult> greedy_broadcast(const core::HostList& targets, co
       start = nl == std::string::npos ? text.size() : nl + 1;
     }
     --load[it->second.source];
-    if (r.ok) {
+    if (r.ok()) {
       load[r.host] = 0;  // it has the copy now: a new source
     }
     results.push_back(r);

@@ -10,6 +10,8 @@
 
 #include "core/broadcast.hpp"
 #include "core/transfer.hpp"
+#include "core/transport.hpp"
+#include "sys/os/stop_signals.hpp"
 
 namespace ezpz::sys {
 
@@ -17,26 +19,28 @@ using BroadcastOptions = core::BroadcastSpec;
 
 /// Head: pack `root` as `name/...` once and stream it to the relays of `tree`.
 /// One result per target host, in tree order (failures included: no report means failed).
-std::vector<core::NodeResult> broadcast_tree(const std::string& root, const std::string& name,
-                                             const std::vector<core::RelayNode>& tree, const BroadcastOptions& options,
-                                             const core::ProgressFn& progress, const core::ResultFn& on_result,
-                                             const std::atomic<bool>& stop, core::StreamStats* stats = nullptr);
+std::vector<core::NodeResult> broadcast_tree(core::Transport& transport, const std::string& root,
+                                             const std::string& name, const std::vector<core::RelayNode>& tree,
+                                             const BroadcastOptions& options, const core::ProgressFn& progress,
+                                             const core::ResultFn& on_result, const std::atomic<bool>& stop,
+                                             core::StreamStats* stats = nullptr);
 
 /// Repair: `peer`, a node that has the copy, streams it (`ezpz __yeet-send` there) to the
 /// relays of `tree`. One result per host of `tree`.
-std::vector<core::NodeResult> send_from_peer(const std::string& peer, const std::vector<core::RelayNode>& tree,
-                                             const BroadcastOptions& options, const core::ResultFn& on_result);
+std::vector<core::NodeResult> send_from_peer(core::Transport& transport, const std::string& peer,
+                                             const std::vector<core::RelayNode>& tree, const BroadcastOptions& options,
+                                             const core::ResultFn& on_result);
 
 /// Relay: the stream on stdin -> a staging directory beside the destination and to
 /// `children`; prints one JSON result line per host (itself, then its subtree) on `out`.
 /// Returns 0 when this node succeeded.
-int run_relay(const std::string& this_host, const std::vector<core::RelayNode>& children,
+int run_relay(core::Transport& transport, const std::string& this_host, const std::vector<core::RelayNode>& children,
               const BroadcastOptions& options, std::ostream& out, const std::atomic<bool>& stop);
 
 /// `ezpz __yeet-send`: stream this node's copy at `root` to the relays of `tree`, printing each
 /// host's result line on `out` as it arrives (and a heartbeat meanwhile). 0 when all succeeded.
-int serve_copy(const std::string& root, const std::vector<core::RelayNode>& tree, const BroadcastOptions& options,
-               std::ostream& out, const std::atomic<bool>& stop);
+int serve_copy(core::Transport& transport, const std::string& root, const std::vector<core::RelayNode>& tree,
+               const BroadcastOptions& options, std::ostream& out, const std::atomic<bool>& stop);
 
 }  // namespace ezpz::sys
 
@@ -46,7 +50,53 @@ namespace ezpz::sys {
 /// stream from a node that has the copy to one that does not, at most `per_source` pushes per
 /// source, least-loaded source first; a node that finishes becomes a source. Pushes from this
 /// node run `ezpz __yeet-send` locally; from other nodes over ssh.
-std::vector<core::NodeResult> greedy_broadcast(const core::HostList& targets, const BroadcastOptions& options,
-                                               int per_source, const std::atomic<bool>& stop);
+std::vector<core::NodeResult> greedy_broadcast(core::Transport& transport, const core::HostList& targets,
+                                               const BroadcastOptions& options, int per_source,
+                                               const std::atomic<bool>& stop);
+
+}  // namespace ezpz::sys
+
+namespace ezpz::sys {
+
+/// core::Broadcaster on this machine: the functions above, stopped by `stop`'s signals.
+class PosixBroadcaster final : public core::Broadcaster {
+ public:
+  PosixBroadcaster(core::Transport& transport, StopSignals& stop) : transport_(transport), stop_(stop) {}
+  [[nodiscard]] std::vector<core::NodeResult> broadcast(const std::string& root, const std::string& name,
+                                                        const std::vector<core::RelayNode>& tree,
+                                                        const core::BroadcastSpec& spec,
+                                                        const core::ProgressFn& progress,
+                                                        const core::ResultFn& on_result,
+                                                        core::StreamStats* stats) override {
+    stop_.arm();
+    return broadcast_tree(transport_, root, name, tree, spec, progress, on_result, stop_.flag(), stats);
+  }
+  [[nodiscard]] std::vector<core::NodeResult> send_from_peer(const std::string& peer,
+                                                             const std::vector<core::RelayNode>& tree,
+                                                             const core::BroadcastSpec& spec,
+                                                             const core::ResultFn& on_result) override {
+    return sys::send_from_peer(transport_, peer, tree, spec, on_result);
+  }
+  [[nodiscard]] std::vector<core::NodeResult> greedy_broadcast(const core::HostList& targets,
+                                                               const core::BroadcastSpec& spec,
+                                                               int per_source) override {
+    stop_.arm();
+    return sys::greedy_broadcast(transport_, targets, spec, per_source, stop_.flag());
+  }
+  int relay(const std::string& this_host, const std::vector<core::RelayNode>& children, const core::BroadcastSpec& spec,
+            std::ostream& out) override {
+    stop_.arm();
+    return run_relay(transport_, this_host, children, spec, out, stop_.flag());
+  }
+  int serve_copy(const std::string& root, const std::vector<core::RelayNode>& tree, const core::BroadcastSpec& spec,
+                 std::ostream& out) override {
+    stop_.arm();
+    return sys::serve_copy(transport_, root, tree, spec, out, stop_.flag());
+  }
+
+ private:
+  core::Transport& transport_;
+  StopSignals& stop_;
+};
 
 }  // namespace ezpz::sys

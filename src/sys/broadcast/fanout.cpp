@@ -13,8 +13,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "sys/nodes/remote_process.hpp"
 #include "sys/os/fd_io.hpp"
-#include "sys/remote/remote.hpp"
 
 namespace ezpz::sys {
 namespace {
@@ -157,7 +157,8 @@ struct Fanout::Child {
   std::thread feeder;
 };
 
-Fanout::Fanout(std::string this_host, const core::BroadcastSpec& spec) : this_host_(std::move(this_host)), spec_(spec) {
+Fanout::Fanout(core::Transport& transport, std::string this_host, const core::BroadcastSpec& spec)
+    : transport_(transport), this_host_(std::move(this_host)), spec_(spec) {
   ::signal(SIGPIPE, SIG_IGN);
 }
 
@@ -180,8 +181,8 @@ Fanout::Child& Fanout::spawn(const core::RelayNode& node, bool reattached) {
   auto c = std::make_unique<Child>();
   c->node = node;
   c->reattached = reattached;
-  auto p =
-      start_remote(node.host, core::remote_command(spec_, core::relay_args(spec_, node), true), spec_, node.host, true);
+  auto p = transport_.start(node.host, core::remote_command(spec_, core::relay_args(spec_, node), true), spec_,
+                            node.host, true, false);
   c->pid = p.pid;
   c->in = p.in;
   c->out = p.out;
@@ -272,7 +273,8 @@ void Fanout::keep_alive(const std::stop_token& stop) {
 void Fanout::start_sender(const std::string& peer, const std::vector<core::RelayNode>& tree) {
   auto c = std::make_unique<Child>();
   c->node = core::RelayNode{peer, tree};
-  auto p = start_remote(peer, core::remote_command(spec_, core::send_args(spec_, tree), false), spec_, peer, false);
+  auto p = transport_.start(peer, core::remote_command(spec_, core::send_args(spec_, tree), false), spec_, peer, false,
+                            false);
   c->pid = p.pid;
   c->out = p.out;
   c->alive = false;  // nothing to send it
@@ -434,7 +436,7 @@ std::vector<core::NodeResult> Fanout::collect(const std::string& why_missing, co
           r->reattached_to = this_host_;
         }
         auto it = reported.find(r->host);
-        if (it == reported.end() || !it->second.ok) {  // a success beats an earlier failure
+        if (it == reported.end() || !it->second.ok()) {  // a success beats an earlier failure
           reported[r->host] = *r;
           if (on_result) {
             on_result(*r);
@@ -523,6 +525,7 @@ std::vector<core::NodeResult> Fanout::collect(const std::string& why_missing, co
       }
       core::NodeResult r;
       r.host = host;
+      r.outcome = host != c->node.host ? core::NodeOutcome::orphaned : core::NodeOutcome::failed;
       r.error = host != c->node.host      ? "no report: its parent relay " + c->node.host + " failed"
                 : !c->dropped_why.empty() ? c->dropped_why
                                           : why_missing;

@@ -14,13 +14,14 @@
 
 #include "core/broadcast.hpp"
 #include "core/transfer.hpp"
+#include "core/transport.hpp"
 
 namespace ezpz::sys {
 
 class Fanout {
  public:
   /// `this_host` names this node in results of re-attached subtrees (`reattached_to`).
-  Fanout(std::string this_host, const core::BroadcastSpec& spec);
+  Fanout(core::Transport& transport, std::string this_host, const core::BroadcastSpec& spec);
   ~Fanout();
   Fanout(const Fanout&) = delete;
   Fanout& operator=(const Fanout&) = delete;
@@ -57,6 +58,7 @@ class Fanout {
   void open_spool();
   void join_feeders();
 
+  core::Transport& transport_;
   std::string this_host_;
   const core::BroadcastSpec& spec_;
   std::vector<std::unique_ptr<Child>> children_;

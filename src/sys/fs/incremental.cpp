@@ -21,6 +21,11 @@
 namespace ezpz::sys {
 namespace {
 
+/// This copy cannot take the delta: the head sends it the whole tree instead.
+Error needs_full_copy(const std::string& why) {
+  return Error{ExitCode::failure, std::string(core::kNeedsFullCopy) + why, ErrorKind::needs_full_copy};
+}
+
 /// Files that live in a destination but are not part of its tree.
 const std::vector<std::string> kNotTree = {std::string(core::kManifestName), std::string(core::kFailedNodesName)};
 /// Changed files at least this big are sent as a librsync delta when it is smaller.
@@ -359,28 +364,12 @@ bool is_bundle(const std::string& dir) {
          S_ISREG(st.st_mode);
 }
 
-Expected<void> apply_bundle(const std::string& bundle_dir, const std::string& dst, const std::string& staging) {
-  const auto delta_dir = join(bundle_dir, std::string(core::kDeltaDirName));
-  auto text = read_whole(join(delta_dir, "header.json"), 64U << 20);
-  if (!text) {
-    return text.error();
-  }
-  auto header = core::decode_delta_header(*text);
-  if (!header) {
-    return header.error();
-  }
-  // 1. This node must hold the copy the bundle was made against, untouched.
-  auto held = held_manifest(dst);
-  if (!held) {
-    return failure(std::string(core::kNeedsFullCopy) + held.error().message);
-  }
-  if (held->digest != header->base_digest) {
-    return failure(std::string(core::kNeedsFullCopy) + "its manifest is not the one the delta starts from (it missed " +
-                   "the last yeet)");
-  }
-  // 2. The current copy, as hard links (never written to: replaced entries are renamed over).
+namespace {
+
+/// `staging` = `dst` as hard links (directories and symlinks made anew), manifest files aside.
+Expected<void> clone_as_links(const std::string& dst, const core::Manifest& manifest, const std::string& staging) {
   std::optional<Error> error;
-  auto cloned = walk_tree(dst, held->manifest.ignore, [&](const TreeEntry& e) {
+  auto cloned = walk_tree(dst, manifest.ignore, [&](const TreeEntry& e) {
     if (e.path.find('/') == std::string::npos &&
         std::find(kNotTree.begin(), kNotTree.end(), e.path) != kNotTree.end()) {
       return true;
@@ -406,12 +395,12 @@ Expected<void> apply_bundle(const std::string& bundle_dir, const std::string& ds
   if (!cloned) {
     return cloned.error();
   }
-  // 3. Removed entries, then new and changed ones (renamed from the bundle), then deltas.
-  for (auto it = header->removed.rbegin(); it != header->removed.rend(); ++it) {
-    if (auto gone = remove_tree(join(staging, *it)); !gone) {
-      return gone.error();
-    }
-  }
+  return {};
+}
+
+/// The bundle's new and changed entries renamed into `staging` over what was there.
+Expected<void> move_bundle_entries(const std::string& bundle_dir, const std::string& staging) {
+  std::optional<Error> error;
   auto moved = walk_tree(bundle_dir, {std::string(core::kDeltaDirName)}, [&](const TreeEntry& e) {
     const auto to = join(staging, e.path);
     struct stat there {};
@@ -447,17 +436,16 @@ Expected<void> apply_bundle(const std::string& bundle_dir, const std::string& ds
   if (!moved) {
     return moved.error();
   }
-  auto manifest_text = read_whole(join(staging, std::string(core::kManifestName)), std::size_t(1) << 30);
-  if (!manifest_text || text_sha256(*manifest_text) != header->new_digest) {
-    return failure("the delta's manifest is missing or damaged");
-  }
-  auto now = core::decode_manifest(*manifest_text);
-  if (!now) {
-    return now.error();
-  }
-  for (const auto& [path, name] : header->deltas) {
-    auto entry = now->entries.find(path);
-    if (entry == now->entries.end() || entry->second.type != 'f') {
+  return {};
+}
+
+/// Each librsync delta of the bundle applied to this node's file, checked against the new
+/// manifest's digest, with its mode and mtime, renamed into `staging`.
+Expected<void> apply_deltas(const core::DeltaHeader& header, const core::Manifest& now, const std::string& dst,
+                            const std::string& delta_dir, const std::string& staging) {
+  for (const auto& [path, name] : header.deltas) {
+    auto entry = now.entries.find(path);
+    if (entry == now.entries.end() || entry->second.type != 'f') {
       return failure("the delta patches " + path + ", which its manifest does not list as a file");
     }
     const auto to = join(staging, path);
@@ -469,7 +457,7 @@ Expected<void> apply_bundle(const std::string& bundle_dir, const std::string& ds
     auto digest = file_sha256(tmp);
     if (!digest || *digest != entry->second.digest) {
       ::unlink(tmp.c_str());
-      return failure(std::string(core::kNeedsFullCopy) + "patching " + path + " did not give the expected content");
+      return needs_full_copy("patching " + path + " did not give the expected content");
     }
     const timespec times[2] = {{0, UTIME_OMIT},
                                {static_cast<time_t>(entry->second.mtime_ns / 1000000000LL),
@@ -479,6 +467,53 @@ Expected<void> apply_bundle(const std::string& bundle_dir, const std::string& ds
       ::unlink(tmp.c_str());
       return io_error("cannot move into place", to);
     }
+  }
+  return {};
+}
+
+}  // namespace
+
+Expected<void> apply_bundle(const std::string& bundle_dir, const std::string& dst, const std::string& staging) {
+  const auto delta_dir = join(bundle_dir, std::string(core::kDeltaDirName));
+  auto text = read_whole(join(delta_dir, "header.json"), 64U << 20);
+  if (!text) {
+    return text.error();
+  }
+  auto header = core::decode_delta_header(*text);
+  if (!header) {
+    return header.error();
+  }
+  // 1. This node must hold the copy the bundle was made against, untouched.
+  auto held = held_manifest(dst);
+  if (!held) {
+    return needs_full_copy(held.error().message);
+  }
+  if (held->digest != header->base_digest) {
+    return needs_full_copy("its manifest is not the one the delta starts from (it missed the last yeet)");
+  }
+  // 2. The current copy, as hard links (never written to: replaced entries are renamed over).
+  if (auto cloned = clone_as_links(dst, held->manifest, staging); !cloned) {
+    return cloned;
+  }
+  // 3. Removed entries, then new and changed ones (renamed from the bundle), then deltas.
+  for (auto it = header->removed.rbegin(); it != header->removed.rend(); ++it) {
+    if (auto gone = remove_tree(join(staging, *it)); !gone) {
+      return gone.error();
+    }
+  }
+  if (auto moved = move_bundle_entries(bundle_dir, staging); !moved) {
+    return moved;
+  }
+  auto manifest_text = read_whole(join(staging, std::string(core::kManifestName)), std::size_t(1) << 30);
+  if (!manifest_text || text_sha256(*manifest_text) != header->new_digest) {
+    return failure("the delta's manifest is missing or damaged");
+  }
+  auto now = core::decode_manifest(*manifest_text);
+  if (!now) {
+    return now.error();
+  }
+  if (auto patched = apply_deltas(*header, *now, dst, delta_dir, staging); !patched) {
+    return patched;
   }
   // 4. The result is exactly what the new manifest says.
   auto tree = stat_tree(staging, now->ignore);

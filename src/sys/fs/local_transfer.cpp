@@ -11,25 +11,13 @@
 #include <unistd.h>
 
 #include "core/venv_patch.hpp"
-#include "sys/broadcast/broadcast.hpp"
 #include "sys/fs/archive.hpp"
 #include "sys/fs/incremental.hpp"
 #include "sys/fs/janitor.hpp"
 #include "sys/fs/tree.hpp"
-#include "sys/remote/remote.hpp"
 
 namespace ezpz::sys {
 namespace {
-
-std::atomic<bool> g_stop{false};
-std::atomic<int> g_stop_signal{0};  ///< the first signal that asked to stop
-constexpr int kStopSignals[] = {SIGINT, SIGTERM, SIGHUP};
-
-extern "C" void request_stop(int signo) {
-  int none = 0;
-  g_stop_signal.compare_exchange_strong(none, signo);
-  g_stop.store(true);
-}
 
 bool is_dir(const std::string& path) {
   struct stat st {};
@@ -105,32 +93,24 @@ Expected<bool> relink(const std::string& path, const std::string& target, const 
 
 }  // namespace
 
-PosixLocalTransfer::PosixLocalTransfer() = default;
+PosixLocalTransfer::PosixLocalTransfer(StopSignals& stop) : stop_(stop) {}
 
 void PosixLocalTransfer::arm() {
-  if (!saved_.empty()) {
-    return;
-  }
-  g_stop.store(false);
-  g_stop_signal.store(0);
-  for (int signo : kStopSignals) {
-    struct sigaction sa {};
-    sa.sa_handler = request_stop;
-    sigemptyset(&sa.sa_mask);
-    struct sigaction old {};
-    ::sigaction(signo, &sa, &old);
-    saved_.push_back(old);
-  }
-}
-
-PosixLocalTransfer::~PosixLocalTransfer() {
-  for (std::size_t i = 0; i < saved_.size(); ++i) {
-    ::sigaction(kStopSignals[i], &saved_[i], nullptr);
-  }
+  stop_.arm();
 }
 
 int PosixLocalTransfer::interrupted() const {
-  return g_stop.load() ? std::max(1, g_stop_signal.load()) : 0;
+  return stop_.signal();
+}
+
+int PosixLocalTransfer::watcher_main(const std::vector<std::string>& args) {
+  std::vector<std::string> words(args);
+  std::vector<char*> argv;
+  for (auto& w : words) {
+    argv.push_back(w.data());
+  }
+  argv.push_back(nullptr);
+  return janitor_main(static_cast<int>(words.size()), argv.data());
 }
 
 core::SourceFacts PosixLocalTransfer::inspect(const std::string& path) {
@@ -161,7 +141,7 @@ Expected<core::TreeStats> PosixLocalTransfer::measure(const std::string& path,
   }
   auto r = walk_tree(path, excludes, [&](const TreeEntry& e) {
     tally(stats, e.st);
-    return !g_stop.load();
+    return !stop_.flag().load();
   });
   if (!r) {
     return r.error();
@@ -201,7 +181,7 @@ Expected<std::string> PosixLocalTransfer::make_staging(const std::string& destin
 Expected<core::TreeStats> PosixLocalTransfer::copy_tree(const std::string& src, const std::string& staging,
                                                         const std::vector<std::string>& excludes,
                                                         const core::ProgressFn& progress) {
-  return sys::copy_tree(src, staging, excludes, progress, g_stop);
+  return sys::copy_tree(src, staging, excludes, progress, stop_.flag());
 }
 
 Expected<core::TreeStats> PosixLocalTransfer::sync_tree(const std::string& src, const std::string& previous,
@@ -209,16 +189,16 @@ Expected<core::TreeStats> PosixLocalTransfer::sync_tree(const std::string& src, 
                                                         const std::vector<std::string>& excludes,
                                                         const core::ProgressFn& progress) {
   if (!is_dir(previous)) {
-    return sys::copy_tree(src, staging, excludes, progress, g_stop);
+    return sys::copy_tree(src, staging, excludes, progress, stop_.flag());
   }
-  return sys::sync_tree(src, previous, staging, excludes, progress, g_stop);
+  return sys::sync_tree(src, previous, staging, excludes, progress, stop_.flag());
 }
 
 Expected<core::TreeStats> PosixLocalTransfer::pack(const std::string& src, const std::string& top_name,
                                                    const std::string& out, core::ArchiveFormat format,
                                                    const std::vector<std::string>& excludes, bool digest,
                                                    const core::ProgressFn& progress) {
-  auto r = pack_tree(src, top_name, out, format, excludes, progress, g_stop, digest);
+  auto r = pack_tree(src, top_name, out, format, excludes, progress, stop_.flag(), digest);
   if (!r) {
     ::unlink(out.c_str());
   }
@@ -233,7 +213,7 @@ Expected<void> PosixLocalTransfer::write_checksum(const std::string& archive, co
 Expected<core::TreeStats> PosixLocalTransfer::extract(const std::string& archive, const std::string& staging,
                                                       unsigned long long max_bytes, bool own,
                                                       const core::ProgressFn& progress) {
-  auto stats = extract_archive(archive, staging, progress, g_stop, max_bytes, own);
+  auto stats = extract_archive(archive, staging, progress, stop_.flag(), max_bytes, own);
   if (!stats) {
     return stats;
   }
@@ -317,7 +297,7 @@ Expected<core::PatchReport> PosixLocalTransfer::patch_env(const std::string& roo
       error = r.error();
       return false;
     }
-    return !g_stop.load();
+    return !stop_.flag().load();
   });
   if (!walked) {
     return walked.error();
@@ -353,15 +333,6 @@ void PosixLocalTransfer::watch(const std::string& destination, const std::string
   (void)start_janitor(destination, work);
 }
 
-std::vector<core::NodeResult> PosixLocalTransfer::broadcast(const std::string& root, const std::string& name,
-                                                            const std::vector<core::RelayNode>& tree,
-                                                            const core::BroadcastSpec& spec,
-                                                            const core::ProgressFn& progress,
-                                                            const core::ResultFn& on_result, core::StreamStats* stats) {
-  arm();
-  return broadcast_tree(root, name, tree, spec, progress, on_result, g_stop, stats);
-}
-
 Expected<core::HeldManifest> PosixLocalTransfer::held_manifest(const std::string& root) {
   return sys::held_manifest(root);
 }
@@ -382,35 +353,6 @@ Expected<core::ChangeEstimate> PosixLocalTransfer::estimate_changes(const std::s
                                                                     const std::vector<std::string>& excludes,
                                                                     const core::Manifest& m) {
   return sys::estimate_changes(source, excludes, m);
-}
-
-std::pair<std::string, unsigned long long> PosixLocalTransfer::self_digest() {
-  return sys::self_digest();
-}
-
-std::vector<core::NodeResult> PosixLocalTransfer::send_from_peer(const std::string& peer,
-                                                                 const std::vector<core::RelayNode>& tree,
-                                                                 const core::BroadcastSpec& spec,
-                                                                 const core::ResultFn& on_result) {
-  return sys::send_from_peer(peer, tree, spec, on_result);
-}
-
-std::vector<core::NodeResult> PosixLocalTransfer::greedy_broadcast(const core::HostList& targets,
-                                                                   const core::BroadcastSpec& spec, int per_source) {
-  arm();
-  return sys::greedy_broadcast(targets, spec, per_source, g_stop);
-}
-
-int PosixLocalTransfer::relay(const std::string& this_host, const std::vector<core::RelayNode>& children,
-                              const core::BroadcastSpec& spec, std::ostream& out) {
-  arm();
-  return run_relay(this_host, children, spec, out, g_stop);
-}
-
-int PosixLocalTransfer::serve_copy(const std::string& root, const std::vector<core::RelayNode>& tree,
-                                   const core::BroadcastSpec& spec, std::ostream& out) {
-  arm();
-  return sys::serve_copy(root, tree, spec, out, g_stop);
 }
 
 Expected<void> PosixLocalTransfer::rename_file(const std::string& from, const std::string& to) {

@@ -1,5 +1,5 @@
-// LocalTransfer on this machine: sys/tree.cpp, sys/archive.cpp and env patching, with
-// SIGINT/SIGTERM/SIGHUP turned into a stop flag so work ends cleanly and can be discarded.
+// Trees, staging, archives and manifests on this machine (fs/tree.cpp, fs/archive*.cpp,
+// fs/incremental.cpp and env patching); work stops at the StopSignals flag and is discarded.
 #pragma once
 
 #include <atomic>
@@ -7,13 +7,16 @@
 #include <vector>
 
 #include "core/transfer.hpp"
+#include "sys/os/stop_signals.hpp"
 
 namespace ezpz::sys {
 
-class PosixLocalTransfer final : public core::LocalTransfer {
+class PosixLocalTransfer final : public core::Trees,
+                                 public core::Staging,
+                                 public core::Archives,
+                                 public core::Manifests {
  public:
-  PosixLocalTransfer();
-  ~PosixLocalTransfer() override;
+  explicit PosixLocalTransfer(StopSignals& stop);
   PosixLocalTransfer(const PosixLocalTransfer&) = delete;
   PosixLocalTransfer& operator=(const PosixLocalTransfer&) = delete;
 
@@ -46,20 +49,7 @@ class PosixLocalTransfer final : public core::LocalTransfer {
   void watch(const std::string& destination, const std::string& work) override;
   [[nodiscard]] Expected<void> rename_file(const std::string& from, const std::string& to) override;
   [[nodiscard]] int interrupted() const override;
-  [[nodiscard]] std::vector<core::NodeResult> broadcast(const std::string& root, const std::string& name,
-                                                        const std::vector<core::RelayNode>& tree,
-                                                        const core::BroadcastSpec& spec,
-                                                        const core::ProgressFn& progress,
-                                                        const core::ResultFn& on_result,
-                                                        core::StreamStats* stats) override;
-  [[nodiscard]] std::vector<core::NodeResult> send_from_peer(const std::string& peer,
-                                                             const std::vector<core::RelayNode>& tree,
-                                                             const core::BroadcastSpec& spec,
-                                                             const core::ResultFn& on_result) override;
-  [[nodiscard]] std::vector<core::NodeResult> greedy_broadcast(const core::HostList& targets,
-                                                               const core::BroadcastSpec& spec,
-                                                               int per_source) override;
-  [[nodiscard]] std::pair<std::string, unsigned long long> self_digest() override;
+  int watcher_main(const std::vector<std::string>& args) override;
   [[nodiscard]] Expected<core::HeldManifest> held_manifest(const std::string& root) override;
   [[nodiscard]] Expected<core::HeldManifest> write_manifest(const std::string& root, const core::Manifest* reuse,
                                                             const std::string& source_root,
@@ -70,15 +60,11 @@ class PosixLocalTransfer final : public core::LocalTransfer {
   [[nodiscard]] Expected<core::ChangeEstimate> estimate_changes(const std::string& source,
                                                                 const std::vector<std::string>& excludes,
                                                                 const core::Manifest& m) override;
-  int relay(const std::string& this_host, const std::vector<core::RelayNode>& children, const core::BroadcastSpec& spec,
-            std::ostream& out) override;
-  int serve_copy(const std::string& root, const std::vector<core::RelayNode>& tree, const core::BroadcastSpec& spec,
-                 std::ostream& out) override;
 
  private:
   /// Turn SIGINT/SIGTERM/SIGHUP into the stop flag (from the first real work on).
   void arm();
-  std::vector<struct sigaction> saved_;
+  StopSignals& stop_;
   std::vector<std::string> warnings_;  ///< removals that failed, until taken
 };
 

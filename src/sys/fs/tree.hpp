@@ -12,6 +12,7 @@
 #include "core/expected.hpp"
 #include "core/transfer.hpp"
 #include "sys/fs/remove.hpp"
+#include "sys/os/read_text.hpp"
 
 namespace ezpz::sys {
 
@@ -51,11 +52,5 @@ Expected<Leftovers> commit_tree(const std::string& staging, const std::string& d
 
 /// Write `text` to `path` through a temporary file and rename, with `mode`.
 Expected<void> replace_file(const std::string& path, const std::string& text, mode_t mode);
-
-/// The first `n` bytes of a file (fewer when it is shorter).
-Expected<std::string> read_head(const std::string& path, std::size_t n);
-
-/// Read a whole file (at most `limit` bytes; more is an error).
-Expected<std::string> read_whole(const std::string& path, std::size_t limit = std::size_t(1) << 30);
 
 }  // namespace ezpz::sys

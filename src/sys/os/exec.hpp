@@ -32,7 +32,7 @@ void reset_child_signals(const sigset_t& ignored);
                                     const std::vector<std::pair<std::string, std::string>>& set,
                                     const std::vector<std::string>& unset);
 
-class PosixProcessControl final : public core::ProcessControl {
+class PosixProcessControl final : public core::JobControl, public core::ProcessTable {
  public:
   PosixProcessControl();
   ~PosixProcessControl() override;
@@ -49,9 +49,6 @@ class PosixProcessControl final : public core::ProcessControl {
   [[nodiscard]] std::vector<int> self_and_ancestors() override;
   bool send_signal(int pid, int sig) override;
   [[nodiscard]] bool alive(int pid) override;
-  [[nodiscard]] std::vector<core::NodeOutput> run_on_nodes(const core::HostList& hosts,
-                                                           const std::vector<std::string>& args,
-                                                           const core::BroadcastSpec& spec, double timeout_s) override;
 
  private:
   SignalRelay& relay();

@@ -29,11 +29,8 @@ class PosixProbe final : public core::SystemProbe {
   [[nodiscard]] std::optional<core::DiskSpace> disk_space(const std::string& path) const override;
   [[nodiscard]] std::optional<unsigned long long> tree_bytes(const std::string& path) const override;
   [[nodiscard]] core::ResourceLimit resource_limit(const std::string& name) const override;
-  /// In sys/node_query.cpp.
-  [[nodiscard]] std::vector<core::NodeReply> ask_nodes(const std::vector<std::string>& hosts,
-                                                       const std::function<std::string(const std::string&)>& command,
-                                                       const core::BroadcastSpec& spec, int timeout_s,
-                                                       const std::function<void()>& started) const override;
+  /// In os/self_digest.cpp.
+  [[nodiscard]] std::pair<std::string, unsigned long long> self_digest() const override;
 
  private:
   std::string path_env_;

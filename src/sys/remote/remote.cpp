@@ -18,46 +18,6 @@
 #include "sys/remote/ssh_client.hpp"
 
 namespace ezpz::sys {
-namespace {
-
-/// Copy `from` to the pipe `to` by `deadline` (a child that asked for the binary and then
-/// stopped reading must not hold its parent past it).
-bool send_file(int from, int to, std::chrono::steady_clock::time_point deadline) {
-  const int flags = ::fcntl(to, F_GETFL);
-  ::fcntl(to, F_SETFL, flags | O_NONBLOCK);
-  std::vector<char> buf(1 << 20);
-  bool ok = true;
-  while (ok) {
-    const auto n = ::read(from, buf.data(), buf.size());
-    if (n < 0 && errno == EINTR) {
-      continue;
-    }
-    if (n <= 0) {
-      ok = n == 0;
-      break;
-    }
-    for (std::size_t done = 0; ok && done < static_cast<std::size_t>(n);) {
-      const auto w = ::write(to, buf.data() + done, static_cast<std::size_t>(n) - done);
-      if (w > 0) {
-        done += static_cast<std::size_t>(w);
-        continue;
-      }
-      if (w < 0 && errno != EAGAIN && errno != EINTR) {
-        ok = false;
-        break;
-      }
-      const auto left =
-          std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now()).count();
-      pollfd out{to, POLLOUT, 0};
-      ok = left > 0 && ::poll(&out, 1, static_cast<int>(std::min<long long>(left, 1 << 30))) >= 0;
-    }
-  }
-  ::fcntl(to, F_SETFL, flags);
-  return ok;
-}
-
-}  // namespace
-
 RemoteProcess start_remote(const std::string& host, const std::string& command, const core::BroadcastSpec& spec,
                            const std::string& report_as, bool with_stdin, bool gated) {
   RemoteProcess p;
@@ -170,75 +130,18 @@ int ssh_stdio_main(int argc, char** argv) {
   return rc;
 }
 
-bool open_gate(RemoteProcess& p) {
-  return p.pid > 0 && p.in >= 0 && write_all(p.in, "g", 1);  // the child reads exactly this byte
-}
+}  // namespace ezpz::sys
 
-bool await_ready(RemoteProcess& p, std::string& early, int timeout_s) {
-  return await_ready(p, early, std::chrono::steady_clock::now() + std::chrono::seconds(timeout_s));
-}
+namespace ezpz::sys {
 
-bool await_ready(RemoteProcess& p, std::string& early, std::chrono::steady_clock::time_point deadline) {
-  std::string line;
-  while (true) {
-    const auto left =
-        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now()).count();
-    pollfd fd{p.out, POLLIN, 0};
-    // Past the deadline, what has already arrived still counts (children started together
-    // and awaited in turn: a slow first one must not fail the ready ones after it).
-    const int ready = ::poll(&fd, 1, static_cast<int>(std::clamp<long long>(left, 0, 1 << 30)));
-    if (ready < 0 && errno == EINTR) {
-      continue;
-    }
-    char c;
-    if (ready <= 0 || ::read(p.out, &c, 1) != 1) {
-      early += line;
-      return false;
-    }
-    if (c != '\n') {
-      line += c;
-      continue;
-    }
-    if (line == core::kReadyLine) {
-      return true;
-    }
-    if (line.rfind(core::kShipLine, 0) == 0) {
-      const int self = open_self();
-      const bool sent = self >= 0 && p.in >= 0 && send_file(self, p.in, deadline);
-      if (self >= 0) {
-        ::close(self);
-      }
-      if (!sent) {
-        return false;
-      }
-    } else {
-      early += line + "\n";
-    }
-    line.clear();
+int SshTransport::child_main(const std::vector<std::string>& args) {
+  std::vector<std::string> words(args);
+  std::vector<char*> argv;
+  for (auto& w : words) {
+    argv.push_back(w.data());
   }
-}
-
-std::pair<std::string, unsigned long long> self_digest() {
-  const int fd = open_self();
-  if (fd < 0) {
-    return {};
-  }
-  sha256_ctx ctx;
-  sha256_init(&ctx);
-  std::vector<unsigned char> buf(1 << 20);
-  unsigned long long size = 0;
-  ssize_t n;
-  while ((n = ::read(fd, buf.data(), buf.size())) > 0) {
-    sha256_update(&ctx, static_cast<std::size_t>(n), buf.data());
-    size += static_cast<unsigned long long>(n);
-  }
-  ::close(fd);
-  if (n < 0) {
-    return {};
-  }
-  unsigned char sum[SHA256_DIGEST_SIZE];
-  sha256_digest(&ctx, sizeof(sum), sum);
-  return {core::to_hex(sum, sizeof(sum)), size};
+  argv.push_back(nullptr);
+  return ssh_stdio_main(static_cast<int>(words.size()), argv.data());
 }
 
 }  // namespace ezpz::sys

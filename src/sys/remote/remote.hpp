@@ -6,24 +6,16 @@
 #include <cstddef>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <sys/types.h>
 
 #include "core/broadcast.hpp"
+#include "core/transport.hpp"
 
 namespace ezpz::sys {
 
-/// Connections being set up at once when many nodes are asked the same thing (doctor --nodes,
-/// kill --all-nodes): the rest wait at their gates. All at once, a hundred handshakes (and
-/// the nodes' login shells) compete for the same moment and time out together.
-inline constexpr std::size_t kMaxConnecting = 32;
-
-/// A command running on another node: write its stdin to `in`, read its stdout from `out`.
-struct RemoteProcess {
-  pid_t pid = -1;
-  int in = -1;
-  int out = -1;
-};
+using core::RemoteProcess;
 
 /// Run the shell command `command` on `host`: with spec.ssh_command empty through libssh in a
 /// child running ezpz __ssh-stdio (a connection failure becomes a result line for `report_as`
@@ -43,17 +35,16 @@ inline constexpr std::string_view kSshStdio = "__ssh-stdio";
 /// becomes a result line for REPORT_AS. Returns the exit status (255: no connection).
 int ssh_stdio_main(int argc, char** argv);
 
-/// Open the gate of a process started `gated`: it connects from now. False when it is gone.
-[[nodiscard]] bool open_gate(RemoteProcess& p);
-
-/// Wait for the remote ezpz's first line (core::kReadyLine), shipping this binary to a node
-/// that asks for it (core::kShipLine). Lines that are neither (a connection error's result
-/// line) are appended to `early`. False when it ended or was not ready within `timeout_s`.
-[[nodiscard]] bool await_ready(RemoteProcess& p, std::string& early, int timeout_s);
-/// The same, with `deadline` for the whole wait (a slow trickle of lines does not extend it).
-[[nodiscard]] bool await_ready(RemoteProcess& p, std::string& early, std::chrono::steady_clock::time_point deadline);
-
-/// SHA-256 (hex) and size of the running binary, for core::BroadcastSpec; empty on failure.
-[[nodiscard]] std::pair<std::string, unsigned long long> self_digest();
+/// core::Transport over SSH: the built-in libssh client (a child running `ezpz __ssh-stdio`) or
+/// the user's ssh command (spec.ssh_command).
+class SshTransport final : public core::Transport {
+ public:
+  [[nodiscard]] core::RemoteProcess start(const std::string& host, const std::string& command,
+                                          const core::BroadcastSpec& spec, const std::string& report_as,
+                                          bool with_stdin, bool gated) override {
+    return start_remote(host, command, spec, report_as, with_stdin, gated);
+  }
+  int child_main(const std::vector<std::string>& args) override;
+};
 
 }  // namespace ezpz::sys

@@ -16,9 +16,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "sys/nodes/node_commands.hpp"
+#include "sys/nodes/remote_process.hpp"
 #include "sys/os/fd_io.hpp"
-#include "sys/os/posix_probe.hpp"
-#include "sys/remote/remote.hpp"
 
 namespace ezpz::sys {
 namespace {
@@ -113,17 +113,17 @@ void reap(RemoteProcess& p, core::NodeReply& r) {
 
 }  // namespace
 
-std::vector<core::NodeReply> PosixProbe::ask_nodes(const std::vector<std::string>& hosts,
-                                                   const std::function<std::string(const std::string&)>& command,
-                                                   const core::BroadcastSpec& spec, int timeout_s,
-                                                   const std::function<void()>& started) const {
+std::vector<core::NodeReply> PosixNodeQuery::ask_nodes(const std::vector<std::string>& hosts,
+                                                       const std::function<std::string(const std::string&)>& command,
+                                                       const core::BroadcastSpec& spec, int timeout_s,
+                                                       const std::function<void()>& started) const {
   ::signal(SIGPIPE, SIG_IGN);  // a node that went away must not take ezpz with it
   allow_descriptors(hosts.size());
   std::vector<core::NodeReply> replies(hosts.size());
   std::vector<RemoteProcess> procs(hosts.size());
   for (std::size_t i = 0; i < hosts.size(); ++i) {
     replies[i].host = hosts[i];
-    procs[i] = start_remote(hosts[i], command(hosts[i]), spec, hosts[i], true, true);
+    procs[i] = transport_.start(hosts[i], command(hosts[i]), spec, hosts[i], true, true);
   }
   if (started) {
     started();

@@ -1,0 +1,28 @@
+#include "cli/hidden_modes.hpp"
+
+#include <CLI/App.hpp>
+
+namespace ezpz::cli {
+
+// Both take their argv as it is (run_raw); parsed, they only say what they are for.
+void TransportChildCommand::add_cli(CLI::App& app) {
+  app.allow_extras();
+}
+int TransportChildCommand::run(Context& ctx) {
+  return ctx.transport().child_main({});
+}
+std::optional<int> TransportChildCommand::run_raw(Context& ctx, const std::vector<std::string>& args) {
+  return ctx.transport().child_main(args);
+}
+
+void WatcherCommand::add_cli(CLI::App& app) {
+  app.allow_extras();
+}
+int WatcherCommand::run(Context& ctx) {
+  return ctx.staging().watcher_main({});
+}
+std::optional<int> WatcherCommand::run_raw(Context& ctx, const std::vector<std::string>& args) {
+  return ctx.staging().watcher_main(args);
+}
+
+}  // namespace ezpz::cli

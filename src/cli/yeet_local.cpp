@@ -1,0 +1,217 @@
+// yeet's work on this node: copy, sync, extract or pack+extract into a work directory beside the
+// destination, patch a moved env, write the manifest (and the delta for the other nodes), commit.
+#include <algorithm>
+
+#include "cli/terminal.hpp"
+#include "cli/yeet_steps.hpp"
+#include "core/strings.hpp"
+
+namespace ezpz::cli {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point t) {
+  return std::chrono::duration<double>(Clock::now() - t).count();
+}
+
+/// Old prefixes a moved env may name: what bin/activate records, the source as given and resolved.
+std::vector<std::string> old_prefixes(YeetRun& run, const std::string& root) {
+  std::vector<std::string> out;
+  auto add = [&](const std::string& p) {
+    if (!p.empty() && p != run.plan().destination && std::find(out.begin(), out.end(), p) == out.end()) {
+      out.push_back(p);
+    }
+  };
+  if (auto recorded = run.ctx.trees().recorded_prefix(root)) {
+    add(*recorded);
+  }
+  if (run.plan().kind == core::SourceKind::directory) {
+    add(run.plan().source);
+    add(run.source_real);
+  }
+  return out;
+}
+
+/// The work made so far, removed; the error said; the exit code (128+N when a signal stopped it).
+class Undo {
+ public:
+  explicit Undo(YeetRun& run) : run_(run) {}
+  std::string staging;
+  std::string pack_file;
+  int operator()(const Error& e) {
+    auto& ctx = run_.ctx;
+    for (const auto* path : {&staging, &pack_file, &run_.bundle}) {
+      if (!path->empty()) {
+        ctx.staging().discard(*path);
+      }
+    }
+    show_leftovers(ctx);
+    const auto& plan = run_.plan();
+    ctx.term.err() << "    x " << run_.report.host << " (local, " << core::to_string(plan.method) << ") failed\n";
+    if (const int sig = ctx.staging().interrupted()) {
+      ctx.term.error("interrupted: " + plan.destination + " is unchanged");
+      return 128 + sig;
+    }
+    ctx.term.error(e.message + " (" + plan.destination + " is unchanged)");
+    return static_cast<int>(ExitCode::failure);
+  }
+
+ private:
+  YeetRun& run_;
+};
+
+/// --compress: pack the source once, then extract the pack (least metadata I/O on the source).
+Expected<core::TreeStats> pack_then_extract(YeetRun& run, Undo& undo, ProgressBar& bar) {
+  auto& ctx = run.ctx;
+  const auto& plan = run.plan();
+  const auto t = Clock::now();
+  undo.pack_file = undo.staging + ".pack.tar.zst";  // a name the next run and the watcher know
+  auto packed = ctx.archives().pack(plan.source, plan.name, undo.pack_file, core::ArchiveFormat::zst, plan.excludes,
+                                    false, [&bar](unsigned long long done) { bar.update(done); });
+  if (!packed) {
+    return packed.error();
+  }
+  run.report.steps.emplace_back("pack_s", seconds_since(t));
+  bar.finish();
+  auto packed_size = ctx.trees().measure(undo.pack_file, {});
+  ProgressBar extract_bar(ctx.term, "extracting", packed_size ? packed_size->bytes : 0);
+  const auto te = Clock::now();
+  auto copied = ctx.archives().extract(undo.pack_file, undo.staging, 0, true,
+                                       [&extract_bar](unsigned long long done) { extract_bar.update(done); });
+  run.report.steps.emplace_back("extract_s", seconds_since(te));
+  ctx.staging().discard(undo.pack_file);
+  undo.pack_file.clear();
+  return copied;
+}
+
+/// The new tree in the work directory, by the plan's method.
+Expected<core::TreeStats> build_tree(YeetRun& run, Undo& undo) {
+  auto& ctx = run.ctx;
+  const auto& plan = run.plan();
+  const auto t = Clock::now();
+  const bool tarball = plan.method == core::CopyMethod::tarball;
+  ProgressBar bar(ctx.term, tarball ? "extracting" : "copying", run.report.size.bytes);
+  auto tick = [&bar](unsigned long long done) { bar.update(done); };
+  Expected<core::TreeStats> copied = core::TreeStats{};
+  switch (plan.method) {
+    case core::CopyMethod::sync:
+      copied = ctx.trees().sync_tree(plan.source, plan.destination, undo.staging, plan.excludes, tick);
+      break;
+    case core::CopyMethod::copy:
+      copied = ctx.trees().copy_tree(plan.source, undo.staging, plan.excludes, tick);
+      break;
+    case core::CopyMethod::compress:
+      return pack_then_extract(run, undo, bar);
+    case core::CopyMethod::tarball:
+      copied = ctx.archives().extract(plan.source, undo.staging, run.max_bytes, false, tick);
+      if (copied && copied->checks && copied->checks->unchecked()) {
+        ctx.term.warn(plan.source + " carries no checksum (" + copied->checks->compression +
+                      ", no .sha256 beside it): damage to it cannot be detected; `ezpz tar-env` writes both");
+      }
+      break;
+  }
+  if (copied) {
+    run.report.steps.emplace_back(tarball ? "extract_s" : "copy_s", seconds_since(t));
+  }
+  return copied;
+}
+
+/// Patch a moved env once, here, for its final path (a tarball's kind is known once extracted).
+Expected<core::PatchReport> patch(YeetRun& run, const std::string& staging) {
+  const auto& plan = run.plan();
+  run.report.env_kind = plan.env_kind;
+  if (plan.kind != core::SourceKind::directory) {
+    auto extracted = run.ctx.trees().inspect(staging);
+    run.report.env_kind = extracted.has_conda_meta ? core::EnvKind::conda
+                          : extracted.has_activate ? core::EnvKind::venv
+                                                   : core::EnvKind::none;
+  }
+  const auto t = Clock::now();
+  auto report = run.ctx.trees().patch_env(staging, run.report.env_kind, old_prefixes(run, staging), plan.destination);
+  run.report.steps.emplace_back("patch_s", seconds_since(t));
+  return report;
+}
+
+/// The manifest of the new copy (for the next yeet), and the delta since the last one.
+Expected<void> manifest_and_delta(YeetRun& run, const std::string& staging) {
+  auto& ctx = run.ctx;
+  const auto& plan = run.plan();
+  const auto t = Clock::now();
+  auto now = ctx.manifests().write_manifest(staging, run.base ? &run.base->manifest : nullptr,
+                                            plan.kind == core::SourceKind::directory ? plan.source : "", plan.excludes);
+  if (!now) {
+    return now.error();
+  }
+  run.report.manifest_digest = now->digest;
+  if (run.base) {
+    run.bundle = staging + ".delta";  // a name the next run and the watcher know
+    if (auto made = ctx.manifests().make_bundle(plan.destination, *run.base, staging, *now, run.bundle)) {
+      run.report.bundle = *made;
+    } else {
+      ctx.term.warn("cannot build the delta (" + made.error().message + "): sending everything");
+      ctx.staging().discard(run.bundle);
+      run.bundle.clear();
+      run.report.delta = false;
+      run.report.full_reason = made.error().message;
+    }
+  }
+  run.report.steps.emplace_back("manifest_s", seconds_since(t));
+  return {};
+}
+
+}  // namespace
+
+void show_leftovers(Context& ctx) {
+  for (const auto& w : ctx.staging().take_warnings()) {
+    ctx.term.warn(w);
+  }
+}
+
+std::optional<int> install_here(YeetRun& run) {
+  auto& ctx = run.ctx;
+  const auto& plan = run.plan();
+  run.started = Clock::now();
+  Undo undo(run);
+  // 1. A work directory beside the destination; earlier runs' leftovers are swept first.
+  auto staging = ctx.staging().make_staging(plan.destination);
+  show_leftovers(ctx);
+  if (!staging) {
+    return undo(staging.error());
+  }
+  undo.staging = *staging;
+  // 2. The new tree in it.
+  auto copied = build_tree(run, undo);
+  if (!copied) {
+    return undo(copied.error());
+  }
+  run.report.copied = *copied;
+  if (copied->skipped > 0) {
+    ctx.term.warn(std::to_string(copied->skipped) + " FIFO(s), socket(s) or device(s) in " + plan.source +
+                  " not copied (the first: " + copied->first_skipped + ")");
+  }
+  // 3. A moved env patched for its new home.
+  auto patched = patch(run, *staging);
+  if (!patched) {
+    return undo(patched.error());
+  }
+  run.report.patch = *patched;
+  if (ctx.staging().interrupted()) {
+    return undo(failure("interrupted"));
+  }
+  // 4. With other nodes: the manifest, and the delta they get.
+  if (!run.report.nodes.targets.empty()) {
+    if (auto made = manifest_and_delta(run, *staging); !made) {
+      return undo(made.error());
+    }
+  }
+  // 5. In place of the destination, atomically; from here a failure leaves the new copy.
+  if (auto committed = ctx.staging().commit(*staging, plan.destination); !committed) {
+    return undo(committed.error());
+  }
+  show_leftovers(ctx);  // the previous tree, when it could not be removed
+  ctx.term.set_unchanged({});
+  return std::nullopt;
+}
+
+}  // namespace ezpz::cli

@@ -1,0 +1,132 @@
+#include "sys/nodes/node_commands.hpp"
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <csignal>
+#include <string_view>
+
+#include <poll.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "sys/nodes/remote_process.hpp"
+
+namespace ezpz::sys {
+
+std::vector<core::NodeOutput> PosixNodeCommands::run_on_nodes(const core::HostList& hosts,
+                                                              const std::vector<std::string>& args,
+                                                              const core::BroadcastSpec& spec, double timeout_s) {
+  ::signal(SIGPIPE, SIG_IGN);
+  using Clock = std::chrono::steady_clock;
+  std::vector<core::NodeOutput> out(hosts.size());
+  std::vector<RemoteProcess> procs;
+  const auto command = core::remote_command(spec, args, false);
+  // Every connection is forked now but waits at its gate (see start_remote); at most
+  // kMaxConnecting are open at once, each with its own deadline from its opening.
+  for (std::size_t i = 0; i < hosts.size(); ++i) {
+    out[i].host = hosts[i];
+    procs.push_back(transport_.start(hosts[i], command, spec, hosts[i], true, true));
+    if (procs.back().pid < 0) {
+      out[i].error = "cannot start a connection to " + hosts[i];
+    }
+  }
+  const auto allowed = std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(timeout_s));
+  std::vector<Clock::time_point> deadline(hosts.size(), Clock::time_point::max());
+  std::size_t next = 0;
+  std::size_t open = 0;
+  auto open_gates = [&] {
+    for (; next < procs.size() && open < kMaxConnecting; ++next) {
+      auto& p = procs[next];
+      if (p.pid < 0) {
+        continue;
+      }
+      const bool opened = open_gate(p);
+      ::close(p.in);  // the remote command reads nothing: it sees the end of its input
+      p.in = -1;
+      if (opened) {
+        deadline[next] = Clock::now() + allowed;
+        ++open;
+      } else {
+        ::close(p.out);
+        p.out = -1;
+      }
+    }
+  };
+  auto finish = [&](RemoteProcess& p) {
+    ::close(p.out);
+    p.out = -1;
+    --open;
+  };
+  while (true) {
+    open_gates();
+    std::vector<pollfd> fds;
+    std::vector<std::size_t> index;
+    auto wait = Clock::duration::max();
+    const auto now = Clock::now();
+    for (std::size_t i = 0; i < next; ++i) {
+      if (procs[i].out < 0) {
+        continue;
+      }
+      if (now >= deadline[i]) {  // timed out
+        ::kill(procs[i].pid, SIGTERM);
+        out[i].error = "no answer from " + hosts[i] + " within " + std::to_string(static_cast<int>(timeout_s)) + " s";
+        finish(procs[i]);
+        continue;
+      }
+      wait = std::min(wait, deadline[i] - now);
+      fds.push_back({procs[i].out, POLLIN, 0});
+      index.push_back(i);
+    }
+    if (fds.empty()) {
+      if (next >= procs.size()) {
+        break;
+      }
+      continue;  // some timed out just now: open the next gates
+    }
+    const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(wait).count() + 1;
+    if (::poll(fds.data(), fds.size(), static_cast<int>(std::min<long long>(ms, 60'000))) < 0 && errno != EINTR) {
+      break;
+    }
+    for (std::size_t k = 0; k < fds.size(); ++k) {
+      if ((fds[k].revents & (POLLIN | POLLHUP | POLLERR)) == 0) {
+        continue;
+      }
+      auto& p = procs[index[k]];
+      char buf[4096];
+      const auto n = ::read(p.out, buf, sizeof(buf));
+      if (n > 0) {
+        out[index[k]].output.append(buf, static_cast<std::size_t>(n));
+      } else if (n == 0 || errno != EINTR) {
+        finish(p);
+      }
+    }
+  }
+  for (std::size_t i = 0; i < procs.size(); ++i) {
+    auto& p = procs[i];
+    if (p.out >= 0) {  // the poll failed: stop waiting for it
+      ::kill(p.pid, SIGTERM);
+      ::close(p.out);
+      out[i].error = "no answer from " + hosts[i];
+    }
+    if (p.in >= 0) {
+      ::close(p.in);  // never opened: it ends without connecting
+    }
+    if (p.pid > 0) {
+      int status = 0;
+      ::waitpid(p.pid, &status, 0);
+      out[i].exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    }
+    // A connection failure comes back as a result line naming the host (see start_remote).
+    if (out[i].exit_code == 255 && out[i].error.empty()) {
+      if (auto r = core::decode_result(out[i].output.substr(0, out[i].output.find('\n')))) {
+        out[i].error = r->error;
+      } else {
+        out[i].error = "cannot reach " + hosts[i] + " over ssh";
+      }
+    }
+  }
+  return out;
+}
+
+}  // namespace ezpz::sys

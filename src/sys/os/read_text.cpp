@@ -1,0 +1,61 @@
+#include "sys/os/read_text.hpp"
+
+#include <cerrno>
+#include <cstring>
+
+#include <unistd.h>
+
+#include "sys/os/fd_io.hpp"
+
+namespace ezpz::sys {
+
+Expected<std::string> read_head(const std::string& path, std::size_t n) {
+  auto opened = open_regular(path);
+  if (!opened) {
+    return opened.error();
+  }
+  const int fd = opened->get();
+  std::string text(n, '\0');
+  std::size_t got = 0;
+  while (got < n) {
+    auto r = ::read(fd, text.data() + got, n - got);
+    if (r < 0 && errno == EINTR) {
+      continue;
+    }
+    if (r <= 0) {
+      break;
+    }
+    got += static_cast<std::size_t>(r);
+  }
+  text.resize(got);
+  return text;
+}
+
+Expected<std::string> read_whole(const std::string& path, std::size_t limit) {
+  auto opened = open_regular(path);
+  if (!opened) {
+    return opened.error();
+  }
+  const int fd = opened->get();
+  std::string text;
+  char buf[65536];
+  while (true) {
+    auto n = ::read(fd, buf, sizeof(buf));
+    if (n < 0 && errno == EINTR) {
+      continue;
+    }
+    if (n < 0) {
+      return failure("cannot read " + path + ": " + std::strerror(errno));
+    }
+    if (n == 0) {
+      break;
+    }
+    text.append(buf, static_cast<std::size_t>(n));
+    if (text.size() > limit) {
+      return failure(path + " is larger than " + std::to_string(limit) + " bytes");
+    }
+  }
+  return text;
+}
+
+}  // namespace ezpz::sys

@@ -1,0 +1,35 @@
+#include <vector>
+
+#include <nettle/sha2.h>
+#include <unistd.h>
+
+#include "core/strings.hpp"
+#include "sys/os/fd_io.hpp"
+#include "sys/os/posix_probe.hpp"
+
+namespace ezpz::sys {
+
+std::pair<std::string, unsigned long long> PosixProbe::self_digest() const {
+  const int fd = open_self();
+  if (fd < 0) {
+    return {};
+  }
+  sha256_ctx ctx;
+  sha256_init(&ctx);
+  std::vector<unsigned char> buf(1 << 20);
+  unsigned long long size = 0;
+  ssize_t n;
+  while ((n = ::read(fd, buf.data(), buf.size())) > 0) {
+    sha256_update(&ctx, static_cast<std::size_t>(n), buf.data());
+    size += static_cast<unsigned long long>(n);
+  }
+  ::close(fd);
+  if (n < 0) {
+    return {};
+  }
+  unsigned char sum[SHA256_DIGEST_SIZE];
+  sha256_digest(&ctx, sizeof(sum), sum);
+  return {core::to_hex(sum, sizeof(sum)), size};
+}
+
+}  // namespace ezpz::sys

@@ -1,0 +1,175 @@
+// Fakes of yeet's and tar-env's ports, a few lines each: trees and staging that succeed and
+// record, manifests that say what a test sets, and a broadcaster that answers with scripted
+// results and records each pass (so repair, thresholds and outcomes are tested without nodes).
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "core/strings.hpp"
+#include "core/transfer.hpp"
+
+namespace ezpz::test {
+
+class FakeTrees final : public core::Trees {
+ public:
+  core::SourceFacts inspect(const std::string& path) override { return {true, true, false, false, path}; }
+  Expected<core::TreeStats> measure(const std::string&, const std::vector<std::string>&) override {
+    core::TreeStats s;
+    s.files = 3;
+    s.bytes = 300;
+    return s;
+  }
+  Expected<core::TreeStats> copy_tree(const std::string&, const std::string&, const std::vector<std::string>&,
+                                      const core::ProgressFn&) override {
+    return copied();
+  }
+  Expected<core::TreeStats> sync_tree(const std::string&, const std::string&, const std::string&,
+                                      const std::vector<std::string>&, const core::ProgressFn&) override {
+    return copied();
+  }
+  Expected<core::PatchReport> patch_env(const std::string&, core::EnvKind, const std::vector<std::string>&,
+                                        const std::string&) override {
+    return core::PatchReport{};
+  }
+  std::optional<std::string> recorded_prefix(const std::string&) override { return std::nullopt; }
+
+ private:
+  static core::TreeStats copied() {
+    core::TreeStats s;
+    s.copied_files = 3;
+    return s;
+  }
+};
+
+class FakeStaging final : public core::Staging {
+ public:
+  std::vector<std::string> committed, discarded, renamed;
+  int signal = 0;  ///< what interrupted() answers once `signal_after_pass` (or at once)
+  Expected<std::string> make_staging(const std::string& dst) override { return dst + ".ezpz-tmp-1"; }
+  Expected<void> commit(const std::string& staging, const std::string& dst) override {
+    committed.push_back(staging + " -> " + dst);
+    return {};
+  }
+  void discard(const std::string& path) override { discarded.push_back(path); }
+  void watch(const std::string&, const std::string&) override {}
+  int watcher_main(const std::vector<std::string>&) override { return 0; }
+  Expected<void> rename_file(const std::string& from, const std::string& to) override {
+    renamed.push_back(from + " -> " + to);
+    return {};
+  }
+  int interrupted() const override { return signal; }
+};
+
+class FakeArchives final : public core::Archives {
+ public:
+  bool pack_fails = false;
+  std::vector<std::string> checksums;  ///< archive names whose .sha256 was written
+  Expected<core::TreeStats> pack(const std::string&, const std::string&, const std::string&, core::ArchiveFormat,
+                                 const std::vector<std::string>&, bool, const core::ProgressFn&) override {
+    if (pack_fails) {
+      return failure("no space left on device");
+    }
+    core::TreeStats s;
+    s.sha256 = std::string(64, 'a');
+    return s;
+  }
+  Expected<void> write_checksum(const std::string& archive, const std::string&) override {
+    checksums.push_back(archive);
+    return {};
+  }
+  Expected<core::TreeStats> extract(const std::string&, const std::string&, unsigned long long, bool,
+                                    const core::ProgressFn&) override {
+    return core::TreeStats{};
+  }
+};
+
+class FakeManifests final : public core::Manifests {
+ public:
+  bool held = false;  ///< this node holds its last copy, untouched: other nodes get a delta
+  Expected<core::HeldManifest> held_manifest(const std::string&) override {
+    if (!held) {
+      return failure("no manifest from an earlier yeet");
+    }
+    return core::HeldManifest{{}, "old-digest"};
+  }
+  Expected<core::HeldManifest> write_manifest(const std::string&, const core::Manifest*, const std::string&,
+                                              const std::vector<std::string>&) override {
+    return core::HeldManifest{{}, "new-digest"};
+  }
+  Expected<core::BundleStats> make_bundle(const std::string&, const core::HeldManifest&, const std::string&,
+                                          const core::HeldManifest&, const std::string&) override {
+    return core::BundleStats{1, 10, 1, 5, 0};
+  }
+  Expected<core::ChangeEstimate> estimate_changes(const std::string&, const std::vector<std::string>&,
+                                                  const core::Manifest&) override {
+    return core::ChangeEstimate{2, 20, 1};
+  }
+};
+
+/// Answers the first pass with `first` (by host; hosts not listed succeed) and every repair with
+/// success for each host of its tree; records what each call was asked.
+class FakeBroadcaster final : public core::Broadcaster {
+ public:
+  std::map<std::string, core::NodeResult> first;
+  struct Call {
+    std::string kind;  ///< "broadcast", "peer", "greedy"
+    std::string from;  ///< the root streamed, or the peer
+    std::string tree;  ///< encoded
+  };
+  std::vector<Call> calls;
+  FakeStaging* stop_after_pass = nullptr;  ///< set its signal (SIGTERM) once the first pass is done
+
+  std::vector<core::NodeResult> broadcast(const std::string& root, const std::string&,
+                                          const std::vector<core::RelayNode>& tree, const core::BroadcastSpec&,
+                                          const core::ProgressFn&, const core::ResultFn& on_result,
+                                          core::StreamStats*) override {
+    calls.push_back({"broadcast", root, core::encode_tree(tree)});
+    return answer(tree, calls.size() == 1, on_result);
+  }
+  std::vector<core::NodeResult> send_from_peer(const std::string& peer, const std::vector<core::RelayNode>& tree,
+                                               const core::BroadcastSpec&, const core::ResultFn& on_result) override {
+    calls.push_back({"peer", peer, core::encode_tree(tree)});
+    return answer(tree, false, on_result);
+  }
+  std::vector<core::NodeResult> greedy_broadcast(const core::HostList& targets, const core::BroadcastSpec&,
+                                                 int) override {
+    calls.push_back({"greedy", "", core::join(targets, ",")});
+    return answer(core::relay_tree(targets, 64), true, {});
+  }
+  int relay(const std::string&, const std::vector<core::RelayNode>&, const core::BroadcastSpec&,
+            std::ostream&) override {
+    return 1;
+  }
+  int serve_copy(const std::string&, const std::vector<core::RelayNode>&, const core::BroadcastSpec&,
+                 std::ostream&) override {
+    return 1;
+  }
+
+ private:
+  std::vector<core::NodeResult> answer(const std::vector<core::RelayNode>& tree, bool first_pass,
+                                       const core::ResultFn& on_result) {
+    std::vector<core::NodeResult> out;
+    for (const auto& top : tree) {
+      for (const auto& host : core::subtree_hosts(top)) {
+        core::NodeResult r;
+        r.host = host;
+        r.outcome = core::NodeOutcome::ok;
+        if (auto it = first.find(host); first_pass && it != first.end()) {
+          r = it->second;
+        }
+        if (on_result) {
+          on_result(r);
+        }
+        out.push_back(r);
+      }
+    }
+    if (first_pass && stop_after_pass != nullptr) {
+      stop_after_pass->signal = 15;
+    }
+    return out;
+  }
+};
+
+}  // namespace ezpz::test
