@@ -10,10 +10,9 @@ import signal
 import subprocess
 import sys
 import time
-import unittest
 
 sys.path.insert(0, os.path.dirname(__file__))
-from ezpz_e2e import EZPZ, TempDirTest, base_env  # noqa: E402
+from ezpz_e2e import EZPZ, TempDirTest, base_env, main  # noqa: E402
 
 DEBIAN_PYTHON = "/usr/bin/python3"  # Debian's python3-torch lives here
 LAUNCHERS = ("local", "mpirun", "mpiexec")
@@ -274,4 +273,4 @@ class Contract(TempDirTest):
 
 
 if __name__ == "__main__":
-    unittest.main(verbosity=2)
+    main(verbosity=2)

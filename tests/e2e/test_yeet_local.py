@@ -10,10 +10,9 @@ import subprocess
 import sys
 import tarfile
 import time
-import unittest
 
 sys.path.insert(0, os.path.dirname(__file__))
-from ezpz_e2e import EZPZ, SOURCE_DIR, TempDirTest, base_env, run  # noqa: E402
+from ezpz_e2e import EZPZ, SOURCE_DIR, TempDirTest, base_env, main, run, wait_until  # noqa: E402
 
 PYTHON = "/usr/bin/python3"  # Debian's, with python3-venv
 WORK = "/var/tmp"            # sources live off /tmp, as on a shared filesystem
@@ -54,10 +53,11 @@ class Yeet(TempDirTest):
         activated = subprocess.run(["bash", "-c", 'source "$1/bin/activate" && echo "$VIRTUAL_ENV"', "-", dst],
                                    capture_output=True, text=True, check=True).stdout.strip()
         self.assertEqual(activated, dst)
-        if shutil.which("fish"):
-            fished = subprocess.run(["fish", "-c", 'source $argv[1]/bin/activate.fish; echo $VIRTUAL_ENV', dst],
-                                    capture_output=True, text=True, check=True).stdout.strip()
-            self.assertEqual(fished, dst)
+        # fish is installed by scripts/install-deps.sh: its absence fails, it never skips this check.
+        self.assertIsNotNone(shutil.which("fish"), "fish is missing: run scripts/install-deps.sh")
+        fished = subprocess.run(["fish", "-c", 'source $argv[1]/bin/activate.fish; echo $VIRTUAL_ENV', dst],
+                                capture_output=True, text=True, check=True).stdout.strip()
+        self.assertEqual(fished, dst)
         for name in os.listdir(os.path.join(dst, "bin")):
             path = os.path.join(dst, "bin", name)
             if os.path.isfile(path) and not os.path.islink(path):
@@ -626,4 +626,4 @@ class RelayChain(StreamTest):
 
 
 if __name__ == "__main__":
-    unittest.main(verbosity=2)
+    main(verbosity=2)
