@@ -40,11 +40,17 @@ def main():
 main()
 '''
 
+# Rank 2 fails last: it waits for the others' markers (written as they end), not a fixed time.
 LAST_EXITS_3 = r'''
 import os, sys, time
-if os.environ["RANK"] == "2":
-    time.sleep(1.0)
-    sys.exit(3)
+here = os.path.dirname(os.path.abspath(__file__))
+if os.environ["RANK"] != "2":
+    open(os.path.join(here, "ended-" + os.environ["RANK"]), "w").close()
+    sys.exit(0)
+deadline = time.monotonic() + 120
+while not all(os.path.exists(os.path.join(here, "ended-" + r)) for r in "01") and time.monotonic() < deadline:
+    time.sleep(0.02)
+sys.exit(3)
 '''
 
 SEGV = r'''
@@ -188,6 +194,8 @@ class Contract(TempDirTest):
         for launcher in LAUNCHERS:
             with self.subTest(launcher=launcher):
                 self.fresh_home()
+                for old in glob.glob(os.path.join(self.tmp, "ended-*")):
+                    os.remove(old)
                 proc = self.launch(launcher, 3, LAST_EXITS_3)
                 self.assertEqual(proc.returncode, 3, proc.stderr)
                 lines = self.summary(proc.stderr)

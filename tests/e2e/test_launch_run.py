@@ -96,10 +96,7 @@ class Launch(TempDirTest):
         marker = f"sleep 4{os.getpid() % 1000}.{launcher[-1] == 'l' and 1 or 2}"
         proc = subprocess.Popen([EZPZ, "launch", "--launcher", launcher, "-n", "3", "--", "sh", "-c",
                                  f"exec {marker}"], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-        deadline = time.monotonic() + 10
-        while count(marker) < 3 and time.monotonic() < deadline:
-            time.sleep(0.05)
-        self.assertEqual(count(marker), 3, "ranks did not start")
+        self.assertTrue(wait_until(lambda: count(marker) == 3), "ranks did not start")
         proc.send_signal(signal.SIGTERM)
         rc = proc.wait(timeout=15)
         deadline = time.monotonic() + 5
@@ -118,9 +115,7 @@ class Launch(TempDirTest):
         marker = f"sleep 5{os.getpid() % 1000}.3"
         proc = subprocess.Popen([EZPZ, "launch", "--launcher", "local", "-n", "2", "--", "sh", "-c",
                                  f"exec {marker}"], env=self.env)
-        deadline = time.monotonic() + 10
-        while count(marker) < 2 and time.monotonic() < deadline:
-            time.sleep(0.05)
+        self.assertTrue(wait_until(lambda: count(marker) == 2), "ranks did not start")
         proc.kill()
         proc.wait()
         deadline = time.monotonic() + 5
@@ -135,10 +130,12 @@ class Launch(TempDirTest):
         for _ in range(2):
             proc.stdout.readline()
         proc.send_signal(signal.SIGINT)
-        time.sleep(0.3)
+        # The second is sent once ezpz has handled the first (it says so), not after a fixed delay:
+        # two signals pending at once are one.
+        wait_for_line(proc.stderr, "SIGINT sent to")
         self.assertIsNone(proc.poll(), "one SIGINT the job ignores must not end it")
         proc.send_signal(signal.SIGINT)
-        self.assertEqual(proc.wait(timeout=10), 130)
+        self.assertEqual(proc.wait(timeout=30), 130)
 
     def test_kill_after_escalates(self):
         proc = subprocess.Popen([EZPZ, "launch", "--launcher", "local", "--kill-after", "0.5", "-n", "1", "--",

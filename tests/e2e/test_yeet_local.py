@@ -359,6 +359,19 @@ class KilledRelay(TempDirTest):
     """A relay killed with SIGKILL leaves no work directory: its watcher (ezpz __yeet-janitor)
     removes it once the relay's end of their pipe closes."""
 
+    @staticmethod
+    def janitor_of(staging):
+        """The pid of the watcher (ezpz __yeet-janitor DST STAGING) of `staging`, or None."""
+        for entry in os.listdir("/proc"):
+            try:
+                with open(f"/proc/{entry}/cmdline", "rb") as f:
+                    argv = f.read().split(b"\0")
+            except (OSError, ValueError):
+                continue
+            if len(argv) > 3 and argv[1] == b"__yeet-janitor" and argv[3] == staging.encode():
+                return int(entry)
+        return None
+
     def wait_gone(self, path, seconds=20):
         for _ in range(seconds * 20):
             if not os.path.lexists(path):
@@ -380,7 +393,9 @@ class KilledRelay(TempDirTest):
             self.assertTrue(os.path.isdir(staging), os.listdir(self.tmp))
             with open(os.path.join(staging, "partial"), "wb") as f:
                 f.write(b"x" * 4096)
-            time.sleep(0.5)
+            # The SIGKILL below assumes a watcher: wait for it to run (exec'd), not a fixed time.
+            self.assertTrue(wait_until(lambda: self.janitor_of(staging) is not None), "no watcher started")
+            time.sleep(0.5)  # a window for a wrong watcher to act early (nothing to wait for)
             self.assertTrue(os.path.isdir(staging), "the watcher removed the work directory of a live relay")
         finally:
             relay.kill()
