@@ -3,12 +3,17 @@
 # Builds the dev preset (Debug, -Werror, _GLIBCXX_ASSERTIONS), the release preset (the fully
 # static binary users get) and the asan preset (AddressSanitizer + UndefinedBehaviorSanitizer,
 # without the libtorch companion, which is not instrumented) and runs every test against each.
+# Nothing may go green by skipping: the dev build must find libtorch (EZPZ_REQUIRE_TORCH, else
+# configure fails instead of dropping the torch tests), and any test that ctest reports as skipped
+# or not run fails the run (scripts/ctest-strict.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
 for preset in dev release asan; do
   echo "== $preset =="
-  cmake --preset "$preset"
+  extra=()
+  if [ "$preset" = dev ]; then extra=(-DEZPZ_REQUIRE_TORCH=ON); fi
+  cmake --preset "$preset" "${extra[@]}"
   cmake --build --preset "$preset"
-  ctest --preset "$preset"
+  scripts/ctest-strict.sh "$preset"
 done

@@ -31,6 +31,31 @@ no_staging() {  # no work directories left beside the destination on any node
   done
 }
 
+# Wait (up to 60 s: the asan preset on 2 busy cores) until a relay matching pattern $1 has its work
+# directory beside destination $2 (seen through its own mount namespace): the transfer is under way.
+wait_work_dir() {
+  local pid _
+  for _ in $(seq 1 1200); do
+    for pid in $(pgrep -f -- "$1"); do
+      ls -d "/proc/$pid/root$2".ezpz-tmp-* >/dev/null 2>&1 && return 0
+    done
+    sleep 0.05
+  done
+  return 1
+}
+# Wait (up to 60 s) until no work directory is left on the login node or any node (then
+# no_staging says which are, if some still are).
+wait_no_staging() {
+  local n _
+  for _ in $(seq 1 60); do
+    for n in login $nodes; do
+      if [ "$n" = login ]; then "$X" sh -c 'ls -d /tmp/*.ezpz-* 2>/dev/null'; else on "$n" 'ls -d /tmp/*.ezpz-* 2>/dev/null'; fi
+    done | grep -q . || return 0
+    sleep 1
+  done
+  return 1
+}
+
 # SIGKILL the relay matching pattern $1 (anchored: the head's transport to it names the same
 # command) once it is writing into its work directory beside
 # destination $2 (seen through the relay's own mount namespace: each node has its own /tmp).
@@ -143,11 +168,13 @@ for n in node1 node3; do on "$n" 'test ! -e /tmp/cut' || fail "truncated archive
 head -c 150000000 /dev/urandom > "$W/data/huge"
 "$X" "${common[@]}" "$ezpz" yeet "$W/data" --dst /tmp/data4 --hostfile "$D/hostfile" --copy >/dev/null 2>&1 &
 pid=$!
-sleep 1.5
+# Ctrl-C once the relays write (a work directory on a node), not after a fixed delay.
+wait_work_dir "^$ezpz __yeet-relay --host node[0-9] --children .* --dst /tmp/data4 " /tmp/data4 ||
+  fail "Ctrl-C: no relay started writing /tmp/data4"
 kill -INT "$pid"
 wait "$pid"; rc=$?
 [ "$rc" -eq 130 ] || fail "Ctrl-C: exit $rc, wanted 130"
-sleep 1
+wait_no_staging  # the relays clean up after the head has gone: wait for that, then check
 for n in node1 node3 node4 node6; do
   on "$n" 'test ! -e /tmp/data4' || fail "Ctrl-C left /tmp/data4 on $n"
 done

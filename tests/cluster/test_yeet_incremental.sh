@@ -94,12 +94,26 @@ done
 head -c 150000000 /dev/urandom > "$venv/big.bin"
 "$X" "${common[@]}" "$ezpz" yeet "$venv" --dst "$dst" --hostfile "$D/hostfile" >/dev/null 2>&1 &
 pid=$!
-sleep 1.5
+# Ctrl-C once a relay writes (a work path beside the destination on its node), not after a fixed
+# delay; up to 60 s (the asan preset on 2 busy cores).
+started=""
+for _ in $(seq 1 1200); do
+  for p in $(pgrep -f -- "^$ezpz __yeet-relay --host node[0-9] --children .* --dst $dst( |\$)"); do
+    ls -d "/proc/$p/root$dst".ezpz-* >/dev/null 2>&1 && started=yes
+  done
+  [ -n "$started" ] && break
+  sleep 0.05
+done
+[ -n "$started" ] || fail "Ctrl-C during a delta: no relay started writing"
 kill -INT "$pid"; wait "$pid"; rc=$?
 [ "$rc" -eq 130 ] || fail "Ctrl-C during a delta: exit $rc, wanted 130"
-sleep 1
+# The relays clean up after the head has gone: each node gets up to 60 s, not a fixed second.
 for n in $nodes; do
-  left=$(on "$n" "test ! -e '$dst/big.bin' && '$dst/bin/python' -c 'import otherpkg' && ls -d /tmp/*.ezpz-* 2>/dev/null; echo end")
+  for _ in $(seq 1 60); do
+    left=$(on "$n" "test ! -e '$dst/big.bin' && '$dst/bin/python' -c 'import otherpkg' && ls -d /tmp/*.ezpz-* 2>/dev/null; echo end")
+    [ "$left" = end ] && break
+    sleep 1
+  done
   [ "$left" = end ] || fail "Ctrl-C during a delta on $n: $left"
 done
 rm -f "$venv/big.bin"

@@ -2,13 +2,35 @@
 import atexit
 import json
 import os
+import queue
 import shutil
 import subprocess
+import sys
 import tempfile
+import threading
+import time
 import unittest
 
 EZPZ = os.environ["EZPZ_BIN"]
 SOURCE_DIR = os.environ.get("EZPZ_SOURCE_DIR", os.path.join(os.path.dirname(__file__), "..", ".."))
+
+
+# Every e2e and torch test has this as its SKIP_RETURN_CODE (tests/CMakeLists.txt): ctest reports
+# the test as skipped ("Not Run"), and scripts/ctest-strict.sh (what CI runs) fails on any skip.
+SKIP_CODE = 77
+
+
+def main(**kwargs):
+    """unittest.main for a test file run by ctest: exit 1 on any failure, SKIP_CODE (never 0) when
+    any test was skipped or none ran, 0 only when every test ran and passed."""
+    result = unittest.main(exit=False, **kwargs).result
+    if not result.wasSuccessful():
+        sys.exit(1)
+    if result.skipped or result.testsRun == 0:
+        print(f"SKIPPED: {len(result.skipped)} of {result.testsRun} tests skipped: exiting {SKIP_CODE} "
+              f"(a skip is not a pass)", file=sys.stderr)
+        sys.exit(SKIP_CODE)
+    sys.exit(0)
 
 
 _HOMES = tempfile.mkdtemp(prefix="ezpz-e2e-homes-")
@@ -33,6 +55,41 @@ def run(args, env=None, check=None):
         raise AssertionError(f"ezpz {args} exited {proc.returncode}, wanted {check}\n"
                              f"stdout: {proc.stdout}\nstderr: {proc.stderr}")
     return proc
+
+
+def wait_for_line(stream, needle, seconds=120):
+    """Read lines from `stream` (a child's pipe) until one contains `needle`; return it. Fails at end
+    of file or after `seconds`, generous for the asan preset on 2 busy cores. For waiting on the
+    state a signal assumes, instead of sleeping a fixed time before it."""
+    found = queue.Queue()
+    seen = []
+
+    def reader():
+        for line in stream:
+            seen.append(line)
+            if needle in line:
+                found.put(line)
+                return
+        found.put(None)
+
+    threading.Thread(target=reader, daemon=True).start()
+    try:
+        line = found.get(timeout=seconds)
+    except queue.Empty:
+        line = None
+    if line is None:
+        raise AssertionError(f"no line with {needle!r} within {seconds} s; read: {''.join(seen)!r}")
+    return line
+
+
+def wait_until(predicate, seconds=120, step=0.02):
+    """Poll `predicate` until it holds (True) or `seconds` pass (its last value)."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(step)
+    return predicate()
 
 
 def plan(args, env):

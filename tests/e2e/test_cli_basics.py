@@ -2,10 +2,9 @@
 import os
 import subprocess
 import sys
-import unittest
 
 sys.path.insert(0, os.path.dirname(__file__))
-from ezpz_e2e import EZPZ, TempDirTest, base_env, run  # noqa: E402
+from ezpz_e2e import EZPZ, TempDirTest, base_env, main, run  # noqa: E402
 
 
 class Basics(TempDirTest):
@@ -54,4 +53,4 @@ class Basics(TempDirTest):
 
 
 if __name__ == "__main__":
-    unittest.main(verbosity=2)
+    main(verbosity=2)

@@ -2,6 +2,10 @@
 # The zsh and fish scripts parse, and fish offers the right words.
 set -eu
 dir="$EZPZ_SOURCE_DIR/completions"
+# Both shells are installed by scripts/install-deps.sh: a missing one fails, it never passes unchecked.
+for sh in zsh fish; do
+  command -v "$sh" >/dev/null || { echo "FAIL: $sh is missing: run scripts/install-deps.sh"; exit 1; }
+done
 zsh -n "$dir/_ezpz"
 zsh -fc "autoload -U compinit; compinit -u -D; source '$dir/_ezpz' 2>/dev/null; whence -w _ezpz" | grep -q function
 fish -n "$dir/ezpz.fish"

@@ -4,10 +4,9 @@ import os
 import subprocess
 import sys
 import time
-import unittest
 
 sys.path.insert(0, os.path.dirname(__file__))
-from ezpz_e2e import EZPZ, TempDirTest, base_env, counting_ssh, read_counts, run  # noqa: E402
+from ezpz_e2e import EZPZ, TempDirTest, base_env, counting_ssh, main, read_counts, run  # noqa: E402
 
 FIELDS = {"name", "status", "message", "remedy", "duration_ms"}
 
@@ -117,4 +116,4 @@ class Doctor(TempDirTest):
 
 
 if __name__ == "__main__":
-    unittest.main()
+    main()

@@ -5,11 +5,9 @@ import os
 import signal
 import subprocess
 import sys
-import time
-import unittest
 
 sys.path.insert(0, os.path.dirname(__file__))
-from ezpz_e2e import EZPZ, TempDirTest, base_env, counting_ssh, read_counts, run  # noqa: E402
+from ezpz_e2e import EZPZ, TempDirTest, base_env, counting_ssh, main, read_counts, run, wait_until  # noqa: E402
 
 
 class Env(TempDirTest):
@@ -108,10 +106,7 @@ class Kill(TempDirTest):
         job = subprocess.Popen([EZPZ, "launch", "--launcher", "local", "-n", "2", "--", *cmd], env=env,
                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
         self.addCleanup(lambda: (os.killpg(job.pid, signal.SIGKILL) if job.poll() is None else None))
-        for _ in range(100):
-            if len(job_pids(cmd[-1])) >= 2:
-                break
-            time.sleep(0.05)
+        wait_until(lambda: len(job_pids(cmd[-1])) >= 2)  # generous: the asan preset starts slowly
         self.assertEqual(len(job_pids(cmd[-1])), 2, "the job's ranks did not start")
         return job, env
 
@@ -159,4 +154,4 @@ class Kill(TempDirTest):
 
 
 if __name__ == "__main__":
-    unittest.main(verbosity=2)
+    main(verbosity=2)

@@ -9,10 +9,9 @@ import json
 import os
 import subprocess
 import sys
-import unittest
 
 sys.path.insert(0, os.path.dirname(__file__))
-from ezpz_e2e import EZPZ, TempDirTest, base_env, run  # noqa: E402
+from ezpz_e2e import EZPZ, TempDirTest, base_env, main, run  # noqa: E402
 
 # (what, hostfile text, the line the error names, a piece of the message)
 BAD_HOSTFILES = [
@@ -222,4 +221,4 @@ class JsonOnFailure(Case):
 
 
 if __name__ == "__main__":
-    unittest.main(verbosity=2)
+    main(verbosity=2)

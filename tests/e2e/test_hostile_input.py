@@ -9,10 +9,9 @@ import shlex
 import subprocess
 import sys
 import time
-import unittest
 
 sys.path.insert(0, os.path.dirname(__file__))
-from ezpz_e2e import EZPZ, TempDirTest, base_env, run  # noqa: E402
+from ezpz_e2e import EZPZ, TempDirTest, base_env, main, run  # noqa: E402
 
 # A fake mpiexec: logs its argv (JSON, one line a call) and MASTER_ADDR, runs nothing.
 FAKE_MPIEXEC = """#!/usr/bin/env python3
@@ -277,4 +276,4 @@ class HostileYeet(TempDirTest):
 
 
 if __name__ == "__main__":
-    unittest.main()
+    main()

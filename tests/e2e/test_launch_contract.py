@@ -10,10 +10,9 @@ import signal
 import subprocess
 import sys
 import time
-import unittest
 
 sys.path.insert(0, os.path.dirname(__file__))
-from ezpz_e2e import EZPZ, TempDirTest, base_env  # noqa: E402
+from ezpz_e2e import EZPZ, TempDirTest, base_env, main  # noqa: E402
 
 DEBIAN_PYTHON = "/usr/bin/python3"  # Debian's python3-torch lives here
 LAUNCHERS = ("local", "mpirun", "mpiexec")
@@ -41,11 +40,17 @@ def main():
 main()
 '''
 
+# Rank 2 fails last: it waits for the others' markers (written as they end), not a fixed time.
 LAST_EXITS_3 = r'''
 import os, sys, time
-if os.environ["RANK"] == "2":
-    time.sleep(1.0)
-    sys.exit(3)
+here = os.path.dirname(os.path.abspath(__file__))
+if os.environ["RANK"] != "2":
+    open(os.path.join(here, "ended-" + os.environ["RANK"]), "w").close()
+    sys.exit(0)
+deadline = time.monotonic() + 120
+while not all(os.path.exists(os.path.join(here, "ended-" + r)) for r in "01") and time.monotonic() < deadline:
+    time.sleep(0.02)
+sys.exit(3)
 '''
 
 SEGV = r'''
@@ -189,6 +194,8 @@ class Contract(TempDirTest):
         for launcher in LAUNCHERS:
             with self.subTest(launcher=launcher):
                 self.fresh_home()
+                for old in glob.glob(os.path.join(self.tmp, "ended-*")):
+                    os.remove(old)
                 proc = self.launch(launcher, 3, LAST_EXITS_3)
                 self.assertEqual(proc.returncode, 3, proc.stderr)
                 lines = self.summary(proc.stderr)
@@ -274,4 +281,4 @@ class Contract(TempDirTest):
 
 
 if __name__ == "__main__":
-    unittest.main(verbosity=2)
+    main(verbosity=2)

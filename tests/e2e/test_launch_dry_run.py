@@ -2,10 +2,9 @@
 import os
 import shlex
 import sys
-import unittest
 
 sys.path.insert(0, os.path.dirname(__file__))
-from ezpz_e2e import TempDirTest, base_env, plan, run  # noqa: E402
+from ezpz_e2e import TempDirTest, base_env, main, plan, run  # noqa: E402
 
 AURORA_BIND = "list:1-8:9-16:17-24:25-32:33-40:41-48:53-60:61-68:69-76:77-84:85-92:93-100"
 
@@ -202,4 +201,4 @@ class Local(TempDirTest):
 
 
 if __name__ == "__main__":
-    unittest.main(verbosity=2)
+    main(verbosity=2)

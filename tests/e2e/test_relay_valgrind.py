@@ -9,10 +9,9 @@ import os
 import shutil
 import subprocess
 import sys
-import unittest
 
 sys.path.insert(0, os.path.dirname(__file__))
-from ezpz_e2e import EZPZ, TempDirTest, base_env  # noqa: E402
+from ezpz_e2e import EZPZ, TempDirTest, base_env, main  # noqa: E402
 
 # The head starts `sh -c SCRIPT ezpz EXE DIGEST SIZE SHIP ARGS...`; run EXE ARGS... under valgrind.
 FAKE_SSH = """#!/usr/bin/env python3
@@ -69,4 +68,4 @@ class RelayUnderValgrind(TempDirTest):
 
 
 if __name__ == "__main__":
-    unittest.main()
+    main()

@@ -11,11 +11,10 @@ import subprocess
 import sys
 import tarfile
 import tempfile
-import unittest
 
 sys.path.insert(0, os.path.dirname(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "data"))
-from ezpz_e2e import EZPZ, TempDirTest, base_env, run  # noqa: E402
+from ezpz_e2e import EZPZ, TempDirTest, base_env, main, run  # noqa: E402
 import hostile_archives as H  # noqa: E402
 
 NOBODY = 65534
@@ -290,4 +289,4 @@ class Size(ArchiveCase):
 
 
 if __name__ == "__main__":
-    unittest.main(verbosity=2)
+    main(verbosity=2)

@@ -10,10 +10,9 @@ import subprocess
 import sys
 import tarfile
 import time
-import unittest
 
 sys.path.insert(0, os.path.dirname(__file__))
-from ezpz_e2e import EZPZ, SOURCE_DIR, TempDirTest, base_env, run  # noqa: E402
+from ezpz_e2e import EZPZ, SOURCE_DIR, TempDirTest, base_env, main, run, wait_until  # noqa: E402
 
 PYTHON = "/usr/bin/python3"  # Debian's, with python3-venv
 WORK = "/var/tmp"            # sources live off /tmp, as on a shared filesystem
@@ -54,10 +53,11 @@ class Yeet(TempDirTest):
         activated = subprocess.run(["bash", "-c", 'source "$1/bin/activate" && echo "$VIRTUAL_ENV"', "-", dst],
                                    capture_output=True, text=True, check=True).stdout.strip()
         self.assertEqual(activated, dst)
-        if shutil.which("fish"):
-            fished = subprocess.run(["fish", "-c", 'source $argv[1]/bin/activate.fish; echo $VIRTUAL_ENV', dst],
-                                    capture_output=True, text=True, check=True).stdout.strip()
-            self.assertEqual(fished, dst)
+        # fish is installed by scripts/install-deps.sh: its absence fails, it never skips this check.
+        self.assertIsNotNone(shutil.which("fish"), "fish is missing: run scripts/install-deps.sh")
+        fished = subprocess.run(["fish", "-c", 'source $argv[1]/bin/activate.fish; echo $VIRTUAL_ENV', dst],
+                                capture_output=True, text=True, check=True).stdout.strip()
+        self.assertEqual(fished, dst)
         for name in os.listdir(os.path.join(dst, "bin")):
             path = os.path.join(dst, "bin", name)
             if os.path.isfile(path) and not os.path.islink(path):
@@ -359,6 +359,19 @@ class KilledRelay(TempDirTest):
     """A relay killed with SIGKILL leaves no work directory: its watcher (ezpz __yeet-janitor)
     removes it once the relay's end of their pipe closes."""
 
+    @staticmethod
+    def janitor_of(staging):
+        """The pid of the watcher (ezpz __yeet-janitor DST STAGING) of `staging`, or None."""
+        for entry in os.listdir("/proc"):
+            try:
+                with open(f"/proc/{entry}/cmdline", "rb") as f:
+                    argv = f.read().split(b"\0")
+            except (OSError, ValueError):
+                continue
+            if len(argv) > 3 and argv[1] == b"__yeet-janitor" and argv[3] == staging.encode():
+                return int(entry)
+        return None
+
     def wait_gone(self, path, seconds=20):
         for _ in range(seconds * 20):
             if not os.path.lexists(path):
@@ -380,7 +393,9 @@ class KilledRelay(TempDirTest):
             self.assertTrue(os.path.isdir(staging), os.listdir(self.tmp))
             with open(os.path.join(staging, "partial"), "wb") as f:
                 f.write(b"x" * 4096)
-            time.sleep(0.5)
+            # The SIGKILL below assumes a watcher: wait for it to run (exec'd), not a fixed time.
+            self.assertTrue(wait_until(lambda: self.janitor_of(staging) is not None), "no watcher started")
+            time.sleep(0.5)  # a window for a wrong watcher to act early (nothing to wait for)
             self.assertTrue(os.path.isdir(staging), "the watcher removed the work directory of a live relay")
         finally:
             relay.kill()
@@ -626,4 +641,4 @@ class RelayChain(StreamTest):
 
 
 if __name__ == "__main__":
-    unittest.main(verbosity=2)
+    main(verbosity=2)

@@ -5,10 +5,9 @@ import signal
 import subprocess
 import sys
 import time
-import unittest
 
 sys.path.insert(0, os.path.dirname(__file__))
-from ezpz_e2e import EZPZ, TempDirTest, base_env, run  # noqa: E402
+from ezpz_e2e import EZPZ, TempDirTest, base_env, main, run  # noqa: E402
 
 DEPTH = 3000  # levels of "dd/": 9000 characters, past PATH_MAX (4096)
 
@@ -271,4 +270,4 @@ class SpecialFiles(TempDirTest):
 
 
 if __name__ == "__main__":
-    unittest.main()
+    main()

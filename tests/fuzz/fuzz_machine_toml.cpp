@@ -1,6 +1,7 @@
 // Machine profiles and config TOML: MachineSet::merge_toml on fuzzed text, [yeet] allowed_roots,
 // and load_machines/load_yeet_roots through a fake probe serving the text as $EZPZ_CONFIG.
-// Properties: no crash or exception; a merged set still detects hostnames and knows "local".
+// Properties: no crash or exception; a merged set still identifies hostnames (with and without a
+// site's environment) as one of its machines and knows "local".
 #include "core/cluster.hpp"
 #include "core/machine.hpp"
 #include "fake_probe.hpp"
@@ -15,8 +16,13 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   if (set.merge_toml(text, "fuzz.toml")) {
     EZPZ_FUZZ_CHECK(set.find("local") != nullptr);
     for (const char* host : {"x4102c0s0b0n0", "x1000c0s0b0n0.hostmgmt", "login01", "", "nid001234"}) {
-      const auto& m = set.detect(host);
-      EZPZ_FUZZ_CHECK(set.find(m.name) != nullptr);
+      for (const auto& vars : {std::map<std::string, std::string, std::less<>>{},
+                               {{"PBS_JOBID", "1.aurora-pbs"}, {"NERSC_HOST", "perlmutter"}}}) {
+        const auto match = set.identify(test::make_env(vars, host));
+        EZPZ_FUZZ_CHECK(match.profile != nullptr);
+        EZPZ_FUZZ_CHECK(set.find(match.profile->name) != nullptr);
+        EZPZ_FUZZ_CHECK(!match.reason.empty());
+      }
     }
   }
   (void)core::yeet_roots_from_toml(text, "fuzz.toml");

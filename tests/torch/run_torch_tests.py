@@ -13,6 +13,9 @@ import tempfile
 import time
 import unittest
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "e2e"))
+from ezpz_e2e import main  # noqa: E402  (a skip exits 77, never 0)
+
 EZPZ = os.environ["EZPZ_BIN"]
 CHECKS = os.environ["EZPZ_TORCH_CHECKS"]
 TRAIN = os.environ["EZPZ_TORCH_TRAIN"]
@@ -177,4 +180,4 @@ class EzpzTest(TorchTest):
 
 
 if __name__ == "__main__":
-    unittest.main()
+    main()

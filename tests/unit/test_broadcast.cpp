@@ -2,9 +2,9 @@
 
 #include <algorithm>
 
-#include "cli/yeet_relay.hpp"
 #include "core/broadcast.hpp"
 #include "fake_probe.hpp"
+#include "unit/sh_words.hpp"
 
 using namespace ezpz::core;
 
@@ -116,7 +116,7 @@ bool has_flag(const std::vector<std::string>& args, const std::string& flag) {
 }
 }  // namespace
 
-TEST_CASE("remote start command: every word reaches the remote shell as data", "[broadcast]") {
+TEST_CASE("remote start command: every word reaches the remote shell as data (as /bin/sh reads it)", "[broadcast]") {
   BroadcastSpec spec;
   spec.destination = "/tmp/my env;$(touch /tmp/pwned)";
   spec.self_exe = "/home/a b/it's/ezpz";
@@ -125,7 +125,7 @@ TEST_CASE("remote start command: every word reaches the remote shell as data", "
   spec.accept_new_host_keys = true;
   const RelayNode node{"node`id`1", {RelayNode{"node2", {}}}};
   const auto args = relay_args(spec, node);
-  const auto words = ezpz::cli::split_command(remote_command(spec, args, true));
+  const auto words = ezpz::test::sh_words(remote_command(spec, args, true));
   REQUIRE(words.size() == 8 + args.size());
   CHECK(words[0] == "sh");
   CHECK(words[1] == "-c");
@@ -172,5 +172,5 @@ TEST_CASE("remote start command: every word reaches the remote shell as data", "
   // A sender (greedy push, repair) never asks for the binary: the node ran a relay before.
   const auto send = send_args(spec, {node});
   CHECK(send[0] == "__yeet-send");
-  CHECK(ezpz::cli::split_command(remote_command(spec, send, false))[7] == "0");
+  CHECK(ezpz::test::sh_words(remote_command(spec, send, false))[7] == "0");
 }
