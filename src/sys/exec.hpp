@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/process.hpp"
+#include "sys/fd_io.hpp"
 
 namespace ezpz::sys {
 
@@ -56,8 +57,8 @@ class PosixProcessControl final : public core::ProcessControl {
  private:
   SignalRelay& relay();
 
-  std::unique_ptr<SignalRelay> relay_;  // installed on first use, kept across retries
-  std::vector<int> reserved_ports_;     // sockets held open until exit
+  std::unique_ptr<SignalRelay> relay_;   // installed on first use, kept across retries
+  std::vector<OwnedFd> reserved_ports_;  // sockets held open until exit
 };
 
 }  // namespace ezpz::sys
