@@ -30,7 +30,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       if (auto r = core::decode_result(text)) {
         auto again = core::decode_result(core::encode_result(*r));
         EZPZ_FUZZ_CHECK(again.has_value());
-        EZPZ_FUZZ_CHECK(again->host == r->host && again->ok == r->ok && again->bytes == r->bytes &&
+        EZPZ_FUZZ_CHECK(again->host == r->host && again->outcome == r->outcome && again->bytes == r->bytes &&
                         again->error == r->error && again->digest_ok == r->digest_ok);
       }
       break;

@@ -54,8 +54,8 @@ la_ssize_t sink_write(archive* /*a*/, void* client, const void* buff, std::size_
 Expected<core::TreeStats> pack_tree(const std::string& src, const std::string& top_name, const std::string& out,
                                     core::ArchiveFormat format, const std::vector<std::string>& excludes,
                                     const core::ProgressFn& progress, const std::atomic<bool>& stop, bool digest) {
-  int fd = ::open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) {
+  OwnedFd fd(::open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
+  if (!fd.valid()) {
     return failure("cannot create " + out + ": " + std::strerror(errno));
   }
   std::string write_error;
@@ -65,7 +65,7 @@ Expected<core::TreeStats> pack_tree(const std::string& src, const std::string& t
     if (digest) {
       sha256_update(&sha, size, static_cast<const std::uint8_t*>(data));
     }
-    if (!write_all(fd, data, size)) {
+    if (!write_all(fd.get(), data, size)) {
       write_error = std::strerror(errno);
       return false;
     }
@@ -84,7 +84,7 @@ Expected<core::TreeStats> pack_tree(const std::string& src, const std::string& t
   } else {
     stats = pack_tree_to(src, top_name, to_file, format, excludes, progress, stop);
   }
-  if (::close(fd) != 0 && stats) {
+  if (!fd.close() && stats) {
     return failure("cannot write " + out + ": " + std::strerror(errno));
   }
   if (!write_error.empty()) {
@@ -138,16 +138,15 @@ Expected<core::TreeStats> pack_tree_to(const std::string& src, const std::string
     if (archive_entry_filetype(entry) != AE_IFREG || archive_entry_size(entry) == 0) {
       return true;
     }
-    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-    if (fd < 0) {
+    const OwnedFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW));
+    if (!fd.valid()) {
       error = failure("cannot read " + path + ": " + std::strerror(errno));
       return false;
     }
     ssize_t n;
-    while ((n = ::read(fd, buf.data(), buf.size())) > 0) {
+    while ((n = ::read(fd.get(), buf.data(), buf.size())) > 0) {
       if (archive_write_data(a.get(), buf.data(), static_cast<std::size_t>(n)) < 0) {
         error = archive_error(a.get(), "cannot pack " + path);
-        ::close(fd);
         return false;
       }
       done += static_cast<unsigned long long>(n);
@@ -156,11 +155,9 @@ Expected<core::TreeStats> pack_tree_to(const std::string& src, const std::string
       }
       if (stop.load()) {
         error = failure("interrupted");
-        ::close(fd);
         return false;
       }
     }
-    ::close(fd);
     return true;
   };
 

@@ -281,7 +281,7 @@ class ArchiveSourceFile::Hasher {
   std::thread thread_;
 };
 
-ArchiveSourceFile::ArchiveSourceFile(std::string path, int fd) : path_(std::move(path)), fd_(fd) {}
+ArchiveSourceFile::ArchiveSourceFile(std::string path, OwnedFd fd) : path_(std::move(path)), fd_(std::move(fd)) {}
 
 ArchiveSourceFile::~ArchiveSourceFile() {
   {
@@ -290,10 +290,7 @@ ArchiveSourceFile::~ArchiveSourceFile() {
   }
   changed_.notify_all();
   if (worker_.joinable()) {
-    worker_.join();
-  }
-  if (fd_ >= 0) {
-    ::close(fd_);
+    worker_.join();  // before fd_ closes (a member): the reader thread reads it
   }
 }
 
@@ -307,7 +304,7 @@ Expected<std::unique_ptr<ArchiveSourceFile>> ArchiveSourceFile::open(const std::
     return fd.error();
   }
   (void)::posix_fadvise(fd->get(), 0, 0, POSIX_FADV_SEQUENTIAL);
-  std::unique_ptr<ArchiveSourceFile> src(new ArchiveSourceFile(path, fd->release()));
+  std::unique_ptr<ArchiveSourceFile> src(new ArchiveSourceFile(path, std::move(*fd)));
   src->raw_.resize(kChunk);
   if (!expected->empty()) {
     src->expected_sha_ = *expected;
@@ -358,7 +355,7 @@ bool ArchiveSourceFile::fill() {
     raw_pos_ = 0;
   }
   while (!raw_eof_ && raw_len_ < raw_.size()) {
-    const auto n = ::read(fd_, raw_.data() + raw_len_, raw_.size() - raw_len_);
+    const auto n = ::read(fd_.get(), raw_.data() + raw_len_, raw_.size() - raw_len_);
     if (n < 0 && errno == EINTR) {
       continue;
     }

@@ -17,6 +17,7 @@
 
 #include "core/expected.hpp"
 #include "core/transfer.hpp"
+#include "sys/os/fd_io.hpp"
 
 namespace ezpz::sys {
 
@@ -47,14 +48,14 @@ class ArchiveSourceFile {
     std::unique_ptr<char[]> data;
     std::size_t size = 0;
   };
-  ArchiveSourceFile(std::string path, int fd);
+  ArchiveSourceFile(std::string path, OwnedFd fd);
   bool fill();  ///< read more raw bytes; false at the end of the file or on an error
   /// Decode the next bytes into `out`: how many, 0 at the end, nullopt on an error (error_).
   std::optional<std::size_t> produce(char* out, std::size_t cap);
   void work();  ///< the reader thread: produce() into spare chunks until the end
 
   std::string path_;
-  int fd_;
+  OwnedFd fd_;
   std::unique_ptr<Decoder> decoder_;
   class Hasher;
   std::unique_ptr<Hasher> sha_;

@@ -15,44 +15,37 @@
 namespace ezpz::sys {
 
 bool start_janitor(const std::string& destination, const std::string& staging) {
-  int link[2];
-  if (::pipe2(link, O_CLOEXEC) != 0) {
+  OwnedPipe link;
+  if (!link.open()) {
     return false;
   }
-  const int self = open_self();
-  if (self < 0) {
-    ::close(link[0]);
-    ::close(link[1]);
+  const OwnedFd self = open_self_owned();
+  if (!self.valid()) {
     return false;
   }
-  const int null = ::open("/dev/null", O_RDWR | O_CLOEXEC);
+  const OwnedFd null = open_null(O_RDWR);
   std::string exe = "ezpz";
   std::string name(kJanitor);
   std::string dst = destination;
   std::string work = staging;
   std::vector<char*> args = {exe.data(), name.data(), dst.data(), work.data(), nullptr};
   const pid_t pid = ::fork();
-  if (pid == 0) {  // only async-signal-safe calls until exec
+  if (pid == 0) {  // only async-signal-safe calls until exec; no destructor runs here
     ::setsid();    // not in the relay's process group or session: its hang-up is not ours
-    move_fd(link[0], 0);
-    if (null >= 0) {
-      move_fd(null, 1);
-      move_fd(null, 2);
+    move_fd(link.read_end(), 0);
+    if (null.valid()) {
+      move_fd(null.get(), 1);
+      move_fd(null.get(), 2);
     }
-    exec_self(self, args.data());
+    exec_self(self.get(), args.data());
     ::_exit(127);
   }
-  ::close(link[0]);
-  ::close(self);
-  if (null >= 0) {
-    ::close(null);
-  }
   if (pid < 0) {
-    ::close(link[1]);
     return false;
   }
-  // link[1] stays open (close-on-exec) for as long as this process lives; the watcher was
-  // started by exec and is not waited for: it is reparented when we end.
+  // The write end stays open (close-on-exec) for as long as this process lives: the watcher
+  // sees its end when we end. It was started by exec and is not waited for: it is reparented.
+  (void)link.take_write().release();
   return true;
 }
 

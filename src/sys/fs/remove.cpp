@@ -32,15 +32,15 @@ struct Frame {
 
 /// The names in the directory open as `fd` (but "." and ".."), read once; false on an error.
 bool list(int fd, std::vector<std::string>& names) {
-  const int copy = ::fcntl(fd, F_DUPFD_CLOEXEC, 0);  // closedir closes it; `fd` stays ours
-  if (copy < 0) {
+  OwnedFd copy(::fcntl(fd, F_DUPFD_CLOEXEC, 0));  // closedir closes it; `fd` stays ours
+  if (!copy.valid()) {
     return false;
   }
-  DIR* dir = ::fdopendir(copy);
+  DIR* dir = ::fdopendir(copy.get());
   if (dir == nullptr) {
-    ::close(copy);
-    return false;
+    return false;  // copy closes with its owner
   }
+  (void)copy.release();  // the DIR's now
   errno = 0;
   while (auto* e = ::readdir(dir)) {
     const std::string_view name = e->d_name;

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "sys/os/fd_io.hpp"
+#include "sys/os/owned.hpp"
 
 namespace ezpz::sys {
 namespace {
@@ -91,16 +92,18 @@ Expected<void> copy_bytes(const std::string& from, const std::string& to, const 
     return opened.error();
   }
   const int in = opened->get();
-  int out = ::open(to.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
-  if (out < 0) {
+  OwnedFd out(::open(to.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600));
+  if (!out.valid()) {
     return io_error("cannot create", to);
   }
+  ScopeGuard remove_partial([&to] { ::unlink(to.c_str()); });
   bool fallback = false;
   off_t left = st.st_size;
   while (left > 0) {
     ssize_t n = -1;
     if (!fallback) {
-      n = ::copy_file_range(in, nullptr, out, nullptr, static_cast<std::size_t>(std::min<off_t>(left, 1 << 24)), 0);
+      n = ::copy_file_range(in, nullptr, out.get(), nullptr, static_cast<std::size_t>(std::min<off_t>(left, 1 << 24)),
+                            0);
       if (n < 0 && (errno == EXDEV || errno == ENOSYS || errno == EINVAL || errno == EOPNOTSUPP)) {
         fallback = true;
         continue;
@@ -108,7 +111,7 @@ Expected<void> copy_bytes(const std::string& from, const std::string& to, const 
     } else {
       static thread_local std::vector<char> buf(1 << 20);
       n = ::read(in, buf.data(), buf.size());
-      if (n > 0 && ::write(out, buf.data(), static_cast<std::size_t>(n)) != n) {
+      if (n > 0 && ::write(out.get(), buf.data(), static_cast<std::size_t>(n)) != n) {
         n = -1;
       }
     }
@@ -116,10 +119,7 @@ Expected<void> copy_bytes(const std::string& from, const std::string& to, const 
       continue;
     }
     if (n <= 0) {
-      auto e = n == 0 ? failure("file " + from + " shrank while being copied") : io_error("cannot copy", from);
-      ::close(out);
-      ::unlink(to.c_str());
-      return e;
+      return n == 0 ? failure("file " + from + " shrank while being copied") : io_error("cannot copy", from);
     }
     left -= n;
     done += static_cast<unsigned long long>(n);
@@ -127,12 +127,13 @@ Expected<void> copy_bytes(const std::string& from, const std::string& to, const 
       progress(done);
     }
   }
-  ::fchmod(out, st.st_mode & 07777);
+  ::fchmod(out.get(), st.st_mode & 07777);
   const struct timespec times[2] = {st.st_atim, st.st_mtim};
-  ::futimens(out, times);
-  if (::close(out) != 0) {
+  ::futimens(out.get(), times);
+  if (!out.close()) {
     return io_error("cannot write", to);
   }
+  remove_partial.dismiss();
   return {};
 }
 
@@ -464,22 +465,19 @@ Expected<Leftovers> commit_tree(const std::string& staging, const std::string& d
 Expected<void> replace_file(const std::string& path, const std::string& text, mode_t mode) {
   const std::string tmp = path + ".ezpz-new";
   ::unlink(tmp.c_str());
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode & 07777);
-  if (fd < 0) {
+  OwnedFd fd(::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode & 07777));
+  if (!fd.valid()) {
     return io_error("cannot create", tmp);
   }
-  if (!write_all(fd, text.data(), text.size())) {
-    auto e = io_error("cannot write", tmp);
-    ::close(fd);
-    ::unlink(tmp.c_str());
-    return e;
+  ScopeGuard remove_tmp([&tmp] { ::unlink(tmp.c_str()); });
+  if (!write_all(fd.get(), text.data(), text.size())) {
+    return io_error("cannot write", tmp);
   }
-  ::fchmod(fd, mode & 07777);
-  if (::close(fd) != 0 || ::rename(tmp.c_str(), path.c_str()) != 0) {
-    auto e = io_error("cannot replace", path);
-    ::unlink(tmp.c_str());
-    return e;
+  ::fchmod(fd.get(), mode & 07777);
+  if (!fd.close() || ::rename(tmp.c_str(), path.c_str()) != 0) {
+    return io_error("cannot replace", path);
   }
+  remove_tmp.dismiss();
   return {};
 }
 

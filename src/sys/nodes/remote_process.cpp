@@ -85,12 +85,8 @@ bool await_ready(RemoteProcess& p, std::string& early, std::chrono::steady_clock
       return true;
     }
     if (line.rfind(core::kShipLine, 0) == 0) {
-      const int self = open_self();
-      const bool sent = self >= 0 && p.in >= 0 && send_file(self, p.in, deadline);
-      if (self >= 0) {
-        ::close(self);
-      }
-      if (!sent) {
+      const OwnedFd self = open_self_owned();
+      if (!self.valid() || p.in < 0 || !send_file(self.get(), p.in, deadline)) {
         return false;
       }
     } else {

@@ -12,29 +12,33 @@
 #include <unistd.h>
 
 #include "sys/os/exec.hpp"
+#include "sys/os/fd_io.hpp"
+#include "sys/os/job_exit.hpp"
 #include "sys/os/line_relay.hpp"
+#include "sys/os/owned.hpp"
 #include "sys/os/signal_relay.hpp"
 
 namespace ezpz::sys {
 namespace {
 
 /// In the child, after vfork: tie it to its parent, restore signals and stdio, exec. Only system
-/// calls here (it shares the parent's memory until exec). Never returns.
-[[noreturn]] void exec_child(const Prepared& p, pid_t parent, const sigset_t& ignored, int error_fd, const int* out,
-                             const int* err) {
+/// calls here (it shares the parent's memory until exec; no destructor may run: every pipe end
+/// is close-on-exec, so the program inherits only 0-2). `out`/`err`: write ends, or -1 to keep
+/// the shim's. Never returns.
+[[noreturn]] void exec_child(const Prepared& p, pid_t parent, const sigset_t& ignored, int error_fd, int out, int err) {
   ::prctl(PR_SET_PDEATHSIG, SIGKILL);
   if (::getppid() != parent) {
     ::_exit(128 + SIGKILL);
   }
   reset_child_signals(ignored);
-  if (out != nullptr) {
-    ::dup2(out[1], 1);
-    ::dup2(err[1], 2);
+  if (out >= 0) {
+    ::dup2(out, 1);
+    ::dup2(err, 2);
   }
   ::execvpe(p.argv[0], p.argv.data(), p.envp.data());
   const int e = errno;
   [[maybe_unused]] auto n = ::write(error_fd, &e, sizeof(e));
-  ::_exit(e == ENOENT ? 127 : 126);
+  ::_exit(exec_failure_code(e));
 }
 
 /// Whether a signal the shim got must be passed to its child. The child shares the shim's process
@@ -47,38 +51,45 @@ bool relayed(const Received& r) {
 }
 
 /// Until the child ends: pass it the signals meant for it, pass its output on in whole lines.
-int supervise(pid_t pid, SignalRelay& signals, std::vector<LineStream>& streams) {
+/// Its wait status.
+int supervise(OwnedChild& child, SignalRelay& signals, std::vector<LineStream>& streams) {
   while (true) {
     std::vector<pollfd> fds = {{signals.fd(), POLLIN, 0}};
     for (const auto& s : streams) {
-      fds.push_back({s.fd, POLLIN, 0});
+      fds.push_back({s.fd.get(), POLLIN, 0});
     }
     // Without the relay's pipe (none could be made) nothing wakes us for SIGCHLD: look often.
     if (::poll(fds.data(), fds.size(), signals.fd() < 0 ? 100 : -1) < 0 && errno != EINTR) {
       break;
     }
     for (std::size_t k = 1; k < fds.size(); ++k) {
-      auto& s = streams[k - 1];
-      if ((fds[k].revents & (POLLIN | POLLHUP | POLLERR)) != 0 && pump_lines(s) == Pumped::ended) {
-        ::close(s.fd);
-        s.fd = -1;
+      if ((fds[k].revents & (POLLIN | POLLHUP | POLLERR)) != 0) {
+        (void)pump_lines(streams[k - 1]);  // at its end, the stream's descriptor is closed
       }
     }
-    std::erase_if(streams, [](const LineStream& s) { return s.fd < 0; });
+    std::erase_if(streams, [](const LineStream& s) { return !s.fd.valid(); });
     for (const auto& r : signals.drain_senders()) {
       if (relayed(r)) {
-        ::kill(pid, r.signo);
+        ::kill(child.pid(), r.signo);
       }
     }
-    int status = 0;
-    if (::waitpid(pid, &status, WNOHANG) == pid) {
-      return status;
+    if (const auto status = child.try_wait()) {
+      return *status;
     }
   }
-  int status = 0;
-  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  return child.wait().value_or(0);
+}
+
+/// The rank's exit from how it could be run and how it ended.
+void record_end(core::ChildExit& out, int exec_errno, int status) {
+  out.end_time = wall_clock_seconds();
+  out.exec_errno = exec_errno;
+  if (exec_errno != 0) {
+    out.exit_code = exec_failure_code(exec_errno);
+  } else {
+    out.signal = status_signal(status);
+    out.exit_code = status_code(status);
   }
-  return status;
 }
 
 }  // namespace
@@ -89,12 +100,9 @@ core::ChildExit PosixProcessControl::run_child(const std::vector<std::string>& a
   core::ChildExit out;
   auto& signals = relay();
   const auto prepared = prepare_exec(argv, env, {});
-  int error_pipe[2];
-  int out_pipe[2] = {-1, -1};
-  int err_pipe[2] = {-1, -1};
+  OwnedPipe error_pipe, out_pipe, err_pipe;
   const bool labelled = !label.empty();
-  if (::pipe2(error_pipe, O_CLOEXEC) != 0 ||
-      (labelled && (::pipe2(out_pipe, O_CLOEXEC) != 0 || ::pipe2(err_pipe, O_CLOEXEC) != 0))) {
+  if (!error_pipe.open() || (labelled && (!out_pipe.open() || !err_pipe.open()))) {
     out.exec_errno = errno;
     out.exit_code = 126;
     return out;
@@ -108,46 +116,37 @@ core::ChildExit PosixProcessControl::run_child(const std::vector<std::string>& a
   ::sigprocmask(SIG_SETMASK, &all, &before);
   const pid_t pid = ::vfork();
   if (pid == 0) {
-    exec_child(prepared, parent, signals.inherited_ignored(), error_pipe[1], labelled ? out_pipe : nullptr,
-               labelled ? err_pipe : nullptr);
+    exec_child(prepared, parent, signals.inherited_ignored(), error_pipe.write_end(), out_pipe.write_end(),
+               err_pipe.write_end());
   }
   ::sigprocmask(SIG_SETMASK, &before, nullptr);
-  ::close(error_pipe[1]);
+  const int fork_errno = errno;
+  OwnedChild child(pid);
+  error_pipe.close_write();
   std::vector<LineStream> streams;
   if (labelled) {
-    ::close(out_pipe[1]);
-    ::close(err_pipe[1]);
-    streams = {{out_pipe[0], 1, label, {}}, {err_pipe[0], 2, label, {}}};
+    streams.push_back({out_pipe.take_read(), 1, label, {}});
+    streams.push_back({err_pipe.take_read(), 2, label, {}});
   }
   out.pid = pid;
   int exec_errno = 0;
   if (pid < 0) {
-    exec_errno = errno;
-  } else if (::read(error_pipe[0], &exec_errno, sizeof(exec_errno)) != static_cast<ssize_t>(sizeof(exec_errno))) {
+    exec_errno = fork_errno;
+  } else if (::read(error_pipe.read_end(), &exec_errno, sizeof(exec_errno)) !=
+             static_cast<ssize_t>(sizeof(exec_errno))) {
     exec_errno = 0;
   }
-  ::close(error_pipe[0]);
+  error_pipe.close_read();
   int status = 0;
-  if (pid > 0) {
-    status = exec_errno != 0 ? 0 : supervise(pid, signals, streams);
-    if (exec_errno != 0) {
-      while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-      }
-    }
+  if (exec_errno != 0) {
+    (void)child.wait();  // it is ending on its own (127/126)
+  } else if (child.owned()) {
+    status = supervise(child, signals, streams);
   }
   for (auto& s : streams) {
     drain_lines(s);  // its own children may hold the pipes open: no waiting
   }
-  out.end_time = wall_clock_seconds();
-  out.exec_errno = exec_errno;
-  if (exec_errno != 0) {
-    out.exit_code = exec_errno == ENOENT ? 127 : 126;
-  } else if (WIFSIGNALED(status)) {
-    out.signal = WTERMSIG(status);
-    out.exit_code = 128 + out.signal;
-  } else {
-    out.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 1;
-  }
+  record_end(out, exec_errno, status);
   return out;
 }
 

@@ -21,11 +21,7 @@ namespace ezpz::sys {
 
 PosixProcessControl::PosixProcessControl() = default;
 
-PosixProcessControl::~PosixProcessControl() {
-  for (int fd : reserved_ports_) {
-    ::close(fd);
-  }
-}
+PosixProcessControl::~PosixProcessControl() = default;
 
 SignalRelay& PosixProcessControl::relay() {
   if (!relay_) {
@@ -78,23 +74,22 @@ Prepared prepare_exec(const std::vector<std::string>& argv, const std::vector<st
 }
 
 int PosixProcessControl::reserve_tcp_port() {
-  int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) {
+  OwnedFd fd(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  if (!fd.valid()) {
     return 0;
   }
   int one = 1;
-  ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+  ::setsockopt(fd.get(), SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
   sockaddr_in addr{};
   addr.sin_family = AF_INET;
   addr.sin_addr.s_addr = htonl(INADDR_ANY);
   addr.sin_port = 0;
   socklen_t len = sizeof(addr);
-  if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0 ||  // NOLINT: sockets API
-      ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {   // NOLINT
-    ::close(fd);
+  if (::bind(fd.get(), reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0 ||  // NOLINT: sockets API
+      ::getsockname(fd.get(), reinterpret_cast<sockaddr*>(&addr), &len) != 0) {   // NOLINT
     return 0;
   }
-  reserved_ports_.push_back(fd);
+  reserved_ports_.push_back(std::move(fd));
   return ntohs(addr.sin_port);
 }
 

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/process.hpp"
+#include "sys/os/fd_io.hpp"
 
 namespace ezpz::sys {
 
@@ -53,8 +54,8 @@ class PosixProcessControl final : public core::JobControl, public core::ProcessT
  private:
   SignalRelay& relay();
 
-  std::unique_ptr<SignalRelay> relay_;  // installed on first use, kept across retries
-  std::vector<int> reserved_ports_;     // sockets held open until exit
+  std::unique_ptr<SignalRelay> relay_;   // installed on first use, kept across retries
+  std::vector<OwnedFd> reserved_ports_;  // sockets held open until exit
 };
 
 }  // namespace ezpz::sys

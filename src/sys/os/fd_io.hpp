@@ -63,6 +63,12 @@ class OwnedFd {
     }
     fd_ = fd;
   }
+  /// Close it now, reporting the error a write-back can show only here (EIO, ENOSPC, EDQUOT on
+  /// NFS): false with errno set. Nothing to close is success.
+  [[nodiscard]] bool close() {
+    const int fd = release();
+    return fd < 0 || ::close(fd) == 0;
+  }
 
  private:
   int fd_ = -1;
@@ -128,7 +134,6 @@ inline Expected<OwnedFd> open_regular(const std::string& path, bool follow = fal
   return open_regular(AT_FDCWD, path, follow);
 }
 
-/// read_within's outcome.
 /// A pipe whose ends close with it unless taken (pipe2 with O_CLOEXEC).
 class OwnedPipe {
  public:
@@ -139,16 +144,25 @@ class OwnedPipe {
     close_end(fds_[0]);
     close_end(fds_[1]);
   }
-  [[nodiscard]] bool open() { return ::pipe2(fds_, O_CLOEXEC) == 0; }
+  /// Make the pipe (`flags` beside O_CLOEXEC: O_NONBLOCK); false with errno set.
+  [[nodiscard]] bool open(int flags = 0) { return ::pipe2(fds_, O_CLOEXEC | flags) == 0; }
   [[nodiscard]] int read_end() const { return fds_[0]; }
   [[nodiscard]] int write_end() const { return fds_[1]; }
+  void close_read() { close_end(fds_[0]); }
   void close_write() { close_end(fds_[1]); }
   /// The read end, now the caller's; the write end is closed.
-  [[nodiscard]] int take_read() {
+  [[nodiscard]] OwnedFd take_read() {
     close_write();
     const int fd = fds_[0];
     fds_[0] = -1;
-    return fd;
+    return OwnedFd(fd);
+  }
+  /// The write end, now the caller's; the read end is closed.
+  [[nodiscard]] OwnedFd take_write() {
+    close_read();
+    const int fd = fds_[1];
+    fds_[1] = -1;
+    return OwnedFd(fd);
   }
 
  private:
@@ -161,6 +175,7 @@ class OwnedPipe {
   int fds_[2] = {-1, -1};
 };
 
+/// read_within's outcome.
 enum class ReadResult { ok, ended, timed_out };
 
 /// Read exactly `size` bytes, waiting at most `timeout_ms` for each next byte (< 0: no limit);
@@ -213,6 +228,14 @@ inline void cloexec_inherited() {
 /// (and under valgrind, which reports the program it runs as /proc/self/exe).
 inline int open_self() {
   return ::open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
+}
+inline OwnedFd open_self_owned() {
+  return OwnedFd(open_self());
+}
+
+/// /dev/null opened with `flags` (and O_CLOEXEC); not valid when it cannot be opened.
+inline OwnedFd open_null(int flags) {
+  return OwnedFd(::open("/dev/null", flags | O_CLOEXEC));
 }
 
 /// In a forked child: become this binary (`self` from open_self) running `argv`, with nothing

@@ -1,5 +1,5 @@
-// PosixProcessControl::run: start a job's processes in one process group, relay
-// signals to it, label and watch its output, and collect exit codes.
+// PosixProcessControl::run: spawn a job's processes in one process group, supervise them (relay
+// signals, label and watch their output, reap them), then decide the exit code (job_exit.hpp).
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
@@ -15,7 +15,9 @@
 
 #include "sys/os/exec.hpp"
 #include "sys/os/fd_io.hpp"
+#include "sys/os/job_exit.hpp"
 #include "sys/os/line_relay.hpp"
+#include "sys/os/owned.hpp"
 #include "sys/os/signal_relay.hpp"
 
 namespace ezpz::sys {
@@ -30,16 +32,6 @@ Clock::duration seconds(double s) {
   return std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(s));
 }
 
-int status_code(int status) {
-  if (WIFEXITED(status)) {
-    return WEXITSTATUS(status);
-  }
-  if (WIFSIGNALED(status)) {
-    return 128 + WTERMSIG(status);
-  }
-  return 1;
-}
-
 std::string describe(int code) {
   if (code > 128 && code < 128 + 65) {
     const char* name = sigabbrev_np(code - 128);
@@ -49,44 +41,47 @@ std::string describe(int code) {
   return "exited with code " + std::to_string(code);
 }
 
+/// What supervising a job saw: how each process ended, in the order they were reaped, and
+/// how ezpz stopped the job, if it did (decide_result turns it into the result).
+struct Supervised {
+  std::vector<ProcessEnd> ends;
+  JobStop stop;
+};
+
 /// One run of a job: its processes in one process group, their output, the signals ezpz gets,
-/// the watchdog and the grace before SIGKILL. Descriptors it opens are its own (closed by it).
+/// the watchdog and the grace before SIGKILL. What it opens and starts it owns: its pipes close
+/// and its processes are killed and reaped with it, whatever path leaves the run.
 class Supervisor {
  public:
-  Supervisor(const RunOptions& options, SignalRelay& signals, std::size_t count)
-      : options_(options), signals_(signals), children_(count) {}
+  Supervisor(const RunOptions& options, SignalRelay& signals) : options_(options), signals_(signals) {}
   Supervisor(const Supervisor&) = delete;
   Supervisor& operator=(const Supervisor&) = delete;
   ~Supervisor() {
-    for (auto& s : streams_) {
-      ::close(s.fd);
-    }
-    kill_group(SIGKILL);  // nothing outlives the run
-    if (devnull_ >= 0) {
-      ::close(devnull_);
-    }
+    kill_group(SIGKILL);  // nothing outlives the run; children_ then reaps each (OwnedChild)
   }
 
   /// Start every process; an Error when one cannot be started (the others are killed and reaped).
-  Expected<void> start(const std::vector<ProcessSpec>& processes) {
-    devnull_ = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+  Expected<void> spawn(const std::vector<ProcessSpec>& processes) {
+    devnull_ = open_null(O_RDONLY);
     stdin_is_tty_ = ::isatty(0) == 1;
+    children_.reserve(processes.size());
     for (std::size_t i = 0; i < processes.size(); ++i) {
-      if (auto started = start_one(i, processes[i]); !started) {
+      if (auto started = spawn_one(i, processes[i]); !started) {
         kill_group(SIGKILL);
-        reap_all();
+        children_.clear();  // each killed and reaped
+        streams_.clear();
         return started.error();
       }
     }
-    ::close(devnull_);
-    devnull_ = -1;
+    devnull_.reset();
     running_ = children_.size();
     last_output_ = Clock::now();
     return {};
   }
 
-  /// Until every process has ended: output, signals, exits and deadlines.
-  void supervise() {
+  /// Until every process has ended: output, signals, exits and deadlines; then what they left
+  /// in their pipes.
+  Supervised supervise() {
     while (running_ > 0) {
       auto fds = wait_for_events();
       const auto now = Clock::now();
@@ -95,30 +90,14 @@ class Supervisor {
       reap();
       check_deadlines(now);
     }
-  }
-
-  /// What the processes left in their pipes; then the result.
-  RunResult finish() {
     for (auto& s : streams_) {
       drain_lines(s);
     }
     streams_.clear();
-    if (result_.timed_out) {
-      result_.exit_code = static_cast<int>(ExitCode::timeout);
-    } else if (result_.signal != 0) {
-      result_.exit_code = 128 + result_.signal;
-    } else if (result_.failed >= 0) {
-      result_.exit_code = result_.failed_code;
-    }
-    return result_;
+    return {std::move(ends_), stop_};
   }
 
  private:
-  struct Child {
-    pid_t pid = -1;
-    bool done = false;
-  };
-
   bool capture() const { return options_.label || options_.whole_lines || options_.timeout_s > 0; }
 
   void kill_group(int signo) const {
@@ -127,17 +106,7 @@ class Supervisor {
     }
   }
 
-  void reap_all() {
-    for (auto& c : children_) {
-      int status = 0;
-      if (c.pid > 0 && !c.done) {
-        ::waitpid(c.pid, &status, 0);
-        c.done = true;
-      }
-    }
-  }
-
-  Expected<void> start_one(std::size_t i, const ProcessSpec& spec) {
+  Expected<void> spawn_one(std::size_t i, const ProcessSpec& spec) {
     auto prepared = prepare_exec(spec.argv, spec.set, spec.unset);
     OwnedPipe out, err, exec_error;
     if (capture() && (!out.open() || !err.open())) {
@@ -148,11 +117,13 @@ class Supervisor {
     }
     // stdin: the first process keeps a non-terminal stdin; a terminal would stop a
     // background process group with SIGTTIN, so it gets /dev/null like the rest.
-    const int in_fd = (i == 0 && !stdin_is_tty_) ? 0 : devnull_;
+    const int in_fd = (i == 0 && !stdin_is_tty_) ? 0 : devnull_.get();
     const int death_signal = options_.is_launcher ? SIGTERM : SIGKILL;
     const pid_t self = ::getpid();
     const pid_t pid = ::fork();
     if (pid == 0) {
+      // The child until exec: system calls only, no destructor runs (every end above is
+      // close-on-exec, so the program inherits only 0-2).
       ::setpgid(0, pgid_);
       ::prctl(PR_SET_PDEATHSIG, death_signal);
       if (::getppid() != self) {
@@ -169,7 +140,7 @@ class Supervisor {
       ::execvpe(prepared.argv[0], prepared.argv.data(), prepared.envp.data());
       const int e = errno;
       [[maybe_unused]] auto n = ::write(exec_error.write_end(), &e, sizeof(e));
-      ::_exit(e == ENOENT ? 127 : 126);
+      ::_exit(exec_failure_code(e));
     }
     exec_error.close_write();
     if (pid < 0) {
@@ -177,7 +148,7 @@ class Supervisor {
     }
     pgid_ = pgid_ == 0 ? pid : pgid_;
     ::setpgid(pid, pgid_);  // also here, so the group exists before we signal it
-    children_[i].pid = pid;
+    children_.emplace_back(pid);
     if (capture()) {
       // Whole lines when labelling or asked to; the watchdog alone passes bytes on as they come.
       const std::string label = options_.label ? spec.label : "";
@@ -199,10 +170,10 @@ class Supervisor {
   std::vector<pollfd> wait_for_events() const {
     std::vector<pollfd> fds = {{signals_.fd(), POLLIN, 0}};
     for (const auto& s : streams_) {
-      fds.push_back({s.fd, POLLIN, 0});
+      fds.push_back({s.fd.get(), POLLIN, 0});
     }
     std::optional<Clock::time_point> wake = kill_deadline_;
-    if (options_.timeout_s > 0 && !result_.timed_out) {
+    if (options_.timeout_s > 0 && !stop_.timed_out) {
       const auto quiet = last_output_ + seconds(options_.timeout_s);
       wake = wake ? std::min(*wake, quiet) : quiet;
     }
@@ -221,15 +192,11 @@ class Supervisor {
         continue;
       }
       auto& s = streams_[k - 1];
-      const auto pumped = pump_lines(s);
-      if (pumped == Pumped::data) {
+      if (pump_lines(s) == Pumped::data) {
         last_output_ = now;
-      } else if (pumped == Pumped::ended) {
-        ::close(s.fd);
-        s.fd = -1;
       }
     }
-    std::erase_if(streams_, [](const LineStream& s) { return s.fd < 0; });
+    std::erase_if(streams_, [](const LineStream& s) { return !s.fd.valid(); });  // ended: closed
   }
 
   void notice(const std::string& message) const {
@@ -261,35 +228,30 @@ class Supervisor {
                  std::to_string(static_cast<long>(options_.kill_after_s)) +
                  " s for it to stop, then SIGKILL (Ctrl-C again to kill now)");
         }
-        result_.signal = result_.signal != 0 ? result_.signal : signo;
+        stop_.signal = stop_.signal != 0 ? stop_.signal : signo;
         start_stopping(signo);
       }
     }
   }
 
+  /// Collect the processes that ended; at the first failure, stop the rest if asked to.
   void reap() {
-    int status = 0;
-    pid_t pid;
-    while ((pid = ::waitpid(-1, &status, WNOHANG)) > 0) {
-      auto it = std::find_if(children_.begin(), children_.end(), [&](const Child& c) { return c.pid == pid; });
-      if (it == children_.end() || it->done) {
+    for (std::size_t i = 0; i < children_.size(); ++i) {
+      const auto status = children_[i].try_wait();
+      if (!status) {
         continue;
       }
-      it->done = true;
       --running_;
-      const int code = status_code(status);
-      if (code != 0 && result_.failed < 0) {
-        on_first_failure(static_cast<std::size_t>(it - children_.begin()), code, status);
+      const bool first = status_code(*status) != 0 && first_failure(ends_) == nullptr;
+      ends_.push_back({i, *status, wall_clock_seconds()});
+      if (first) {
+        on_first_failure(i, status_code(*status));
       }
     }
   }
 
-  void on_first_failure(std::size_t index, int code, int status) {
-    result_.failed = static_cast<int>(index);
-    result_.failed_code = code;
-    result_.failed_signal = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
-    result_.failed_time = wall_clock_seconds();
-    if (options_.stop_on_failure && running_ > 0 && result_.signal == 0 && !result_.timed_out) {
+  void on_first_failure(std::size_t index, int code) {
+    if (options_.stop_on_failure && running_ > 0 && stop_.signal == 0 && !stop_.timed_out) {
       const auto name = index < options_.names.size() ? options_.names[index] : "process " + std::to_string(index);
       notice(name + " " + describe(code) + ": stopping the other " + std::to_string(running_) +
              (running_ == 1 ? " process" : " processes"));
@@ -298,9 +260,9 @@ class Supervisor {
   }
 
   void check_deadlines(Clock::time_point now) {
-    if (options_.timeout_s > 0 && !result_.timed_out && running_ > 0 &&
+    if (options_.timeout_s > 0 && !stop_.timed_out && running_ > 0 &&
         now - last_output_ >= seconds(options_.timeout_s)) {
-      result_.timed_out = true;
+      stop_.timed_out = true;
       notice("no output for " + std::to_string(static_cast<long>(options_.timeout_s)) +
              " s: stopping the job (--timeout)");
       start_stopping(SIGTERM);
@@ -315,16 +277,17 @@ class Supervisor {
 
   const RunOptions& options_;
   SignalRelay& signals_;
-  std::vector<Child> children_;
+  std::vector<OwnedChild> children_;  ///< in spawn order: the index is the process's
   std::vector<LineStream> streams_;
+  OwnedFd devnull_;  ///< while spawning
   pid_t pgid_ = 0;
-  int devnull_ = -1;
   bool stdin_is_tty_ = false;
   std::size_t running_ = 0;
   int sigints_ = 0;
   Clock::time_point last_output_;
   std::optional<Clock::time_point> kill_deadline_;
-  RunResult result_;
+  std::vector<ProcessEnd> ends_;
+  JobStop stop_;
 };
 
 }  // namespace
@@ -332,15 +295,17 @@ class Supervisor {
 Expected<RunResult> PosixProcessControl::run(const std::vector<ProcessSpec>& processes, const RunOptions& options) {
   auto& signals = relay();
   signals.drain();
-  Supervisor job(options, signals, processes.size());
-  // 1. Start every process in one process group (none runs if one cannot start).
-  if (auto started = job.start(processes); !started) {
-    return started.error();
+  Supervisor job(options, signals);
+  // 1. Spawn every process in one process group (none runs if one cannot start).
+  if (auto spawned = job.spawn(processes); !spawned) {
+    return spawned.error();
   }
-  // 2. Pass output on, relay signals, reap, enforce the watchdog and the grace before SIGKILL.
-  job.supervise();
-  // 3. The rest of their output; anything left in the group is killed with the supervisor.
-  return job.finish();
+  // 2. Supervise: pass output on, relay signals, reap, enforce the watchdog and the grace
+  //    before SIGKILL, until every process has ended.
+  const auto supervised = job.supervise();
+  // 3. Decide the code from how they ended (pure); anything left in the group is killed and
+  //    reaped with the supervisor.
+  return decide_result(supervised.ends, supervised.stop);
 }
 
 }  // namespace ezpz::sys

@@ -44,7 +44,7 @@ void emit_lines(LineStream& s, bool flush) {
 
 Pumped pump_lines(LineStream& s) {
   char buf[65536];
-  auto n = ::read(s.fd, buf, sizeof(buf));
+  auto n = ::read(s.fd.get(), buf, sizeof(buf));
   if (n > 0) {
     s.pending.append(buf, static_cast<std::size_t>(n));
     emit_lines(s, false);
@@ -54,19 +54,23 @@ Pumped pump_lines(LineStream& s) {
     return Pumped::nothing;
   }
   emit_lines(s, true);
+  s.fd.reset();
   return Pumped::ended;
 }
 
 void drain_lines(LineStream& s) {
-  ::fcntl(s.fd, F_SETFL, O_NONBLOCK);
+  if (!s.fd.valid()) {
+    emit_lines(s, true);
+    return;
+  }
+  ::fcntl(s.fd.get(), F_SETFL, O_NONBLOCK);
   char buf[65536];
   ssize_t n;
-  while ((n = ::read(s.fd, buf, sizeof(buf))) > 0) {
+  while ((n = ::read(s.fd.get(), buf, sizeof(buf))) > 0) {
     s.pending.append(buf, static_cast<std::size_t>(n));
   }
   emit_lines(s, true);
-  ::close(s.fd);
-  s.fd = -1;
+  s.fd.reset();
 }
 
 }  // namespace ezpz::sys

@@ -4,11 +4,13 @@
 
 #include <string>
 
+#include "sys/os/fd_io.hpp"
+
 namespace ezpz::sys {
 
 /// One output stream of one process.
 struct LineStream {
-  int fd = -1;     ///< read end of the child's pipe
+  OwnedFd fd;      ///< read end of the child's pipe (closed at its end)
   int out_fd = 1;  ///< where its lines go
   std::string label;
   std::string pending;  ///< bytes of an unfinished line
@@ -22,7 +24,7 @@ void emit_lines(LineStream& s, bool flush);
 
 enum class Pumped { data, nothing, ended };
 /// Read what `s.fd` has (one read): data, nothing yet (EINTR, EAGAIN), or its end or an error
-/// (the rest was flushed).
+/// (the rest was flushed, the descriptor closed).
 Pumped pump_lines(LineStream& s);
 
 /// After the process ended: what is left in its pipe, without waiting for its own children

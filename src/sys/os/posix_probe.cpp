@@ -12,34 +12,32 @@
 #include <unistd.h>
 
 #include "sys/os/fd_io.hpp"
+#include "sys/os/owned.hpp"
 
 namespace ezpz::sys {
 
 using ezpz::Expected;
 
 Expected<std::string> PosixProbe::read_file(const std::string& path) const {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
+  const OwnedFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!fd.valid()) {
     return ezpz::failure("cannot read " + path + ": " + std::strerror(errno));
   }
   std::string text;
   char buf[65536];
   while (true) {
-    auto n = ::read(fd, buf, sizeof(buf));
+    auto n = ::read(fd.get(), buf, sizeof(buf));
     if (n < 0 && errno == EINTR) {
       continue;
     }
     if (n < 0) {
-      int err = errno;
-      ::close(fd);
-      return ezpz::failure("cannot read " + path + ": " + std::strerror(err));
+      return ezpz::failure("cannot read " + path + ": " + std::strerror(errno));
     }
     if (n == 0) {
       break;
     }
     text.append(buf, static_cast<std::size_t>(n));
   }
-  ::close(fd);
   return text;
 }
 
@@ -140,21 +138,18 @@ Expected<void> PosixProbe::write_file(const std::string& path, const std::string
     }
   }
   const std::string tmp = path + ".tmp." + std::to_string(::getpid());
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) {
+  OwnedFd fd(::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
+  if (!fd.valid()) {
     return ezpz::failure("cannot write " + tmp + ": " + std::strerror(errno));
   }
-  if (!write_all(fd, text.data(), text.size())) {
-    const int err = errno;
-    ::close(fd);
-    ::unlink(tmp.c_str());
-    return ezpz::failure("cannot write " + tmp + ": " + std::strerror(err));
+  ScopeGuard remove_tmp([&tmp] { ::unlink(tmp.c_str()); });
+  if (!write_all(fd.get(), text.data(), text.size())) {
+    return ezpz::failure("cannot write " + tmp + ": " + std::strerror(errno));
   }
-  if (::close(fd) != 0 || ::rename(tmp.c_str(), path.c_str()) != 0) {
-    int err = errno;
-    ::unlink(tmp.c_str());
-    return ezpz::failure("cannot write " + path + ": " + std::strerror(err));
+  if (!fd.close() || ::rename(tmp.c_str(), path.c_str()) != 0) {
+    return ezpz::failure("cannot write " + path + ": " + std::strerror(errno));
   }
+  remove_tmp.dismiss();
   return {};
 }
 

@@ -15,6 +15,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "sys/os/fd_io.hpp"
+#include "sys/os/owned.hpp"
 #include "sys/os/posix_probe.hpp"
 
 extern char** environ;  // NOLINT: POSIX
@@ -45,12 +47,13 @@ long long now_ms() {
       .count();
 }
 
-unsigned long long dir_bytes(int dirfd) {
-  DIR* dir = ::fdopendir(dirfd);
+/// The bytes under the directory open as `dirfd` (taken: closed by the call).
+unsigned long long dir_bytes(OwnedFd dirfd) {
+  DIR* dir = ::fdopendir(dirfd.get());
   if (dir == nullptr) {
-    ::close(dirfd);
-    return 0;
+    return 0;  // dirfd closes with its owner
   }
+  (void)dirfd.release();  // closedir closes it now
   unsigned long long total = 0;
   while (auto* entry = ::readdir(dir)) {
     const std::string_view name = entry->d_name;
@@ -63,14 +66,38 @@ unsigned long long dir_bytes(int dirfd) {
     }
     total += static_cast<unsigned long long>(st.st_blocks) * 512ULL;
     if (S_ISDIR(st.st_mode)) {
-      const int sub = ::openat(::dirfd(dir), entry->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-      if (sub >= 0) {
-        total += dir_bytes(sub);
+      OwnedFd sub(::openat(::dirfd(dir), entry->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+      if (sub.valid()) {
+        total += dir_bytes(std::move(sub));
       }
     }
   }
   ::closedir(dir);
   return total;
+}
+
+/// Read `fd` to its end into `output`, until `deadline` (now_ms): false when the deadline came.
+bool read_until(int fd, long long deadline, std::string& output) {
+  char buf[65536];
+  while (true) {
+    const long long left = deadline - now_ms();
+    if (left <= 0) {
+      return false;
+    }
+    pollfd ready_fd{fd, POLLIN, 0};
+    const int ready = ::poll(&ready_fd, 1, static_cast<int>(std::min(left, 1000LL)));
+    if (ready <= 0) {
+      continue;  // EINTR or not yet
+    }
+    const auto n = ::read(fd, buf, sizeof(buf));
+    if (n < 0 && errno == EINTR) {
+      continue;
+    }
+    if (n <= 0) {
+      return true;
+    }
+    output.append(buf, static_cast<std::size_t>(n));
+  }
 }
 
 }  // namespace
@@ -97,68 +124,41 @@ Expected<core::ProgramOutput> PosixProbe::run_program(const std::vector<std::str
     argp.push_back(a.data());
   }
   argp.push_back(nullptr);
-  int out[2];
-  if (::pipe2(out, O_CLOEXEC) != 0) {
+  OwnedPipe out;
+  if (!out.open()) {
     return failure(std::string("cannot create a pipe: ") + std::strerror(errno));
   }
-  const int null_in = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+  const OwnedFd null_in = open_null(O_RDONLY);
   const pid_t pid = ::fork();
   if (pid == 0) {
+    // The child until exec: system calls only, no destructor runs (all above is close-on-exec).
     ::setpgid(0, 0);
-    ::dup2(null_in, 0);
-    ::dup2(out[1], 1);
-    ::dup2(out[1], 2);
+    ::dup2(null_in.get(), 0);
+    ::dup2(out.write_end(), 1);
+    ::dup2(out.write_end(), 2);
     ::signal(SIGPIPE, SIG_DFL);
     ::execve(program->c_str(), argp.data(), envp.data());
     ::_exit(127);
   }
-  ::close(out[1]);
-  if (null_in >= 0) {
-    ::close(null_in);
-  }
   if (pid < 0) {
-    ::close(out[0]);
     return failure(std::string("cannot start ") + argv[0] + ": " + std::strerror(errno));
   }
+  OwnedChild child(pid);
+  // The launcher's leftovers (e.g. an mpiexec's proxies) go with it, on every path out.
+  const ScopeGuard kill_group([pid] { ::kill(-pid, SIGKILL); });
+  const OwnedFd from = out.take_read();
   core::ProgramOutput result;
-  const long long deadline = now_ms() + static_cast<long long>(timeout_s * 1000);
-  char buf[65536];
-  while (true) {
-    const long long left = deadline - now_ms();
-    if (left <= 0) {
-      result.timed_out = true;
-      ::kill(-pid, SIGKILL);
-      ::kill(pid, SIGKILL);
-      break;
-    }
-    pollfd fd{out[0], POLLIN, 0};
-    const int ready = ::poll(&fd, 1, static_cast<int>(std::min(left, 1000LL)));
-    if (ready < 0 && errno == EINTR) {
-      continue;
-    }
-    if (ready <= 0) {
-      continue;
-    }
-    const auto n = ::read(out[0], buf, sizeof(buf));
-    if (n < 0 && errno == EINTR) {
-      continue;
-    }
-    if (n <= 0) {
-      break;
-    }
-    result.output.append(buf, static_cast<std::size_t>(n));
+  result.timed_out = !read_until(from.get(), now_ms() + static_cast<long long>(timeout_s * 1000), result.output);
+  if (result.timed_out) {
+    ::kill(-pid, SIGKILL);
+    ::kill(pid, SIGKILL);
   }
-  ::close(out[0]);
-  int status = 0;
-  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
+  const int status = child.wait().value_or(0);
   if (WIFEXITED(status)) {
     result.exit_code = WEXITSTATUS(status);
   } else if (WIFSIGNALED(status)) {
     result.exit_code = 128 + WTERMSIG(status);
   }
-  // The launcher's leftovers (e.g. an mpiexec's proxies) go with it.
-  ::kill(-pid, SIGKILL);
   return result;
 }
 
@@ -172,11 +172,11 @@ std::optional<core::DiskSpace> PosixProbe::disk_space(const std::string& path) c
 }
 
 std::optional<unsigned long long> PosixProbe::tree_bytes(const std::string& path) const {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (fd < 0) {
+  OwnedFd fd(::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (!fd.valid()) {
     return std::nullopt;
   }
-  return dir_bytes(fd);
+  return dir_bytes(std::move(fd));
 }
 
 core::ResourceLimit PosixProbe::resource_limit(const std::string& name) const {

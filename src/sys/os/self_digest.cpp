@@ -10,8 +10,8 @@
 namespace ezpz::sys {
 
 std::pair<std::string, unsigned long long> PosixProbe::self_digest() const {
-  const int fd = open_self();
-  if (fd < 0) {
+  const OwnedFd fd = open_self_owned();
+  if (!fd.valid()) {
     return {};
   }
   sha256_ctx ctx;
@@ -19,11 +19,10 @@ std::pair<std::string, unsigned long long> PosixProbe::self_digest() const {
   std::vector<unsigned char> buf(1 << 20);
   unsigned long long size = 0;
   ssize_t n;
-  while ((n = ::read(fd, buf.data(), buf.size())) > 0) {
+  while ((n = ::read(fd.get(), buf.data(), buf.size())) > 0) {
     sha256_update(&ctx, static_cast<std::size_t>(n), buf.data());
     size += static_cast<unsigned long long>(n);
   }
-  ::close(fd);
   if (n < 0) {
     return {};
   }

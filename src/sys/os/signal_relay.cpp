@@ -8,7 +8,8 @@
 namespace ezpz::sys {
 namespace {
 
-int g_pipe[2] = {-1, -1};
+/// The write end of the current relay's pipe, for the handler (-1: none).
+volatile sig_atomic_t g_write_end = -1;
 
 /// One record a signal: its number and, when a process sent it (kill, sigqueue: si_code <= 0), that
 /// process's pid, else 0. A write of 8 bytes to a pipe is atomic.
@@ -20,7 +21,7 @@ struct Record {
 extern "C" void relay_signal(int signo, siginfo_t* info, void* /*context*/) {
   const int saved = errno;
   const Record r{signo, info != nullptr && info->si_code <= 0 ? static_cast<int>(info->si_pid) : 0};
-  [[maybe_unused]] auto n = ::write(g_pipe[1], &r, sizeof(r));
+  [[maybe_unused]] auto n = ::write(static_cast<int>(g_write_end), &r, sizeof(r));
   errno = saved;
 }
 
@@ -33,10 +34,10 @@ const std::vector<int>& SignalRelay::signals() {
 
 SignalRelay::SignalRelay() {
   sigemptyset(&ignored_);
-  if (::pipe2(g_pipe, O_CLOEXEC | O_NONBLOCK) != 0) {
-    g_pipe[0] = g_pipe[1] = -1;
+  if (!pipe_.open(O_NONBLOCK)) {
     return;
   }
+  g_write_end = pipe_.write_end();
   for (int signo : signals()) {
     struct sigaction sa {};
     sa.sa_sigaction = relay_signal;
@@ -56,25 +57,21 @@ SignalRelay::~SignalRelay() {
   for (std::size_t i = 0; i < saved_.size(); ++i) {
     ::sigaction(signals()[i], &saved_[i], nullptr);
   }
-  if (g_pipe[0] >= 0) {
-    ::close(g_pipe[0]);
-    ::close(g_pipe[1]);
-  }
-  g_pipe[0] = g_pipe[1] = -1;
+  g_write_end = -1;  // the handlers are gone; pipe_ closes after this
 }
 
 int SignalRelay::fd() const {
-  return g_pipe[0];
+  return pipe_.read_end();
 }
 
 std::vector<Received> SignalRelay::drain_senders() {
   std::vector<Received> out;
-  if (g_pipe[0] < 0) {
+  if (pipe_.read_end() < 0) {
     return out;
   }
   Record buf[16];
   while (true) {
-    auto n = ::read(g_pipe[0], buf, sizeof(buf));
+    auto n = ::read(pipe_.read_end(), buf, sizeof(buf));
     if (n <= 0) {
       break;
     }

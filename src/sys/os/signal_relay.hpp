@@ -5,6 +5,8 @@
 #include <csignal>
 #include <vector>
 
+#include "sys/os/fd_io.hpp"
+
 namespace ezpz::sys {
 
 /// A signal and the process that sent it (0: the kernel, e.g. a terminal's Ctrl-C).
@@ -35,6 +37,7 @@ class SignalRelay {
   static const std::vector<int>& signals();
 
  private:
+  OwnedPipe pipe_;  ///< the handler writes to its write end, drain reads the other
   std::vector<struct sigaction> saved_;
   sigset_t ignored_{};
 };

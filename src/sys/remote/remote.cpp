@@ -21,28 +21,19 @@ namespace ezpz::sys {
 RemoteProcess start_remote(const std::string& host, const std::string& command, const core::BroadcastSpec& spec,
                            const std::string& report_as, bool with_stdin, bool gated) {
   RemoteProcess p;
-  int to_child[2] = {-1, -1};
-  int from_child[2];
-  if (::pipe2(from_child, O_CLOEXEC) != 0) {
+  OwnedPipe from_child;
+  OwnedPipe to_child;  // with stdin: a pipe; without: /dev/null as its read end
+  OwnedFd null_in;
+  if (!from_child.open() || (with_stdin ? !to_child.open() : !(null_in = open_null(O_RDONLY)).valid())) {
     return p;
   }
-  if (with_stdin ? ::pipe2(to_child, O_CLOEXEC) != 0 : (to_child[0] = ::open("/dev/null", O_RDONLY | O_CLOEXEC)) < 0) {
-    ::close(from_child[0]);
-    ::close(from_child[1]);
-    return p;
-  }
+  const int child_in = with_stdin ? to_child.read_end() : null_in.get();
   std::vector<std::string> argv = spec.ssh_command;
   if (argv.empty()) {
     argv = {"ezpz", std::string(kSshStdio), report_as, spec.accept_new_host_keys ? "1" : "0", spec.user};
   }
-  const int self = spec.ssh_command.empty() ? open_self() : -1;
-  if (spec.ssh_command.empty() && self < 0) {
-    ::close(from_child[0]);
-    ::close(from_child[1]);
-    ::close(to_child[0]);
-    if (to_child[1] >= 0) {
-      ::close(to_child[1]);
-    }
+  OwnedFd self;
+  if (spec.ssh_command.empty() && !(self = open_self_owned()).valid()) {
     return p;
   }
   argv.push_back(host);
@@ -61,10 +52,12 @@ RemoteProcess start_remote(const std::string& host, const std::string& command, 
     r.error = ok.error().message;
     refusal = core::encode_result(r) + "\n";
   }
-  p.pid = ::fork();
-  if (p.pid == 0) {
-    move_fd(to_child[0], 0);
-    move_fd(from_child[1], 1);
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    // The child until exec: async-signal-safe calls only, and no destructor runs (the owners
+    // above belong to the parent; every descriptor is close-on-exec but 0-2).
+    move_fd(child_in, 0);
+    move_fd(from_child.write_end(), 1);
     if (gated && with_stdin) {
       char gate = 0;
       ssize_t got;
@@ -82,28 +75,21 @@ RemoteProcess start_remote(const std::string& host, const std::string& command, 
     // async-signal-safe (another thread could hold the allocator's lock), so the built-in
     // one runs in a fresh image of this binary (ezpz __ssh-stdio, see ssh_stdio_main).
     ::signal(SIGPIPE, SIG_DFL);
-    if (self >= 0) {
-      exec_self(self, args.data());
+    if (self.valid()) {
+      exec_self(self.get(), args.data());
     } else {
       cloexec_inherited();
       ::execvp(args[0], args.data());  // glibc's needs no allocation
     }
     ::_exit(127);
   }
-  if (self >= 0) {
-    ::close(self);
+  if (pid < 0) {
+    return p;  // every end closes with its owner
   }
-  ::close(to_child[0]);
-  ::close(from_child[1]);
-  p.in = with_stdin ? to_child[1] : -1;
-  p.out = from_child[0];
-  if (p.pid < 0) {
-    if (p.in >= 0) {
-      ::close(p.in);
-    }
-    ::close(p.out);
-    p = RemoteProcess{};
-  }
+  // The caller owns the rest (RemoteProcess: closes `in` and `out`, waits for `pid`).
+  p.pid = pid;
+  p.in = with_stdin ? to_child.take_write().release() : -1;
+  p.out = from_child.take_read().release();
   return p;
 }
 

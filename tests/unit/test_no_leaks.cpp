@@ -1,0 +1,319 @@
+// No descriptor, child or thread outlives a failing call of the sys layer: each failing case is
+// run between two snapshots of /proc/self/fd, this process's children (/proc/self/task/*/children)
+// and its threads, which must be equal.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <atomic>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <archive.h>
+#include <archive_entry.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "sys/fs/archive.hpp"
+#include "sys/fs/local_transfer.hpp"
+#include "sys/fs/remove.hpp"
+#include "sys/fs/tree.hpp"
+#include "sys/nodes/remote_process.hpp"
+#include "sys/os/exec.hpp"
+#include "sys/os/fd_io.hpp"
+#include "sys/os/owned.hpp"
+#include "sys/os/posix_probe.hpp"
+#include "sys/remote/remote.hpp"
+#include "sys/remote/ssh_client.hpp"
+
+namespace fs = std::filesystem;
+
+namespace {
+
+/// The names in a /proc directory (numbers), sorted.
+std::vector<std::string> entries(const fs::path& dir) {
+  std::vector<std::string> out;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(dir, ec)) {
+    out.push_back(e.path().filename().string());
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+struct Snapshot {
+  std::vector<std::string> fds;       ///< "N -> target"
+  std::vector<std::string> children;  ///< pids, zombies included
+  std::size_t threads = 0;
+};
+
+Snapshot snapshot() {
+  Snapshot s;
+  // The iterator's own descriptor shows in both snapshots alike.
+  for (const auto& fd : entries("/proc/self/fd")) {
+    std::error_code ec;
+    const auto target = fs::read_symlink(fs::path("/proc/self/fd") / fd, ec);
+    if (!ec) {  // not the iterator's, closed by now
+      s.fds.push_back(fd + " -> " + target.string());
+    }
+  }
+  const auto tasks = entries("/proc/self/task");
+  s.threads = tasks.size();
+  for (const auto& task : tasks) {
+    std::ifstream in(fs::path("/proc/self/task") / task / "children");
+    for (std::string pid; in >> pid;) {
+      s.children.push_back(pid);
+    }
+  }
+  std::sort(s.children.begin(), s.children.end());
+  return s;
+}
+
+std::string joined(const std::vector<std::string>& v) {
+  std::ostringstream out;
+  for (const auto& x : v) {
+    out << x << "; ";
+  }
+  return out.str();
+}
+
+/// Run `failing` (which must fail: it returns whether it did) between two snapshots.
+void no_leak(const std::string& name, const std::function<bool()>& failing) {
+  INFO(name);
+  const auto before = snapshot();
+  CHECK(failing());
+  const auto after = snapshot();
+  INFO("descriptors before: " << joined(before.fds) << "\nafter: " << joined(after.fds));
+  CHECK(after.fds == before.fds);
+  INFO("children before: " << joined(before.children) << "\nafter: " << joined(after.children));
+  CHECK(after.children == before.children);
+  CHECK(after.threads == before.threads);
+}
+
+struct Scratch {
+  Scratch() : dir(fs::temp_directory_path() / ("ezpz-leaks-" + std::to_string(::getpid()))) {
+    fs::remove_all(dir);
+    fs::create_directories(dir);
+  }
+  ~Scratch() { (void)ezpz::sys::remove_tree(dir.string()); }
+  Scratch(const Scratch&) = delete;
+  Scratch& operator=(const Scratch&) = delete;
+  fs::path dir;
+};
+
+std::string path_env() {
+  const char* p = std::getenv("PATH");
+  return p != nullptr ? p : "/usr/bin:/bin";
+}
+
+ezpz::core::RunOptions quick_options() {
+  ezpz::core::RunOptions o;
+  o.kill_after_s = 0.5;
+  o.label = true;  // pipes for every process
+  return o;
+}
+
+/// A tar whose one entry is `name`, written to `path`.
+void write_tar(const fs::path& path, const std::string& name) {
+  archive* a = archive_write_new();
+  archive_write_set_format_pax_restricted(a);
+  REQUIRE(archive_write_open_filename(a, path.c_str()) == ARCHIVE_OK);
+  archive_entry* e = archive_entry_new();
+  archive_entry_set_pathname(e, name.c_str());
+  archive_entry_set_filetype(e, AE_IFREG);
+  archive_entry_set_perm(e, 0644);
+  archive_entry_set_size(e, 1);
+  archive_write_header(a, e);
+  archive_write_data(a, "x", 1);
+  archive_entry_free(e);
+  archive_write_close(a);
+  archive_write_free(a);
+}
+
+}  // namespace
+
+TEST_CASE("no leaks: PosixProcessControl::run and run_child that fail", "[leaks]") {
+  using ezpz::core::ProcessSpec;
+  no_leak("run: a program that does not exist, after one that started", [] {
+    ezpz::sys::PosixProcessControl pc;
+    const std::vector<ProcessSpec> job = {{{"sleep", "30"}, {}, {}, "[0] "},
+                                          {{"/nonexistent/ezpz-no-such-program"}, {}, {}, "[1] "}};
+    auto r = pc.run(job, quick_options());
+    return !r && r.error().code == ezpz::ExitCode::not_found;
+  });
+  no_leak("run: a file that cannot be executed", [] {
+    ezpz::sys::PosixProcessControl pc;
+    auto r = pc.run({{{"/etc/passwd"}, {}, {}, "[0] "}}, quick_options());
+    return !r && r.error().code == ezpz::ExitCode::cannot_execute;
+  });
+  no_leak("run: a rank exits non-zero, the other is stopped", [] {
+    ezpz::sys::PosixProcessControl pc;
+    const std::vector<ProcessSpec> job = {{{"sleep", "30"}, {}, {}, "[0] "},
+                                          {{"sh", "-c", "exec 2>/dev/null; exit 3"}, {}, {}, "[1] "}};
+    auto r = pc.run(job, quick_options());
+    return r && r->exit_code == 3 && r->failed == 1;
+  });
+  no_leak("run: the watchdog stops a silent job (and its background child)", [] {
+    ezpz::sys::PosixProcessControl pc;
+    auto options = quick_options();
+    options.timeout_s = 0.3;
+    auto r = pc.run({{{"sh", "-c", "sleep 30 & sleep 30"}, {}, {}, "[0] "}}, options);
+    return r && r->exit_code == 124;
+  });
+  no_leak("run_child: a program that does not exist", [] {
+    ezpz::sys::PosixProcessControl pc;
+    const auto exit = pc.run_child({"/nonexistent/ezpz-no-such-program"}, {}, "[0] ");
+    return exit.exit_code == 127;
+  });
+  no_leak("run_child: a command that exits non-zero", [] {
+    ezpz::sys::PosixProcessControl pc;
+    const auto exit = pc.run_child({"sh", "-c", "echo out; exit 5"}, {}, "[0] ");
+    return exit.exit_code == 5;
+  });
+  // ProcessSpec has no working directory: an unusable one is not a case of these calls.
+}
+
+TEST_CASE("no leaks: PosixProbe's failing queries and programs", "[leaks]") {
+  Scratch s;
+  const ezpz::sys::PosixProbe probe(path_env());
+  no_leak("run_program: not on PATH", [&] { return !probe.run_program({"ezpz-no-such-program"}, {}, {}, 5); });
+  no_leak("run_program: exits non-zero", [&] {
+    auto r = probe.run_program({"sh", "-c", "echo x; exit 4"}, {}, {}, 5);
+    return r && r->exit_code == 4;
+  });
+  no_leak("run_program: times out (a grandchild holds its output open)", [&] {
+    auto r = probe.run_program({"sh", "-c", "sleep 30 & sleep 30"}, {}, {}, 0.3);
+    return r && r->timed_out;
+  });
+  no_leak("read_file: a directory", [&] { return !probe.read_file(s.dir.string()); });
+  no_leak("write_file: a directory in the way", [&] {
+    fs::create_directories(s.dir / "taken");
+    return !probe.write_file((s.dir / "taken").string(), "x");
+  });
+  no_leak("tree_bytes: missing", [&] { return !probe.tree_bytes((s.dir / "missing").string()); });
+}
+
+TEST_CASE("no leaks: starting ezpz on a node that cannot be reached", "[leaks]") {
+  ezpz::core::BroadcastSpec spec;
+  // What the caller (broadcast, node_query) does with a RemoteProcess: close both ends, reap.
+  auto finish = [](ezpz::sys::RemoteProcess& p) {
+    const ezpz::sys::OwnedFd in(p.in);
+    const ezpz::sys::OwnedFd out(p.out);
+    ezpz::sys::OwnedChild child(p.pid);
+    std::string early;
+    const bool ready = ezpz::sys::await_ready(p, early, 10);
+    return !ready && child.wait().has_value();
+  };
+  no_leak("start_remote: a host name ssh would read as an option", [&] {
+    spec.ssh_command = {"ssh"};
+    auto p = ezpz::sys::start_remote("-oProxyCommand=true", "true", spec, "bad", true);
+    return p.pid > 0 && finish(p);
+  });
+  no_leak("start_remote: an ssh command that does not exist", [&] {
+    spec.ssh_command = {"/nonexistent/ezpz-ssh"};
+    auto p = ezpz::sys::start_remote("node1", "true", spec, "node1", false);
+    return p.pid > 0 && finish(p);
+  });
+  no_leak("start_remote: a host that does not resolve", [&] {
+    spec.ssh_command = {"ssh", "-o", "BatchMode=yes", "-o", "ConnectTimeout=2", "-o", "LogLevel=QUIET"};
+    auto p = ezpz::sys::start_remote("ezpz-no-such-host.invalid", "true", spec, "x", true);
+    return p.pid > 0 && finish(p);
+  });
+  no_leak("ssh_run_stdio (libssh, in this process): a host that does not resolve", [] {
+    std::string error;
+    const ezpz::sys::SshOptions options{false, "nobody", 2};
+    return ezpz::sys::ssh_run_stdio("ezpz-no-such-host.invalid", "true", options, error) == 255 && !error.empty();
+  });
+}
+
+TEST_CASE("no leaks: archives that are damaged, hostile or missing", "[leaks]") {
+  Scratch s;
+  const auto staging = s.dir / "staging";
+  auto extract = [&](const fs::path& archive) {
+    fs::remove_all(staging);
+    fs::create_directories(staging);
+    ezpz::sys::StopSignals stop;
+    ezpz::sys::PosixLocalTransfer transfer(stop);
+    return !transfer.extract(archive.string(), staging.string(), 1ULL << 30, false, {});
+  };
+  fs::create_directories(s.dir / "src" / "sub");
+  for (int i = 0; i < 64; ++i) {
+    std::ofstream(s.dir / "src" / "sub" / ("f" + std::to_string(i)))
+        << std::string(4096, static_cast<char>('a' + i % 26));
+  }
+  std::atomic<bool> stop{false};
+  const auto packed = s.dir / "whole.tar.gz";
+  REQUIRE(ezpz::sys::pack_tree((s.dir / "src").string(), "src", packed.string(), ezpz::core::ArchiveFormat::gz, {}, {},
+                               stop, false));
+  const auto truncated = s.dir / "truncated.tar.gz";
+  fs::copy_file(packed, truncated);
+  fs::resize_file(truncated, fs::file_size(packed) / 2);
+  no_leak("extract: a truncated .tar.gz", [&] { return extract(truncated); });
+
+  const auto wrong_sum = s.dir / "summed.tar.gz";
+  fs::copy_file(packed, wrong_sum);
+  std::ofstream(wrong_sum.string() + ".sha256") << std::string(64, '0') << "  summed.tar.gz\n";
+  no_leak("extract: a checksum that does not match", [&] { return extract(wrong_sum); });
+
+  const auto hostile = s.dir / "hostile.tar";
+  write_tar(hostile, "../escape");
+  no_leak("extract: an entry leading outside", [&] { return extract(hostile); });
+  CHECK_FALSE(fs::exists(s.dir / "escape"));
+
+  no_leak("extract: a missing archive", [&] { return extract(s.dir / "missing.tar.gz"); });
+  no_leak("extract: a directory as the archive", [&] { return extract(s.dir / "src"); });
+  no_leak("pack_tree: an output that cannot be created", [&] {
+    return !ezpz::sys::pack_tree((s.dir / "src").string(), "src", (s.dir / "no" / "x.tar.gz").string(),
+                                 ezpz::core::ArchiveFormat::gz, {}, {}, stop, false);
+  });
+}
+
+TEST_CASE("no leaks: copies and removals that fail", "[leaks]") {
+  Scratch s;
+  std::atomic<bool> stop{false};
+  fs::create_directories(s.dir / "src");
+  std::ofstream(s.dir / "src" / "f") << "x";
+  no_leak("copy_tree: a missing source",
+          [&] { return !ezpz::sys::copy_tree((s.dir / "missing").string(), (s.dir / "dst1").string(), {}, {}, stop); });
+  no_leak("copy_tree: a file in the way of the copy", [&] {
+    fs::create_directories(s.dir / "dst2");
+    std::ofstream(s.dir / "dst2" / "f") << "already";
+    return !ezpz::sys::copy_tree((s.dir / "src").string(), (s.dir / "dst2").string(), {}, {}, stop);
+  });
+  no_leak("remove_tree: a name too long to look at",
+          [&] { return !ezpz::sys::remove_tree((s.dir / std::string(300, 'x')).string()); });
+
+  // A removal refused part-way (a parent that is not writable) needs an unprivileged user: in a
+  // child, with its own snapshots (dumpable again, so it can read its /proc/self after setuid).
+  const auto top = s.dir / "p" / "top";
+  fs::permissions(s.dir, fs::perms::all);
+  const pid_t pid = ::fork();
+  REQUIRE(pid >= 0);
+  if (pid == 0) {
+    if (::geteuid() == 0 && (::setgroups(0, nullptr) != 0 || ::setgid(65534) != 0 || ::setuid(65534) != 0)) {
+      ::_exit(90);
+    }
+    ::prctl(PR_SET_DUMPABLE, 1);
+    std::error_code ec;
+    fs::create_directories(top / "a" / "b", ec);
+    std::ofstream(top / "a" / "b" / "f") << "x";
+    if (ec || ::chmod((s.dir / "p").c_str(), 0555) != 0) {
+      ::_exit(91);
+    }
+    const auto before = snapshot();
+    const bool failed = !ezpz::sys::remove_tree(top.string());
+    const auto after = snapshot();
+    ::_exit(!failed ? 2 : after.fds != before.fds || after.children != before.children ? 1 : 0);
+  }
+  int status = 0;
+  REQUIRE(::waitpid(pid, &status, 0) == pid);
+  CHECK(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 0);
+}
