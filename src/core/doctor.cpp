@@ -254,139 +254,158 @@ std::string no_answer(const NodeReply& r) {
 }
 }  // namespace
 
-std::vector<CheckResult> node_checks(const std::vector<NodeReply>& replies, const NodeTierOptions& o) {
-  std::vector<CheckResult> per_host;
+namespace {
+
+/// What the per-host checks found, for the summary lines.
+struct NodeTally {
   std::vector<std::string> unreachable, skewed, low_space, missing_exe, other_exe, other_version;
   double worst_skew = 0, worst_rtt = 0;
   std::string worst_skew_host, worst_rtt_host;
   std::vector<double> rtts;
   unsigned long long least_free = ~0ULL;
   std::string least_free_host;
+};
+
+/// One host's line: round trip, clock, free space, its ezpz.
+CheckResult check_one_node(const NodeReply& r, const NodeTierOptions& o, NodeTally& t) {
+  auto facts = r.reply.empty() ? std::nullopt : decode_node_facts(r.reply);
+  if (!facts) {
+    t.unreachable.push_back(r.host);
+    auto c = check_error("node", no_answer(r),
+                         "check `ssh " + r.host + " true` from this host (keys, known_hosts, sshd running)");
+    c.host = r.host;
+    return c;
+  }
+  const double rtt = static_cast<double>(r.reply_ns - r.ping_ns) / 1e6;
+  const double connect = static_cast<double>(r.ready_ns - r.start_ns) / 1e6;
+  const double skew = static_cast<double>(facts->time_ns - (r.ping_ns + r.reply_ns) / 2) / 1e6;
+  t.rtts.push_back(rtt);
+  if (rtt > t.worst_rtt) {
+    t.worst_rtt = rtt;
+    t.worst_rtt_host = r.host;
+  }
+  if (std::abs(skew) > std::abs(t.worst_skew) || t.worst_skew_host.empty()) {
+    t.worst_skew = skew;
+    t.worst_skew_host = r.host;
+  }
+  if (facts->dst_free < t.least_free) {
+    t.least_free = facts->dst_free;
+    t.least_free_host = r.host;
+  }
+  CheckStatus status = CheckStatus::ok;
+  std::vector<std::string> remedies;
+  auto raise = [&status](CheckStatus s) { status = std::max(status, s); };
+  if (std::abs(skew) > o.skew_warning_ms) {
+    t.skewed.push_back(r.host);
+    raise(std::abs(skew) > o.skew_error_ms ? CheckStatus::error : CheckStatus::warning);
+    remedies.push_back("sync the clock (chronyd/ntpd)");
+  }
+  if (o.need_bytes > 0 && facts->dst_free < o.need_bytes) {
+    t.low_space.push_back(r.host);
+    raise(CheckStatus::error);
+    remedies.push_back("free space in " + facts->dst + " or yeet elsewhere (--dst)");
+  }
+  if (facts->version != o.version) {
+    t.other_version.push_back(r.host);
+    raise(CheckStatus::error);
+  }
+  if (!facts->exe_present) {
+    t.missing_exe.push_back(r.host);
+    raise(CheckStatus::warning);
+    remedies.push_back("put ezpz at " + o.exe + " on every node (a shared filesystem)");
+  } else if (!facts->exe_same) {
+    t.other_exe.push_back(r.host);
+    raise(CheckStatus::warning);
+    remedies.push_back("install the same ezpz at " + o.exe);
+  }
+  char skew_text[32];
+  std::snprintf(skew_text, sizeof(skew_text), "%+.1f ms", skew);
+  std::string msg = "round trip " + ms(rtt) + " (connect " + ms(connect) + "), clock " + skew_text + ", " +
+                    human_size(facts->dst_free) + " free in " + facts->dst + ", ezpz " + facts->version +
+                    (facts->exe_same      ? " (same binary)"
+                     : facts->exe_present ? " (a different binary at " + o.exe + ")"
+                                          : " (not at " + o.exe + ")");
+  CheckResult c{"node", status, msg, "", r.host, 0};
+  for (const auto& rem : remedies) {
+    c.remedy += (c.remedy.empty() ? "" : "; ") + rem;
+  }
+  return c;
+}
+
+/// The lines over every host that answered: clocks, space, ezpz versions.
+void summarize_nodes(const NodeTally& t, const NodeTierOptions& o, int reached, std::vector<CheckResult>& out) {
+  char skew_text[32];
+  std::snprintf(skew_text, sizeof(skew_text), "%+.1f ms", t.worst_skew);
+  const std::string worst = std::string("largest clock offset ") + skew_text + " (" + t.worst_skew_host + ")";
+  if (t.skewed.empty()) {
+    out.push_back(check_ok("clock", worst));
+  } else {
+    out.push_back(CheckResult{"clock",
+                              std::abs(t.worst_skew) > o.skew_error_ms ? CheckStatus::error : CheckStatus::warning,
+                              worst + "; off by more than " + ms(o.skew_warning_ms) + ": " + join_hosts(t.skewed),
+                              "sync their clocks (chronyd or ntpd): logs, W&B timestamps and yeet's mtime "
+                              "comparison assume one clock",
+                              "", 0});
+  }
+  const std::string free_text = "least free in " + o.dst + ": " + human_size(t.least_free) + " (" + t.least_free_host +
+                                ")" + (o.need_bytes > 0 ? "; the active env needs " + human_size(o.need_bytes) : "");
+  if (t.low_space.empty()) {
+    out.push_back(check_ok("node-space", free_text));
+  } else {
+    out.push_back(check_error("node-space", free_text + "; too little on " + join_hosts(t.low_space),
+                              "free space there or yeet to another destination (--dst)"));
+  }
+  if (!t.other_version.empty()) {
+    out.push_back(check_error(
+        "ezpz-version",
+        "a different ezpz version answered on " + join_hosts(t.other_version) + " (this is " + o.version + ")",
+        "use one ezpz build on every node"));
+  } else if (!t.missing_exe.empty() || !t.other_exe.empty()) {
+    std::string msg = "ezpz " + o.version + " everywhere, but ";
+    if (!t.missing_exe.empty()) {
+      msg += o.exe + " is missing on " + join_hosts(t.missing_exe);
+    }
+    if (!t.other_exe.empty()) {
+      msg +=
+          std::string(t.missing_exe.empty() ? "" : "; ") + o.exe + " is another binary on " + join_hosts(t.other_exe);
+    }
+    out.push_back(check_warning("ezpz-version", msg + " (a copy was shipped for this check)",
+                                "launch's per-rank shim runs " + o.exe +
+                                    " on every node: put ezpz on a shared filesystem or the same path everywhere"));
+  } else {
+    out.push_back(check_ok("ezpz-version", "ezpz " + o.version + " at " + o.exe + " is the same binary on all " +
+                                               std::to_string(reached) + " hosts that answered"));
+  }
+}
+
+}  // namespace
+
+std::vector<CheckResult> node_checks(const std::vector<NodeReply>& replies, const NodeTierOptions& o) {
+  std::vector<CheckResult> per_host;
+  NodeTally t;
   for (const auto& r : replies) {
-    auto facts = r.reply.empty() ? std::nullopt : decode_node_facts(r.reply);
-    if (!facts) {
-      unreachable.push_back(r.host);
-      auto c = check_error("node", no_answer(r),
-                           "check `ssh " + r.host + " true` from this host (keys, known_hosts, sshd running)");
-      c.host = r.host;
-      per_host.push_back(std::move(c));
-      continue;
-    }
-    const double rtt = static_cast<double>(r.reply_ns - r.ping_ns) / 1e6;
-    const double connect = static_cast<double>(r.ready_ns - r.start_ns) / 1e6;
-    const double skew = static_cast<double>(facts->time_ns - (r.ping_ns + r.reply_ns) / 2) / 1e6;
-    rtts.push_back(rtt);
-    if (rtt > worst_rtt) {
-      worst_rtt = rtt;
-      worst_rtt_host = r.host;
-    }
-    if (std::abs(skew) > std::abs(worst_skew) || worst_skew_host.empty()) {
-      worst_skew = skew;
-      worst_skew_host = r.host;
-    }
-    if (facts->dst_free < least_free) {
-      least_free = facts->dst_free;
-      least_free_host = r.host;
-    }
-    CheckStatus status = CheckStatus::ok;
-    std::vector<std::string> remedies;
-    auto raise = [&status](CheckStatus s) { status = std::max(status, s); };
-    if (std::abs(skew) > o.skew_warning_ms) {
-      skewed.push_back(r.host);
-      raise(std::abs(skew) > o.skew_error_ms ? CheckStatus::error : CheckStatus::warning);
-      remedies.push_back("sync the clock (chronyd/ntpd)");
-    }
-    if (o.need_bytes > 0 && facts->dst_free < o.need_bytes) {
-      low_space.push_back(r.host);
-      raise(CheckStatus::error);
-      remedies.push_back("free space in " + facts->dst + " or yeet elsewhere (--dst)");
-    }
-    if (facts->version != o.version) {
-      other_version.push_back(r.host);
-      raise(CheckStatus::error);
-    }
-    if (!facts->exe_present) {
-      missing_exe.push_back(r.host);
-      raise(CheckStatus::warning);
-      remedies.push_back("put ezpz at " + o.exe + " on every node (a shared filesystem)");
-    } else if (!facts->exe_same) {
-      other_exe.push_back(r.host);
-      raise(CheckStatus::warning);
-      remedies.push_back("install the same ezpz at " + o.exe);
-    }
-    char skew_text[32];
-    std::snprintf(skew_text, sizeof(skew_text), "%+.1f ms", skew);
-    std::string msg = "round trip " + ms(rtt) + " (connect " + ms(connect) + "), clock " + skew_text + ", " +
-                      human_size(facts->dst_free) + " free in " + facts->dst + ", ezpz " + facts->version +
-                      (facts->exe_same      ? " (same binary)"
-                       : facts->exe_present ? " (a different binary at " + o.exe + ")"
-                                            : " (not at " + o.exe + ")");
-    CheckResult c{"node", status, msg, "", r.host, 0};
-    for (const auto& rem : remedies) {
-      c.remedy += (c.remedy.empty() ? "" : "; ") + rem;
-    }
-    per_host.push_back(std::move(c));
+    per_host.push_back(check_one_node(r, o, t));
   }
   std::vector<CheckResult> out;
   const int total = static_cast<int>(replies.size());
-  const int reached = total - static_cast<int>(unreachable.size());
+  const int reached = total - static_cast<int>(t.unreachable.size());
   if (total == 0) {
     out.push_back(check_ok("nodes", "no other hosts in the job: nothing to reach over ssh"));
     return out;
   }
-  std::sort(rtts.begin(), rtts.end());
-  if (!unreachable.empty()) {
+  std::sort(t.rtts.begin(), t.rtts.end());
+  if (!t.unreachable.empty()) {
     out.push_back(check_error("nodes",
                               std::to_string(reached) + " of " + std::to_string(total) + " hosts answered over ssh (" +
-                                  o.transport + "); no answer from " + join_hosts(unreachable),
+                                  o.transport + "); no answer from " + join_hosts(t.unreachable),
                               "see the per-host lines; fix ssh to those hosts or leave them out of the hostfile"));
   } else {
     out.push_back(check_ok("nodes", "all " + std::to_string(total) + " hosts answered over ssh (" + o.transport +
-                                        "); round trip median " + ms(rtts[rtts.size() / 2]) + ", max " + ms(worst_rtt) +
-                                        " (" + worst_rtt_host + ")"));
+                                        "); round trip median " + ms(t.rtts[t.rtts.size() / 2]) + ", max " +
+                                        ms(t.worst_rtt) + " (" + t.worst_rtt_host + ")"));
   }
   if (reached > 0) {
-    char skew_text[32];
-    std::snprintf(skew_text, sizeof(skew_text), "%+.1f ms", worst_skew);
-    const std::string worst = std::string("largest clock offset ") + skew_text + " (" + worst_skew_host + ")";
-    if (skewed.empty()) {
-      out.push_back(check_ok("clock", worst));
-    } else {
-      out.push_back(CheckResult{"clock",
-                                std::abs(worst_skew) > o.skew_error_ms ? CheckStatus::error : CheckStatus::warning,
-                                worst + "; off by more than " + ms(o.skew_warning_ms) + ": " + join_hosts(skewed),
-                                "sync their clocks (chronyd or ntpd): logs, W&B timestamps and yeet's mtime "
-                                "comparison assume one clock",
-                                "", 0});
-    }
-    const std::string free_text = "least free in " + o.dst + ": " + human_size(least_free) + " (" + least_free_host +
-                                  ")" + (o.need_bytes > 0 ? "; the active env needs " + human_size(o.need_bytes) : "");
-    if (low_space.empty()) {
-      out.push_back(check_ok("node-space", free_text));
-    } else {
-      out.push_back(check_error("node-space", free_text + "; too little on " + join_hosts(low_space),
-                                "free space there or yeet to another destination (--dst)"));
-    }
-    if (!other_version.empty()) {
-      out.push_back(check_error(
-          "ezpz-version",
-          "a different ezpz version answered on " + join_hosts(other_version) + " (this is " + o.version + ")",
-          "use one ezpz build on every node"));
-    } else if (!missing_exe.empty() || !other_exe.empty()) {
-      std::string msg = "ezpz " + o.version + " everywhere, but ";
-      if (!missing_exe.empty()) {
-        msg += o.exe + " is missing on " + join_hosts(missing_exe);
-      }
-      if (!other_exe.empty()) {
-        msg += std::string(missing_exe.empty() ? "" : "; ") + o.exe + " is another binary on " + join_hosts(other_exe);
-      }
-      out.push_back(check_warning("ezpz-version", msg + " (a copy was shipped for this check)",
-                                  "launch's per-rank shim runs " + o.exe +
-                                      " on every node: put ezpz on a shared filesystem or the same path everywhere"));
-    } else {
-      out.push_back(check_ok("ezpz-version", "ezpz " + o.version + " at " + o.exe + " is the same binary on all " +
-                                                 std::to_string(reached) + " hosts that answered"));
-    }
+    summarize_nodes(t, o, reached, out);
   }
   out.insert(out.end(), per_host.begin(), per_host.end());
   return out;

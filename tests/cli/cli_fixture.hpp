@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "cli/app.hpp"
+#include "cli/fake_transfer.hpp"
 #include "cli/terminal.hpp"
 #include "fake_probe.hpp"
 
@@ -62,13 +63,9 @@ class FakeProcess final : public core::JobControl, public core::ProcessTable, pu
   }
 };
 
-/// A LocalTransfer that records nothing and fails every operation (CLI tests of other
-/// commands never reach it; yeet and tar-env are tested end to end on real trees).
-class NoTransfer final : public core::Trees,
-                         public core::Staging,
-                         public core::Archives,
-                         public core::Manifests,
-                         public core::Broadcaster {
+/// Trees, staging, archives and manifests that fail every operation (the CLI tests of other
+/// commands never reach them; yeet and tar-env have their fakes in fake_transfer.hpp).
+class NoTransfer final : public core::Trees, public core::Staging, public core::Archives, public core::Manifests {
  public:
   core::SourceFacts inspect(const std::string&) override { return {}; }
   Expected<core::TreeStats> measure(const std::string&, const std::vector<std::string>&) override { return no(); }
@@ -101,11 +98,6 @@ class NoTransfer final : public core::Trees,
   Expected<void> rename_file(const std::string&, const std::string&) override { return no(); }
   int interrupted() const override { return 0; }
   int watcher_main(const std::vector<std::string>&) override { return 1; }
-  std::vector<core::NodeResult> broadcast(const std::string&, const std::string&, const std::vector<core::RelayNode>&,
-                                          const core::BroadcastSpec&, const core::ProgressFn&, const core::ResultFn&,
-                                          core::StreamStats*) override {
-    return {};
-  }
   Expected<core::HeldManifest> held_manifest(const std::string&) override { return no(); }
   Expected<core::HeldManifest> write_manifest(const std::string&, const core::Manifest*, const std::string&,
                                               const std::vector<std::string>&) override {
@@ -118,21 +110,6 @@ class NoTransfer final : public core::Trees,
   Expected<core::ChangeEstimate> estimate_changes(const std::string&, const std::vector<std::string>&,
                                                   const core::Manifest&) override {
     return no();
-  }
-  std::vector<core::NodeResult> send_from_peer(const std::string&, const std::vector<core::RelayNode>&,
-                                               const core::BroadcastSpec&, const core::ResultFn&) override {
-    return {};
-  }
-  std::vector<core::NodeResult> greedy_broadcast(const core::HostList&, const core::BroadcastSpec&, int) override {
-    return {};
-  }
-  int relay(const std::string&, const std::vector<core::RelayNode>&, const core::BroadcastSpec&,
-            std::ostream&) override {
-    return 1;
-  }
-  int serve_copy(const std::string&, const std::vector<core::RelayNode>&, const core::BroadcastSpec&,
-                 std::ostream&) override {
-    return 1;
   }
 
  private:
@@ -161,8 +138,9 @@ inline CliRun run_cli(const std::vector<std::string>& args, const core::Env& env
   cli::Terminal term(out, err, false);
   FakeProcess local;
   NoTransfer transfer;
+  FakeBroadcaster broadcaster;
   auto& p = process != nullptr ? *process : local;
-  const cli::Ports ports{&probe, &probe, &p, &p, &p, &transfer, &transfer, &transfer, &transfer, &transfer, nullptr};
+  const cli::Ports ports{&probe, &probe, &p, &p, &p, &transfer, &transfer, &transfer, &transfer, &broadcaster, nullptr};
   int rc = cli::run_main(args, env, term, ports);
   return {rc, out.str(), err.str()};
 }

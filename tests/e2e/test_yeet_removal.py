@@ -4,10 +4,9 @@ import os
 import signal
 import subprocess
 import sys
-import time
 
 sys.path.insert(0, os.path.dirname(__file__))
-from ezpz_e2e import EZPZ, TempDirTest, base_env, main, run  # noqa: E402
+from ezpz_e2e import EZPZ, TempDirTest, base_env, main, run, wait_until  # noqa: E402
 
 DEPTH = 3000  # levels of "dd/": 9000 characters, past PATH_MAX (4096)
 
@@ -33,15 +32,6 @@ def make_deep(top, outside=None):
         os.close(os.open("bottom", os.O_WRONLY | os.O_CREAT, 0o644, dir_fd=fd))
     finally:
         os.close(fd)
-
-
-def wait_for(predicate, seconds, step=0.02):
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        time.sleep(step)
-    return predicate()
 
 
 class Removal(TempDirTest):
@@ -114,7 +104,7 @@ class Removal(TempDirTest):
                                 stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
         staging = f"{self.dst}.ezpz-tmp-{proc.pid}"
         try:
-            self.assertTrue(wait_for(lambda: os.path.isdir(staging) or proc.poll() is not None, 60, step=0.001))
+            self.assertTrue(wait_until(lambda: os.path.isdir(staging) or proc.poll() is not None, 60, step=0.001))
             os.kill(proc.pid, signal.SIGSTOP)
             self.assertIsNone(proc.poll(), "the copy finished before it could be stopped")
             self.assertTrue(os.path.isdir(staging))
@@ -144,7 +134,7 @@ class Removal(TempDirTest):
                                     stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
             work = f"{out}.ezpz-tmp-{proc.pid}"
             try:
-                self.assertTrue(wait_for(lambda: os.path.exists(work) or proc.poll() is not None, 60, step=0.001))
+                self.assertTrue(wait_until(lambda: os.path.exists(work) or proc.poll() is not None, 60, step=0.001))
                 os.kill(proc.pid, signal.SIGSTOP)  # it cannot finish before the signal
                 self.assertIsNone(proc.poll(), "tar-env finished before it could be stopped")
             except BaseException:
@@ -155,13 +145,13 @@ class Removal(TempDirTest):
             os.kill(proc.pid, signal.SIGCONT)
             _, err = proc.communicate(timeout=60)
             self.assertEqual(proc.returncode, code, err)
-            self.assertTrue(wait_for(lambda: os.listdir(self.node) == [], 30), os.listdir(self.node))
+            self.assertTrue(wait_until(lambda: os.listdir(self.node) == [], 30), os.listdir(self.node))
 
     def test_sigkill_mid_copy_the_watcher_removes_a_deep_work_directory(self):
         proc = self.stopped_mid_copy()
         proc.kill()
         proc.communicate()
-        self.assertTrue(wait_for(lambda: os.listdir(self.node) == ["dst"], 60), os.listdir(self.node))
+        self.assertTrue(wait_until(lambda: os.listdir(self.node) == ["dst"], 60), os.listdir(self.node))
         self.assertEqual(os.listdir(self.dst), [])  # the destination as it was
         self.assert_clean()
 

@@ -15,6 +15,7 @@
 #include "sys/fs/incremental.hpp"
 #include "sys/fs/janitor.hpp"
 #include "sys/fs/tree.hpp"
+#include "sys/os/argv.hpp"
 
 namespace ezpz::sys {
 namespace {
@@ -104,13 +105,7 @@ int PosixLocalTransfer::interrupted() const {
 }
 
 int PosixLocalTransfer::watcher_main(const std::vector<std::string>& args) {
-  std::vector<std::string> words(args);
-  std::vector<char*> argv;
-  for (auto& w : words) {
-    argv.push_back(w.data());
-  }
-  argv.push_back(nullptr);
-  return janitor_main(static_cast<int>(words.size()), argv.data());
+  return call_main(args, janitor_main);
 }
 
 core::SourceFacts PosixLocalTransfer::inspect(const std::string& path) {

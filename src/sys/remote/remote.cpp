@@ -14,6 +14,7 @@
 
 #include "core/hostlist.hpp"
 #include "core/strings.hpp"
+#include "sys/os/argv.hpp"
 #include "sys/os/fd_io.hpp"
 #include "sys/remote/ssh_client.hpp"
 
@@ -121,13 +122,7 @@ int ssh_stdio_main(int argc, char** argv) {
 namespace ezpz::sys {
 
 int SshTransport::child_main(const std::vector<std::string>& args) {
-  std::vector<std::string> words(args);
-  std::vector<char*> argv;
-  for (auto& w : words) {
-    argv.push_back(w.data());
-  }
-  argv.push_back(nullptr);
-  return ssh_stdio_main(static_cast<int>(words.size()), argv.data());
+  return call_main(args, ssh_stdio_main);
 }
 
 }  // namespace ezpz::sys
