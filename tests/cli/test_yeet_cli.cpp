@@ -201,3 +201,38 @@ TEST_CASE("tar-env: packs beside the output and renames it in; a failed pack lea
     CHECK(run_cli_ports({"tar-env", "/home/u/venv"}, env, ports).rc == 129);
   }
 }
+
+TEST_CASE("command table: rows name their ports; modes ezpz starts itself are raw rows", "[cli][registry]") {
+  for (const char* mode : {"__rank-env", "__yeet-relay", "__yeet-send", "__ssh-stdio", "__yeet-janitor"}) {
+    const auto* row = cli::find_command(mode);
+    REQUIRE(row != nullptr);
+    CHECK(row->hidden);
+    CHECK(row->raw);
+  }
+  CHECK(cli::find_command("__ssh-stdio")->needs == cli::kTransport);
+  CHECK((cli::find_command("yeet")->needs & cli::kBroadcast) != 0);
+  CHECK((cli::find_command("kill")->needs & cli::kProcesses) != 0);
+  CHECK(cli::find_command("completions")->needs == cli::kNoPorts);
+  CHECK(cli::find_command("no-such-command") == nullptr);
+  // A command runs with only what its row names: completions with no ports at all; a port the
+  // row does not name is refused (an internal error, never a silent use).
+  auto env = make_env({}, "head");
+  const cli::Ports none{};
+  CHECK(run_cli_ports({"completions", "bash"}, env, none).rc == 0);
+  auto refused = run_cli_ports({"plot", "/tmp/metrics.jsonl"}, env, none);
+  CHECK(refused.rc == 125);
+  CHECK(refused.err.find("does not name the port probe") != std::string::npos);
+}
+
+TEST_CASE("relay rows parse their flags from the one table; anything else is a usage error", "[cli][registry]") {
+  FakeBroadcaster broadcaster;
+  const cli::Ports ports{nullptr, nullptr, nullptr, nullptr,      nullptr, nullptr,
+                         nullptr, nullptr, nullptr, &broadcaster, nullptr};
+  auto env = make_env({}, "n1");
+  CHECK(run_cli_ports({"__yeet-relay", "--dst", "/tmp/x", "--bogus"}, env, ports).rc == 2);
+  CHECK(run_cli_ports({"__yeet-relay", "--dst", "/tmp/x"}, env, ports).rc == 2);  // --host missing
+  auto bad_tree = run_cli_ports({"__yeet-relay", "--dst", "/tmp/x", "--host", "n1", "--children", "a(("}, env, ports);
+  CHECK(bad_tree.rc != 0);
+  // A well-formed relay line reaches the broadcaster (the fake's relay answers 1).
+  CHECK(run_cli_ports({"__yeet-relay", "--dst", "/tmp/x", "--host", "n1", "--children", "n2"}, env, ports).rc == 1);
+}
