@@ -146,6 +146,7 @@ int run_main(const std::vector<std::string>& args, const core::Env& env, Termina
   }
   if (const auto* row = args.empty() ? nullptr : find_command(args[0]); row != nullptr && row->raw) {
     static const CLI::App no_tree;
+    log::set_level(log::level_from(0, env.get("EZPZ_LOG_LEVEL")));
     Context ctx(env, term, ports, row->needs, no_tree);
     if (auto rc = row->make()->run_raw(ctx, {args.begin() + 1, args.end()})) {
       return *rc;

@@ -87,16 +87,21 @@ class FakeArchives final : public core::Archives {
 
 class FakeManifests final : public core::Manifests {
  public:
+  static core::HeldManifest held_with(const std::string& digest) {
+    core::HeldManifest h;
+    h.digest = digest;
+    return h;
+  }
   bool held = false;  ///< this node holds its last copy, untouched: other nodes get a delta
   Expected<core::HeldManifest> held_manifest(const std::string&) override {
     if (!held) {
       return failure("no manifest from an earlier yeet");
     }
-    return core::HeldManifest{{}, "old-digest"};
+    return held_with("old-digest");
   }
   Expected<core::HeldManifest> write_manifest(const std::string&, const core::Manifest*, const std::string&,
                                               const std::vector<std::string>&) override {
-    return core::HeldManifest{{}, "new-digest"};
+    return held_with("new-digest");
   }
   Expected<core::BundleStats> make_bundle(const std::string&, const core::HeldManifest&, const std::string&,
                                           const core::HeldManifest&, const std::string&) override {
