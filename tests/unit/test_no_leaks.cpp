@@ -255,14 +255,13 @@ TEST_CASE("no leaks: PosixProbe's failing queries and programs", "[leaks]") {
 
 TEST_CASE("no leaks: starting ezpz on a node that cannot be reached", "[leaks]") {
   ezpz::core::BroadcastSpec spec;
-  // What the caller (broadcast, node_query) does with a RemoteProcess: close both ends, reap.
-  auto finish = [](ezpz::sys::RemoteProcess& p) {
-    const ezpz::sys::OwnedFd in(p.in);
-    const ezpz::sys::OwnedFd out(p.out);
-    ezpz::sys::OwnedChild child(p.pid);
+  // What the callers (broadcast, node_query, node_commands) do with a RemoteProcess: own it at
+  // once (RemoteChild: both ends closed, the child reaped).
+  auto finish = [](const ezpz::sys::RemoteProcess& p) {
+    ezpz::sys::RemoteChild owned(p);
     std::string early;
-    const bool ready = ezpz::sys::await_ready(p, early, 10);
-    return !ready && child.wait().has_value();
+    const bool ready = ezpz::sys::await_ready(owned, early, 10);
+    return !ready && owned.child.wait().has_value();
   };
   no_leak("start_remote: a host name ssh would read as an option", [&] {
     spec.ssh_command = {"ssh"};
