@@ -18,13 +18,16 @@
 #include <fcntl.h>
 #include <grp.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "sys/broadcast/broadcast.hpp"
 #include "sys/fs/archive.hpp"
 #include "sys/fs/local_transfer.hpp"
 #include "sys/fs/remove.hpp"
 #include "sys/fs/tree.hpp"
+#include "sys/nodes/node_commands.hpp"
 #include "sys/nodes/remote_process.hpp"
 #include "sys/os/exec.hpp"
 #include "sys/os/fd_io.hpp"
@@ -137,6 +140,56 @@ void write_tar(const fs::path& path, const std::string& name) {
   archive_write_free(a);
 }
 
+/// A core::Transport that runs `script` on this machine for every node (`sh -c SCRIPT sh HOST`):
+/// a relay or a push that fails, never says it is ready, or goes silent. No script: nothing can
+/// be started (pid -1).
+class ScriptTransport final : public ezpz::core::Transport {
+ public:
+  explicit ScriptTransport(std::string script) : script_(std::move(script)) {}
+  [[nodiscard]] ezpz::core::RemoteProcess start(const std::string& host, const std::string& /*command*/,
+                                                const ezpz::core::BroadcastSpec& /*spec*/,
+                                                const std::string& /*report_as*/, bool with_stdin,
+                                                bool /*gated*/) override {
+    ezpz::core::RemoteProcess p;
+    ezpz::sys::OwnedPipe to;
+    ezpz::sys::OwnedPipe from;
+    const auto null_in = ezpz::sys::open_null(O_RDONLY);
+    if (script_.empty() || !from.open() || (with_stdin && !to.open()) || !null_in.valid()) {
+      return p;
+    }
+    std::vector<std::string> words = {"/bin/sh", "-c", script_, "sh", host};
+    std::vector<char*> argv;
+    for (auto& w : words) {
+      argv.push_back(w.data());
+    }
+    argv.push_back(nullptr);
+    const int child_in = with_stdin ? to.read_end() : null_in.get();
+    const pid_t pid = ::fork();
+    if (pid == 0) {  // async-signal-safe calls only: the caller may have threads
+      ::dup2(child_in, 0);
+      ::dup2(from.write_end(), 1);
+      ::execv(argv[0], argv.data());
+      ::_exit(127);
+    }
+    if (pid > 0) {
+      p.pid = pid;
+      p.in = with_stdin ? to.take_write().release() : -1;
+      p.out = from.take_read().release();
+    }
+    return p;
+  }
+  int child_main(const std::vector<std::string>& /*args*/) override { return 0; }
+
+ private:
+  std::string script_;
+};
+
+/// No result is a success.
+bool all_failed(const std::vector<ezpz::core::NodeResult>& results, std::size_t hosts) {
+  return results.size() == hosts &&
+         std::none_of(results.begin(), results.end(), [](const ezpz::core::NodeResult& r) { return r.ok(); });
+}
+
 }  // namespace
 
 TEST_CASE("no leaks: PosixProcessControl::run and run_child that fail", "[leaks]") {
@@ -202,14 +255,13 @@ TEST_CASE("no leaks: PosixProbe's failing queries and programs", "[leaks]") {
 
 TEST_CASE("no leaks: starting ezpz on a node that cannot be reached", "[leaks]") {
   ezpz::core::BroadcastSpec spec;
-  // What the caller (broadcast, node_query) does with a RemoteProcess: close both ends, reap.
-  auto finish = [](ezpz::sys::RemoteProcess& p) {
-    const ezpz::sys::OwnedFd in(p.in);
-    const ezpz::sys::OwnedFd out(p.out);
-    ezpz::sys::OwnedChild child(p.pid);
+  // What the callers (broadcast, node_query, node_commands) do with a RemoteProcess: own it at
+  // once (RemoteChild: both ends closed, the child reaped).
+  auto finish = [](const ezpz::sys::RemoteProcess& p) {
+    ezpz::sys::RemoteChild owned(p);
     std::string early;
-    const bool ready = ezpz::sys::await_ready(p, early, 10);
-    return !ready && child.wait().has_value();
+    const bool ready = ezpz::sys::await_ready(owned, early, 10);
+    return !ready && owned.child.wait().has_value();
   };
   no_leak("start_remote: a host name ssh would read as an option", [&] {
     spec.ssh_command = {"ssh"};
@@ -316,4 +368,128 @@ TEST_CASE("no leaks: copies and removals that fail", "[leaks]") {
   REQUIRE(::waitpid(pid, &status, 0) == pid);
   CHECK(WIFEXITED(status));
   CHECK(WEXITSTATUS(status) == 0);
+}
+
+TEST_CASE("no leaks: commands and questions to nodes that fail", "[leaks]") {
+  ezpz::core::BroadcastSpec spec;
+  ezpz::sys::SshTransport ssh;
+  const ezpz::core::HostList hosts = {"node1", "node2"};
+  auto run_on_nodes = [&](ezpz::core::Transport& transport, double timeout_s) {
+    ezpz::sys::PosixNodeCommands nodes(transport);
+    return nodes.run_on_nodes(hosts, {"--version"}, spec, timeout_s);
+  };
+  no_leak("run_on_nodes: an ssh command that does not exist", [&] {
+    spec.ssh_command = {"/nonexistent/ezpz-ssh"};
+    const auto r = run_on_nodes(ssh, 5);
+    return r.size() == 2 && r[0].exit_code == 127 && r[1].exit_code == 127;
+  });
+  no_leak("run_on_nodes: an ssh command that exits at once", [&] {
+    spec.ssh_command = {"false"};
+    const auto r = run_on_nodes(ssh, 5);
+    return r.size() == 2 && r[0].exit_code == 1 && r[1].exit_code == 1;
+  });
+  no_leak("run_on_nodes: nodes that never answer", [&] {
+    spec.ssh_command = {"sh", "-c", "exec sleep 30", "sh"};
+    const auto r = run_on_nodes(ssh, 0.3);
+    return r.size() == 2 && !r[0].error.empty() && r[0].exit_code == 128 + SIGTERM;
+  });
+  no_leak("run_on_nodes: nothing can be started", [&] {
+    ScriptTransport none("");
+    const auto r = run_on_nodes(none, 5);
+    return r.size() == 2 && !r[0].error.empty() && !r[1].error.empty();
+  });
+
+  auto ask_nodes = [&](int timeout_s) {
+    ezpz::sys::PosixNodeQuery nodes(ssh);
+    return nodes.ask_nodes(hosts, [](const std::string&) { return std::string("true"); }, spec, timeout_s, {});
+  };
+  no_leak("ask_nodes: an ssh command that does not exist", [&] {
+    spec.ssh_command = {"/nonexistent/ezpz-ssh"};
+    const auto r = ask_nodes(5);
+    return r.size() == 2 && !r[0].ready && r[0].exit_code == 127 && r[1].exit_code == 127;
+  });
+  no_leak("ask_nodes: nodes that never say they are ready", [&] {
+    spec.ssh_command = {"sh", "-c", "exec sleep 30", "sh"};
+    const auto r = ask_nodes(1);
+    return r.size() == 2 && !r[0].ready && !r[1].ready && r[0].exit_code == 128 + SIGTERM;
+  });
+  no_leak("ask_nodes: nodes ready that never reply", [&] {
+    spec.ssh_command = {"sh", "-c", "echo EZPZ-READY; exec sleep 30", "sh"};
+    const auto r = ask_nodes(1);
+    return r.size() == 2 && r[0].ready && r[0].reply.empty() && r[1].ready && r[1].reply.empty();
+  });
+}
+
+TEST_CASE("no leaks: broadcasts to relays that fail", "[leaks]") {
+  Scratch s;
+  fs::create_directories(s.dir / "src");
+  std::ofstream(s.dir / "src" / "f") << std::string(100000, 'x');
+  ezpz::core::BroadcastSpec spec;
+  spec.destination = (s.dir / "dst").string();
+  spec.this_host = "head";
+  spec.stall_timeout_s = 0.3;
+  spec.stream_level = 1;
+  const ezpz::core::HostList hosts = {"n1", "n2", "n3", "n4", "n5"};
+  const auto tree = ezpz::core::relay_tree(hosts, 2);  // n1 and n2 feed the rest: re-attached here
+  std::atomic<bool> stop{false};
+  auto broadcast = [&](const std::string& relay) {
+    ScriptTransport transport(relay);
+    return ezpz::sys::broadcast_tree(transport, (s.dir / "src").string(), "src", tree, spec, {}, {}, stop);
+  };
+  no_leak("broadcast_tree: relays that exit at once", [&] { return all_failed(broadcast("exit 3"), hosts.size()); });
+  no_leak("broadcast_tree: relays that cannot be started", [&] { return all_failed(broadcast(""), hosts.size()); });
+  no_leak("broadcast_tree: relays that never say they are ready",
+          [&] { return all_failed(broadcast("exec sleep 30"), hosts.size()); });
+  no_leak("broadcast_tree: relays that are ready, then say nothing",
+          [&] { return all_failed(broadcast("echo EZPZ-READY; exec sleep 30"), hosts.size()); });
+  no_leak("broadcast_tree: first relays that end once ready, theirs re-attached and silent", [&] {
+    return all_failed(broadcast(R"(case $1 in n1|n2) echo EZPZ-READY; exit 0;; *) exec sleep 30;; esac)"),
+                      hosts.size());
+  });
+  no_leak("send_from_peer: a sender that exits at once", [&] {
+    ScriptTransport transport("exit 3");
+    return all_failed(ezpz::sys::send_from_peer(transport, "peer", tree, spec, {}), hosts.size());
+  });
+}
+
+TEST_CASE("no leaks: greedy pushes that fail", "[leaks]") {
+  Scratch s;
+  ezpz::core::BroadcastSpec spec;
+  spec.destination = (s.dir / "dst").string();
+  const ezpz::core::HostList targets = {"n1", "n2", "n3", "n4"};
+  std::atomic<bool> stop{false};
+  no_leak("greedy_broadcast: this node's pushes cannot run ezpz", [&] {
+    spec.self_exe = "/nonexistent/ezpz";
+    ScriptTransport transport("exit 3");
+    return all_failed(ezpz::sys::greedy_broadcast(transport, targets, spec, 2, stop), targets.size());
+  });
+  // This node's pushes succeed (the nodes become sources), those from the nodes fail; a child of
+  // this process that is not a push ends meanwhile and is left to its owner.
+  const auto push = s.dir / "push.sh";
+  {
+    std::ofstream script(push);
+    script << "#!/bin/sh\n";
+    for (const auto& host : targets) {
+      ezpz::core::NodeResult ok;
+      ok.host = host;
+      ok.outcome = ezpz::core::NodeOutcome::ok;
+      script << "echo '" << ezpz::core::encode_result(ok) << "'\n";
+    }
+  }
+  fs::permissions(push, fs::perms::owner_all);
+  no_leak("greedy_broadcast: pushes from the nodes that fail, beside a child not its own", [&] {
+    spec.self_exe = push.string();
+    const pid_t other = ::fork();
+    if (other == 0) {
+      ::_exit(7);
+    }
+    ScriptTransport transport("exit 3");
+    const auto results = ezpz::sys::greedy_broadcast(transport, targets, spec, 1, stop);
+    int status = 0;
+    const bool left_alone =
+        other > 0 && ::waitpid(other, &status, 0) == other && WIFEXITED(status) && WEXITSTATUS(status) == 7;
+    const auto ok = std::count_if(results.begin(), results.end(), [](const auto& r) { return r.ok(); });
+    INFO("ok: " << ok << " of " << results.size());
+    return left_alone && results.size() == targets.size() && ok >= 2 && ok < 4;
+  });
 }

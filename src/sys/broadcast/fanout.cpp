@@ -10,7 +10,6 @@
 
 #include <fcntl.h>
 #include <poll.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "sys/nodes/remote_process.hpp"
@@ -144,13 +143,11 @@ void make_nonblocking(int fd) {
 
 struct Fanout::Child {
   core::RelayNode node;
-  pid_t pid = -1;
-  int in = -1;   ///< we write the stream here
-  int out = -1;  ///< we read result lines here
+  RemoteChild proc;  ///< we write the stream to proc.in, read result lines from proc.out
   bool alive = true;
   bool reattached = false;        ///< fed by `feeder` from the spool, not by send()
-  std::mutex write;               ///< one writer at a time on `in` (send() or the keepalive ticker); guards
-                                  ///< `in`, `alive` and `last_sent` of the children send() feeds
+  std::mutex write;               ///< one writer at a time on `proc.in` (send() or the keepalive ticker);
+                                  ///< guards it, `alive` and `last_sent` of the children send() feeds
   Clock::time_point last_sent{};  ///< when send() last wrote to it; the epoch: not yet (no keepalive)
   std::string early;              ///< lines read before the relay said it was ready (a connection error)
   std::string dropped_why;        ///< why it was dropped mid-stream, when it was
@@ -165,16 +162,9 @@ Fanout::Fanout(core::Transport& transport, std::string this_host, const core::Br
 Fanout::~Fanout() {
   end(false);
   join_feeders();
-  for (auto& c : children_) {
-    for (int* fd : {&c->in, &c->out}) {
-      if (*fd >= 0) {
-        ::close(*fd);
-      }
-    }
-  }
-  if (spool_ >= 0) {
-    ::close(spool_);
-  }
+  // Then the owners: each child's ends close (and one never collected is killed and reaped),
+  // and the spool after them.
+  children_.clear();
 }
 
 Fanout::Child& Fanout::spawn(const core::RelayNode& node, bool reattached) {
@@ -183,10 +173,8 @@ Fanout::Child& Fanout::spawn(const core::RelayNode& node, bool reattached) {
   c->reattached = reattached;
   auto p = transport_.start(node.host, core::remote_command(spec_, core::relay_args(spec_, node), true), spec_,
                             node.host, true, false);
-  c->pid = p.pid;
-  c->in = p.in;
-  c->out = p.out;
-  c->alive = p.pid > 0;
+  c->proc = RemoteChild(p);
+  c->alive = c->proc.started();
   children_.push_back(std::move(c));
   auto& child = *children_.back();
   if (reattached && child.alive) {
@@ -197,8 +185,8 @@ Fanout::Child& Fanout::spawn(const core::RelayNode& node, bool reattached) {
 
 void Fanout::open_spool() {
   const std::string path = spec_.destination + ".ezpz-spool-" + std::to_string(::getpid());
-  spool_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-  if (spool_ >= 0) {
+  spool_.reset(::open(path.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600));
+  if (spool_.valid()) {
     ::unlink(path.c_str());  // nothing to clean up, whatever happens
   }
 }
@@ -222,7 +210,7 @@ void Fanout::start(const std::vector<core::RelayNode>& tree) {
   // first, and the node nearest the fault is the one that fails.
   const auto deadline = ready_deadline();
   for (const auto& node : tree) {
-    if (spec_.reattach && !node.children.empty() && spool_ < 0) {
+    if (spec_.reattach && !node.children.empty() && !spool_.valid()) {
       open_spool();
     }
   }
@@ -231,15 +219,14 @@ void Fanout::start(const std::vector<core::RelayNode>& tree) {
   }
   for (std::size_t i = 0; i < tree.size(); ++i) {
     auto& c = *children_[i];
-    RemoteProcess p{c.pid, c.in, c.out};
-    if (c.alive && !await_ready(p, c.early, deadline)) {
+    if (c.alive && !await_ready(c.proc, c.early, deadline)) {
       c.dropped_why = not_ready(deadline);
-      ::kill(c.pid, SIGTERM);
+      c.proc.terminate();
       drop(c);
     } else if (!c.alive) {
       drop(c);
     } else {
-      make_nonblocking(c.in);  // a stalled child must not stall the others (write_within)
+      make_nonblocking(c.proc.in.get());  // a stalled child must not stall the others (write_within)
     }
   }
   for (std::size_t i = 0; i < tree.size(); ++i) {
@@ -258,12 +245,12 @@ void Fanout::keep_alive(const std::stop_token& stop) {
     for (Child* c : fed_) {
       const std::unique_lock guard(c->write, std::try_to_lock);
       const auto now = Clock::now();
-      if (!guard || !c->alive || c->in < 0 || c->last_sent == Clock::time_point{} ||
+      if (!guard || !c->alive || !c->proc.in.valid() || c->last_sent == Clock::time_point{} ||
           now - c->last_sent < std::chrono::seconds(1)) {
         continue;
       }
       // Non-blocking, and at most PIPE_BUF: all four bytes or none (a full pipe has data enough).
-      if (::write(c->in, kKeepalive.data(), kKeepalive.size()) == static_cast<ssize_t>(kKeepalive.size())) {
+      if (::write(c->proc.in.get(), kKeepalive.data(), kKeepalive.size()) == static_cast<ssize_t>(kKeepalive.size())) {
         c->last_sent = now;
       }
     }
@@ -275,8 +262,7 @@ void Fanout::start_sender(const std::string& peer, const std::vector<core::Relay
   c->node = core::RelayNode{peer, tree};
   auto p = transport_.start(peer, core::remote_command(spec_, core::send_args(spec_, tree), false), spec_, peer, false,
                             false);
-  c->pid = p.pid;
-  c->out = p.out;
+  c->proc = RemoteChild(p);
   c->alive = false;  // nothing to send it
   children_.push_back(std::move(c));
 }
@@ -285,15 +271,12 @@ void Fanout::drop(Child& c) {
   {
     const std::lock_guard guard(c.write);
     c.alive = false;
-    if (c.in >= 0) {
-      ::close(c.in);
-      c.in = -1;
-    }
+    c.proc.in.reset();
   }
   bool spool_ok;
   {
     std::lock_guard lock(mutex_);
-    spool_ok = spool_ >= 0 && !spool_failed_ && !ended_;
+    spool_ok = spool_.valid() && !spool_failed_ && !ended_;
   }
   if (spool_ok && !c.reattached) {
     for (const auto& grandchild : c.node.children) {
@@ -305,8 +288,8 @@ void Fanout::drop(Child& c) {
 void Fanout::send(const void* head, std::size_t head_size, const void* data, std::size_t size) {
   // The end and digest: no keepalive may follow it.
   const bool last = head_size == 4 && core::frame_length(static_cast<const unsigned char*>(head)) == 0;
-  if (spool_ >= 0) {  // whole units only: a feeder that caught up is between two frames
-    const bool spooled = write_all(spool_, head, head_size) && write_all(spool_, data, size);
+  if (spool_.valid()) {  // whole units only: a feeder that caught up is between two frames
+    const bool spooled = write_all(spool_.get(), head, head_size) && write_all(spool_.get(), data, size);
     std::lock_guard lock(mutex_);
     spool_failed_ = spool_failed_ || !spooled;
     spooled_ += spooled ? head_size + size : 0;
@@ -329,7 +312,7 @@ void Fanout::send(const void* head, std::size_t head_size, const void* data, std
     std::unique_lock guard(c.write);
     if (c.alive) {
       to.push_back(&c);
-      outs.push_back(Output{c.in, std::move(guard), &c.last_sent, &c.alive});
+      outs.push_back(Output{c.proc.in.get(), std::move(guard), &c.last_sent, &c.alive});
     }
   }
   write_each_within(outs, static_cast<const char*>(head), head_size, static_cast<const char*>(data), size,
@@ -342,20 +325,20 @@ void Fanout::send(const void* head, std::size_t head_size, const void* data, std
     if (outs[k].rc == 2) {
       c.dropped_why = "stalled: took no data for " + std::to_string(static_cast<int>(spec_.stall_timeout_s)) +
                       " s (dropped; its nodes re-attached)";
-      ::kill(c.pid, SIGTERM);  // its connection goes: the relay there sees the stream end and discards
+      c.proc.terminate();  // its connection goes: the relay there sees the stream end and discards
     }
     drop(c);
   }
 }
 
 void Fanout::feed(Child& c) {
-  RemoteProcess p{c.pid, c.in, c.out};
+  const int in = c.proc.in.get();
   const auto deadline = ready_deadline();
-  bool ok = await_ready(p, c.early, deadline);
+  bool ok = await_ready(c.proc, c.early, deadline);
   if (!ok) {
     c.dropped_why = not_ready(deadline);
   }
-  make_nonblocking(c.in);
+  make_nonblocking(in);
   std::vector<char> buf(1 << 20);
   unsigned long long offset = 0;
   while (ok) {
@@ -367,7 +350,7 @@ void Fanout::feed(Child& c) {
           more_.wait_for(lock, std::chrono::seconds(1), [&] { return spooled_ > offset || ended_ || spool_failed_; });
       if (!woke && offset > 0 && offset != last_at_) {  // caught up, between two frames, nothing new for 1 s
         lock.unlock();
-        ok = write_within(c.in, kKeepalive.data(), kKeepalive.size(), spec_.stall_timeout_s) == 0;
+        ok = write_within(in, kKeepalive.data(), kKeepalive.size(), spec_.stall_timeout_s) == 0;
         continue;
       }
       available = spooled_;
@@ -376,19 +359,18 @@ void Fanout::feed(Child& c) {
     }
     while (ok && offset < available) {
       const auto want = static_cast<std::size_t>(std::min<unsigned long long>(buf.size(), available - offset));
-      const auto got = ::pread(spool_, buf.data(), want, static_cast<off_t>(offset));
-      ok = got > 0 && write_within(c.in, buf.data(), static_cast<std::size_t>(got), spec_.stall_timeout_s) == 0;
+      const auto got = ::pread(spool_.get(), buf.data(), want, static_cast<off_t>(offset));
+      ok = got > 0 && write_within(in, buf.data(), static_cast<std::size_t>(got), spec_.stall_timeout_s) == 0;
       offset += got > 0 ? static_cast<unsigned long long>(got) : 0;
     }
     if (over && offset >= available) {
       break;
     }
   }
-  if (!ok && c.pid > 0) {
-    ::kill(c.pid, SIGTERM);  // an incomplete stream: the relay discards its work
+  if (!ok) {
+    c.proc.terminate();  // an incomplete stream: the relay discards its work
   }
-  ::close(c.in);
-  c.in = -1;
+  c.proc.in.reset();
   c.alive = false;
 }
 
@@ -418,9 +400,7 @@ void Fanout::join_feeders() {
 
 void Fanout::terminate() {
   for (auto& c : children_) {
-    if (c->pid > 0) {
-      ::kill(c->pid, SIGTERM);
-    }
+    c->proc.terminate();
   }
 }
 
@@ -448,10 +428,7 @@ std::vector<core::NodeResult> Fanout::collect(const std::string& why_missing, co
   };
   for (std::size_t i = 0; i < children_.size(); ++i) {
     auto& c = *children_[i];
-    if (c.in >= 0) {
-      ::close(c.in);
-      c.in = -1;
-    }
+    c.proc.in.reset();
     pending[i] = c.early;
     take_lines(i);
   }
@@ -466,19 +443,18 @@ std::vector<core::NodeResult> Fanout::collect(const std::string& why_missing, co
     const auto now = Clock::now();
     for (std::size_t i = 0; i < children_.size(); ++i) {
       auto& c = *children_[i];
-      if (c.out < 0) {
+      if (!c.proc.out.valid()) {
         continue;
       }
       if (now - heard[i] >= silence) {
         c.dropped_why = "stalled: said nothing for " + std::to_string(static_cast<int>(spec_.stall_timeout_s)) +
                         " s after the stream (dropped)";
-        ::kill(c.pid, SIGTERM);  // its connection goes: a relay still at work there discards it
-        ::close(c.out);
-        c.out = -1;
+        c.proc.terminate();  // its connection goes: a relay still at work there discards it
+        c.proc.out.reset();
         continue;
       }
       wait = std::min(wait, std::chrono::duration_cast<std::chrono::milliseconds>(heard[i] + silence - now));
-      fds.push_back({c.out, POLLIN, 0});
+      fds.push_back({c.proc.out.get(), POLLIN, 0});
       index.push_back(i);
     }
     if (fds.empty()) {
@@ -493,13 +469,12 @@ std::vector<core::NodeResult> Fanout::collect(const std::string& why_missing, co
       }
       const auto i = index[k];
       char buf[4096];
-      const auto n = ::read(children_[i]->out, buf, sizeof(buf));
+      const auto n = ::read(children_[i]->proc.out.get(), buf, sizeof(buf));
       if (n < 0 && errno == EINTR) {
         continue;
       }
       if (n <= 0) {
-        ::close(children_[i]->out);
-        children_[i]->out = -1;
+        children_[i]->proc.out.reset();
         continue;
       }
       heard[i] = Clock::now();
@@ -510,10 +485,7 @@ std::vector<core::NodeResult> Fanout::collect(const std::string& why_missing, co
   std::vector<core::NodeResult> results;
   std::set<std::string> listed;
   for (auto& c : children_) {
-    if (c->pid > 0) {
-      int status = 0;
-      ::waitpid(c->pid, &status, 0);
-    }
+    (void)c->proc.child.wait();
     for (const auto& host : core::subtree_hosts(c->node)) {
       if (!listed.insert(host).second) {
         continue;

@@ -15,6 +15,7 @@
 #include "core/broadcast.hpp"
 #include "core/transfer.hpp"
 #include "core/transport.hpp"
+#include "sys/os/fd_io.hpp"
 
 namespace ezpz::sys {
 
@@ -64,8 +65,8 @@ class Fanout {
   std::vector<std::unique_ptr<Child>> children_;
   std::vector<Child*> fed_;  ///< the children start() started, fed by send(): what the ticker sees
   std::jthread ticker_;      ///< keepalives to them (keep_alive), from start() to end()
-  int spool_ = -1;
-  std::mutex mutex_;  ///< guards the spool's progress below
+  OwnedFd spool_;            ///< unlinked: what send() streamed, for re-attached children
+  std::mutex mutex_;         ///< guards the spool's progress below
   std::condition_variable more_;
   unsigned long long spooled_ = 0;
   unsigned long long last_at_ = 0;  ///< where the end unit ends in the spool (0: not there yet)

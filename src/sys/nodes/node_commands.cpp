@@ -20,14 +20,14 @@ std::vector<core::NodeOutput> PosixNodeCommands::run_on_nodes(const core::HostLi
   ::signal(SIGPIPE, SIG_IGN);
   using Clock = std::chrono::steady_clock;
   std::vector<core::NodeOutput> out(hosts.size());
-  std::vector<RemoteProcess> procs;
+  std::vector<RemoteChild> procs;  // each closed, and reaped, on every way out
   const auto command = core::remote_command(spec, args, false);
   // Every connection is forked now but waits at its gate (see start_remote); at most
   // kMaxConnecting are open at once, each with its own deadline from its opening.
   for (std::size_t i = 0; i < hosts.size(); ++i) {
     out[i].host = hosts[i];
-    procs.push_back(transport_.start(hosts[i], command, spec, hosts[i], true, true));
-    if (procs.back().pid < 0) {
+    procs.emplace_back(transport_.start(hosts[i], command, spec, hosts[i], true, true));
+    if (!procs.back().started()) {
       out[i].error = "cannot start a connection to " + hosts[i];
     }
   }
@@ -38,24 +38,21 @@ std::vector<core::NodeOutput> PosixNodeCommands::run_on_nodes(const core::HostLi
   auto open_gates = [&] {
     for (; next < procs.size() && open < kMaxConnecting; ++next) {
       auto& p = procs[next];
-      if (p.pid < 0) {
+      if (!p.started()) {
         continue;
       }
       const bool opened = open_gate(p);
-      ::close(p.in);  // the remote command reads nothing: it sees the end of its input
-      p.in = -1;
+      p.in.reset();  // the remote command reads nothing: it sees the end of its input
       if (opened) {
         deadline[next] = Clock::now() + allowed;
         ++open;
       } else {
-        ::close(p.out);
-        p.out = -1;
+        p.out.reset();
       }
     }
   };
-  auto finish = [&](RemoteProcess& p) {
-    ::close(p.out);
-    p.out = -1;
+  auto finish = [&](RemoteChild& p) {
+    p.out.reset();
     --open;
   };
   while (true) {
@@ -65,17 +62,17 @@ std::vector<core::NodeOutput> PosixNodeCommands::run_on_nodes(const core::HostLi
     auto wait = Clock::duration::max();
     const auto now = Clock::now();
     for (std::size_t i = 0; i < next; ++i) {
-      if (procs[i].out < 0) {
+      if (!procs[i].out.valid()) {
         continue;
       }
       if (now >= deadline[i]) {  // timed out
-        ::kill(procs[i].pid, SIGTERM);
+        procs[i].terminate();
         out[i].error = "no answer from " + hosts[i] + " within " + std::to_string(static_cast<int>(timeout_s)) + " s";
         finish(procs[i]);
         continue;
       }
       wait = std::min(wait, deadline[i] - now);
-      fds.push_back({procs[i].out, POLLIN, 0});
+      fds.push_back({procs[i].out.get(), POLLIN, 0});
       index.push_back(i);
     }
     if (fds.empty()) {
@@ -94,7 +91,7 @@ std::vector<core::NodeOutput> PosixNodeCommands::run_on_nodes(const core::HostLi
       }
       auto& p = procs[index[k]];
       char buf[4096];
-      const auto n = ::read(p.out, buf, sizeof(buf));
+      const auto n = ::read(p.out.get(), buf, sizeof(buf));
       if (n > 0) {
         out[index[k]].output.append(buf, static_cast<std::size_t>(n));
       } else if (n == 0 || errno != EINTR) {
@@ -104,17 +101,14 @@ std::vector<core::NodeOutput> PosixNodeCommands::run_on_nodes(const core::HostLi
   }
   for (std::size_t i = 0; i < procs.size(); ++i) {
     auto& p = procs[i];
-    if (p.out >= 0) {  // the poll failed: stop waiting for it
-      ::kill(p.pid, SIGTERM);
-      ::close(p.out);
+    if (p.out.valid()) {  // the poll failed: stop waiting for it
+      p.terminate();
+      p.out.reset();
       out[i].error = "no answer from " + hosts[i];
     }
-    if (p.in >= 0) {
-      ::close(p.in);  // never opened: it ends without connecting
-    }
-    if (p.pid > 0) {
-      int status = 0;
-      ::waitpid(p.pid, &status, 0);
+    p.in.reset();  // never opened: it ends without connecting
+    if (p.started()) {
+      const int status = p.child.wait().value_or(0);
       out[i].exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
     }
     // A connection failure comes back as a result line naming the host (see start_remote).

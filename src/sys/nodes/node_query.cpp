@@ -64,7 +64,7 @@ void allow_descriptors(std::size_t hosts) {
   }
 }
 
-void exchange(RemoteProcess& p, core::NodeReply& r, int timeout_s) {
+void exchange(const RemoteChild& p, core::NodeReply& r, int timeout_s) {
   r.start_ns = wall_ns();
   const long long deadline = steady_ms() + timeout_s * 1000LL;
   if (!open_gate(p)) {
@@ -76,11 +76,11 @@ void exchange(RemoteProcess& p, core::NodeReply& r, int timeout_s) {
   r.ready = true;
   r.ready_ns = wall_ns();
   r.ping_ns = wall_ns();
-  if (!write_all(p.in, "ping\n", 5)) {
+  if (!write_all(p.in.get(), "ping\n", 5)) {
     return;
   }
   std::string line;
-  if (read_line(p.out, line, deadline)) {
+  if (read_line(p.out.get(), line, deadline)) {
     r.reply_ns = wall_ns();
     r.reply = std::move(line);
   }
@@ -88,26 +88,24 @@ void exchange(RemoteProcess& p, core::NodeReply& r, int timeout_s) {
 
 /// After the exchange: what else a node that never got ready said (a connection error's
 /// result line comes after a failed start), its exit code; one that stayed silent is stopped.
-void reap(RemoteProcess& p, core::NodeReply& r) {
-  if (p.pid < 0) {
+void reap(RemoteChild& p, core::NodeReply& r) {
+  if (!p.started()) {
     return;
   }
   if (r.reply.empty()) {
-    ::kill(p.pid, SIGTERM);  // silent past the deadline (or never ready): stop waiting for it
+    p.terminate();  // silent past the deadline (or never ready): stop waiting for it
   }
-  ::close(p.in);
+  p.in.reset();
   if (!r.ready) {
     std::string line;
-    while (read_line(p.out, line, steady_ms() + 200)) {
+    while (read_line(p.out.get(), line, steady_ms() + 200)) {
       r.early += line + "\n";
       line.clear();
     }
     r.early += line;
   }
-  ::close(p.out);
-  int status = 0;
-  while (::waitpid(p.pid, &status, 0) < 0 && errno == EINTR) {
-  }
+  p.out.reset();
+  const int status = p.child.wait().value_or(0);
   r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
@@ -120,10 +118,10 @@ std::vector<core::NodeReply> PosixNodeQuery::ask_nodes(const std::vector<std::st
   ::signal(SIGPIPE, SIG_IGN);  // a node that went away must not take ezpz with it
   allow_descriptors(hosts.size());
   std::vector<core::NodeReply> replies(hosts.size());
-  std::vector<RemoteProcess> procs(hosts.size());
+  std::vector<RemoteChild> procs(hosts.size());  // each closed, and reaped, on every way out
   for (std::size_t i = 0; i < hosts.size(); ++i) {
     replies[i].host = hosts[i];
-    procs[i] = transport_.start(hosts[i], command(hosts[i]), spec, hosts[i], true, true);
+    procs[i] = RemoteChild(transport_.start(hosts[i], command(hosts[i]), spec, hosts[i], true, true));
   }
   if (started) {
     started();

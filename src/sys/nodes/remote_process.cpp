@@ -52,15 +52,15 @@ bool send_file(int from, int to, std::chrono::steady_clock::time_point deadline)
 
 }  // namespace
 
-bool open_gate(RemoteProcess& p) {
+bool open_gate(const RemoteProcess& p) {
   return p.pid > 0 && p.in >= 0 && write_all(p.in, "g", 1);  // the child reads exactly this byte
 }
 
-bool await_ready(RemoteProcess& p, std::string& early, int timeout_s) {
+bool await_ready(const RemoteProcess& p, std::string& early, int timeout_s) {
   return await_ready(p, early, std::chrono::steady_clock::now() + std::chrono::seconds(timeout_s));
 }
 
-bool await_ready(RemoteProcess& p, std::string& early, std::chrono::steady_clock::time_point deadline) {
+bool await_ready(const RemoteProcess& p, std::string& early, std::chrono::steady_clock::time_point deadline) {
   std::string line;
   while (true) {
     const auto left =
