@@ -11,11 +11,11 @@ namespace ezpz::core {
 const std::vector<RelayFlag>& relay_flags() {
   static const std::vector<RelayFlag> flags = {
       {"--host", "This node's name in the results", &RelayArgs::host},
-      {"--children", "Relays this node feeds, e.g. a(b,c),d", &RelayArgs::children},
-      {"--dst", "Destination on this node", &RelayArgs::dst, true},
-      {"--ssh-command", "How to reach further nodes (empty: built-in libssh)", &RelayArgs::ssh_command},
-      {"--exe", "ezpz's path on the head node, tried first", &RelayArgs::exe},
-      {"--exe-digest", "SHA-256 of ezpz, to check or ship it", &RelayArgs::exe_digest},
+      {"--children", "Relays this node feeds, e.g. a(b,c),d", &RelayArgs::children, false, true},
+      {"--dst", "Destination on this node", &RelayArgs::dst, true, true},
+      {"--ssh-command", "How to reach further nodes (empty: built-in libssh)", &RelayArgs::ssh_command, false, true},
+      {"--exe", "ezpz's path on the head node, tried first", &RelayArgs::exe, false, true},
+      {"--exe-digest", "SHA-256 of ezpz, to check or ship it", &RelayArgs::exe_digest, false, true},
       {"--exe-size", "Size of ezpz in bytes", &RelayArgs::exe_size},
       {"--accept-new-host-keys", "Add unknown host keys to known_hosts", &RelayArgs::accept_new_host_keys},
       {"--no-reattach", "Leave a failed child's subtree to the head's repair", &RelayArgs::no_reattach},
@@ -39,7 +39,7 @@ struct Emit {
   const RelayFlag& flag;
   std::vector<std::string>& out;
   void operator()(std::string RelayArgs::*f) const {
-    if (!(args.*f).empty() || flag.required) {
+    if (!(args.*f).empty() || flag.always) {
       out.insert(out.end(), {std::string(flag.name), args.*f});
     }
   }

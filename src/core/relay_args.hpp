@@ -33,7 +33,8 @@ struct RelayFlag {
   std::string_view name;
   std::string_view help;
   std::variant<std::string RelayArgs::*, unsigned long long RelayArgs::*, double RelayArgs::*, bool RelayArgs::*> field;
-  bool required = false;
+  bool required = false;  ///< parse_relay_args refuses an argv without it
+  bool always = false;    ///< to_argv writes it even when empty (a relay's argv keeps one shape)
 };
 
 /// Every flag a relay or sender takes.

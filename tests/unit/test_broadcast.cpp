@@ -146,7 +146,7 @@ TEST_CASE("remote start command: every word reaches the remote shell as data (as
   CHECK(has("--dst", spec.destination));
   CHECK(has("--exe-digest", spec.exe_digest));
   CHECK(has("--accept-new-host-keys", ""));
-  CHECK(std::find(args.begin(), args.end(), "--ssh-command") == args.end());  // none: the built-in transport
+  CHECK(has("--ssh-command", ""));  // empty: the built-in transport
   CHECK_FALSE(has("--no-reattach", ""));
   // Stall timeouts shrink per level; the silence a relay allows its parent is the head's
   // stall timeout + 10 s at every level (the first bytes wait for the head's children).

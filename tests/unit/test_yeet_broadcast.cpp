@@ -1,5 +1,7 @@
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+
 #include "core/manifest.hpp"
 #include "core/relay_args.hpp"
 #include "core/yeet_broadcast.hpp"
@@ -140,4 +142,18 @@ TEST_CASE("relay arguments: one table builds the argv and parses it back", "[yee
   CHECK_FALSE(parse_relay_args({"--dst", "/tmp/x", "--exe-size", "12x"}));
   CHECK_FALSE(parse_relay_args({"--host", "n1"}));  // --dst is required
   CHECK(spec_from(*parse_relay_args({"--dst", "/tmp/x"}), "/self").self_exe == "/self");
+}
+
+TEST_CASE("relay argv keeps one shape: --host H --children C --dst D ... even for a leaf", "[yeet_broadcast]") {
+  BroadcastSpec spec;
+  spec.destination = "/tmp/d";
+  const auto leaf = relay_args(spec, RelayNode{"n4", {}});
+  // What tools (and the fault tests) match: the flags in this order, --children present though empty.
+  REQUIRE(leaf.size() >= 7);
+  CHECK(std::vector<std::string>(leaf.begin(), leaf.begin() + 7) ==
+        std::vector<std::string>{"__yeet-relay", "--host", "n4", "--children", "", "--dst", "/tmp/d"});
+  CHECK(std::find(leaf.begin(), leaf.end(), "--ssh-command") != leaf.end());
+  auto back = parse_relay_args(std::vector<std::string>(leaf.begin() + 1, leaf.end()));
+  REQUIRE(back);
+  CHECK(back->children.empty());
 }
