@@ -12,12 +12,7 @@ N=${NODES:-6}; RUNS=${RUNS:-3}
 export EZSIM_DIR=/var/tmp/ezpz-bench-nodes EZSIM_PREFIX=ezbench EZSIM_NET=10.250.31 EZSIM_TMP_SIZE=2g
 sim=scripts/cluster-sim
 P=/var/tmp/ezpz-bench-payload
-if [ ! -f "$P/.complete" ]; then
-  rm -rf "$P"; mkdir -p "$P"
-  /usr/bin/python3 -m venv "$P/venv"
-  cp -a /usr/lib/python3/dist-packages/. "$P/venv/lib/python3.11/site-packages/"
-  touch "$P/.complete"
-fi
+scripts/bench/make_payload.sh "$P"
 echo "payload: $(find "$P/venv" -type f | wc -l) files, $(du -sm "$P/venv" | cut -f1) MB; $N nodes on $(nproc) cores"
 "$sim/down.sh" >/dev/null 2>&1 || true
 trap '"$sim/down.sh" >/dev/null 2>&1' EXIT
