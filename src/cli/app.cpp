@@ -148,7 +148,14 @@ int run_main(const std::vector<std::string>& args, const core::Env& env, Termina
     static const CLI::App no_tree;
     log::set_level(log::level_from(0, env.get("EZPZ_LOG_LEVEL")));
     Context ctx(env, term, ports, row->needs, no_tree);
-    if (auto rc = row->make()->run_raw(ctx, {args.begin() + 1, args.end()})) {
+    std::optional<int> rc;
+    try {
+      rc = row->make()->run_raw(ctx, {args.begin() + 1, args.end()});
+    } catch (const std::exception& e) {
+      term.error(std::string("internal error: ") + e.what() + " (please report this with the command you ran)");
+      rc = static_cast<int>(ExitCode::internal);
+    }
+    if (rc) {
       return *rc;
     }
   }

@@ -103,6 +103,9 @@ Expected<core::BroadcastPlan> YeetCommand::plan_nodes(Context& ctx, const core::
   if (app_->count("--min-success-fraction") > 0) {
     rule.min_fraction = min_success_fraction_;
   }
+  if (auto ok = core::check_success_rule(rule); !ok) {  // a usage error before any host is read
+    return ok.error();
+  }
   // The other nodes: the job's hosts (as for launch) less this one.
   auto others = core::job_other_hosts(ctx.env, ctx.probe(), hostfile_, !no_hsn_);
   if (!others) {
@@ -245,7 +248,6 @@ int YeetCommand::run(Context& ctx) {
   }
   // 5. Every other node: stream it through the relay tree, then repair from a peer.
   if (!run->report.nodes.targets.empty()) {
-    std::tie(run->report.nodes.spec.exe_digest, run->report.nodes.spec.exe_size) = ctx.probe().self_digest();
     send_to_nodes(*run);
   }
   // 6. The tally against the threshold, the failed-nodes file, the report.

@@ -172,13 +172,13 @@ std::optional<int> install_here(YeetRun& run) {
   auto& ctx = run.ctx;
   const auto& plan = run.plan();
   run.started = Clock::now();
-  Undo undo(run);
   // 1. A work directory beside the destination; earlier runs' leftovers are swept first.
   auto staging = ctx.staging().make_staging(plan.destination);
   show_leftovers(ctx);
   if (!staging) {
-    return undo(staging.error());
+    return ctx.term.fail(staging.error());
   }
+  Undo undo(run);
   undo.staging = *staging;
   // 2. The new tree in it.
   auto copied = build_tree(run, undo);

@@ -1,6 +1,7 @@
 // yeet's other nodes: the copy (or the delta) streamed through the relay tree with a live view,
 // then the repair the plan says from a peer, as data (core::plan_repair, core::apply_repair).
 #include <algorithm>
+#include <tuple>
 
 #include "cli/terminal.hpp"
 #include "cli/yeet_steps.hpp"
@@ -67,6 +68,8 @@ void send_to_nodes(YeetRun& run) {
   auto& report = run.report;
   const auto& nodes = report.nodes;
   const auto start = Clock::now();
+  auto& spec = report.nodes.spec;
+  std::tie(spec.exe_digest, spec.exe_size) = ctx.probe().self_digest();  // what nodes check or are sent
   // 1. The pass: through the relay tree, or ezpz's store-and-forward for comparison.
   report.remote = nodes.strategy == core::Strategy::greedy
                       ? ctx.broadcaster().greedy_broadcast(nodes.targets, nodes.spec, 8)

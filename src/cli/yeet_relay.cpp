@@ -1,5 +1,7 @@
 #include "cli/yeet_relay.hpp"
 
+#include <algorithm>
+
 #include <CLI/App.hpp>
 
 #include "cli/terminal.hpp"
@@ -68,7 +70,16 @@ int YeetRelayCommand::run(Context& ctx) {
   return relay(ctx, args_);
 }
 
+/// `--help` goes to the parsed path, which prints the flags.
+static bool wants_help(const std::vector<std::string>& argv) {
+  return std::find(argv.begin(), argv.end(), "--help") != argv.end() ||
+         std::find(argv.begin(), argv.end(), "-h") != argv.end();
+}
+
 std::optional<int> YeetRelayCommand::run_raw(Context& ctx, const std::vector<std::string>& argv) {
+  if (wants_help(argv)) {
+    return std::nullopt;
+  }
   auto args = parse(ctx, argv, true);
   return args ? relay(ctx, *args) : static_cast<int>(args.error().code);
 }
@@ -82,6 +93,9 @@ int YeetSendCommand::run(Context& ctx) {
 }
 
 std::optional<int> YeetSendCommand::run_raw(Context& ctx, const std::vector<std::string>& argv) {
+  if (wants_help(argv)) {
+    return std::nullopt;
+  }
   auto args = parse(ctx, argv, false);
   return args ? send(ctx, *args) : static_cast<int>(args.error().code);
 }

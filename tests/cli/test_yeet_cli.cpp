@@ -107,6 +107,10 @@ TEST_CASE("yeet: the threshold decides; the failed nodes are listed beside the c
     CHECK(nlohmann::json::parse(run.out)["threshold_met"] == false);
     CHECK(w.probe.written.empty());
   }
+  SECTION("a bad threshold is a usage error before the hostfile is read") {
+    w.probe.files.erase("/home/u/hosts");
+    CHECK(w.yeet({"--min-success-nodes", "0"}).rc == 2);
+  }
   SECTION("both thresholds: a usage error before anything is copied") {
     auto run = w.yeet({"--min-success-nodes", "4", "--min-success-fraction", "0.5"});
     CHECK(run.rc == 2);
@@ -235,4 +239,7 @@ TEST_CASE("relay rows parse their flags from the one table; anything else is a u
   CHECK(bad_tree.rc != 0);
   // A well-formed relay line reaches the broadcaster (the fake's relay answers 1).
   CHECK(run_cli_ports({"__yeet-relay", "--dst", "/tmp/x", "--host", "n1", "--children", "n2"}, env, ports).rc == 1);
+  auto help = run_cli_ports({"__yeet-relay", "--help"}, env, ports);  // the parsed path: the table's flags
+  CHECK(help.rc == 0);
+  CHECK(help.out.find("--parent-silence") != std::string::npos);
 }
