@@ -49,6 +49,15 @@ else()
   target_link_libraries(ezpz_deps_ssh INTERFACE ${EZPZ_LIB_ssh})
 endif()
 
+# The launcher transport's sealed TCP (sys/agents): OpenSSL's libcrypto, the one libssh links.
+add_library(ezpz_deps_crypto INTERFACE)
+if(EZPZ_STATIC)
+  target_link_libraries(ezpz_deps_crypto INTERFACE ${EZPZ_LIB_crypto} ${CMAKE_DL_LIBS} Threads::Threads)
+else()
+  find_library(EZPZ_LIB_crypto_shared NAMES crypto REQUIRED)
+  target_link_libraries(ezpz_deps_crypto INTERFACE ${EZPZ_LIB_crypto_shared})
+endif()
+
 # Incremental yeet: librsync. Debian's librsync.a wants libb2 (BLAKE2) for its BLAKE2 signature
 # format, and Debian ships no static libb2: ezpz makes MD4 signatures only (every patched file is
 # checked against its SHA-256 anyway), so a static ezpz links src/sys/blake2_stub.c instead.

@@ -32,6 +32,7 @@ _ezpz_takes_value() {
         "yeet --hostfile") return 0 ;;
         "yeet --fanout") return 0 ;;
         "yeet --strategy") return 0 ;;
+        "yeet --transport") return 0 ;;
         "yeet --ssh-command") return 0 ;;
         "yeet --stream-level") return 0 ;;
         "yeet --stall-timeout") return 0 ;;
@@ -164,6 +165,7 @@ _ezpz() {
                 --hostfile) compopt -o filenames 2>/dev/null; COMPREPLY=($(compgen -f -- "$cur")); return 0 ;;
                 --fanout) COMPREPLY=(); return 0 ;;
                 --strategy) COMPREPLY=($(compgen -W "tree greedy" -- "$cur")); return 0 ;;
+                --transport) COMPREPLY=($(compgen -W "auto launcher ssh" -- "$cur")); return 0 ;;
                 --ssh-command) COMPREPLY=(); return 0 ;;
                 --stream-level) COMPREPLY=(); return 0 ;;
                 --stall-timeout) COMPREPLY=(); return 0 ;;
@@ -172,7 +174,7 @@ _ezpz() {
                 --min-success-fraction) COMPREPLY=(); return 0 ;;
             esac
             if [[ "$cur" == -* ]]; then
-                COMPREPLY=($(compgen -W "-h --help --src --dst --copy --compress --include-pycache --force --dry-run --full --json --hostfile --fanout --strategy --ssh-command --accept-new-host-keys --stream-level --no-reattach --stall-timeout --max-bytes --no-hsn --min-success-nodes --min-success-fraction" -- "$cur"))
+                COMPREPLY=($(compgen -W "-h --help --src --dst --copy --compress --include-pycache --force --dry-run --full --json --hostfile --fanout --strategy --transport --no-encrypt --ssh-command --accept-new-host-keys --stream-level --no-reattach --stall-timeout --max-bytes --no-hsn --min-success-nodes --min-success-fraction" -- "$cur"))
             elif ((nargs == 0)); then
                 compopt -o filenames 2>/dev/null; COMPREPLY=($(compgen -f -- "$cur"))
             fi

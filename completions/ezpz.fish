@@ -50,6 +50,8 @@ complete -c ezpz -n '__fish_seen_subcommand_from yeet' -l json -d 'Print a JSON 
 complete -c ezpz -n '__fish_seen_subcommand_from yeet' -l hostfile -r -F -d 'Nodes to copy to (default: the job\'s, as for launch)'
 complete -c ezpz -n '__fish_seen_subcommand_from yeet' -l fanout -x -d 'Nodes each relay feeds in the streaming tree (default 2)'
 complete -c ezpz -n '__fish_seen_subcommand_from yeet' -l strategy -x -a 'tree greedy' -d 'tree: stream through relays (default); greedy: ezpz\'s store-and-forward, 8 per source'
+complete -c ezpz -n '__fish_seen_subcommand_from yeet' -l transport -x -a 'auto launcher ssh' -d 'How relays start on other nodes: launcher (the job\'s srun/mpiexec/mpirun starts one agent per node; relays stream over TCP, no SSH), ssh, or auto (default: the launcher inside a job)'
+complete -c ezpz -n '__fish_seen_subcommand_from yeet' -l no-encrypt -d 'Launcher transport: authenticate every frame but send the data unencrypted (faster on a trusted network)'
 complete -c ezpz -n '__fish_seen_subcommand_from yeet' -l ssh-command -x -d 'Reach the nodes with this ssh client (e.g. ssh, for host-based or GSSAPI login) instead of the built-in libssh'
 complete -c ezpz -n '__fish_seen_subcommand_from yeet' -l accept-new-host-keys -d 'Add host keys of nodes not yet in ~/.ssh/known_hosts (a changed key is always an error)'
 complete -c ezpz -n '__fish_seen_subcommand_from yeet' -l stream-level -x -d 'zstd level of the stream to other nodes, 1-19 (default: adaptive, 1-9, following the link)'

@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "cli/app.hpp"
+#include "sys/agents/agent_transport.hpp"
 #include "sys/broadcast/broadcast.hpp"
 #include "sys/fs/local_transfer.hpp"
 #include "sys/nodes/node_commands.hpp"
@@ -13,6 +14,7 @@
 #include "sys/os/posix_probe.hpp"
 #include "sys/os/stop_signals.hpp"
 #include "sys/remote/remote.hpp"
+#include "sys/transport_switch.hpp"
 
 int main(int argc, char** argv) {
   using namespace ezpz;
@@ -25,7 +27,9 @@ int main(int argc, char** argv) {
   // The real system, one object per capability (the ports in core/ say what each offers).
   sys::PosixProbe probe(env.get("PATH").value_or("/usr/local/bin:/usr/bin:/bin"));
   sys::PosixProcessControl process;
-  sys::SshTransport transport;
+  sys::SshTransport ssh;
+  sys::AgentTransport agents;
+  sys::TransportSwitch transport(ssh, agents);
   sys::PosixNodeQuery node_query(transport);
   sys::PosixNodeCommands node_commands(transport);
   sys::StopSignals stop;

@@ -9,6 +9,7 @@
 
 #include "core/machine.hpp"
 #include "core/probe.hpp"
+#include "core/transport.hpp"
 
 namespace ezpz::test {
 
@@ -101,14 +102,13 @@ class FakeProbe final : public core::SystemProbe, public core::NodeQuery {
   [[nodiscard]] std::pair<std::string, unsigned long long> self_digest() const override { return {}; }
   /// Canned answers by host; hosts not listed are not ready. `asked` records each command.
   std::map<std::string, core::NodeReply> replies;
-  mutable std::vector<std::string> asked;
+  mutable std::vector<std::vector<std::string>> asked;
   [[nodiscard]] std::vector<core::NodeReply> ask_nodes(const std::vector<std::string>& hosts,
-                                                       const std::function<std::string(const std::string&)>& command,
-                                                       const core::BroadcastSpec&, int,
-                                                       const std::function<void()>& started) const override {
+                                                       const core::RemoteCommand& command, const core::BroadcastSpec&,
+                                                       int, const std::function<void()>& started) const override {
     std::vector<core::NodeReply> out;
     for (const auto& h : hosts) {
-      asked.push_back(command(h));
+      asked.push_back(command.args);
       auto it = replies.find(h);
       core::NodeReply r = it == replies.end() ? core::NodeReply{} : it->second;
       r.host = h;

@@ -191,9 +191,7 @@ int DoctorCommand::run(Context& ctx) {
     spec.user = env.get("USER").value_or("");
     std::tie(spec.exe_digest, spec.exe_size) = ctx.probe().self_digest();
     const std::vector<std::string> args = {"__doctor-node", "--dst", dst_, "--exe", env.self_exe};
-    auto replies = ctx.node_query().ask_nodes(
-        targets, [&](const std::string&) { return core::remote_command(spec, args, true); }, spec, timeout_s_,
-        start_local);
+    auto replies = ctx.node_query().ask_nodes(targets, core::RemoteCommand{args, true}, spec, timeout_s_, start_local);
     if (local.empty()) {
       start_local();  // a probe that did not call back
     }

@@ -9,10 +9,10 @@ void TransportChildCommand::add_cli(CLI::App& app) {
   app.allow_extras();
 }
 int TransportChildCommand::run(Context& ctx) {
-  return ctx.transport().child_main({});
+  return run_raw(ctx, {}).value_or(2);
 }
 std::optional<int> TransportChildCommand::run_raw(Context& ctx, const std::vector<std::string>& args) {
-  return ctx.transport().child_main(args);
+  return node_half_ ? ctx.transport().node_main(kind_, args) : ctx.transport().child_main(kind_, args);
 }
 
 void WatcherCommand::add_cli(CLI::App& app) {

@@ -6,12 +6,18 @@
 
 namespace ezpz::cli {
 
-/// `ezpz __ssh-stdio REPORT_AS ACCEPT_NEW USER HOST COMMAND` (see core::Transport::child_main).
+/// The halves of a transport ezpz runs itself: `ezpz __ssh-stdio ...` and `ezpz __agent-stdio
+/// ...` (core::Transport::child_main), `ezpz __yeet-agent` (core::Transport::node_main).
 class TransportChildCommand final : public Command {
  public:
+  TransportChildCommand(core::TransportKind kind, bool node_half) : kind_(kind), node_half_(node_half) {}
   void add_cli(CLI::App& app) override;
   int run(Context& ctx) override;
   std::optional<int> run_raw(Context& ctx, const std::vector<std::string>& args) override;
+
+ private:
+  core::TransportKind kind_;
+  bool node_half_;
 };
 
 /// `ezpz __yeet-janitor ...` (see core::Staging::watcher_main).

@@ -10,6 +10,7 @@
 #include "cli/yeet_relay.hpp"
 #include "cli/yeet_report.hpp"
 #include "cli/yeet_steps.hpp"
+#include "core/agents.hpp"
 #include "core/broadcast.hpp"
 #include "core/cluster.hpp"
 #include "core/strings.hpp"
@@ -38,6 +39,13 @@ void YeetCommand::add_cli(CLI::App& app) {
   app.add_option("--strategy", strategy_,
                  "tree: stream through relays (default); greedy: ezpz's store-and-forward, 8 per source")
       ->check(CLI::IsMember({"tree", "greedy"}));
+  app.add_option("--transport", transport_,
+                 "How relays start on other nodes: launcher (the job's srun/mpiexec/mpirun starts one agent per "
+                 "node; relays stream over TCP, no SSH), ssh, or auto (default: the launcher inside a job)")
+      ->check(CLI::IsMember({"auto", "launcher", "ssh"}));
+  app.add_flag("--no-encrypt", no_encrypt_,
+               "Launcher transport: authenticate every frame but send the data unencrypted (faster on a trusted "
+               "network)");
   app.add_option("--ssh-command", ssh_command_,
                  "Reach the nodes with this ssh client (e.g. ssh, for host-based or GSSAPI login) instead of the "
                  "built-in libssh")
@@ -106,12 +114,20 @@ Expected<core::BroadcastPlan> YeetCommand::plan_nodes(Context& ctx, const core::
   if (auto ok = core::check_success_rule(rule); !ok) {  // a usage error before any host is read
     return ok.error();
   }
-  // The other nodes: the job's hosts (as for launch) less this one.
-  auto others = core::job_other_hosts(ctx.env, ctx.probe(), hostfile_, !no_hsn_);
-  if (!others) {
-    return others.error();
+  // The other nodes: the job's hosts (as for launch) less this one; how they are reached.
+  // --ssh-command names the transport when --transport does not.
+  const auto request = transport_ == "auto" && !ssh_command_.empty() ? core::TransportRequest::ssh
+                                                                     : *core::transport_request_from_string(transport_);
+  auto reach = core::plan_reach(ctx.env, ctx.probe(), hostfile_, !no_hsn_, request);
+  if (!reach) {
+    return reach.error();
   }
   core::BroadcastSpec spec;
+  spec.transport = reach->choice.kind;
+  spec.encrypt = !no_encrypt_;
+  spec.agent_step = reach->agent_step;
+  spec.agent_head = reach->agent_head;
+  spec.agent_timeout_s = std::max(60.0, stall_timeout_s_);
   spec.destination = plan.destination;
   spec.self_exe = ctx.env.self_exe;
   spec.ssh_command = split_command(ssh_command_);
@@ -122,7 +138,11 @@ Expected<core::BroadcastPlan> YeetCommand::plan_nodes(Context& ctx, const core::
   spec.this_host = host;
   spec.user = ctx.env.get("USER").value_or("");
   const auto strategy = strategy_ == "greedy" ? core::Strategy::greedy : core::Strategy::tree;
-  return core::plan_broadcast(std::move(*others), fanout_, strategy, rule, std::move(spec));
+  auto nodes = core::plan_broadcast(std::move(reach->targets), fanout_, strategy, rule, std::move(spec));
+  if (nodes) {
+    nodes->transport_why = reach->choice.why;
+  }
+  return nodes;
 }
 
 Expected<YeetRun> YeetCommand::plan(Context& ctx) const {

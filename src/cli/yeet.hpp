@@ -43,6 +43,8 @@ class YeetCommand final : public Command {
   double stall_timeout_s_ = 30;
   int fanout_ = 2;
   std::string strategy_ = "tree";
+  std::string transport_ = "auto";
+  bool no_encrypt_ = false;
   bool no_hsn_ = false;
   int min_success_nodes_ = 0;
   double min_success_fraction_ = 0;

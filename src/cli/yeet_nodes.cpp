@@ -70,6 +70,17 @@ void send_to_nodes(YeetRun& run) {
   const auto start = Clock::now();
   auto& spec = report.nodes.spec;
   std::tie(spec.exe_digest, spec.exe_size) = ctx.probe().self_digest();  // what nodes check or are sent
+  // 0. Reach: the launcher transport's agents start (one launcher step) and call back; a node
+  //    without one fails as an unreachable node does (its subtree re-attached).
+  const auto unreachable = ctx.broadcaster().open_nodes(nodes.targets, spec);
+  struct CloseNodes {
+    core::Broadcaster& b;
+    ~CloseNodes() { b.close_nodes(); }
+  } close_nodes{ctx.broadcaster()};
+  if (!unreachable.empty()) {
+    ctx.term.warn(std::to_string(unreachable.size()) + " node(s) have no agent: " + unreachable.begin()->first + ": " +
+                  unreachable.begin()->second);
+  }
   // 1. The pass: through the relay tree, or ezpz's store-and-forward for comparison.
   report.remote = nodes.strategy == core::Strategy::greedy
                       ? ctx.broadcaster().greedy_broadcast(nodes.targets, nodes.spec, 8)

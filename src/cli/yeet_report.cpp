@@ -20,7 +20,8 @@ void print_plan(std::ostream& out, const YeetReport& r) {
       << core::to_string(r.plan.method) << ")\n";
   if (!targets.empty()) {
     out << "  remote: " << targets.size() << " node(s) through a relay tree, " << r.nodes.fanout
-        << " per relay: " << core::encode_tree(r.nodes.tree) << "\n";
+        << " per relay: " << core::encode_tree(r.nodes.tree) << "\n  transport: " << r.nodes.transport() << " ("
+        << r.nodes.transport_why << ")\n";
   }
   if (r.estimate) {
     out << "  changed since the last yeet: " << r.estimate->files << " file(s), "
@@ -191,6 +192,8 @@ nlohmann::json to_json(const YeetReport& r) {
       {"relay_tree", core::encode_tree(r.nodes.tree)},
       {"strategy", core::to_string(r.nodes.strategy)},
       {"transport", r.nodes.transport()},
+      {"transport_kind", core::to_string(r.nodes.spec.transport)},
+      {"transport_why", r.nodes.transport_why},
       {"dry_run", r.dry_run},
       {"incremental", incremental_json(r)},
   };

@@ -169,6 +169,10 @@ std::vector<std::string> send_args(const BroadcastSpec& spec, const std::vector<
   return out;
 }
 
+std::string_view to_string(TransportKind kind) {
+  return kind == TransportKind::launcher ? "launcher" : "ssh";
+}
+
 std::string_view to_string(NodeOutcome o) {
   switch (o) {
     case NodeOutcome::ok:

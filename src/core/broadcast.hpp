@@ -54,8 +54,14 @@ inline constexpr double kParentGraceS = 10;
 [[nodiscard]] std::array<unsigned char, 4> frame_header(std::uint32_t length);
 [[nodiscard]] std::uint32_t frame_length(const unsigned char* header);
 
+/// How relays are started on other nodes: over SSH (built-in libssh or the user's ssh), or by the
+/// job's own launcher (one agent per node, reached over TCP: sys/agents).
+enum class TransportKind { ssh, launcher };
+[[nodiscard]] std::string_view to_string(TransportKind kind);
+
 /// How relays are reached and what they write.
 struct BroadcastSpec {
+  TransportKind transport = TransportKind::ssh;
   std::string destination;               ///< the same path on every node
   std::string self_exe;                  ///< ezpz's path here, tried first on the nodes (a shared filesystem)
   std::vector<std::string> ssh_command;  ///< e.g. {"ssh", "-o", "BatchMode=yes"}; empty: built-in libssh
@@ -70,6 +76,11 @@ struct BroadcastSpec {
   int stream_level = 0;                  ///< zstd level of the stream; 0: adaptive (see AdaptiveZstd)
   double parent_silence_s = 0;           ///< a relay: give up when its parent sends nothing for this long
                                          ///< (its node or link is gone: no end of file comes); 0: no limit
+  bool encrypt = true;                   ///< the launcher transport: encrypt (every frame is authenticated anyway)
+  // The head only (the launcher transport; relays reach the agents it started):
+  std::vector<std::string> agent_step;  ///< the launcher command that starts one agent per node (core/agents)
+  std::string agent_head;               ///< the name or address agents dial to reach this node
+  double agent_timeout_s = 60;          ///< every agent registers within this, or its node fails
 };
 
 /// Relays one level down wait 2 s less for a stalled child, down to this.

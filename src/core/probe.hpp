@@ -14,6 +14,7 @@
 namespace ezpz::core {
 
 struct BroadcastSpec;
+struct RemoteCommand;
 
 /// What a program printed (stdout and stderr together) and how it ended.
 struct ProgramOutput {
@@ -102,14 +103,13 @@ class SystemProbe : public FileProbe, public HostProbe {};
 class NodeQuery {
  public:
   virtual ~NodeQuery() = default;
-  /// Start `command(host)` on every host at once over spec's transport (sys/remote: built-in
+  /// Start ezpz with `command` on every host at once over spec's transport (sys/remote: built-in
   /// libssh or spec.ssh_command, the binary shipped when asked); `started` is called once every
   /// connection has been forked. For each host: wait for EZPZ-READY, write "ping\n", read one
   /// line back. Hosts answer in `timeout_s` or are reported not ready.
   [[nodiscard]] virtual std::vector<NodeReply> ask_nodes(const std::vector<std::string>& hosts,
-                                                         const std::function<std::string(const std::string&)>& command,
-                                                         const BroadcastSpec& spec, int timeout_s,
-                                                         const std::function<void()>& started) const = 0;
+                                                         const RemoteCommand& command, const BroadcastSpec& spec,
+                                                         int timeout_s, const std::function<void()>& started) const = 0;
 };
 
 }  // namespace ezpz::core

@@ -23,6 +23,9 @@ const std::vector<RelayFlag>& relay_flags() {
       {"--parent-silence", "Give up when the parent sends nothing for this many seconds (0: no limit)",
        &RelayArgs::parent_silence_s},
       {"--user", "Login name when ~/.ssh/config names none", &RelayArgs::user},
+      {"--transport", "How to reach further nodes: launcher (their agents, over TCP); empty: SSH",
+       &RelayArgs::transport},
+      {"--no-encrypt", "Launcher transport: authenticate every frame but do not encrypt", &RelayArgs::no_encrypt},
   };
   return flags;
 }
@@ -111,6 +114,9 @@ Expected<RelayArgs> parse_relay_args(const std::vector<std::string>& argv) {
       return usage_error(std::string(flag.name) + " is required");
     }
   }
+  if (!args.transport.empty() && args.transport != "launcher") {
+    return usage_error("--transport " + args.transport + ": a relay knows launcher (or none: SSH)");
+  }
   return args;
 }
 
@@ -130,6 +136,8 @@ RelayArgs passed_down(const BroadcastSpec& spec) {
   // head's own timeout (passed on unchanged) bounds the wait for its first bytes.
   a.parent_silence_s = std::max(spec.parent_silence_s, spec.stall_timeout_s + kParentGraceS);
   a.user = spec.user;
+  a.transport = spec.transport == TransportKind::launcher ? "launcher" : "";
+  a.no_encrypt = !spec.encrypt;
   return a;
 }
 
@@ -145,6 +153,8 @@ BroadcastSpec spec_from(const RelayArgs& args, const std::string& self_exe) {
   s.user = args.user;
   s.exe_digest = args.exe_digest;
   s.exe_size = args.exe_size;
+  s.transport = args.transport == "launcher" ? TransportKind::launcher : TransportKind::ssh;
+  s.encrypt = !args.no_encrypt;
   return s;
 }
 

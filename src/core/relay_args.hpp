@@ -25,7 +25,9 @@ struct RelayArgs {
   bool no_reattach = false;
   double stall_timeout_s = 30;
   double parent_silence_s = 0;
-  std::string user;  ///< login name when ~/.ssh/config names none
+  std::string user;       ///< login name when ~/.ssh/config names none
+  std::string transport;  ///< "launcher": further nodes through their agents; empty: SSH
+  bool no_encrypt = false;
 };
 
 /// One flag: its name, its help, and the field it sets (a bool field is a flag without value).

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <functional>
+#include <map>
 #include <optional>
 #include <ostream>
 #include <string>
@@ -165,6 +166,11 @@ class Manifests {
 class Broadcaster {
  public:
   virtual ~Broadcaster() = default;
+  /// Make `hosts` reachable over spec's transport for this run (the launcher transport starts its
+  /// agents); the hosts that cannot be, with why. close_nodes ends the run's reach.
+  [[nodiscard]] virtual std::map<std::string, std::string> open_nodes(const HostList& hosts,
+                                                                      const BroadcastSpec& spec) = 0;
+  virtual void close_nodes() = 0;
   /// Stream the tree at `root` (as `name/...`) through the relays of `tree`; one result per host.
   [[nodiscard]] virtual std::vector<NodeResult> broadcast(const std::string& root, const std::string& name,
                                                           const std::vector<RelayNode>& tree, const BroadcastSpec& spec,

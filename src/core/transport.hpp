@@ -3,6 +3,7 @@
 // kill --all-nodes (sys/nodes) reach other nodes only through it.
 #pragma once
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -18,20 +19,40 @@ struct RemoteProcess {
   int out = -1;
 };
 
+/// What to run on another node: this binary with `args` (a hidden row and its flags, never a
+/// shell text), shipped there first when the node lacks it and `may_ship` (where the transport
+/// ships: the SSH one, core::remote_command).
+struct RemoteCommand {
+  std::vector<std::string> args;
+  bool may_ship = false;
+};
+
 class Transport {
  public:
   virtual ~Transport() = default;
-  /// Run the shell command `command` on `host`. A connection failure becomes a result line for
+  /// Run ezpz with `command` on `host`. A connection failure becomes a result line for
   /// `report_as` (core::encode_result) on its stdout. `with_stdin` false gives it /dev/null.
   /// `gated` (with stdin): it connects only once one byte is written to `in` (its gate), so many
   /// can be started up front and opened a few at a time; closing `in` unopened ends it.
   /// pid is -1 when nothing could be started.
-  [[nodiscard]] virtual RemoteProcess start(const std::string& host, const std::string& command,
+  [[nodiscard]] virtual RemoteProcess start(const std::string& host, const RemoteCommand& command,
                                             const BroadcastSpec& spec, const std::string& report_as, bool with_stdin,
                                             bool gated) = 0;
-  /// The local half of a started command, in a process of its own (`ezpz __ssh-stdio ARGS`):
-  /// connects and carries this process's stdin and stdout; returns its exit status.
-  virtual int child_main(const std::vector<std::string>& args) = 0;
+  /// The local half of a started command, in a process of its own (`ezpz __ssh-stdio ARGS`,
+  /// `ezpz __agent-stdio ARGS`): connects and carries this process's stdin and stdout; returns
+  /// its exit status.
+  virtual int child_main(TransportKind kind, const std::vector<std::string>& args) = 0;
+  /// The node half where ezpz brings its own (`ezpz __yeet-agent`, the launcher transport);
+  /// 2 for a transport whose node half is someone else's (sshd).
+  virtual int node_main(TransportKind /*kind*/, const std::vector<std::string>& /*args*/) { return 2; }
+  /// Make `hosts` reachable over spec's transport for one run, before its first start (the
+  /// launcher transport starts its agents here); the hosts that cannot be, each with why. Nothing
+  /// to do for SSH. close_nodes ends it (the agents stop).
+  [[nodiscard]] virtual std::map<std::string, std::string> open_nodes(const HostList& /*hosts*/,
+                                                                      const BroadcastSpec& /*spec*/) {
+    return {};
+  }
+  virtual void close_nodes() {}
 };
 
 }  // namespace ezpz::core

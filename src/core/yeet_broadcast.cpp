@@ -11,6 +11,11 @@ std::string_view to_string(Strategy s) {
 }
 
 std::string BroadcastPlan::transport() const {
+  if (spec.transport == TransportKind::launcher) {
+    return "launcher: " + (spec.agent_step.empty() ? std::string("?") : spec.agent_step.front()) +
+           " starts an agent per node; relays over TCP, " +
+           (spec.encrypt ? "encrypted" : "authenticated, not encrypted");
+  }
   return spec.ssh_command.empty() ? "built-in libssh" : "ssh command: " + shell_join(spec.ssh_command);
 }
 

@@ -24,10 +24,12 @@ struct BroadcastPlan {
   std::vector<RelayNode> tree;
   int fanout = 2;
   Strategy strategy = Strategy::tree;
-  SuccessRule rule;                             ///< --min-success-nodes / --min-success-fraction
-  int total_nodes = 1;                          ///< targets and this node
-  BroadcastSpec spec;                           ///< what relays are told: destination, transport, binary, timeouts
-  [[nodiscard]] std::string transport() const;  ///< "built-in libssh" or "ssh command: ..."
+  SuccessRule rule;           ///< --min-success-nodes / --min-success-fraction
+  int total_nodes = 1;        ///< targets and this node
+  BroadcastSpec spec;         ///< what relays are told: destination, transport, binary, timeouts
+  std::string transport_why;  ///< why this transport (core::choose_transport)
+  /// "built-in libssh", "ssh command: ..." or "launcher: srun --overlap ... (agents over TCP, encrypted)".
+  [[nodiscard]] std::string transport() const;
 };
 
 /// Check the thresholds and every target's name, and lay out the relay tree.

@@ -124,7 +124,16 @@ class FakeBroadcaster final : public core::Broadcaster {
     std::string tree;  ///< encoded
   };
   std::vector<Call> calls;
-  FakeStaging* stop_after_pass = nullptr;  ///< set its signal (SIGTERM) once the first pass is done
+  FakeStaging* stop_after_pass = nullptr;          ///< set its signal (SIGTERM) once the first pass is done
+  std::map<std::string, std::string> unreachable;  ///< what open_nodes says
+  int opened = 0;
+  int closed = 0;
+  [[nodiscard]] std::map<std::string, std::string> open_nodes(const core::HostList& /*hosts*/,
+                                                              const core::BroadcastSpec& /*spec*/) override {
+    ++opened;
+    return unreachable;
+  }
+  void close_nodes() override { ++closed; }
 
   std::vector<core::NodeResult> broadcast(const std::string& root, const std::string&,
                                           const std::vector<core::RelayNode>& tree, const core::BroadcastSpec&,

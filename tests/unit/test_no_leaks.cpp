@@ -146,7 +146,7 @@ void write_tar(const fs::path& path, const std::string& name) {
 class ScriptTransport final : public ezpz::core::Transport {
  public:
   explicit ScriptTransport(std::string script) : script_(std::move(script)) {}
-  [[nodiscard]] ezpz::core::RemoteProcess start(const std::string& host, const std::string& /*command*/,
+  [[nodiscard]] ezpz::core::RemoteProcess start(const std::string& host, const ezpz::core::RemoteCommand& /*command*/,
                                                 const ezpz::core::BroadcastSpec& /*spec*/,
                                                 const std::string& /*report_as*/, bool with_stdin,
                                                 bool /*gated*/) override {
@@ -178,7 +178,7 @@ class ScriptTransport final : public ezpz::core::Transport {
     }
     return p;
   }
-  int child_main(const std::vector<std::string>& /*args*/) override { return 0; }
+  int child_main(ezpz::core::TransportKind /*kind*/, const std::vector<std::string>& /*args*/) override { return 0; }
 
  private:
   std::string script_;
@@ -401,7 +401,7 @@ TEST_CASE("no leaks: commands and questions to nodes that fail", "[leaks]") {
 
   auto ask_nodes = [&](int timeout_s) {
     ezpz::sys::PosixNodeQuery nodes(ssh);
-    return nodes.ask_nodes(hosts, [](const std::string&) { return std::string("true"); }, spec, timeout_s, {});
+    return nodes.ask_nodes(hosts, ezpz::core::RemoteCommand{{"true"}, false}, spec, timeout_s, {});
   };
   no_leak("ask_nodes: an ssh command that does not exist", [&] {
     spec.ssh_command = {"/nonexistent/ezpz-ssh"};

@@ -62,6 +62,11 @@ namespace ezpz::sys {
 class PosixBroadcaster final : public core::Broadcaster {
  public:
   PosixBroadcaster(core::Transport& transport, StopSignals& stop) : transport_(transport), stop_(stop) {}
+  [[nodiscard]] std::map<std::string, std::string> open_nodes(const core::HostList& hosts,
+                                                              const core::BroadcastSpec& spec) override {
+    return transport_.open_nodes(hosts, spec);
+  }
+  void close_nodes() override { transport_.close_nodes(); }
   [[nodiscard]] std::vector<core::NodeResult> broadcast(const std::string& root, const std::string& name,
                                                         const std::vector<core::RelayNode>& tree,
                                                         const core::BroadcastSpec& spec,

@@ -171,8 +171,8 @@ Fanout::Child& Fanout::spawn(const core::RelayNode& node, bool reattached) {
   auto c = std::make_unique<Child>();
   c->node = node;
   c->reattached = reattached;
-  auto p = transport_.start(node.host, core::remote_command(spec_, core::relay_args(spec_, node), true), spec_,
-                            node.host, true, false);
+  auto p = transport_.start(node.host, core::RemoteCommand{core::relay_args(spec_, node), true}, spec_, node.host, true,
+                            false);
   c->proc = RemoteChild(p);
   c->alive = c->proc.started();
   children_.push_back(std::move(c));
@@ -260,8 +260,7 @@ void Fanout::keep_alive(const std::stop_token& stop) {
 void Fanout::start_sender(const std::string& peer, const std::vector<core::RelayNode>& tree) {
   auto c = std::make_unique<Child>();
   c->node = core::RelayNode{peer, tree};
-  auto p = transport_.start(peer, core::remote_command(spec_, core::send_args(spec_, tree), false), spec_, peer, false,
-                            false);
+  auto p = transport_.start(peer, core::RemoteCommand{core::send_args(spec_, tree), false}, spec_, peer, false, false);
   c->proc = RemoteChild(p);
   c->alive = false;  // nothing to send it
   children_.push_back(std::move(c));

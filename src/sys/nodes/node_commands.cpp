@@ -21,7 +21,7 @@ std::vector<core::NodeOutput> PosixNodeCommands::run_on_nodes(const core::HostLi
   using Clock = std::chrono::steady_clock;
   std::vector<core::NodeOutput> out(hosts.size());
   std::vector<RemoteChild> procs;  // each closed, and reaped, on every way out
-  const auto command = core::remote_command(spec, args, false);
+  const core::RemoteCommand command{args, false};
   // Every connection is forked now but waits at its gate (see start_remote); at most
   // kMaxConnecting are open at once, each with its own deadline from its opening.
   for (std::size_t i = 0; i < hosts.size(); ++i) {

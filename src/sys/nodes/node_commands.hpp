@@ -23,7 +23,7 @@ class PosixNodeQuery final : public core::NodeQuery {
  public:
   explicit PosixNodeQuery(core::Transport& transport) : transport_(transport) {}
   [[nodiscard]] std::vector<core::NodeReply> ask_nodes(const std::vector<std::string>& hosts,
-                                                       const std::function<std::string(const std::string&)>& command,
+                                                       const core::RemoteCommand& command,
                                                        const core::BroadcastSpec& spec, int timeout_s,
                                                        const std::function<void()>& started) const override;
 

@@ -112,7 +112,7 @@ void reap(RemoteChild& p, core::NodeReply& r) {
 }  // namespace
 
 std::vector<core::NodeReply> PosixNodeQuery::ask_nodes(const std::vector<std::string>& hosts,
-                                                       const std::function<std::string(const std::string&)>& command,
+                                                       const core::RemoteCommand& command,
                                                        const core::BroadcastSpec& spec, int timeout_s,
                                                        const std::function<void()>& started) const {
   ::signal(SIGPIPE, SIG_IGN);  // a node that went away must not take ezpz with it
@@ -121,7 +121,7 @@ std::vector<core::NodeReply> PosixNodeQuery::ask_nodes(const std::vector<std::st
   std::vector<RemoteChild> procs(hosts.size());  // each closed, and reaped, on every way out
   for (std::size_t i = 0; i < hosts.size(); ++i) {
     replies[i].host = hosts[i];
-    procs[i] = RemoteChild(transport_.start(hosts[i], command(hosts[i]), spec, hosts[i], true, true));
+    procs[i] = RemoteChild(transport_.start(hosts[i], command, spec, hosts[i], true, true));
   }
   if (started) {
     started();

@@ -240,9 +240,9 @@ inline OwnedFd open_null(int flags) {
 
 /// In a forked child: become this binary (`self` from open_self) running `argv`, with nothing
 /// but descriptors 0-2 inherited. Returns only when the exec failed. Async-signal-safe.
-inline void exec_self(int self, char* const* argv) {
+inline void exec_self(int self, char* const* argv, char* const* envp = environ) {
   cloexec_inherited();
-  ::fexecve(self, argv, environ);
+  ::fexecve(self, argv, envp);
 }
 
 /// In a forked child: make `from` descriptor `to` for the program it execs (dup2, or, when

@@ -121,7 +121,7 @@ int ssh_stdio_main(int argc, char** argv) {
 
 namespace ezpz::sys {
 
-int SshTransport::child_main(const std::vector<std::string>& args) {
+int SshTransport::child_main(core::TransportKind /*kind*/, const std::vector<std::string>& args) {
   return call_main(args, ssh_stdio_main);
 }
 

@@ -39,12 +39,13 @@ int ssh_stdio_main(int argc, char** argv);
 /// the user's ssh command (spec.ssh_command).
 class SshTransport final : public core::Transport {
  public:
-  [[nodiscard]] core::RemoteProcess start(const std::string& host, const std::string& command,
+  [[nodiscard]] core::RemoteProcess start(const std::string& host, const core::RemoteCommand& command,
                                           const core::BroadcastSpec& spec, const std::string& report_as,
                                           bool with_stdin, bool gated) override {
-    return start_remote(host, command, spec, report_as, with_stdin, gated);
+    return start_remote(host, core::remote_command(spec, command.args, command.may_ship), spec, report_as, with_stdin,
+                        gated);
   }
-  int child_main(const std::vector<std::string>& args) override;
+  int child_main(core::TransportKind kind, const std::vector<std::string>& args) override;
 };
 
 }  // namespace ezpz::sys

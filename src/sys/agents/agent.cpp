@@ -1,0 +1,129 @@
+#include "sys/agents/agent.hpp"
+
+#include <cerrno>
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+
+#include <nlohmann/json.hpp>
+#include <poll.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "core/agents.hpp"
+#include "sys/agents/net.hpp"
+#include "sys/agents/session.hpp"
+
+namespace ezpz::sys {
+namespace {
+
+std::string env_or_empty(std::string_view name) {
+  const char* v = std::getenv(std::string(name).c_str());
+  return v == nullptr ? std::string() : std::string(v);
+}
+
+/// The names this node goes by: the scheduler's name for it, its host name.
+std::vector<std::string> my_names() {
+  std::vector<std::string> names;
+  for (const char* var : {"SLURMD_NODENAME", "PALS_NODE_NAME"}) {
+    if (const auto v = env_or_empty(var); !v.empty()) {
+      names.push_back(v);
+    }
+  }
+  char host[256] = {};
+  if (::gethostname(host, sizeof(host) - 1) == 0) {
+    names.emplace_back(host);
+  }
+  return names;
+}
+
+int fail(const std::string& what) {
+  std::fprintf(stderr, "ezpz agent: %s\n", what.c_str());
+  return 1;
+}
+
+/// Serve connections until the head's control connection ends: each in a session process of
+/// its own (this process has one thread: a fork may go on without exec).
+void serve(SecureChannel& control, const Listener& listener, const Secret& secret) {
+  std::map<pid_t, bool> sessions;
+  std::string data;
+  while (true) {
+    pollfd fds[2] = {{control.fd(), POLLIN, 0}, {listener.fd.get(), POLLIN, 0}};
+    const int ready = ::poll(fds, 2, 1000);
+    for (pid_t pid; (pid = ::waitpid(-1, nullptr, WNOHANG)) > 0;) {
+      sessions.erase(pid);
+    }
+    if (ready < 0 && errno != EINTR) {
+      break;
+    }
+    if (fds[0].revents != 0) {
+      char type = 0;
+      const auto filled = control.fill();
+      while (control.next(type, data) == SecureChannel::Got::record) {
+      }
+      if (filled == SecureChannel::Got::closed) {
+        break;  // the run is over (or its head is gone)
+      }
+    }
+    if (fds[1].revents != 0) {
+      for (OwnedFd conn; (conn = accept_one(listener.fd.get())).valid();) {
+        const pid_t pid = ::fork();
+        if (pid == 0) {
+          ::signal(SIGTERM, SIG_DFL);
+          ::_exit(serve_session(std::move(conn), secret));
+        }
+        if (pid > 0) {
+          sessions[pid] = true;
+        }
+      }
+    }
+  }
+  // The run is over: a session still carrying (a head that was stopped) ends, and the command
+  // it runs sees its input end and cleans up.
+  for (const auto& [pid, _] : sessions) {
+    ::kill(pid, SIGTERM);
+  }
+}
+
+}  // namespace
+
+int agent_main(const std::vector<std::string>& args) {
+  if (!args.empty()) {
+    return fail("takes no arguments (started by yeet's launcher transport)");
+  }
+  ::signal(SIGPIPE, SIG_IGN);
+  const auto secret = secret_from_hex(env_or_empty(core::kSecretVar));
+  const auto head = env_or_empty(core::kHeadVar);
+  if (!secret || head.empty()) {
+    return fail("no " + std::string(core::kSecretVar) + " or " + std::string(core::kHeadVar) +
+                " in the environment: the launcher did not carry them");
+  }
+  std::string why;
+  auto listener = listen_any(why);
+  if (!listener) {
+    return fail(why);
+  }
+  auto fd = connect_to(head, 30000, why);
+  if (!fd.valid()) {
+    return fail(why);
+  }
+  auto control = SecureChannel::open(std::move(fd), SecureChannel::Role::client, *secret, true, 30000, why);
+  if (!control) {
+    return fail(head + ": " + why);
+  }
+  const nlohmann::json hello = {{"names", my_names()}, {"port", listener->port}};
+  char type = 0;
+  std::string reply;
+  if (!control->send('H', hello.dump()) || !control->await(type, reply, 24 * 3600 * 1000)) {
+    return fail("the head closed the connection before it answered");
+  }
+  if (type != 'A') {
+    return 0;  // not one of the run's targets (the head's own node, say): nothing to serve
+  }
+  ::setenv(std::string(core::kDirectoryVar).c_str(), reply.c_str(), 1);  // for the relays it starts
+  serve(*control, *listener, *secret);
+  return 0;
+}
+
+}  // namespace ezpz::sys

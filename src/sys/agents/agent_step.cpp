@@ -1,0 +1,157 @@
+// AgentTransport's run: the launcher step that starts the agents, their registrations, the end.
+#include <cerrno>
+#include <chrono>
+#include <csignal>
+#include <set>
+#include <thread>
+
+#include <nlohmann/json.hpp>
+#include <poll.h>
+#include <unistd.h>
+
+#include "sys/agents/agent_transport.hpp"
+#include "sys/agents/exec_words.hpp"
+#include "sys/agents/net.hpp"
+
+namespace ezpz::sys {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+/// Start `argv` (found on PATH) with `env`, stdin from /dev/null and stdout onto our stderr.
+OwnedChild start_step(std::vector<std::string> argv_words, std::vector<std::string> env_words) {
+  auto argv = pointers(argv_words);
+  auto envp = pointers(env_words);
+  const OwnedFd null = open_null(O_RDONLY);
+  const pid_t pid = ::fork();
+  if (pid == 0) {  // async-signal-safe calls only until exec
+    if (null.valid()) {
+      move_fd(null.get(), 0);
+    }
+    ::dup2(2, 1);
+    ::signal(SIGPIPE, SIG_DFL);
+    cloexec_inherited();
+    ::execvpe(argv[0], argv.data(), envp.data());
+    ::_exit(127);
+  }
+  return OwnedChild(pid > 0 ? pid : -1);
+}
+
+/// One agent's registration on the accepted `conn`: its channel and the target it is, or nullopt.
+std::optional<std::pair<std::string, SecureChannel>> registration(OwnedFd conn, const Secret& secret,
+                                                                  const std::set<std::string>& waiting,
+                                                                  std::string& address) {
+  std::string why;
+  auto ch = SecureChannel::open(std::move(conn), SecureChannel::Role::server, secret, true, 10000, why);
+  char type = 0;
+  std::string data;
+  if (!ch || !ch->await(type, data, 10000) || type != 'H') {
+    return std::nullopt;  // not an agent of this run: dropped, nothing sent
+  }
+  const auto hello = nlohmann::json::parse(data, nullptr, false);
+  if (!hello.is_object() || !hello.contains("names") || !hello["names"].is_array() || !hello.contains("port") ||
+      !hello["port"].is_number_integer()) {
+    return std::nullopt;
+  }
+  std::vector<std::string> names;
+  for (const auto& n : hello["names"]) {
+    if (n.is_string()) {
+      names.push_back(n.get<std::string>());
+    }
+  }
+  const auto target = core::match_agent(names, core::HostList(waiting.begin(), waiting.end()));
+  if (!target) {
+    (void)ch->send('N', "not a node this run sends to");
+    return std::nullopt;
+  }
+  address = peer_address(ch->fd()) + ":" + std::to_string(hello["port"].get<int>());
+  return std::make_pair(*target, std::move(*ch));
+}
+
+}  // namespace
+
+std::map<std::string, std::string> AgentTransport::open_nodes(const core::HostList& hosts,
+                                                              const core::BroadcastSpec& spec) {
+  std::map<std::string, std::string> missing;
+  auto fail_all = [&](const std::string& why) {
+    for (const auto& h : hosts) {
+      missing[h] = why;
+    }
+    return missing;
+  };
+  close_nodes();
+  have_directory_ = true;
+  directory_.clear();
+  if (hosts.empty()) {
+    return missing;
+  }
+  const auto secret = new_secret();
+  std::string why;
+  auto listener = listen_any(why);
+  if (!secret || !listener || spec.agent_step.empty()) {
+    return fail_all(!secret ? "no random bytes for the run's secret" : !listener ? why : "no launcher step planned");
+  }
+  secret_ = sys::secret_hex(*secret);
+  const std::string head = spec.agent_head + ":" + std::to_string(listener->port);
+  step_ = start_step(spec.agent_step, environment_plus({std::string(core::kSecretVar) + "=" + secret_,
+                                                        std::string(core::kHeadVar) + "=" + head}));
+  if (!step_.owned()) {
+    return fail_all("cannot start " + spec.agent_step.front());
+  }
+  // Each agent calls back once: a target it is, its address (as we see it) and port.
+  std::set<std::string> waiting(hosts.begin(), hosts.end());
+  std::map<std::string, SecureChannel> registered;
+  std::optional<int> step_ended;
+  const auto deadline = Clock::now() + std::chrono::milliseconds(static_cast<long long>(spec.agent_timeout_s * 1000));
+  while (!waiting.empty() && !step_ended && Clock::now() < deadline) {
+    pollfd p{listener->fd.get(), POLLIN, 0};
+    (void)::poll(&p, 1, 250);
+    for (OwnedFd conn; !waiting.empty() && (conn = accept_one(listener->fd.get())).valid();) {
+      std::string address;
+      if (auto r = registration(std::move(conn), *secret, waiting, address)) {
+        directory_[r->first] = address;
+        waiting.erase(r->first);
+        registered.emplace(r->first, std::move(r->second));
+      }
+    }
+    step_ended = step_.try_wait();
+  }
+  const auto text = core::encode_directory(directory_);
+  for (auto& [host, ch] : registered) {
+    if (ch.send('A', text)) {
+      controls_.push_back(std::move(ch));
+    } else {
+      missing[host] = "its agent closed its connection";
+    }
+  }
+  for (const auto& h : waiting) {
+    missing[h] = step_ended ? spec.agent_step.front() + " ended (wait status " + std::to_string(*step_ended) +
+                                  ") before an agent called back from " + h
+                            : "no agent called back from " + h + " within " +
+                                  std::to_string(static_cast<int>(spec.agent_timeout_s)) + " s (started by " +
+                                  spec.agent_step.front() + ")";
+  }
+  return missing;
+}
+
+void AgentTransport::close_nodes() {
+  controls_.clear();  // each agent sees its connection end and stops; then the step ends
+  if (!step_.owned()) {
+    return;
+  }
+  for (int signal : {0, SIGTERM}) {
+    if (signal != 0) {
+      ::kill(step_.pid(), signal);
+    }
+    const auto deadline = Clock::now() + std::chrono::seconds(10);
+    while (Clock::now() < deadline) {
+      if (step_.try_wait()) {
+        return;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+  }
+  // ~OwnedChild: SIGKILL and reap
+}
+
+}  // namespace ezpz::sys

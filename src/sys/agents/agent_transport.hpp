@@ -1,0 +1,46 @@
+// core::Transport through the job's launcher: open_nodes (the head) starts one agent per node with
+// one launcher step and waits for each to register over a sealed TCP connection; start() runs a
+// command on a node through its agent, in a child running `ezpz __agent-stdio` (the local half,
+// like `ezpz __ssh-stdio` for SSH). A relay started by an agent reaches further agents through
+// the directory and secret its agent put in its environment.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "core/agents.hpp"
+#include "core/transport.hpp"
+#include "sys/agents/secure_channel.hpp"
+#include "sys/os/owned.hpp"
+
+namespace ezpz::sys {
+
+class AgentTransport final : public core::Transport {
+ public:
+  [[nodiscard]] core::RemoteProcess start(const std::string& host, const core::RemoteCommand& command,
+                                          const core::BroadcastSpec& spec, const std::string& report_as,
+                                          bool with_stdin, bool gated) override;
+  /// `ezpz __agent-stdio REPORT_AS HOST ADDRESS ENCRYPT(0|1) ARGS...`.
+  int child_main(core::TransportKind kind, const std::vector<std::string>& args) override;
+  /// `ezpz __yeet-agent`.
+  int node_main(core::TransportKind kind, const std::vector<std::string>& args) override;
+  [[nodiscard]] std::map<std::string, std::string> open_nodes(const core::HostList& hosts,
+                                                              const core::BroadcastSpec& spec) override;
+  void close_nodes() override;
+  ~AgentTransport() override { close_nodes(); }
+
+ private:
+  /// Every agent's address: what open_nodes gathered, or (in a relay) what its agent gave it.
+  const core::AgentDirectory& directory();
+  /// The run's secret (hex): the one open_nodes made, or the one in the environment.
+  std::string secret_hex();
+
+  bool have_directory_ = false;
+  core::AgentDirectory directory_;
+  std::string secret_;
+  OwnedChild step_;                      ///< the launcher step running the agents
+  std::vector<SecureChannel> controls_;  ///< each agent's registration: closing it stops the agent
+};
+
+}  // namespace ezpz::sys

@@ -1,0 +1,39 @@
+// argv and envp for execve, made before fork (nothing is allocated in the child).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <unistd.h>
+
+namespace ezpz::sys {
+
+/// Pointers to `words`, then a null pointer (they live as long as `words`).
+inline std::vector<char*> pointers(std::vector<std::string>& words) {
+  std::vector<char*> out;
+  for (auto& w : words) {
+    out.push_back(w.data());
+  }
+  out.push_back(nullptr);
+  return out;
+}
+
+/// This process's environment plus `extra` ("NAME=value"), which replaces any of the same names.
+inline std::vector<std::string> environment_plus(const std::vector<std::string>& extra) {
+  std::vector<std::string> out;
+  for (char** e = environ; *e != nullptr; ++e) {
+    const std::string entry(*e);
+    const auto name = entry.substr(0, entry.find('=') + 1);
+    bool replaced = false;
+    for (const auto& x : extra) {
+      replaced = replaced || x.rfind(name, 0) == 0;
+    }
+    if (!replaced) {
+      out.push_back(entry);
+    }
+  }
+  out.insert(out.end(), extra.begin(), extra.end());
+  return out;
+}
+
+}  // namespace ezpz::sys

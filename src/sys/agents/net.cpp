@@ -1,0 +1,103 @@
+#include "sys/agents/net.hpp"
+
+#include <cerrno>
+#include <cstring>
+
+#include <arpa/inet.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <sys/socket.h>
+
+namespace ezpz::sys {
+
+std::optional<Listener> listen_any(std::string& why) {
+  Listener l;
+  l.fd.reset(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_ANY);
+  socklen_t len = sizeof(a);
+  if (!l.fd.valid() || ::bind(l.fd.get(), reinterpret_cast<sockaddr*>(&a), sizeof(a)) != 0 ||
+      ::listen(l.fd.get(), 512) != 0 || ::getsockname(l.fd.get(), reinterpret_cast<sockaddr*>(&a), &len) != 0) {
+    why = std::string("cannot listen on a TCP port: ") + std::strerror(errno);
+    return std::nullopt;
+  }
+  l.port = ntohs(a.sin_port);
+  return l;
+}
+
+namespace {
+
+void tune(int fd) {
+  const int one = 1;
+  (void)::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));  // result lines go at once
+}
+
+}  // namespace
+
+OwnedFd connect_to(const std::string& address, int timeout_ms, std::string& why) {
+  const auto colon = address.rfind(':');
+  if (colon == std::string::npos || colon == 0) {
+    why = "not an address (host:port): " + address;
+    return OwnedFd();
+  }
+  const std::string host = address.substr(0, colon);
+  const std::string port = address.substr(colon + 1);
+  addrinfo hints{};
+  hints.ai_family = AF_INET;
+  hints.ai_socktype = SOCK_STREAM;
+  addrinfo* found = nullptr;
+  if (const int rc = ::getaddrinfo(host.c_str(), port.c_str(), &hints, &found); rc != 0) {
+    why = "cannot resolve " + host + ": " + ::gai_strerror(rc);
+    return OwnedFd();
+  }
+  OwnedFd fd(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
+  int err = errno;
+  if (fd.valid() && ::connect(fd.get(), found->ai_addr, found->ai_addrlen) != 0) {
+    err = errno;
+    if (errno == EINPROGRESS) {
+      pollfd p{fd.get(), POLLOUT, 0};
+      int ready;
+      while ((ready = ::poll(&p, 1, timeout_ms)) < 0 && errno == EINTR) {
+      }
+      socklen_t len = sizeof(err);
+      err = ready == 0 ? ETIMEDOUT : 0;
+      if (ready > 0) {
+        (void)::getsockopt(fd.get(), SOL_SOCKET, SO_ERROR, &err, &len);
+      }
+    }
+    if (err != 0) {
+      fd.reset();
+    }
+  }
+  ::freeaddrinfo(found);
+  if (!fd.valid()) {
+    why = "cannot connect to " + address + ": " + std::strerror(err);
+    return fd;
+  }
+  tune(fd.get());
+  return fd;
+}
+
+OwnedFd accept_one(int listener) {
+  OwnedFd fd(::accept4(listener, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK));
+  if (fd.valid()) {
+    tune(fd.get());
+  }
+  return fd;
+}
+
+std::string peer_address(int fd) {
+  sockaddr_in a{};
+  socklen_t len = sizeof(a);
+  char text[INET_ADDRSTRLEN] = {};
+  if (::getpeername(fd, reinterpret_cast<sockaddr*>(&a), &len) != 0 || a.sin_family != AF_INET ||
+      ::inet_ntop(AF_INET, &a.sin_addr, text, sizeof(text)) == nullptr) {
+    return {};
+  }
+  return text;
+}
+
+}  // namespace ezpz::sys

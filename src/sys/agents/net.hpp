@@ -1,0 +1,28 @@
+// TCP for the launcher transport: a listener on an ephemeral port, a connection with a deadline.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "sys/os/fd_io.hpp"
+
+namespace ezpz::sys {
+
+/// A listening TCP socket on every IPv4 address of this node, on a port the kernel picks.
+struct Listener {
+  OwnedFd fd;
+  int port = 0;
+};
+[[nodiscard]] std::optional<Listener> listen_any(std::string& why);
+
+/// A connection to `address` ("name-or-ip:port") within `timeout_ms`; not valid, with `why`,
+/// when it cannot be made.
+[[nodiscard]] OwnedFd connect_to(const std::string& address, int timeout_ms, std::string& why);
+
+/// Accept one connection (close-on-exec, non-blocking); not valid when none is waiting.
+[[nodiscard]] OwnedFd accept_one(int listener);
+
+/// The IPv4 address the peer of `fd` connected from ("" when unknown).
+[[nodiscard]] std::string peer_address(int fd);
+
+}  // namespace ezpz::sys

@@ -1,0 +1,351 @@
+#include "sys/agents/secure_channel.hpp"
+
+#include <chrono>
+#include <cstring>
+#include <vector>
+
+#include <fcntl.h>
+#include <openssl/crypto.h>
+#include <openssl/evp.h>
+#include <openssl/hmac.h>
+#include <openssl/rand.h>
+#include <poll.h>
+#include <sys/socket.h>
+
+namespace ezpz::sys {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+constexpr std::string_view kHello = "EZPZAGT1";
+constexpr std::size_t kNonce = 32;
+constexpr std::size_t kTag = 16;
+constexpr unsigned char kFlagEncrypt = 1;
+
+using Key = std::array<unsigned char, 32>;
+
+Key hmac(const Secret& secret, std::string_view label, unsigned char flags, const unsigned char* nc,
+         const unsigned char* ns) {
+  std::vector<unsigned char> msg(label.begin(), label.end());
+  msg.push_back(flags);
+  msg.insert(msg.end(), nc, nc + kNonce);
+  msg.insert(msg.end(), ns, ns + kNonce);
+  Key out{};
+  unsigned int len = 0;
+  ::HMAC(EVP_sha256(), secret.data(), static_cast<int>(secret.size()), msg.data(), msg.size(), out.data(), &len);
+  return out;
+}
+
+/// Read exactly `size` bytes before `deadline` (the socket is non-blocking).
+bool read_exact(int fd, unsigned char* out, std::size_t size, Clock::time_point deadline) {
+  while (size > 0) {
+    const auto n = ::recv(fd, out, size, 0);
+    if (n > 0) {
+      out += n;
+      size -= static_cast<std::size_t>(n);
+      continue;
+    }
+    if (n == 0 || (errno != EAGAIN && errno != EINTR)) {
+      return false;
+    }
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
+    pollfd p{fd, POLLIN, 0};
+    if (left <= 0 || ::poll(&p, 1, static_cast<int>(left)) == 0) {
+      return false;
+    }
+  }
+  return true;
+}
+
+/// Write all of `data`, waiting for the non-blocking socket to take it (no deadline: a stalled
+/// peer is the caller's stall timeout to judge).
+bool write_whole(int fd, const unsigned char* data, std::size_t size) {
+  while (size > 0) {
+    const auto n = ::send(fd, data, size, MSG_NOSIGNAL);
+    if (n > 0) {
+      data += n;
+      size -= static_cast<std::size_t>(n);
+      continue;
+    }
+    if (n < 0 && errno == EINTR) {
+      continue;
+    }
+    if (n < 0 && errno != EAGAIN) {
+      return false;
+    }
+    pollfd p{fd, POLLOUT, 0};
+    if (::poll(&p, 1, -1) < 0 && errno != EINTR) {
+      return false;
+    }
+  }
+  return true;
+}
+
+struct CipherCtx {
+  EVP_CIPHER_CTX* ctx = EVP_CIPHER_CTX_new();
+  CipherCtx() = default;
+  CipherCtx(const CipherCtx&) = delete;
+  CipherCtx& operator=(const CipherCtx&) = delete;
+  ~CipherCtx() { EVP_CIPHER_CTX_free(ctx); }
+};
+
+void put_be32(unsigned char* p, std::uint32_t v) {
+  p[0] = static_cast<unsigned char>(v >> 24);
+  p[1] = static_cast<unsigned char>(v >> 16);
+  p[2] = static_cast<unsigned char>(v >> 8);
+  p[3] = static_cast<unsigned char>(v);
+}
+
+}  // namespace
+
+std::optional<Secret> new_secret() {
+  Secret s{};
+  if (RAND_bytes(s.data(), static_cast<int>(s.size())) != 1) {
+    return std::nullopt;
+  }
+  return s;
+}
+
+std::string secret_hex(const Secret& secret) {
+  static constexpr char kDigits[] = "0123456789abcdef";
+  std::string out;
+  for (unsigned char c : secret) {
+    out += kDigits[c >> 4];
+    out += kDigits[c & 15];
+  }
+  return out;
+}
+
+std::optional<Secret> secret_from_hex(std::string_view hex) {
+  if (hex.size() != 64) {
+    return std::nullopt;
+  }
+  auto nibble = [](char c) -> int {
+    return c >= '0' && c <= '9'   ? c - '0'
+           : c >= 'a' && c <= 'f' ? c - 'a' + 10
+           : c >= 'A' && c <= 'F' ? c - 'A' + 10
+                                  : -1;
+  };
+  Secret s{};
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    const int hi = nibble(hex[2 * i]);
+    const int lo = nibble(hex[2 * i + 1]);
+    if (hi < 0 || lo < 0) {
+      return std::nullopt;
+    }
+    s[i] = static_cast<unsigned char>(hi * 16 + lo);
+  }
+  return s;
+}
+
+struct SecureChannel::State {
+  OwnedFd fd;
+  bool encrypt = true;
+  Key send_key{};
+  Key recv_key{};
+  std::uint64_t send_seq = 0;
+  std::uint64_t recv_seq = 0;
+  CipherCtx seal;
+  CipherCtx open;
+  std::vector<unsigned char> in;  ///< bytes read, not yet opened
+  std::size_t in_start = 0;
+  std::vector<unsigned char> out;    ///< a record being sealed
+  std::vector<unsigned char> plain;  ///< a record being opened
+
+  /// The nonce of record `seq`: 4 zero bytes, then the sequence number (each direction has its own key).
+  static std::array<unsigned char, 12> nonce(std::uint64_t seq) {
+    std::array<unsigned char, 12> iv{};
+    for (int i = 0; i < 8; ++i) {
+      iv[11 - i] = static_cast<unsigned char>(seq >> (8 * i));
+    }
+    return iv;
+  }
+};
+
+SecureChannel::SecureChannel(std::unique_ptr<State> state) : s_(std::move(state)) {}
+SecureChannel::SecureChannel(SecureChannel&&) noexcept = default;
+SecureChannel& SecureChannel::operator=(SecureChannel&&) noexcept = default;
+SecureChannel::~SecureChannel() = default;
+
+int SecureChannel::fd() const {
+  return s_->fd.get();
+}
+bool SecureChannel::encrypted() const {
+  return s_->encrypt;
+}
+
+std::optional<SecureChannel> SecureChannel::open(OwnedFd fd, Role role, const Secret& secret, bool encrypt,
+                                                 int timeout_ms, std::string& why) {
+  const auto deadline = Clock::now() + std::chrono::milliseconds(timeout_ms);
+  ::fcntl(fd.get(), F_SETFL, ::fcntl(fd.get(), F_GETFL) | O_NONBLOCK);
+  std::array<unsigned char, 8 + 1 + kNonce> hello{};
+  std::array<unsigned char, kNonce> ns{};
+  std::array<unsigned char, kNonce> proof{};
+  unsigned char flags = 0;
+  const unsigned char* nc = hello.data() + 9;
+  if (role == Role::client) {
+    flags = encrypt ? kFlagEncrypt : 0;
+    std::memcpy(hello.data(), kHello.data(), 8);
+    hello[8] = flags;
+    if (RAND_bytes(hello.data() + 9, kNonce) != 1 || !write_whole(fd.get(), hello.data(), hello.size()) ||
+        !read_exact(fd.get(), ns.data(), ns.size(), deadline) ||
+        !read_exact(fd.get(), proof.data(), proof.size(), deadline)) {
+      why = "no handshake from the agent (not an ezpz agent of this run, or gone)";
+      return std::nullopt;
+    }
+    const auto want = hmac(secret, "server", flags, nc, ns.data());
+    if (CRYPTO_memcmp(want.data(), proof.data(), want.size()) != 0) {
+      why = "the agent could not prove it holds this run's secret";
+      return std::nullopt;
+    }
+    const auto mine = hmac(secret, "client", flags, nc, ns.data());
+    if (!write_whole(fd.get(), mine.data(), mine.size())) {
+      why = "the agent closed the connection during the handshake";
+      return std::nullopt;
+    }
+  } else {
+    if (!read_exact(fd.get(), hello.data(), hello.size(), deadline) ||
+        std::memcmp(hello.data(), kHello.data(), 8) != 0 || (hello[8] & ~kFlagEncrypt) != 0) {
+      why = "not an ezpz client";
+      return std::nullopt;
+    }
+    flags = hello[8];
+    if (RAND_bytes(ns.data(), kNonce) != 1) {
+      why = "no random bytes";
+      return std::nullopt;
+    }
+    const auto proof_s = hmac(secret, "server", flags, nc, ns.data());
+    if (!write_whole(fd.get(), ns.data(), ns.size()) || !write_whole(fd.get(), proof_s.data(), proof_s.size()) ||
+        !read_exact(fd.get(), proof.data(), proof.size(), deadline)) {
+      why = "the client did not finish the handshake";
+      return std::nullopt;
+    }
+    const auto want = hmac(secret, "client", flags, nc, ns.data());
+    if (CRYPTO_memcmp(want.data(), proof.data(), want.size()) != 0) {
+      why = "the client could not prove it holds this run's secret";
+      return std::nullopt;
+    }
+  }
+  auto st = std::make_unique<State>();
+  st->fd = std::move(fd);
+  st->encrypt = (flags & kFlagEncrypt) != 0;
+  const auto c2s = hmac(secret, "c2s", flags, nc, ns.data());
+  const auto s2c = hmac(secret, "s2c", flags, nc, ns.data());
+  st->send_key = role == Role::client ? c2s : s2c;
+  st->recv_key = role == Role::client ? s2c : c2s;
+  if (st->seal.ctx == nullptr || st->open.ctx == nullptr ||
+      EVP_EncryptInit_ex(st->seal.ctx, EVP_aes_256_gcm(), nullptr, st->send_key.data(), nullptr) != 1 ||
+      EVP_DecryptInit_ex(st->open.ctx, EVP_aes_256_gcm(), nullptr, st->recv_key.data(), nullptr) != 1) {
+    why = "libcrypto has no AES-256-GCM";
+    return std::nullopt;
+  }
+  return SecureChannel(std::move(st));
+}
+
+bool SecureChannel::send(char type, std::string_view data) {
+  auto& s = *s_;
+  if (data.size() > kMaxRecord) {
+    return false;
+  }
+  const auto n = static_cast<std::uint32_t>(1 + data.size());
+  s.out.resize(4 + n + kTag);
+  unsigned char* p = s.out.data();
+  put_be32(p, n);
+  p[4] = static_cast<unsigned char>(type);
+  std::memcpy(p + 5, data.data(), data.size());
+  const auto iv = State::nonce(s.send_seq++);
+  int len = 0;
+  bool ok = EVP_EncryptInit_ex(s.seal.ctx, nullptr, nullptr, nullptr, iv.data()) == 1;
+  if (s.encrypt) {  // the length is authenticated, the rest sealed in place
+    ok = ok && EVP_EncryptUpdate(s.seal.ctx, nullptr, &len, p, 4) == 1 &&
+         EVP_EncryptUpdate(s.seal.ctx, p + 4, &len, p + 4, static_cast<int>(n)) == 1;
+  } else {  // all of it authenticated, nothing hidden
+    ok = ok && EVP_EncryptUpdate(s.seal.ctx, nullptr, &len, p, static_cast<int>(4 + n)) == 1;
+  }
+  unsigned char none[16];
+  ok = ok && EVP_EncryptFinal_ex(s.seal.ctx, none, &len) == 1 &&
+       EVP_CIPHER_CTX_ctrl(s.seal.ctx, EVP_CTRL_GCM_GET_TAG, kTag, p + 4 + n) == 1;
+  return ok && write_whole(s.fd.get(), p, s.out.size());
+}
+
+SecureChannel::Got SecureChannel::fill() {
+  auto& s = *s_;
+  if (s.in_start > 0 && s.in_start == s.in.size()) {
+    s.in.clear();
+    s.in_start = 0;
+  }
+  unsigned char buf[64 * 1024];
+  while (true) {
+    const auto n = ::recv(s.fd.get(), buf, sizeof(buf), 0);
+    if (n > 0) {
+      s.in.insert(s.in.end(), buf, buf + n);
+      if (s.in.size() - s.in_start >= 4 + 1 + kMaxRecord + kTag) {
+        return Got::record;  // a whole record is surely there: open it before reading more
+      }
+      continue;
+    }
+    if (n < 0 && errno == EINTR) {
+      continue;
+    }
+    if (n < 0 && errno == EAGAIN) {
+      return s.in.size() > s.in_start ? Got::record : Got::need_more;
+    }
+    return Got::closed;
+  }
+}
+
+SecureChannel::Got SecureChannel::next(char& type, std::string& data) {
+  auto& s = *s_;
+  const std::size_t have = s.in.size() - s.in_start;
+  if (have < 4) {
+    return Got::need_more;
+  }
+  unsigned char* p = s.in.data() + s.in_start;
+  const std::uint32_t n = (std::uint32_t{p[0]} << 24) | (std::uint32_t{p[1]} << 16) | (std::uint32_t{p[2]} << 8) | p[3];
+  if (n < 1 || n > 1 + kMaxRecord) {
+    return Got::forged;
+  }
+  if (have < 4 + n + kTag) {
+    return Got::need_more;
+  }
+  const auto iv = State::nonce(s.recv_seq++);
+  int len = 0;
+  std::array<unsigned char, kTag> tag{};
+  std::memcpy(tag.data(), p + 4 + n, kTag);
+  bool ok = EVP_DecryptInit_ex(s.open.ctx, nullptr, nullptr, nullptr, iv.data()) == 1 &&
+            EVP_CIPHER_CTX_ctrl(s.open.ctx, EVP_CTRL_GCM_SET_TAG, kTag, tag.data()) == 1;
+  auto& plain = s.plain;
+  plain.resize(n);
+  unsigned char none[16];
+  if (s.encrypt) {
+    ok = ok && EVP_DecryptUpdate(s.open.ctx, nullptr, &len, p, 4) == 1 &&
+         EVP_DecryptUpdate(s.open.ctx, plain.data(), &len, p + 4, static_cast<int>(n)) == 1;
+  } else {
+    ok = ok && EVP_DecryptUpdate(s.open.ctx, nullptr, &len, p, static_cast<int>(4 + n)) == 1;
+    std::memcpy(plain.data(), p + 4, n);
+  }
+  ok = ok && EVP_DecryptFinal_ex(s.open.ctx, none, &len) == 1;
+  if (!ok) {
+    return Got::forged;  // nothing of it is used
+  }
+  s.in_start += 4 + n + kTag;
+  type = static_cast<char>(plain[0]);
+  data.assign(reinterpret_cast<const char*>(plain.data()) + 1, n - 1);
+  return Got::record;
+}
+
+bool SecureChannel::await(char& type, std::string& data, int timeout_ms) {
+  const auto deadline = Clock::now() + std::chrono::milliseconds(timeout_ms);
+  while (true) {
+    const auto got = next(type, data);
+    if (got == Got::record) {
+      return true;
+    }
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
+    pollfd p{fd(), POLLIN, 0};
+    if (got == Got::forged || left <= 0 || ::poll(&p, 1, static_cast<int>(left)) <= 0 || fill() == Got::closed) {
+      return false;
+    }
+  }
+}
+
+}  // namespace ezpz::sys

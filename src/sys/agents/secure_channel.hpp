@@ -1,0 +1,70 @@
+// One connection of the launcher transport, sealed: both ends prove they hold the run's secret
+// before anything else is read or sent, then every record is authenticated (AES-256-GCM,
+// libcrypto) under keys of this connection alone, with its sequence number in the nonce (a
+// replayed, reordered, cut or altered record fails), and encrypted unless the client asked for
+// authentication only (--no-encrypt: the data goes in the clear, its tag still covers it).
+//
+// Handshake: client "EZPZAGT1" flags(1) nonce_c(32); server nonce_s(32) proof_s(32); client
+// proof_c(32), where proof_x = HMAC-SHA256(secret, label_x | flags | nonce_c | nonce_s) and the
+// keys are HMAC-SHA256(secret, "c2s"/"s2c" | nonce_c | nonce_s).
+// Record: length n (4 bytes, big-endian), n sealed bytes (a type byte, then data), a 16-byte tag.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "sys/os/fd_io.hpp"
+
+namespace ezpz::sys {
+
+using Secret = std::array<unsigned char, 32>;
+
+/// 32 bytes from libcrypto's generator.
+[[nodiscard]] std::optional<Secret> new_secret();
+[[nodiscard]] std::string secret_hex(const Secret& secret);
+[[nodiscard]] std::optional<Secret> secret_from_hex(std::string_view hex);
+
+/// The most data one record carries.
+inline constexpr std::size_t kMaxRecord = 256 * 1024;
+
+class SecureChannel {
+ public:
+  enum class Role { client, server };
+  /// Run the handshake on the connected socket `fd` within `timeout_ms`; nullopt, with `why`,
+  /// when the peer does not prove it holds `secret` (or is too slow, or is not ezpz). The
+  /// client's `encrypt` decides for both ends (the server's is ignored).
+  static std::optional<SecureChannel> open(OwnedFd fd, Role role, const Secret& secret, bool encrypt, int timeout_ms,
+                                           std::string& why);
+
+  SecureChannel(SecureChannel&&) noexcept;
+  SecureChannel& operator=(SecureChannel&&) noexcept;
+  ~SecureChannel();
+
+  [[nodiscard]] int fd() const;
+  [[nodiscard]] bool encrypted() const;
+
+  /// Seal `data` (at most kMaxRecord bytes) as one record of `type` and write it whole
+  /// (waiting for the socket to take it); false once the connection is broken.
+  bool send(char type, std::string_view data);
+
+  enum class Got { record, need_more, closed, forged };
+  /// Read what the socket has now (it is non-blocking) into the buffer: need_more (nothing
+  /// more yet), closed (end of stream or error), or record when one is already buffered.
+  Got fill();
+  /// The next whole record from the buffer, opened: record (type and data set), need_more
+  /// (incomplete), or forged (a bad tag or length: the connection is done).
+  Got next(char& type, std::string& data);
+  /// Wait up to `timeout_ms` for the next record; false when none came (closed, forged, late).
+  bool await(char& type, std::string& data, int timeout_ms);
+
+ private:
+  struct State;
+  explicit SecureChannel(std::unique_ptr<State> state);
+  std::unique_ptr<State> s_;
+};
+
+}  // namespace ezpz::sys

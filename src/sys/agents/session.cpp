@@ -1,0 +1,249 @@
+#include "sys/agents/session.hpp"
+
+#include <algorithm>
+#include <cerrno>
+#include <csignal>
+
+#include <fcntl.h>
+#include <nlohmann/json.hpp>
+#include <poll.h>
+#include <unistd.h>
+
+#include "core/agents.hpp"
+#include "sys/os/owned.hpp"
+
+namespace ezpz::sys {
+namespace {
+
+/// The most that waits for a slow local reader before the socket is no longer read.
+constexpr std::size_t kHold = 4U << 20;
+
+/// Write what `fd` (non-blocking) takes now from the front of `held`; false on an error.
+bool flush_some(int fd, std::string& held) {
+  while (!held.empty()) {
+    const auto n = ::write(fd, held.data(), held.size());
+    if (n > 0) {
+      held.erase(0, static_cast<std::size_t>(n));
+    } else if (n < 0 && errno == EINTR) {
+      continue;
+    } else {
+      return n < 0 && errno == EAGAIN;
+    }
+  }
+  return true;
+}
+
+void set_nonblocking(int fd) {
+  ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_NONBLOCK);
+}
+
+/// The command a client asked for, when it is one an agent runs.
+bool read_request(SecureChannel& ch, std::vector<std::string>& args, std::string& why) {
+  char type = 0;
+  std::string data;
+  if (!ch.await(type, data, 10000)) {
+    return false;
+  }
+  const auto j = nlohmann::json::parse(data, nullptr, false);
+  if (type != 'Q' || !j.is_array() || !std::all_of(j.begin(), j.end(), [](const auto& a) { return a.is_string(); })) {
+    why = "not a command";
+    return false;
+  }
+  args = j.get<std::vector<std::string>>();
+  if (!core::agent_may_run(args)) {
+    why = "an agent runs only yeet's relays and senders, doctor's and kill's node halves";
+    return false;
+  }
+  return true;
+}
+
+/// This binary with `args`, its stdin, stdout and stderr pipes to us.
+struct Command {
+  OwnedChild child;
+  OwnedFd in;
+  OwnedFd out;
+  OwnedFd err;
+};
+
+std::optional<Command> start_command(const std::vector<std::string>& args) {
+  OwnedPipe in;
+  OwnedPipe out;
+  OwnedPipe err;
+  const OwnedFd self = open_self_owned();
+  if (!in.open() || !out.open() || !err.open() || !self.valid()) {
+    return std::nullopt;
+  }
+  std::vector<std::string> words = {"ezpz"};
+  words.insert(words.end(), args.begin(), args.end());
+  std::vector<char*> argv;
+  for (auto& w : words) {
+    argv.push_back(w.data());
+  }
+  argv.push_back(nullptr);
+  const pid_t pid = ::fork();
+  if (pid == 0) {  // this process has one thread: still, only what exec needs
+    move_fd(in.read_end(), 0);
+    move_fd(out.write_end(), 1);
+    move_fd(err.write_end(), 2);
+    ::signal(SIGPIPE, SIG_DFL);
+    exec_self(self.get(), argv.data());
+    ::_exit(127);
+  }
+  if (pid < 0) {
+    return std::nullopt;
+  }
+  Command c{OwnedChild(pid), in.take_write(), out.take_read(), err.take_read()};
+  set_nonblocking(c.in.get());
+  return c;
+}
+
+/// Carry the client's records to the command's stdin and its output back, until its output ends.
+/// False once the connection is gone (the command then sees its stdin end).
+bool carry(SecureChannel& ch, Command& c) {
+  std::string to_child;
+  bool end_pending = false;
+  bool connected = true;
+  std::string data;
+  char buf[64 * 1024];
+  while (c.out.valid() || c.err.valid()) {
+    pollfd fds[4] = {{connected && to_child.size() < kHold ? ch.fd() : -1, POLLIN, 0},
+                     {c.in.valid() && !to_child.empty() ? c.in.get() : -1, POLLOUT, 0},
+                     {c.out.get(), POLLIN, 0},
+                     {c.err.get(), POLLIN, 0}};
+    if (::poll(fds, 4, -1) < 0 && errno != EINTR) {
+      return false;
+    }
+    if (fds[0].revents != 0) {
+      const auto filled = ch.fill();
+      char type = 0;
+      SecureChannel::Got got;
+      while ((got = ch.next(type, data)) == SecureChannel::Got::record) {
+        if (type == 'D' && c.in.valid()) {
+          to_child += data;
+        } else if (type == 'E') {
+          end_pending = true;
+        }
+      }
+      if (got == SecureChannel::Got::forged || filled == SecureChannel::Got::closed) {
+        connected = false;  // nothing more from it: the command sees its input end, unfinished
+        to_child.clear();
+        c.in.reset();
+      }
+    }
+    if (c.in.valid() && !flush_some(c.in.get(), to_child)) {
+      to_child.clear();
+      c.in.reset();
+    }
+    if (c.in.valid() && end_pending && to_child.empty()) {
+      c.in.reset();
+    }
+    for (int k = 2; k < 4; ++k) {
+      if (fds[k].revents == 0) {
+        continue;
+      }
+      auto& fd = k == 2 ? c.out : c.err;
+      const auto n = ::read(fd.get(), buf, sizeof(buf));
+      if (n < 0 && errno == EINTR) {
+        continue;
+      }
+      if (n <= 0) {
+        fd.reset();
+      } else if (connected && !ch.send(k == 2 ? 'O' : 'R', std::string_view(buf, static_cast<std::size_t>(n)))) {
+        connected = false;
+        to_child.clear();
+        c.in.reset();
+      }
+    }
+  }
+  return connected;
+}
+
+}  // namespace
+
+int serve_session(OwnedFd conn, const Secret& secret) {
+  std::string why;
+  auto ch = SecureChannel::open(std::move(conn), SecureChannel::Role::server, secret, true, 10000, why);
+  if (!ch) {
+    return 1;  // nothing was read past the handshake, nothing ran
+  }
+  std::vector<std::string> args;
+  if (!read_request(*ch, args, why)) {
+    (void)ch->send('N', why);
+    return 1;
+  }
+  auto c = start_command(args);
+  if (!c) {
+    (void)ch->send('N', "cannot start ezpz on this node");
+    return 1;
+  }
+  const bool connected = carry(*ch, *c);
+  const int status = c->child.wait().value_or(0);
+  const int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  if (connected) {
+    (void)ch->send('X', std::to_string(code));
+  }
+  return 0;
+}
+
+int run_client(SecureChannel& ch, const std::vector<std::string>& args, std::string& why) {
+  if (!ch.send('Q', nlohmann::json(args).dump())) {
+    why = "the agent closed the connection";
+    return 255;
+  }
+  const int out_flags = ::fcntl(1, F_GETFL);
+  set_nonblocking(1);
+  std::string held;
+  bool input_open = true;
+  std::vector<char> buf(kMaxRecord);
+  std::string data;
+  int status = -1;
+  while (status < 0) {
+    pollfd fds[3] = {{input_open ? 0 : -1, POLLIN, 0},
+                     {held.size() < kHold ? ch.fd() : -1, POLLIN, 0},
+                     {held.empty() ? -1 : 1, POLLOUT, 0}};
+    if (::poll(fds, 3, -1) < 0 && errno != EINTR) {
+      break;
+    }
+    if (fds[0].revents != 0) {
+      const auto n = ::read(0, buf.data(), buf.size());
+      if (n > 0 && !ch.send('D', std::string_view(buf.data(), static_cast<std::size_t>(n)))) {
+        why = "the connection to the agent broke";
+        break;
+      }
+      if (n == 0 || (n < 0 && errno != EINTR && errno != EAGAIN)) {
+        input_open = false;
+        (void)ch.send('E', {});
+      }
+    }
+    if (fds[1].revents != 0) {
+      const auto filled = ch.fill();
+      char type = 0;
+      SecureChannel::Got got;
+      while (status < 0 && (got = ch.next(type, data)) == SecureChannel::Got::record) {
+        if (type == 'O') {
+          held += data;
+        } else if (type == 'R') {
+          (void)write_all(2, data.data(), data.size());
+        } else if (type == 'X') {
+          status = std::atoi(data.c_str());
+        } else if (type == 'N') {
+          why = "refused by the agent: " + data;
+          status = 255;
+        }
+      }
+      if (status < 0 && (got == SecureChannel::Got::forged || filled == SecureChannel::Got::closed)) {
+        why = got == SecureChannel::Got::forged ? "a record from the agent failed its check"
+                                                : "the agent's connection ended";
+        break;
+      }
+    }
+    if (!flush_some(1, held)) {
+      held.clear();
+    }
+  }
+  ::fcntl(1, F_SETFL, out_flags);
+  (void)write_all(1, held.data(), held.size());
+  return status < 0 ? 255 : status;
+}
+
+}  // namespace ezpz::sys
