@@ -69,7 +69,9 @@ void serve(SecureChannel& control, const Listener& listener, const Secret& secre
     if (fds[1].revents != 0) {
       for (OwnedFd conn; (conn = accept_one(listener.fd.get())).valid();) {
         const pid_t pid = ::fork();
-        if (pid == 0) {
+        if (pid == 0) {  // the session: the agent's listener and its head's connection are not its own
+          ::close(listener.fd.get());
+          ::close(control.fd());
           ::signal(SIGTERM, SIG_DFL);
           ::_exit(serve_session(std::move(conn), secret));
         }

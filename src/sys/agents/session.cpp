@@ -73,7 +73,10 @@ std::optional<Command> start_command(const std::vector<std::string>& args) {
   if (!in.open() || !out.open() || !err.open() || !self.valid()) {
     return std::nullopt;
   }
-  std::vector<std::string> words = {"ezpz"};
+  // argv[0] is this binary's path, as a relay started over SSH shows in ps.
+  char self_path[4096] = {};
+  const auto len = ::readlink("/proc/self/exe", self_path, sizeof(self_path) - 1);
+  std::vector<std::string> words = {len > 0 ? std::string(self_path, static_cast<std::size_t>(len)) : "ezpz"};
   words.insert(words.end(), args.begin(), args.end());
   std::vector<char*> argv;
   for (auto& w : words) {
