@@ -76,8 +76,19 @@ std::vector<std::string> agent_step_argv(const LauncherChoice& launcher, const H
   switch (launcher.style) {
     case LauncherStyle::srun:
       // --overlap: beside a training step that holds the job's CPUs; no stdin for any task.
-      argv = {launcher.program,       "--overlap", "--quiet", "--input=none",        "--chdir=/",
-              "--kill-on-bad-exit=0", "-N" + n,    "-n" + n,  "--ntasks-per-node=1", "--nodelist=" + join(hosts, ",")};
+      // --bcast: Slurm copies this binary to each node's /tmp first (the nodes need not share
+      // its path); each agent removes its copy once it runs (nothing is left on the nodes).
+      argv = {launcher.program,
+              "--overlap",
+              "--quiet",
+              "--input=none",
+              "--chdir=/",
+              "--kill-on-bad-exit=0",
+              "--bcast=" + std::string(kBcastDir),
+              "-N" + n,
+              "-n" + n,
+              "--ntasks-per-node=1",
+              "--nodelist=" + join(hosts, ",")};
       break;
     case LauncherStyle::openmpi:
     case LauncherStyle::sophia:

@@ -56,9 +56,14 @@ inline constexpr std::string_view kDirectoryVar = "EZPZ_YEET_AGENTS";
 inline constexpr std::string_view kAgentRow = "__yeet-agent";
 inline constexpr std::string_view kAgentStdioRow = "__agent-stdio";
 
+/// Where srun --bcast puts the agents' copy of this binary (as slurm_bcast_JOB.STEP_NODE).
+inline constexpr std::string_view kBcastDir = "/tmp/";
+inline constexpr std::string_view kBcastPrefix = "slurm_bcast_";
+
 /// The one launcher step that starts an agent on each of `hosts` (one per node): srun
 /// --overlap with --nodelist; mpiexec (PALS, MPICH) or mpirun (Open MPI) with `hostfile` (the
-/// hosts, one per line, written by the caller). Open MPI is told to carry kSecretVar and
+/// hosts, one per line). srun ships the binary (--bcast); the MPI launchers need it at the same
+/// path on every node (a shared filesystem). Open MPI is told to carry kSecretVar and
 /// kHeadVar by name (-x); the others carry the whole environment.
 [[nodiscard]] std::vector<std::string> agent_step_argv(const LauncherChoice& launcher, const HostList& hosts,
                                                        const std::string& hostfile, const std::string& exe,

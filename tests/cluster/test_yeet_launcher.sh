@@ -60,7 +60,7 @@ wait_relay() {
 wait_no_ezpz() {
   local _
   for _ in $(seq 1 600); do
-    pgrep -f -- "$ezpz (__yeet-agent|__yeet-relay|__agent-stdio)|srun --overlap" >/dev/null || return 0
+    pgrep -f -- "(__yeet-agent|__yeet-relay|__agent-stdio)|srun --overlap" >/dev/null || return 0
     sleep 0.1
   done
   return 1
@@ -121,18 +121,33 @@ for n in node2 node3; do
   on "$n" '/tmp/vbatch/bin/tinypkg-hello' | grep -qx "tinypkg hello from /tmp/vbatch" || fail "sbatch venv on $n"
 done
 
-# 5. --no-encrypt: authenticated only; the plan says so.
+# 5. The binary only in the login node's private /tmp: srun ships it (--bcast), each agent
+#    removes its copy; nothing of it is left on the nodes.
+"$X" cp "$ezpz" /tmp/ezpz-private
+out=$("$X" "${common[@]}" salloc -N 4 /tmp/ezpz-private yeet "$W/data" --dst /tmp/shipped --json 2>/dev/null)
+report "$out" 'assert r["failed"] == [] and r["succeeded"] == 5, r' || fail "binary shipped by srun: $out"
+wait_no_ezpz || fail "shipped: agents or relays left running"
+for n in $nodes; do
+  left=$(on "$n" 'ls /tmp | grep -e slurm_bcast -e ezpz-private')
+  [ -z "$left" ] || fail "the shipped binary was left on $n: $left"
+  on "$n" 'test -f /tmp/shipped/blob' || fail "shipped: no copy on $n"
+done
+
+# 6. --no-encrypt: authenticated only; the plan says so.
 out=$("$X" "${common[@]}" salloc -N 2 "$ezpz" yeet "$W/data" --dst /tmp/plain --no-encrypt --json 2>/dev/null)
 report "$out" '
 assert "not encrypted" in r["transport"] and r["failed"] == [], r' || fail "--no-encrypt: $out"
 
-# 6. A stranger at an agent's port while a run streams: refused (a wrong secret, then not ezpz
+# 7. A stranger at an agent's port while a run streams: refused (a wrong secret, then not ezpz
 #    at all), and the run goes on unharmed.
 head -c 150000000 /dev/urandom > "$W/data/huge"
 "$X" "${common[@]}" salloc -N 4 "$ezpz" yeet "$W/data" --dst /tmp/big --fanout 1 --json > "$W/big.json" 2>/dev/null &
 pid=$!
-relay=$(wait_relay "$ezpz __yeet-relay --host node2 " node2 /tmp/big) || fail "stranger: no relay on node2"
-agent_port=$(on node2 "ss -ltnpH | grep -F '\"ezpz\"' | awk '{print \$4}' | sed 's/.*://' | head -1")
+relay=$(wait_relay "__yeet-relay --host node2 " node2 /tmp/big) || fail "stranger: no relay on node2"
+agent=$(for p in $(pgrep -f -- __yeet-agent); do
+  [ "$(readlink "/proc/$p/ns/uts")" = "$(readlink "/proc/$(cat "$D/slurm/d-node2.pid")/ns/uts")" ] && echo "$p"
+done | head -1)
+agent_port=$(on node2 "ss -ltnpH | grep 'pid=$agent,' | awk '{print \$4}' | sed 's/.*://' | head -1")
 "$X" python3 - "$EZSIM_NET.12" "$agent_port" <<'PY' || fail "stranger: an agent talked to a client without the secret"
 import os, socket, sys
 host, port = sys.argv[1], int(sys.argv[2])
@@ -165,12 +180,12 @@ want=$(sha256sum < "$W/data/huge")
 [ "$(on node2 'sha256sum < /tmp/big/huge')" = "$want" ] || fail "stranger: node2's copy differs"
 no_staging "stranger"
 
-# 7. A relay killed mid-stream (node1 feeds node2, fan-out 1): node1 fails, node2 onwards are
+# 8. A relay killed mid-stream (node1 feeds node2, fan-out 1): node1 fails, node2 onwards are
 #    re-attached over TCP; nobody keeps a partial destination.
 "$X" "${common[@]}" salloc -N 4 "$ezpz" yeet "$W/data" --dst /tmp/killed --fanout 1 --min-success-nodes 4 --json \
   > "$W/killed.json" 2>/dev/null &
 pid=$!
-relay=$(wait_relay "$ezpz __yeet-relay --host node1 " node1 /tmp/killed) || fail "killed: no relay on node1"
+relay=$(wait_relay "__yeet-relay --host node1 " node1 /tmp/killed) || fail "killed: no relay on node1"
 [ -n "$relay" ] && kill -KILL "$relay"
 wait "$pid" || fail "killed relay: 4 of 5 nodes meet --min-success-nodes 4 (exit $?)"
 report "$(cat "$W/killed.json")" '
@@ -182,10 +197,10 @@ for n in node2 node3 node4; do
   [ "$(on "$n" 'sha256sum < /tmp/killed/huge')" = "$want" ] || fail "killed relay: $n's copy differs"
 done
 
-# 8. Ctrl-C mid-stream: exit 130, nothing left on any node (no copy, no work, no agent).
+# 9. Ctrl-C mid-stream: exit 130, nothing left on any node (no copy, no work, no agent).
 "$X" "${common[@]}" salloc -N 4 "$ezpz" yeet "$W/data" --dst /tmp/stopped --fanout 1 >/dev/null 2>&1 &
 pid=$!
-relay=$(wait_relay "$ezpz __yeet-relay --host node2 " node2 /tmp/stopped) || fail "Ctrl-C: no relay on node2"
+relay=$(wait_relay "__yeet-relay --host node2 " node2 /tmp/stopped) || fail "Ctrl-C: no relay on node2"
 head_pid=$(pgrep -f -- "^$ezpz yeet $W/data --dst /tmp/stopped")
 kill -INT "$head_pid"
 wait "$pid"

@@ -40,7 +40,7 @@ TEST_CASE("choose_transport: auto takes the job's launcher, else SSH; launcher o
   CHECK(r->choice.why == "auto: slurm job, agents started by srun (srun)");
   CHECK(r->targets == HostList{"n1", "n2", "n3"});  // no -hsn0 names: the agents say their addresses
   CHECK(shell_join(r->agent_step) ==
-        "srun --overlap --quiet --input=none --chdir=/ --kill-on-bad-exit=0 -N3 -n3 --ntasks-per-node=1 "
+        "srun --overlap --quiet --input=none --chdir=/ --kill-on-bad-exit=0 --bcast=/tmp/ -N3 -n3 --ntasks-per-node=1 "
         "--nodelist=n1,n2,n3 /opt/ezpz __yeet-agent");
   CHECK(r->agent_head == "n0");
 

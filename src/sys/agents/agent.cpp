@@ -38,6 +38,18 @@ std::vector<std::string> my_names() {
   return names;
 }
 
+/// A copy of this binary srun --bcast made for us is removed now that it runs: nothing is left
+/// on the node (its sessions start it through /proc/self/exe, which outlives the name).
+void remove_bcast_copy() {
+  char path[4096] = {};
+  const auto len = ::readlink("/proc/self/exe", path, sizeof(path) - 1);
+  const std::string self(path, len > 0 ? static_cast<std::size_t>(len) : 0);
+  const std::string prefix = std::string(core::kBcastDir) + std::string(core::kBcastPrefix);
+  if (self.rfind(prefix, 0) == 0 && self.find('/', prefix.size()) == std::string::npos) {
+    ::unlink(self.c_str());
+  }
+}
+
 int fail(const std::string& what) {
   std::fprintf(stderr, "ezpz agent: %s\n", what.c_str());
   return 1;
@@ -95,6 +107,7 @@ int agent_main(const std::vector<std::string>& args) {
     return fail("takes no arguments (started by yeet's launcher transport)");
   }
   ::signal(SIGPIPE, SIG_IGN);
+  remove_bcast_copy();
   const auto secret = secret_from_hex(env_or_empty(core::kSecretVar));
   const auto head = env_or_empty(core::kHeadVar);
   if (!secret || head.empty()) {

@@ -124,6 +124,11 @@ std::map<std::string, std::string> AgentTransport::open_nodes(const core::HostLi
       missing[host] = "its agent closed its connection";
     }
   }
+  if (registered.empty() && step_ended) {  // not one agent ran: the binary, most likely
+    return fail_all(spec.agent_step.front() + " ended (wait status " + std::to_string(*step_ended) +
+                    ") before any agent called back: can every node run " + spec.agent_step.end()[-2] +
+                    "? (srun ships it; mpiexec and mpirun need it on a shared filesystem: copy ezpz there)");
+  }
   for (const auto& h : waiting) {
     missing[h] = step_ended ? spec.agent_step.front() + " ended (wait status " + std::to_string(*step_ended) +
                                   ") before an agent called back from " + h
