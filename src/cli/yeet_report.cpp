@@ -35,6 +35,11 @@ void print_plan(std::ostream& out, const YeetReport& r) {
 
 namespace {
 
+/// A stream level as said: 0 is no compression (raw blocks, where the link outruns zstd).
+std::string level_text(int level) {
+  return level == 0 ? "off" : std::to_string(level);
+}
+
 void print_local(std::ostream& out, const YeetReport& r) {
   out << "    ok " << r.host << " (local, " << core::to_string(r.plan.method) << ") " << fixed1(r.seconds) << "s (";
   const char* sep = "";
@@ -81,8 +86,8 @@ void print_yeet_report(std::ostream& out, const YeetReport& r) {
   if (r.stream.bytes > 0) {
     out << "  stream: " << core::human_bytes(r.stream.bytes) << " of zstd, level "
         << (r.stream.level_min == r.stream.level_max
-                ? std::to_string(r.stream.level_min)
-                : std::to_string(r.stream.level_min) + "-" + std::to_string(r.stream.level_max) + " (adaptive)")
+                ? level_text(r.stream.level_min)
+                : level_text(r.stream.level_min) + " to " + level_text(r.stream.level_max) + " (adaptive)")
         << "\n";
   }
   for (const auto& n : r.remote) {

@@ -78,3 +78,34 @@ TEST_CASE("adaptive zstd: a fixed level stays fixed; a refusing output stops it"
   ok = ok && refused.finish();
   CHECK_FALSE(ok);
 }
+
+TEST_CASE("adaptive zstd: no compression is raw zstd frames, and frames of both kinds read as one stream", "[zstd]") {
+  const auto input = sample(3 << 20);
+  std::string raw;
+  AdaptiveZstd off(
+      [&](const void* data, std::size_t size) {
+        raw.append(static_cast<const char*>(data), size);
+        return true;
+      },
+      AdaptiveZstd::kOff, 1);
+  for (std::size_t i = 0; i < input.size(); i += 10240) {  // as libarchive writes tar
+    REQUIRE(off.write(input.data() + i, std::min<std::size_t>(10240, input.size() - i)));
+  }
+  REQUIRE(off.finish());
+  CHECK(off.max_level_used() == AdaptiveZstd::kOff);
+  CHECK(raw.size() > input.size());              // nothing compressed...
+  CHECK(raw.size() < input.size() + (8 << 10));  // ...and a few bytes of framing per 128 KiB
+  CHECK(decompress(raw) == input);
+  // A zstd frame, then raw frames, then zstd again: what the controller sends as it moves.
+  std::string mixed;
+  auto sink = [&](const void* data, std::size_t size) {
+    mixed.append(static_cast<const char*>(data), size);
+    return true;
+  };
+  for (const int level : {3, AdaptiveZstd::kOff, -16}) {
+    AdaptiveZstd z(sink, level, 1);
+    REQUIRE(z.write(input.data(), input.size()));
+    REQUIRE(z.finish());
+  }
+  CHECK(decompress(mixed) == input + input + input);
+}

@@ -63,7 +63,8 @@ std::vector<core::NodeResult> broadcast_tree(core::Transport& transport, const s
   ArchiveSink tar_sink = [&](const void* data, std::size_t size) { return !stop.load() && zstd.write(data, size); };
   const bool packed = pack_tree_to(root, name, tar_sink, core::ArchiveFormat::tar, {}, {}, stop) && zstd.finish();
   if (stats != nullptr) {
-    *stats = core::StreamStats{sent, zstd.min_level_used(), zstd.max_level_used(), zstd.level()};
+    auto shown = [](int level) { return level == AdaptiveZstd::kOff ? 0 : level; };  // 0: not compressed
+    *stats = core::StreamStats{sent, shown(zstd.min_level_used()), shown(zstd.max_level_used()), shown(zstd.level())};
   }
   const bool complete = packed && !stop.load();
   if (complete) {

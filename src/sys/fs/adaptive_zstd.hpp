@@ -1,12 +1,16 @@
 // The stream yeet sends to other nodes: zstd, multithreaded, with a compression level that
 // follows the link. The head's thread either waits for the compression workers (CPU-bound:
 // level down) or for the nodes to take the output (network-bound, the workers idle: level up,
-// a smaller stream for the same time).
+// a smaller stream for the same time). Down through zstd's fast (negative) levels to no
+// compression at all (kOff: the data in zstd raw blocks, framed by hand, at memory speed) where
+// the network is faster than any compression; back up when the network is the bottleneck. The
+// output is zstd frames one after another, which every zstd reader takes as one stream.
 #pragma once
 
 #include <chrono>
 #include <cstddef>
 #include <functional>
+#include <string>
 #include <vector>
 
 struct ZSTD_CCtx_s;
@@ -16,7 +20,7 @@ namespace ezpz::sys {
 class AdaptiveZstd {
  public:
   using Output = std::function<bool(const void* data, std::size_t size)>;
-  /// `fixed_level` 0 adapts between kMinLevel and kMaxLevel, starting at kStartLevel.
+  /// `fixed_level` 0 adapts along kLadder, starting at kStartLevel; kOff fixes no compression.
   AdaptiveZstd(Output out, int fixed_level, unsigned threads);
   ~AdaptiveZstd();
   AdaptiveZstd(const AdaptiveZstd&) = delete;
@@ -31,18 +35,25 @@ class AdaptiveZstd {
   [[nodiscard]] int min_level_used() const { return min_used_; }
   [[nodiscard]] int max_level_used() const { return max_used_; }
 
-  static constexpr int kMinLevel = 1;
+  /// No compression: zstd raw blocks (reported as level 0).
+  static constexpr int kOff = -1000;
+  static constexpr int kMinLevel = kOff;
   static constexpr int kStartLevel = 3;
   static constexpr int kMaxLevel = 9;
+  /// The levels the controller moves along, fastest first.
+  static constexpr int kLadder[] = {kOff, -64, -16, -4, -1, 1, 2, 3, 4, 5, 6, 7, 8, 9};
 
  private:
   using Clock = std::chrono::steady_clock;
   bool emit(std::size_t size);
+  bool emit_raw(bool all);
+  bool end_frame();
   void adapt();
 
   Output out_;
   ZSTD_CCtx_s* cctx_;
   std::vector<char> buf_;
+  std::string raw_;  ///< input waiting to go out in raw blocks (kOff)
   bool adaptive_;
   int level_;
   int min_used_;
