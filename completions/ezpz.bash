@@ -80,6 +80,7 @@ _ezpz_takes_value() {
         "doctor --machine") return 0 ;;
         "doctor --launcher") return 0 ;;
         "doctor --dst") return 0 ;;
+        "doctor --transport") return 0 ;;
         "doctor --ssh-command") return 0 ;;
         "doctor --timeout") return 0 ;;
         "env --shell") return 0 ;;
@@ -104,6 +105,7 @@ _ezpz_takes_value() {
         "kill --hostfile") return 0 ;;
         "kill --signal") return 0 ;;
         "kill --grace") return 0 ;;
+        "kill --transport") return 0 ;;
         "kill --ssh-command") return 0 ;;
     esac
     return 1
@@ -236,11 +238,12 @@ _ezpz() {
                 --machine) COMPREPLY=($(compgen -W "aurora sunspot sirius polaris sophia frontier perlmutter local" -- "$cur")); return 0 ;;
                 --launcher) COMPREPLY=($(compgen -W "mpiexec mpirun srun local" -- "$cur")); return 0 ;;
                 --dst) COMPREPLY=(); return 0 ;;
+                --transport) COMPREPLY=($(compgen -W "auto launcher ssh" -- "$cur")); return 0 ;;
                 --ssh-command) COMPREPLY=(); return 0 ;;
                 --timeout) COMPREPLY=(); return 0 ;;
             esac
             if [[ "$cur" == -* ]]; then
-                COMPREPLY=($(compgen -W "-h --help --json --nodes --launch --all --hostfile --machine --launcher --dst --ssh-command --accept-new-host-keys --no-hsn --timeout" -- "$cur"))
+                COMPREPLY=($(compgen -W "-h --help --json --nodes --launch --all --hostfile --machine --launcher --dst --transport --ssh-command --accept-new-host-keys --no-hsn --timeout" -- "$cur"))
             elif ((nargs == 0)); then
                 COMPREPLY=()
             fi
@@ -282,10 +285,11 @@ _ezpz() {
                 --hostfile) compopt -o filenames 2>/dev/null; COMPREPLY=($(compgen -f -- "$cur")); return 0 ;;
                 --signal) COMPREPLY=(); return 0 ;;
                 --grace) COMPREPLY=(); return 0 ;;
+                --transport) COMPREPLY=($(compgen -W "auto launcher ssh" -- "$cur")); return 0 ;;
                 --ssh-command) COMPREPLY=(); return 0 ;;
             esac
             if [[ "$cur" == -* ]]; then
-                COMPREPLY=($(compgen -W "-h --help --pattern --all-nodes --hostfile --signal --grace --dry-run --json --ssh-command" -- "$cur"))
+                COMPREPLY=($(compgen -W "-h --help --pattern --all-nodes --hostfile --signal --grace --dry-run --json --transport --ssh-command" -- "$cur"))
             elif ((nargs == 0)); then
                 COMPREPLY=()
             fi

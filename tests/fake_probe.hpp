@@ -100,6 +100,7 @@ class FakeProbe final : public core::SystemProbe, public core::NodeQuery {
     return it == limits.end() ? core::ResourceLimit{} : it->second;
   }
   [[nodiscard]] std::pair<std::string, unsigned long long> self_digest() const override { return {}; }
+  [[nodiscard]] std::string file_digest(const std::string& /*path*/) const override { return {}; }
   /// Canned answers by host; hosts not listed are not ready. `asked` records each command.
   std::map<std::string, core::NodeReply> replies;
   mutable std::vector<std::vector<std::string>> asked;

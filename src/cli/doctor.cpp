@@ -12,6 +12,7 @@
 #include "cli/launch_report.hpp"
 #include "cli/terminal.hpp"
 #include "cli/yeet_relay.hpp"
+#include "core/agents.hpp"
 #include "core/broadcast.hpp"
 #include "core/cluster.hpp"
 #include "core/doctor.hpp"
@@ -116,6 +117,10 @@ void DoctorCommand::add_cli(CLI::App& app) {
       ->check(CLI::IsMember({"mpiexec", "mpirun", "srun", "local"}));
   app.add_option("--dst", dst_, "With --nodes: the yeet destination whose free space counts (default /tmp)")
       ->type_name("PATH");
+  app.add_option("--transport", transport_,
+                 "With --nodes: launcher (the job's srun/mpiexec/mpirun starts an agent per node; no SSH), ssh, or "
+                 "auto (default: the launcher inside a job)")
+      ->check(CLI::IsMember({"auto", "launcher", "ssh"}));
   app.add_option("--ssh-command", ssh_command_,
                  "With --nodes: reach the nodes with this ssh client instead of the built-in libssh")
       ->type_name("CMD");
@@ -180,10 +185,16 @@ int DoctorCommand::run(Context& ctx) {
   };
 
   std::vector<core::CheckResult> node_results;
-  if (nodes_ && facts.cluster) {
+  const auto reach = facts.cluster ? core::reach_from(*facts.cluster, env, probe, !no_hsn_,
+                                                      core::transport_request(transport_, ssh_command_))
+                                   : Expected<core::NodeReach>(usage_error(facts.cluster_error));
+  if (nodes_ && reach) {
     const auto start = Clock::now();
-    const auto targets = core::yeet_targets(facts.cluster->hosts, env.hostname, !no_hsn_, probe);
+    const auto& targets = reach->targets;
     core::BroadcastSpec spec;
+    spec.transport = reach->choice.kind;
+    spec.agent_step = reach->agent_step;
+    spec.agent_head = reach->agent_head;
     spec.destination = dst_;
     spec.self_exe = env.self_exe;
     spec.ssh_command = split_command(ssh_command_);
@@ -200,7 +211,9 @@ int DoctorCommand::run(Context& ctx) {
     options.exe = env.self_exe;
     options.dst = dst_;
     options.need_bytes = env_bytes.valid() ? env_bytes.get().value_or(0) : 0;
-    options.transport = ssh_command_.empty() ? "built-in libssh" : ssh_command_;
+    options.transport = spec.transport == core::TransportKind::launcher ? "the job's launcher (agents over TCP)"
+                        : ssh_command_.empty()                          ? "ssh (built-in libssh)"
+                                                                        : "ssh (" + ssh_command_ + ")";
     node_results = core::node_checks(replies, options);
     const double took = ms_since(start);
     for (auto& r : node_results) {
@@ -217,7 +230,8 @@ int DoctorCommand::run(Context& ctx) {
     start_local();
     if (nodes_) {
       node_results.push_back(
-          core::check_error("nodes", "no host list to reach: " + facts.cluster_error, "fix the scheduler check first"));
+          core::check_error("nodes", "no nodes to reach: " + reach.error().message,
+                            facts.cluster ? "use --transport ssh" : "fix the scheduler check first"));
     }
   }
 

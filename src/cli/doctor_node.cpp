@@ -33,7 +33,13 @@ int DoctorNodeCommand::run(Context& ctx) {
   }
   facts.version = EZPZ_VERSION;
   facts.exe_present = !exe_.empty() && ctx.probe().is_file(exe_);
-  facts.exe_same = facts.exe_present && ctx.probe().real_path(exe_) == ctx.probe().real_path(ctx.env.self_exe);
+  // The same file, or the same bytes (a copy the launcher shipped: srun --bcast).
+  auto same_bytes = [&] {
+    const auto theirs = ctx.probe().file_digest(exe_);
+    return !theirs.empty() && theirs == ctx.probe().self_digest().first;
+  };
+  facts.exe_same =
+      facts.exe_present && (ctx.probe().real_path(exe_) == ctx.probe().real_path(ctx.env.self_exe) || same_bytes());
   ctx.term.out() << core::kReadyLine << '\n' << std::flush;
   std::string ping;
   if (!std::getline(std::cin, ping)) {

@@ -5,10 +5,12 @@
 #include <tuple>
 
 #include <CLI/App.hpp>
+#include <CLI/Validators.hpp>
 #include <nlohmann/json.hpp>
 
 #include "cli/terminal.hpp"
 #include "cli/yeet_relay.hpp"
+#include "core/agents.hpp"
 #include "core/broadcast.hpp"
 #include "core/cluster.hpp"
 #include "core/kill.hpp"
@@ -18,7 +20,7 @@ namespace ezpz::cli {
 void KillCommand::add_cli(CLI::App& app) {
   app.add_option("pattern,--pattern", pattern_, "Only jobs whose id (MASTER_ADDR:PORT) or command line contains this")
       ->type_name("PATTERN");
-  app.add_flag("--all-nodes", all_nodes_, "Also on every other node of the job (over ssh, as yeet reaches them)");
+  app.add_flag("--all-nodes", all_nodes_, "Also on every other node of the job (as yeet reaches them: --transport)");
   app.add_option("--hostfile", hostfile_, "The nodes for --all-nodes (default: the job's, as for launch)")
       ->type_name("FILE");
   app.add_option("--signal", signal_, "TERM (default), INT, HUP, QUIT, USR1, USR2 or KILL")->type_name("SIG");
@@ -26,6 +28,10 @@ void KillCommand::add_cli(CLI::App& app) {
       ->type_name("S");
   app.add_flag("--dry-run", dry_run_, "List what would be signalled; signal nothing");
   app.add_flag("--json", json_, "Print one JSON object per node instead of text");
+  app.add_option("--transport", transport_,
+                 "With --all-nodes: launcher (the job's srun/mpiexec/mpirun starts an agent per node; no SSH), ssh, "
+                 "or auto (default: the launcher inside a job)")
+      ->check(CLI::IsMember({"auto", "launcher", "ssh"}));
   app.add_option("--ssh-command", ssh_command_, "Reach other nodes with this ssh client instead of the built-in one")
       ->type_name("CMD");
   app.footer(
@@ -33,6 +39,41 @@ void KillCommand::add_cli(CLI::App& app) {
       "  ezpz kill                      # every ezpz-launched process of mine on this node\n"
       "  ezpz kill train.py --all-nodes # those running train.py, on every node of the job\n"
       "  ezpz kill --dry-run --signal INT");
+}
+
+/// `ezpz kill --json ...` on every other node, over the planned transport: their reports added
+/// to `reports`; true when one failed or left a process running.
+bool KillCommand::other_nodes(Context& ctx, const core::NodeReach& reach, std::vector<nlohmann::json>& reports) const {
+  core::BroadcastSpec spec;
+  spec.self_exe = ctx.env.self_exe;
+  spec.ssh_command = split_command(ssh_command_);
+  spec.user = ctx.env.get("USER").value_or("");
+  spec.transport = reach.choice.kind;
+  spec.agent_step = reach.agent_step;
+  spec.agent_head = reach.agent_head;
+  std::tie(spec.exe_digest, spec.exe_size) = ctx.probe().self_digest();
+  std::vector<std::string> args = {"kill", "--json", "--signal", signal_, "--grace", std::to_string(grace_s_)};
+  if (dry_run_) {
+    args.emplace_back("--dry-run");
+  }
+  if (!pattern_.empty()) {
+    args.push_back("--pattern=" + pattern_);
+  }
+  bool failed = false;
+  for (const auto& o : ctx.node_commands().run_on_nodes(reach.targets, args, spec, 30 + grace_s_)) {
+    auto j = nlohmann::json::parse(o.output.substr(0, o.output.find('\n')), nullptr, false);
+    const bool refused = j.is_object() && !j.value("ok", true);  // its failure object
+    if (!o.error.empty() || j.is_discarded() || !j.is_object() || refused) {
+      std::string why = refused ? j.value("error", std::string()) : o.error;
+      j = {{"host", o.host}, {"error", why.empty() ? "ezpz kill there exited " + std::to_string(o.exit_code) : why}};
+      failed = true;
+    } else {
+      j["host"] = o.host;
+      failed = failed || j.value("still_running", 0) > 0;
+    }
+    reports.push_back(j);
+  }
+  return failed;
 }
 
 int KillCommand::run(Context& ctx) {
@@ -45,12 +86,15 @@ int KillCommand::run(Context& ctx) {
   }
   // The other nodes first: a bad hostfile stops the command before anything is signalled.
   std::optional<core::HostList> others;
+  core::NodeReach reach;
   if (all_nodes_) {
-    auto hosts = core::job_other_hosts(ctx.env, ctx.probe(), hostfile_, false);
-    if (!hosts) {
-      return ctx.term.fail(hosts.error());
+    auto planned =
+        core::plan_reach(ctx.env, ctx.probe(), hostfile_, false, core::transport_request(transport_, ssh_command_));
+    if (!planned) {
+      return ctx.term.fail(planned.error());
     }
-    others = std::move(*hosts);
+    reach = std::move(*planned);
+    others = reach.targets;
   }
   const std::string host = ctx.env.hostname.empty() ? "localhost" : ctx.env.hostname;
   // This node.
@@ -102,31 +146,7 @@ int KillCommand::run(Context& ctx) {
   bool failed = survivors > 0;
   // Every other node: the same command there.
   if (others) {
-    core::BroadcastSpec spec;
-    spec.self_exe = ctx.env.self_exe;
-    spec.ssh_command = split_command(ssh_command_);
-    spec.user = ctx.env.get("USER").value_or("");
-    std::tie(spec.exe_digest, spec.exe_size) = ctx.probe().self_digest();
-    std::vector<std::string> args = {"kill", "--json", "--signal", signal_, "--grace", std::to_string(grace_s_)};
-    if (dry_run_) {
-      args.emplace_back("--dry-run");
-    }
-    if (!pattern_.empty()) {
-      args.push_back("--pattern=" + pattern_);
-    }
-    for (const auto& o : ctx.node_commands().run_on_nodes(*others, args, spec, 30 + grace_s_)) {
-      auto j = nlohmann::json::parse(o.output.substr(0, o.output.find('\n')), nullptr, false);
-      const bool refused = j.is_object() && !j.value("ok", true);  // its failure object
-      if (!o.error.empty() || j.is_discarded() || !j.is_object() || refused) {
-        std::string why = refused ? j.value("error", std::string()) : o.error;
-        j = {{"host", o.host}, {"error", why.empty() ? "ezpz kill there exited " + std::to_string(o.exit_code) : why}};
-        failed = true;
-      } else {
-        j["host"] = o.host;
-        failed = failed || j.value("still_running", 0) > 0;
-      }
-      reports.push_back(j);
-    }
+    failed = other_nodes(ctx, reach, reports) || failed;
   }
   auto& out = ctx.term.out();
   for (const auto& r : reports) {

@@ -1,11 +1,15 @@
 // ezpz kill [PATTERN] [--all-nodes] [--signal S] [--grace S] [--dry-run] [--json]: stop the
 // processes of ezpz-launched jobs (every rank carries EZPZ_JOB_ID) on this node, or on every
-// node of the job over SSH; TERM first, KILL for those still running after the grace period.
+// node of the job (over SSH or through the job's launcher: --transport); TERM first, KILL for those still running after
+// the grace period.
 #pragma once
 
 #include <string>
 
+#include <nlohmann/json.hpp>
+
 #include "cli/command.hpp"
+#include "core/agents.hpp"
 
 namespace ezpz::cli {
 
@@ -15,6 +19,7 @@ class KillCommand final : public Command {
   int run(Context& ctx) override;
 
  private:
+  bool other_nodes(Context& ctx, const core::NodeReach& reach, std::vector<nlohmann::json>& reports) const;
   std::string pattern_;
   bool all_nodes_ = false;
   std::string hostfile_;
@@ -23,6 +28,7 @@ class KillCommand final : public Command {
   bool dry_run_ = false;
   bool json_ = false;
   std::string ssh_command_;
+  std::string transport_ = "auto";
 };
 
 }  // namespace ezpz::cli

@@ -115,10 +115,8 @@ Expected<core::BroadcastPlan> YeetCommand::plan_nodes(Context& ctx, const core::
     return ok.error();
   }
   // The other nodes: the job's hosts (as for launch) less this one; how they are reached.
-  // --ssh-command names the transport when --transport does not.
-  const auto request = transport_ == "auto" && !ssh_command_.empty() ? core::TransportRequest::ssh
-                                                                     : *core::transport_request_from_string(transport_);
-  auto reach = core::plan_reach(ctx.env, ctx.probe(), hostfile_, !no_hsn_, request);
+  auto reach =
+      core::plan_reach(ctx.env, ctx.probe(), hostfile_, !no_hsn_, core::transport_request(transport_, ssh_command_));
   if (!reach) {
     return reach.error();
   }

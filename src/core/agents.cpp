@@ -122,29 +122,41 @@ Expected<NodeReach> plan_reach(const Env& env, const SystemProbe& probe, const s
   if (!cluster) {
     return cluster.error();
   }
+  return reach_from(*cluster, env, probe, use_hsn, request);
+}
+
+Expected<NodeReach> reach_from(const ClusterInfo& cluster, const Env& env, const SystemProbe& probe, bool use_hsn,
+                               TransportRequest request) {
   NodeReach reach;
-  auto choice = choose_transport(request, *cluster, find_launchers(probe));
+  auto choice = choose_transport(request, cluster, find_launchers(probe));
   if (!choice) {
     return choice.error();
   }
   reach.choice = std::move(*choice);
   const bool launcher = reach.choice.kind == TransportKind::launcher;
-  reach.targets = yeet_targets(cluster->hosts, env.hostname, use_hsn && !launcher, probe);
+  reach.targets = yeet_targets(cluster.hosts, env.hostname, use_hsn && !launcher, probe);
   if (!launcher || reach.targets.empty()) {
     return reach;
   }
   // srun starts the agents on the targets by name; an MPI launcher on every host of the job's
   // hostfile (this node's agent hears it is not a target and ends).
   const bool by_name = reach.choice.launcher.style == LauncherStyle::srun;
-  const bool have_file = cluster->host_source.kind == HostSource::Kind::file;
+  const bool have_file = cluster.host_source.kind == HostSource::Kind::file;
   if (!by_name && !have_file) {
     return usage_error("--transport launcher with " + reach.choice.launcher.program +
                        " needs the job's hosts in a file: pass --hostfile");
   }
-  reach.agent_step = agent_step_argv(reach.choice.launcher, by_name ? reach.targets : cluster->hosts,
-                                     have_file ? cluster->host_source.value : "", env.self_exe, env.uid == 0);
-  reach.agent_head = master_address({env.hostname.empty() ? "localhost" : env.hostname}, cluster->machine, probe);
+  reach.agent_step = agent_step_argv(reach.choice.launcher, by_name ? reach.targets : cluster.hosts,
+                                     have_file ? cluster.host_source.value : "", env.self_exe, env.uid == 0);
+  reach.agent_head = master_address({env.hostname.empty() ? "localhost" : env.hostname}, cluster.machine, probe);
   return reach;
+}
+
+TransportRequest transport_request(const std::string& transport, const std::string& ssh_command) {
+  if (transport == "auto" && !ssh_command.empty()) {
+    return TransportRequest::ssh;
+  }
+  return transport_request_from_string(transport).value_or(TransportRequest::automatic);
 }
 
 std::string encode_directory(const AgentDirectory& directory) {

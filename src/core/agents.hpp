@@ -45,6 +45,11 @@ struct NodeReach {
 /// the transport `request` gives there.
 [[nodiscard]] Expected<NodeReach> plan_reach(const Env& env, const SystemProbe& probe, const std::string& hostfile,
                                              bool use_hsn, TransportRequest request);
+/// The same for a cluster already discovered (doctor's).
+[[nodiscard]] Expected<NodeReach> reach_from(const ClusterInfo& cluster, const Env& env, const SystemProbe& probe,
+                                             bool use_hsn, TransportRequest request);
+/// --transport's value (auto, launcher, ssh); auto with an --ssh-command means ssh.
+[[nodiscard]] TransportRequest transport_request(const std::string& transport, const std::string& ssh_command);
 
 /// The variables the launcher carries to every agent (the environment, never a command line):
 /// the run's secret (hex) and where the head listens ("address:port").

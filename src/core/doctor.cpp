@@ -395,13 +395,14 @@ std::vector<CheckResult> node_checks(const std::vector<NodeReply>& replies, cons
   }
   std::sort(t.rtts.begin(), t.rtts.end());
   if (!t.unreachable.empty()) {
-    out.push_back(check_error("nodes",
-                              std::to_string(reached) + " of " + std::to_string(total) + " hosts answered over ssh (" +
-                                  o.transport + "); no answer from " + join_hosts(t.unreachable),
-                              "see the per-host lines; fix ssh to those hosts or leave them out of the hostfile"));
+    out.push_back(check_error(
+        "nodes",
+        std::to_string(reached) + " of " + std::to_string(total) + " hosts answered over " + o.transport +
+            "; no answer from " + join_hosts(t.unreachable),
+        "see the per-host lines; fix the way to those hosts (ssh, or --transport) or leave them out of the hostfile"));
   } else {
-    out.push_back(check_ok("nodes", "all " + std::to_string(total) + " hosts answered over ssh (" + o.transport +
-                                        "); round trip median " + ms(t.rtts[t.rtts.size() / 2]) + ", max " +
+    out.push_back(check_ok("nodes", "all " + std::to_string(total) + " hosts answered over " + o.transport +
+                                        "; round trip median " + ms(t.rtts[t.rtts.size() / 2]) + ", max " +
                                         ms(t.worst_rtt) + " (" + t.worst_rtt_host + ")"));
   }
   if (reached > 0) {

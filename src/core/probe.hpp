@@ -94,6 +94,8 @@ class HostProbe {
   [[nodiscard]] virtual ResourceLimit resource_limit(const std::string& name) const = 0;
   /// SHA-256 (hex) and size of the running ezpz, for shipping it to nodes; empty on failure.
   [[nodiscard]] virtual std::pair<std::string, unsigned long long> self_digest() const = 0;
+  /// The SHA-256 (hex) of the file at `path`; empty when it cannot be read.
+  [[nodiscard]] virtual std::string file_digest(const std::string& path) const = 0;
 };
 
 /// What core's detection reads: files and host facts together (machine, scheduler, launchers).

@@ -106,6 +106,20 @@ done
 no_staging "salloc"
 wait_no_ezpz || fail "salloc: agents or relays left running"
 
+# doctor --nodes and kill --all-nodes through the same agents.
+out=$("$X" "${common[@]}" salloc -N 4 "$ezpz" doctor --nodes --transport launcher --json 2>/dev/null)
+report "$out" '
+hosts = {c["host"]: c for c in r if c.get("host")}
+assert sorted(hosts) == ["node1", "node2", "node3", "node4"], sorted(hosts)
+assert all(c["status"] == "ok" for c in hosts.values()), hosts
+assert "all 4 hosts answered" in [c for c in r if c["name"] == "nodes"][0]["message"], r' ||
+  fail "doctor --nodes --transport launcher: $out"
+out=$("$X" "${common[@]}" salloc -N 4 "$ezpz" kill --all-nodes --transport launcher --dry-run --json nothing-here \
+  2>/dev/null)
+[ "$(grep -c '"host":"node[1-4]","processes":\[\]' <<<"$out")" -eq 4 ] ||
+  fail "kill --all-nodes --transport launcher should hear from 4 nodes: $out"
+wait_no_ezpz || fail "doctor/kill: agents left running"
+
 # 4. sbatch, transport not named: auto takes the launcher inside the job (from node1 to node2-3).
 cat > "$D/yeet-job.sh" <<EOF
 #!/bin/sh

@@ -118,6 +118,11 @@ std::vector<core::NodeReply> PosixNodeQuery::ask_nodes(const std::vector<std::st
   ::signal(SIGPIPE, SIG_IGN);  // a node that went away must not take ezpz with it
   allow_descriptors(hosts.size());
   std::vector<core::NodeReply> replies(hosts.size());
+  (void)transport_.open_nodes(hosts, spec);  // the launcher transport's agents (a node without one fails below)
+  struct Close {
+    core::Transport& t;
+    ~Close() { t.close_nodes(); }
+  } close{transport_};
   std::vector<RemoteChild> procs(hosts.size());  // each closed, and reaped, on every way out
   for (std::size_t i = 0; i < hosts.size(); ++i) {
     replies[i].host = hosts[i];

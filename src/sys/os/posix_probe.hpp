@@ -31,6 +31,7 @@ class PosixProbe final : public core::SystemProbe {
   [[nodiscard]] core::ResourceLimit resource_limit(const std::string& name) const override;
   /// In os/self_digest.cpp.
   [[nodiscard]] std::pair<std::string, unsigned long long> self_digest() const override;
+  [[nodiscard]] std::string file_digest(const std::string& path) const override;
 
  private:
   std::string path_env_;

@@ -9,8 +9,10 @@
 
 namespace ezpz::sys {
 
-std::pair<std::string, unsigned long long> PosixProbe::self_digest() const {
-  const OwnedFd fd = open_self_owned();
+namespace {
+
+/// The SHA-256 (hex) and size of what `fd` reads; empty when it cannot be read.
+std::pair<std::string, unsigned long long> digest_of(const OwnedFd& fd) {
   if (!fd.valid()) {
     return {};
   }
@@ -29,6 +31,16 @@ std::pair<std::string, unsigned long long> PosixProbe::self_digest() const {
   unsigned char sum[SHA256_DIGEST_SIZE];
   sha256_digest(&ctx, sizeof(sum), sum);
   return {core::to_hex(sum, sizeof(sum)), size};
+}
+
+}  // namespace
+
+std::pair<std::string, unsigned long long> PosixProbe::self_digest() const {
+  return digest_of(open_self_owned());
+}
+
+std::string PosixProbe::file_digest(const std::string& path) const {
+  return digest_of(OwnedFd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK))).first;
 }
 
 }  // namespace ezpz::sys
