@@ -17,6 +17,10 @@ D=$EZSIM_DIR
 X="$sim/exec.sh"
 W=/var/tmp/ezpz-ctest-faults-src
 LIMIT=${EZPZ_FAULT_LIMIT_S:-100}  # how long a yeet with one faulty node may take before it counts as hung
+# The link-down case: one stall timeout (30 s) to notice the dead link, then the re-attached
+# nodes' copies. (When each blocked libssh write gave up quietly after 30 s and took 256 KB
+# more, it took 32, 62 or 92 s.)
+LINK_LIMIT=${EZPZ_FAULT_LINK_LIMIT_S:-55}
 fails=0
 table=()
 fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
@@ -276,6 +280,8 @@ if [ "$rc" -ge 124 ]; then
 else
   why=$(check_report "$W/link.json" node2 $(ok_hosts_but node2)) || fail "link: report $(cat "$W/link.json" "$W/link.json.err")"
   [ "$rc" -eq 0 ] || fail "link: 6 of 7 nodes meet --min-success-nodes 6 (rc $rc)"
+  python3 -c "import sys; sys.exit(float('$secs') > $LINK_LIMIT)" ||
+    fail "link: the dead link took ${secs}s to be noticed and worked around (more than ${LINK_LIMIT}s)"
   row "link down (node2, interior)" "node2 failed" "$secs" "rc $rc; $why"
 fi
 # The link stays down: no end of file can reach node2's relay, nor the relays node2 started on

@@ -90,8 +90,12 @@ bool flush_some(std::string& held) {
 /// stdout's reader (a relay's parent) reads only after the stream: a blocking write here once
 /// the pipe filled would stop this loop from forwarding the stream too. False once the channel
 /// is closed or broken.
+/// Stdout is read last, and this is the last libssh call before poll(): whatever reads the
+/// socket (here, a write, a flush) may take stdout data into libssh's buffer, where poll()
+/// cannot see it. Read in the other order, a line that came while stderr was looked at waited
+/// for the next packet (for a relay's first line after the stream: for ever).
 bool drain(ssh_channel channel, std::vector<char>& buf, std::string& held) {
-  for (int is_stderr = 0; is_stderr < 2; ++is_stderr) {
+  for (int is_stderr = 1; is_stderr >= 0; --is_stderr) {
     while (is_stderr != 0 || held.size() < kHoldMax) {
       const int n =
           ssh_channel_read_nonblocking(channel, buf.data(), static_cast<std::uint32_t>(buf.size()), is_stderr);
@@ -109,6 +113,78 @@ bool drain(ssh_channel channel, std::vector<char>& buf, std::string& held) {
     }
   }
   return flush_some(held) && ssh_channel_is_eof(channel) == 0 && ssh_channel_is_closed(channel) == 0;
+}
+
+/// Our stdin on its way to the channel (the session is non-blocking).
+struct Input {
+  std::string pending;    ///< read from stdin, not yet taken by the channel (its window is full)
+  bool open = true;       ///< stdin has not ended
+  bool eof_sent = false;  ///< the channel was told it ended
+  bool unsent = false;    ///< libssh holds bytes the socket has not taken yet
+  /// Read stdin again only once libssh has handed everything to the kernel. A blocking write
+  /// waited up to SSH_OPTIONS_TIMEOUT (30 s) for that, gave up quietly and took 256 KB more:
+  /// behind a dead link our parent saw progress every 30 s and never judged us stalled. Now
+  /// a dead link stops us reading within the remote window (2 MB), the parent's pipe fills,
+  /// and its stall timeout runs from there.
+  [[nodiscard]] bool wanted() const { return open && pending.empty() && !unsent; }
+};
+
+/// Hand what is pending to the channel (as much as its window takes), the end once all of it
+/// went, and let libssh write what the socket takes, all without blocking; false once the
+/// session or channel failed.
+bool push_input(ssh_session s, ssh_channel c, Input& in) {
+  if (!in.pending.empty()) {
+    const int n = ssh_channel_write(c, in.pending.data(), static_cast<std::uint32_t>(in.pending.size()));
+    if (n < 0) {
+      return false;  // the remote end is gone
+    }
+    in.pending.erase(0, static_cast<std::size_t>(n));
+  }
+  if (!in.open && !in.eof_sent && in.pending.empty()) {
+    if (ssh_channel_send_eof(c) == SSH_ERROR) {
+      return false;
+    }
+    in.eof_sent = true;
+  }
+  const int flushed = ssh_blocking_flush(s, 0);
+  in.unsent = flushed == SSH_AGAIN;
+  return flushed != SSH_ERROR;
+}
+
+/// Read what stdin has now into `in.pending`.
+void read_input(Input& in, std::vector<char>& buf) {
+  const auto n = ::read(0, buf.data(), buf.size());
+  if (n > 0) {
+    in.pending.assign(buf.data(), static_cast<std::size_t>(n));
+  } else if (n == 0 || (errno != EINTR && errno != EAGAIN)) {
+    in.open = false;
+  }
+}
+
+/// Pump stdin to the channel and the channel to stdout and stderr until the remote command
+/// ends or the session breaks. Nothing here blocks but poll(): a slow or dead link never stops
+/// the remote's lines from reaching our reader, nor makes us take more of stdin than we send.
+void pump(ssh_session s, ssh_channel c, std::vector<char>& buf, std::string& held) {
+  ssh_set_blocking(s, 0);
+  Input in;
+  while (push_input(s, c, in) && drain(c, buf, held)) {
+    // A descriptor not waited on is left out (-1): with no events asked, poll() still reports
+    // its hang-up (stdin after its end), which made this loop spin while the remote finished.
+    // The socket's input is watched while a pass would read it into libssh (drain, or a
+    // write waiting for the window to open), its output while libssh has bytes for it.
+    const bool socket_in = held.size() < kHoldMax || !in.pending.empty();
+    const auto socket_events = static_cast<short>((socket_in ? POLLIN : 0) | (in.unsent ? POLLOUT : 0));
+    pollfd fds[3] = {{in.wanted() ? 0 : -1, POLLIN, 0},
+                     {socket_events != 0 ? ssh_get_fd(s) : -1, socket_events, 0},
+                     {held.empty() ? -1 : 1, POLLOUT, 0}};
+    if (::poll(fds, 3, -1) < 0 && errno != EINTR) {
+      break;
+    }
+    if (in.wanted() && (fds[0].revents & (POLLIN | POLLHUP | POLLERR)) != 0) {
+      read_input(in, buf);
+    }
+  }
+  ssh_set_blocking(s, 1);
 }
 
 }  // namespace
@@ -161,32 +237,7 @@ int ssh_run_stdio(const std::string& host, const std::string& command, const Ssh
   std::string held;
   const int stdout_flags = ::fcntl(1, F_GETFL);
   ::fcntl(1, F_SETFL, stdout_flags | O_NONBLOCK);
-  bool input_open = true;
-  // Drain first, every time: libssh may already hold channel data it read from the socket
-  // while doing something else (the exec request's reply, a write), and poll() sees only the
-  // socket. Polling first lost such data until the next packet: a remote ezpz's ready line
-  // that came with the exec reply waited for a ping that waited for it (a hang until timeout).
-  while (drain(c, buf, held)) {
-    // A descriptor not waited on is left out (-1): with no events asked, poll() still reports
-    // its hang-up (stdin after its end), which made this loop spin while the remote finished.
-    pollfd fds[3] = {{input_open ? 0 : -1, POLLIN, 0},
-                     {held.size() < kHoldMax ? ssh_get_fd(s) : -1, POLLIN, 0},
-                     {held.empty() ? -1 : 1, POLLOUT, 0}};
-    if (::poll(fds, 3, -1) < 0 && errno != EINTR) {
-      break;
-    }
-    if (input_open && (fds[0].revents & (POLLIN | POLLHUP | POLLERR)) != 0) {
-      const auto n = ::read(0, buf.data(), buf.size());
-      if (n > 0) {
-        if (ssh_channel_write(c, buf.data(), static_cast<std::uint32_t>(n)) != n) {
-          break;  // the remote end is gone
-        }
-      } else if (n == 0 || errno != EINTR) {
-        input_open = false;
-        ssh_channel_send_eof(c);
-      }
-    }
-  }
+  pump(s, c, buf, held);
   drain(c, buf, held);  // what arrived with the end of the stream
   ::fcntl(1, F_SETFL, stdout_flags);
   (void)write_all(1, held.data(), held.size());
