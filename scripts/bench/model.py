@@ -8,7 +8,9 @@
    (8-4096 nodes), it must land within 25% of every point.
 2. ezpz yeet's pipelined tree (fan-out k): the head packs once; every relay extracts while it
    forwards, so the stream moves at the slowest stage (an ssh stream, a link shared by k
-   copies, or extraction on a node) plus one connection set-up per tree level.
+   copies, or extraction on a node) plus one connection set-up per tree level. With
+   --transport launcher: one launcher step starts every agent, a level costs a TCP connect,
+   and a hop is a sealed TCP stream (AES-256-GCM) rather than an ssh channel.
 
 Usage: python3 scripts/bench/model.py
 """
@@ -78,12 +80,28 @@ SETUP = 0.5          # s: ssh connection + relay start per tree level
 LOCAL_ZSTD = LOCAL * 0.3   # s: the head's local extract of a tar.zst (no gzip: ~3x faster measured)
 
 
-def ezpz_tree(nodes, k=2):
-    depth = math.ceil(math.log(max(nodes - 1, 1) * (k - 1) + 1, k)) if k > 1 else nodes - 1
+# The launcher transport (--transport launcher): one launcher step starts every agent, then each
+# tree level costs a TCP connect and a relay start through the agent; a hop is a TCP stream sealed
+# with AES-256-GCM instead of an ssh channel.
+STEP = 1.5           # s: srun's step start on the job's nodes plus every agent calling back
+                     # (measured here on 32 simulated nodes: scripts/bench/yeet_transport.sh)
+STEP_PER_1K = 1.0    # s per 1000 nodes more: Slurm's fan-out of the step (tree-launched)
+TCP_SETUP = 0.05     # s: TCP connect + handshake + relay start per tree level
+TCP_STREAM = 2.0     # GB/s: one AES-256-GCM stream (one core; AES-NI); --no-encrypt is faster
+
+
+def depth_of(nodes, k):
+    return math.ceil(math.log(max(nodes - 1, 1) * (k - 1) + 1, k)) if k > 1 else nodes - 1
+
+
+def ezpz_tree(nodes, k=2, launcher=False):
+    depth = depth_of(nodes, k)
     wire = S / RATIO                                   # GB on every link
-    rate = min(STREAM, LINK / k)                       # GB/s of compressed stream per link
+    per_stream = TCP_STREAM if launcher else STREAM
+    rate = min(per_stream, LINK / k)                   # GB/s of compressed stream per link
     stream = max(wire / rate, S / EXTRACT)             # pipelined: the slowest stage
-    return LOCAL_ZSTD + depth * SETUP + stream
+    setup = STEP + STEP_PER_1K * nodes / 1000 + depth * TCP_SETUP if launcher else depth * SETUP
+    return LOCAL_ZSTD + setup + stream
 
 
 def main():
@@ -95,7 +113,8 @@ def main():
         worst = max(worst, abs(err))
         print(f"{n:>6} {pub:>9.1f}s {m:>7.1f}s {err:>+6.0%}   {ezpz_tree(n):>19.1f}s")
     print(f"worst model error against the published table: {worst:.0%} (target: within 25%)")
-    print(f"prediction at 4096 nodes: ezpz yeet {ezpz_tree(4096):.1f} s vs ezpz's algorithm "
+    print(f"prediction at 4096 nodes: ezpz yeet {ezpz_tree(4096):.1f} s over ssh, "
+          f"{ezpz_tree(4096, launcher=True):.1f} s with --transport launcher, vs ezpz's algorithm "
           f"{ezpz_greedy(4096):.1f} s (published 750.6 s; target under 60 s)")
 
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "core/strings.hpp"
+#include "core/yeet_plan.hpp"
 
 namespace ezpz::core {
 
@@ -69,26 +70,25 @@ Expected<TransportChoice> choose_transport(TransportRequest request, const Clust
   return choice;
 }
 
+bool node_local_binary(const std::string& exe) {
+  return std::any_of(default_yeet_roots().begin(), default_yeet_roots().end(),
+                     [&](const std::string& root) { return exe.rfind(root + "/", 0) == 0; });
+}
+
 std::vector<std::string> agent_step_argv(const LauncherChoice& launcher, const HostList& hosts,
-                                         const std::string& hostfile, const std::string& exe, bool as_root) {
+                                         const std::string& hostfile, const std::string& exe, bool as_root, bool ship) {
   const auto n = std::to_string(hosts.size());
   std::vector<std::string> argv;
   switch (launcher.style) {
     case LauncherStyle::srun:
       // --overlap: beside a training step that holds the job's CPUs; no stdin for any task.
-      // --bcast: Slurm copies this binary to each node's /tmp first (the nodes need not share
-      // its path); each agent removes its copy once it runs (nothing is left on the nodes).
-      argv = {launcher.program,
-              "--overlap",
-              "--quiet",
-              "--input=none",
-              "--chdir=/",
-              "--kill-on-bad-exit=0",
-              "--bcast=" + std::string(kBcastDir),
-              "-N" + n,
-              "-n" + n,
-              "--ntasks-per-node=1",
-              "--nodelist=" + join(hosts, ",")};
+      // --bcast (`ship`): Slurm copies this binary to each node's /tmp first (the nodes need not
+      // share its path); each agent removes its copy once it runs (nothing is left on the nodes).
+      argv = {launcher.program,       "--overlap", "--quiet", "--input=none",        "--chdir=/",
+              "--kill-on-bad-exit=0", "-N" + n,    "-n" + n,  "--ntasks-per-node=1", "--nodelist=" + join(hosts, ",")};
+      if (ship) {
+        argv.insert(argv.begin() + 6, "--bcast=" + std::string(kBcastDir));
+      }
       break;
     case LauncherStyle::openmpi:
     case LauncherStyle::sophia:
@@ -147,7 +147,8 @@ Expected<NodeReach> reach_from(const ClusterInfo& cluster, const Env& env, const
                        " needs the job's hosts in a file: pass --hostfile");
   }
   reach.agent_step = agent_step_argv(reach.choice.launcher, by_name ? reach.targets : cluster.hosts,
-                                     have_file ? cluster.host_source.value : "", env.self_exe, env.uid == 0);
+                                     have_file ? cluster.host_source.value : "", env.self_exe, env.uid == 0,
+                                     node_local_binary(env.self_exe));
   reach.agent_head = master_address({env.hostname.empty() ? "localhost" : env.hostname}, cluster.machine, probe);
   return reach;
 }

@@ -67,12 +67,17 @@ inline constexpr std::string_view kBcastPrefix = "slurm_bcast_";
 
 /// The one launcher step that starts an agent on each of `hosts` (one per node): srun
 /// --overlap with --nodelist; mpiexec (PALS, MPICH) or mpirun (Open MPI) with `hostfile` (the
-/// hosts, one per line). srun ships the binary (--bcast); the MPI launchers need it at the same
-/// path on every node (a shared filesystem). Open MPI is told to carry kSecretVar and
+/// hosts, one per line). srun ships the binary when `ship` (--bcast); the MPI launchers need it
+/// at the same path on every node (a shared filesystem). Open MPI is told to carry kSecretVar and
 /// kHeadVar by name (-x); the others carry the whole environment.
 [[nodiscard]] std::vector<std::string> agent_step_argv(const LauncherChoice& launcher, const HostList& hosts,
                                                        const std::string& hostfile, const std::string& exe,
-                                                       bool as_root);
+                                                       bool as_root, bool ship = false);
+
+/// Whether this binary lives on a node-local filesystem (under /tmp, /dev/shm, /local or /raid,
+/// where yeet itself installs): then srun ships it (--bcast); elsewhere it is taken to be on a
+/// shared filesystem every node sees (shipping 10 MB to every node costs seconds on slow links).
+[[nodiscard]] bool node_local_binary(const std::string& exe);
 
 /// Agents by node name: "node1=10.0.0.1:4242,node2=..." (node names hold no "=,").
 using AgentDirectory = std::map<std::string, std::string>;

@@ -211,6 +211,35 @@ for n in node2 node3 node4; do
   [ "$(on "$n" 'sha256sum < /tmp/killed/huge')" = "$want" ] || fail "killed relay: $n's copy differs"
 done
 
+# 8b. The same with --no-reattach: node2 onwards are repaired after the pass by a peer that has
+#     the copy (through its agent: `ezpz __yeet-send`), not by the head.
+"$X" "${common[@]}" salloc -N 4 "$ezpz" yeet "$W/data" --dst /tmp/killed2 --fanout 1 --no-reattach \
+  --min-success-nodes 4 --json > "$W/killed2.json" 2>/dev/null &
+pid=$!
+relay=$(wait_relay "__yeet-relay --host node2 " node2 /tmp/killed2) || fail "no-reattach: no relay on node2"
+[ -n "$relay" ] && kill -KILL "$relay"
+wait "$pid" || fail "killed relay, --no-reattach: exit $?"
+report "$(cat "$W/killed2.json")" '
+assert r["failed"] == ["node2"], r["failed"]
+assert {n["host"]: n["repaired_from"] for n in r["remote"] if n["repaired_from"]} == {"node3": "node1", "node4": "node1"}, r' ||
+  fail "no-reattach report: $(cat "$W/killed2.json")"
+for n in node3 node4; do
+  [ "$(on "$n" 'sha256sum < /tmp/killed2/huge')" = "$want" ] || fail "no-reattach: $n's copy differs"
+done
+rm -f "$W/data/huge"
+
+# 8c. Incremental: after a change, the next yeet to the same destination sends only the delta.
+echo changed >> "$W/data/blob"
+out=$("$X" "${common[@]}" salloc -N 4 "$ezpz" yeet "$W/data" --dst /tmp/killed --json 2>/dev/null)
+report "$out" '
+assert r["incremental"]["mode"] == "delta", r["incremental"]
+assert r["failed"] == [] and r["succeeded"] == 5, r' || fail "incremental over the launcher: $out"
+want_blob=$(sha256sum < "$W/data/blob")
+for n in $nodes; do
+  [ "$(on "$n" 'sha256sum < /tmp/killed/blob')" = "$want_blob" ] || fail "incremental: $n's blob differs"
+done
+head -c 150000000 /dev/urandom > "$W/data/huge"
+
 # 9. Ctrl-C mid-stream: exit 130, nothing left on any node (no copy, no work, no agent).
 "$X" "${common[@]}" salloc -N 4 "$ezpz" yeet "$W/data" --dst /tmp/stopped --fanout 1 >/dev/null 2>&1 &
 pid=$!

@@ -40,7 +40,7 @@ TEST_CASE("choose_transport: auto takes the job's launcher, else SSH; launcher o
   CHECK(r->choice.why == "auto: slurm job, agents started by srun (srun)");
   CHECK(r->targets == HostList{"n1", "n2", "n3"});  // no -hsn0 names: the agents say their addresses
   CHECK(shell_join(r->agent_step) ==
-        "srun --overlap --quiet --input=none --chdir=/ --kill-on-bad-exit=0 --bcast=/tmp/ -N3 -n3 --ntasks-per-node=1 "
+        "srun --overlap --quiet --input=none --chdir=/ --kill-on-bad-exit=0 -N3 -n3 --ntasks-per-node=1 "
         "--nodelist=n1,n2,n3 /opt/ezpz __yeet-agent");
   CHECK(r->agent_head == "n0");
 
@@ -65,6 +65,18 @@ TEST_CASE("choose_transport: auto takes the job's launcher, else SSH; launcher o
   auto ssh = reach("slurm", TransportRequest::ssh, probe);
   REQUIRE(ssh);
   CHECK(ssh->choice.kind == TransportKind::ssh);
+}
+
+TEST_CASE("srun ships a binary that lives on a node-local filesystem, not one on a shared path", "[agents]") {
+  CHECK(node_local_binary("/tmp/ezpz"));
+  CHECK(node_local_binary("/dev/shm/me/ezpz"));
+  CHECK_FALSE(node_local_binary("/home/me/bin/ezpz"));
+  CHECK_FALSE(node_local_binary("/tmpfoo/ezpz"));
+  const auto argv =
+      agent_step_argv(LauncherChoice{"srun", LauncherStyle::srun, std::nullopt}, {"n1"}, "", "/tmp/ezpz", false, true);
+  CHECK(shell_join(argv) ==
+        "srun --overlap --quiet --input=none --chdir=/ --kill-on-bad-exit=0 --bcast=/tmp/ -N1 -n1 "
+        "--ntasks-per-node=1 --nodelist=n1 /tmp/ezpz __yeet-agent");
 }
 
 TEST_CASE("the agent step in each launcher's dialect", "[agents]") {

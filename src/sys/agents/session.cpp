@@ -197,7 +197,7 @@ int run_client(SecureChannel& ch, const std::vector<std::string>& args, std::str
   set_nonblocking(1);
   std::string held;
   bool input_open = true;
-  std::vector<char> buf(kMaxRecord);
+  std::vector<char> buf(64 * 1024);  // records of what a pipe holds: sent as they come
   std::string data;
   int status = -1;
   while (status < 0) {
