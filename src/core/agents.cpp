@@ -84,10 +84,19 @@ std::vector<std::string> agent_step_argv(const LauncherChoice& launcher, const H
       // --overlap: beside a training step that holds the job's CPUs; no stdin for any task.
       // --bcast (`ship`): Slurm copies this binary to each node's /tmp first (the nodes need not
       // share its path); each agent removes its copy once it runs (nothing is left on the nodes).
-      argv = {launcher.program,       "--overlap", "--quiet", "--input=none",        "--chdir=/",
-              "--kill-on-bad-exit=0", "-N" + n,    "-n" + n,  "--ntasks-per-node=1", "--nodelist=" + join(hosts, ",")};
+      argv = {launcher.program,
+              "--overlap",
+              "--quiet",
+              "--input=none",
+              "--chdir=/",
+              "--kill-on-bad-exit=0",
+              "--export=ALL",
+              "-N" + n,
+              "-n" + n,
+              "--ntasks-per-node=1",
+              "--nodelist=" + join(hosts, ",")};
       if (ship) {
-        argv.insert(argv.begin() + 6, "--bcast=" + std::string(kBcastDir));
+        argv.insert(argv.begin() + 7, "--bcast=" + std::string(kBcastDir));
       }
       break;
     case LauncherStyle::openmpi:

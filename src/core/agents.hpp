@@ -40,9 +40,10 @@ struct NodeReach {
   std::vector<std::string> agent_step;
   std::string agent_head;
 };
-/// The job's other hosts (as job_other_hosts: `hostfile` when not empty, this node left out;
-/// <host>-hsn0 names with SSH and `use_hsn`: the agents' own addresses are used otherwise) and
-/// the transport `request` gives there.
+/// The job's other hosts, as yeet, `kill --all-nodes` and `doctor --nodes` reach them (the hosts
+/// discover_cluster finds, `hostfile` when not empty, through yeet_targets: this node left out,
+/// deduplicated; <host>-hsn0 names with SSH and `use_hsn`: the agents say their own addresses
+/// otherwise), and the transport `request` gives there.
 [[nodiscard]] Expected<NodeReach> plan_reach(const Env& env, const SystemProbe& probe, const std::string& hostfile,
                                              bool use_hsn, TransportRequest request);
 /// The same for a cluster already discovered (doctor's).

@@ -329,18 +329,4 @@ Expected<ClusterInfo> discover_cluster(const Env& env, const MachineSet& machine
   return info;
 }
 
-Expected<HostList> job_other_hosts(const Env& env, const SystemProbe& probe, const std::string& hostfile,
-                                   bool use_hsn) {
-  auto machines = load_machines(env, probe);
-  if (!machines) {
-    return machines.error();
-  }
-  auto cluster = discover_cluster(env, *machines, std::nullopt,
-                                  hostfile.empty() ? std::nullopt : std::optional<std::string>(hostfile), probe);
-  if (!cluster) {
-    return cluster.error();
-  }
-  return yeet_targets(cluster->hosts, env.hostname, use_hsn, probe);
-}
-
 }  // namespace ezpz::core

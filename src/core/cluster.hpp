@@ -106,10 +106,4 @@ struct ClusterInfo {
                                                      const std::optional<std::string>& cli_hostfile,
                                                      const SystemProbe& probe);
 
-/// The job's other hosts, as yeet, `kill --all-nodes` and `doctor --nodes` reach them: the
-/// hosts discover_cluster finds (`hostfile` when not empty) through yeet_targets (this node
-/// left out, deduplicated, <host>-hsn0 when it resolves and `use_hsn`).
-[[nodiscard]] Expected<HostList> job_other_hosts(const Env& env, const SystemProbe& probe, const std::string& hostfile,
-                                                 bool use_hsn);
-
 }  // namespace ezpz::core

@@ -40,7 +40,7 @@ TEST_CASE("choose_transport: auto takes the job's launcher, else SSH; launcher o
   CHECK(r->choice.why == "auto: slurm job, agents started by srun (srun)");
   CHECK(r->targets == HostList{"n1", "n2", "n3"});  // no -hsn0 names: the agents say their addresses
   CHECK(shell_join(r->agent_step) ==
-        "srun --overlap --quiet --input=none --chdir=/ --kill-on-bad-exit=0 -N3 -n3 --ntasks-per-node=1 "
+        "srun --overlap --quiet --input=none --chdir=/ --kill-on-bad-exit=0 --export=ALL -N3 -n3 --ntasks-per-node=1 "
         "--nodelist=n1,n2,n3 /opt/ezpz __yeet-agent");
   CHECK(r->agent_head == "n0");
 
@@ -75,7 +75,7 @@ TEST_CASE("srun ships a binary that lives on a node-local filesystem, not one on
   const auto argv =
       agent_step_argv(LauncherChoice{"srun", LauncherStyle::srun, std::nullopt}, {"n1"}, "", "/tmp/ezpz", false, true);
   CHECK(shell_join(argv) ==
-        "srun --overlap --quiet --input=none --chdir=/ --kill-on-bad-exit=0 --bcast=/tmp/ -N1 -n1 "
+        "srun --overlap --quiet --input=none --chdir=/ --kill-on-bad-exit=0 --export=ALL --bcast=/tmp/ -N1 -n1 "
         "--ntasks-per-node=1 --nodelist=n1 /tmp/ezpz __yeet-agent");
 }
 
@@ -155,4 +155,20 @@ TEST_CASE("relays are told the transport and --no-encrypt, and refuse a transpor
   auto bad = parse_relay_args({"--dst", "/tmp/x", "--children", "", "--transport", "pigeon"});
   REQUIRE_FALSE(bad);
   CHECK_THAT(bad.error().message, Catch::Contains("--transport pigeon"));
+}
+
+TEST_CASE("plan_reach over SSH: the job's hosts less this node, -hsn0 names when asked", "[agents]") {
+  FakeProbe probe;
+  probe.files["/pbs/nf"] = "x1.a\nx2.a\nx1.a\nx3.a\n";
+  auto env = make_env({{"PBS_JOBID", "1.a"}, {"PBS_NODEFILE", "/pbs/nf"}, {"EZPZ_MACHINE", "local"}}, "x2");
+  auto others = plan_reach(env, probe, "", false, TransportRequest::ssh);
+  REQUIRE(others);
+  CHECK(others->targets == HostList{"x1.a", "x3.a"});
+  probe.resolvable.insert("x3-hsn0");
+  CHECK(plan_reach(env, probe, "", true, TransportRequest::ssh)->targets == HostList{"x1.a", "x3-hsn0"});
+  probe.files["/h"] = "y1\ny2\n";
+  CHECK(plan_reach(env, probe, "/h", false, TransportRequest::ssh)->targets == HostList{"y1", "y2"});
+  auto missing = plan_reach(env, probe, "/nope", false, TransportRequest::ssh);
+  REQUIRE_FALSE(missing);
+  CHECK(missing.error().message.find("/nope") != std::string::npos);
 }

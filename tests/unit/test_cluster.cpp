@@ -301,19 +301,3 @@ TEST_CASE("config file location and loading", "[cluster]") {
   REQUIRE_FALSE(bad);
   CHECK_THAT(bad.error().message, Catch::Contains("/h/.config/ezpz/config.toml:3: key 'bogus'"));
 }
-
-TEST_CASE("job_other_hosts: the job's hosts less this node, -hsn0 names when asked", "[cluster]") {
-  FakeProbe probe;
-  probe.files["/pbs/nf"] = "x1.a\nx2.a\nx1.a\nx3.a\n";
-  auto env = make_env({{"PBS_JOBID", "1.a"}, {"PBS_NODEFILE", "/pbs/nf"}, {"EZPZ_MACHINE", "local"}}, "x2");
-  auto others = job_other_hosts(env, probe, "", false);
-  REQUIRE(others);
-  CHECK(*others == HostList{"x1.a", "x3.a"});
-  probe.resolvable.insert("x3-hsn0");
-  CHECK(*job_other_hosts(env, probe, "", true) == HostList{"x1.a", "x3-hsn0"});
-  probe.files["/h"] = "y1\ny2\n";
-  CHECK(*job_other_hosts(env, probe, "/h", false) == HostList{"y1", "y2"});
-  auto missing = job_other_hosts(env, probe, "/nope", false);
-  REQUIRE_FALSE(missing);
-  CHECK(missing.error().message.find("/nope") != std::string::npos);
-}

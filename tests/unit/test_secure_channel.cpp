@@ -173,3 +173,42 @@ TEST_CASE("secure channel: new secrets are random and read back from hex", "[sec
   CHECK_FALSE(ezpz::sys::secret_from_hex("abc"));
   CHECK_FALSE(ezpz::sys::secret_from_hex(std::string(64, 'g')));
 }
+
+TEST_CASE("secure channel: a last record that comes with the end is still read", "[secure_channel]") {
+  auto p = connect(secret(5), secret(5), true);
+  REQUIRE(p.client);
+  REQUIRE(p.server);
+  REQUIRE(p.server->send('N', "not a node this run sends to"));
+  p.server.reset();  // closed right after: both arrive together
+  char type = 0;
+  std::string data;
+  REQUIRE(p.client->await(type, data, 2000));
+  CHECK(type == 'N');
+  CHECK(data == "not a node this run sends to");
+  CHECK_FALSE(p.client->await(type, data, 200));  // and then nothing
+}
+
+TEST_CASE("secure channel: a long stream read in pieces keeps a small buffer", "[secure_channel]") {
+  auto p = connect(secret(6), secret(6), false);
+  REQUIRE(p.client);
+  REQUIRE(p.server);
+  const std::string chunk(64 * 1024 + 7, 'q');
+  constexpr int kRecords = 400;  // 26 MB: a buffer that kept it all would be caught below
+  auto sent = std::async(std::launch::async, [&] {
+    bool ok = true;
+    for (int i = 0; i < kRecords && ok; ++i) {
+      ok = p.client->send('D', chunk);
+    }
+    return ok;
+  });
+  int got = 0;
+  char type = 0;
+  std::string data;
+  while (got < kRecords) {
+    REQUIRE(receive(*p.server, type, data) == Got::record);
+    REQUIRE(data.size() == chunk.size());
+    ++got;
+  }
+  CHECK(sent.get());
+  CHECK(p.server->buffered() < 2 * (ezpz::sys::kMaxRecord + 64));
+}

@@ -18,6 +18,10 @@
 namespace ezpz::sys {
 namespace {
 
+/// Sessions at once on one node: a relay's parent, a sender, doctor's or kill's node half, and
+/// re-attached relays, a handful in a run; anything past this is refused.
+constexpr std::size_t kMaxSessions = 64;
+
 std::string env_or_empty(std::string_view name) {
   const char* v = std::getenv(std::string(name).c_str());
   return v == nullptr ? std::string() : std::string(v);
@@ -50,9 +54,11 @@ void remove_bcast_copy() {
   }
 }
 
+/// An agent says what went wrong on stderr and ends with 0: a non-zero exit makes some
+/// launchers (Open MPI's mpirun) end every other agent of the step; the head reports the node.
 int fail(const std::string& what) {
   std::fprintf(stderr, "ezpz agent: %s\n", what.c_str());
-  return 1;
+  return 0;
 }
 
 /// Serve connections until the head's control connection ends: each in a session process of
@@ -80,6 +86,9 @@ void serve(SecureChannel& control, const Listener& listener, const Secret& secre
     }
     if (fds[1].revents != 0) {
       for (OwnedFd conn; (conn = accept_one(listener.fd.get())).valid();) {
+        if (sessions.size() >= kMaxSessions) {
+          continue;  // closed at once: a flood of strangers must not exhaust the user's processes
+        }
         const pid_t pid = ::fork();
         if (pid == 0) {  // the session: the agent's listener and its head's connection are not its own
           ::close(listener.fd.get());
@@ -123,7 +132,8 @@ int agent_main(const std::vector<std::string>& args) {
   if (!fd.valid()) {
     return fail(why);
   }
-  auto control = SecureChannel::open(std::move(fd), SecureChannel::Role::client, *secret, true, 30000, why);
+  keep_alive(fd.get());  // a head whose node dies without a word is noticed
+  auto control = SecureChannel::open(std::move(fd), SecureChannel::Role::client, *secret, true, 120000, why);
   if (!control) {
     return fail(head + ": " + why);
   }

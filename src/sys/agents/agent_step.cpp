@@ -42,10 +42,12 @@ std::optional<std::pair<std::string, SecureChannel>> registration(OwnedFd conn, 
                                                                   const std::set<std::string>& waiting,
                                                                   std::string& address) {
   std::string why;
-  auto ch = SecureChannel::open(std::move(conn), SecureChannel::Role::server, secret, true, 10000, why);
+  // A short leash: registrations are taken one at a time, and a stranger must not hold up the
+  // agents queued behind it (they wait for the head far longer: agent.cpp).
+  auto ch = SecureChannel::open(std::move(conn), SecureChannel::Role::server, secret, true, 2000, why);
   char type = 0;
   std::string data;
-  if (!ch || !ch->await(type, data, 10000) || type != 'H') {
+  if (!ch || !ch->await(type, data, 2000) || type != 'H') {
     return std::nullopt;  // not an agent of this run: dropped, nothing sent
   }
   const auto hello = nlohmann::json::parse(data, nullptr, false);

@@ -85,14 +85,8 @@ core::RemoteProcess AgentTransport::start(const std::string& host, const core::R
   if (pid == 0) {  // async-signal-safe calls only until exec (the caller may have threads)
     move_fd(child_in, 0);
     move_fd(from_child.write_end(), 1);
-    if (gated && with_stdin) {
-      char gate = 0;
-      ssize_t got;
-      while ((got = ::read(0, &gate, 1)) < 0 && errno == EINTR) {
-      }
-      if (got != 1) {
-        ::_exit(0);
-      }
+    if (gated && with_stdin && !wait_at_gate()) {
+      ::_exit(0);
     }
     ::signal(SIGPIPE, SIG_DFL);
     exec_self(self.get(), argv.data(), envp.data());

@@ -89,6 +89,17 @@ OwnedFd accept_one(int listener) {
   return fd;
 }
 
+void keep_alive(int fd) {
+  const int on = 1;
+  const int idle = 30;
+  const int interval = 10;
+  const int count = 3;
+  (void)::setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &on, sizeof(on));
+  (void)::setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &idle, sizeof(idle));
+  (void)::setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &interval, sizeof(interval));
+  (void)::setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &count, sizeof(count));
+}
+
 std::string peer_address(int fd) {
   sockaddr_in a{};
   socklen_t len = sizeof(a);

@@ -22,6 +22,10 @@ struct Listener {
 /// Accept one connection (close-on-exec, non-blocking); not valid when none is waiting.
 [[nodiscard]] OwnedFd accept_one(int listener);
 
+/// TCP keepalive on `fd`, probing after 30 s of silence: a peer whose node died is noticed in
+/// about a minute.
+void keep_alive(int fd);
+
 /// The IPv4 address the peer of `fd` connected from ("" when unknown).
 [[nodiscard]] std::string peer_address(int fd);
 

@@ -269,8 +269,8 @@ bool SecureChannel::send(char type, std::string_view data) {
 
 SecureChannel::Got SecureChannel::fill() {
   auto& s = *s_;
-  if (s.in_start > 0 && s.in_start == s.in.size()) {
-    s.in.clear();
+  if (s.in_start > 0) {  // what was opened goes: the buffer holds at most a record or two
+    s.in.erase(s.in.begin(), s.in.begin() + static_cast<std::ptrdiff_t>(s.in_start));
     s.in_start = 0;
   }
   unsigned char buf[64 * 1024];
@@ -333,6 +333,10 @@ SecureChannel::Got SecureChannel::next(char& type, std::string& data) {
   return Got::record;
 }
 
+std::size_t SecureChannel::buffered() const {
+  return s_->in.size();
+}
+
 bool SecureChannel::await(char& type, std::string& data, int timeout_ms) {
   const auto deadline = Clock::now() + std::chrono::milliseconds(timeout_ms);
   while (true) {
@@ -342,8 +346,11 @@ bool SecureChannel::await(char& type, std::string& data, int timeout_ms) {
     }
     const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
     pollfd p{fd(), POLLIN, 0};
-    if (got == Got::forged || left <= 0 || ::poll(&p, 1, static_cast<int>(left)) <= 0 || fill() == Got::closed) {
+    if (got == Got::forged || left <= 0 || ::poll(&p, 1, static_cast<int>(left)) <= 0) {
       return false;
+    }
+    if (fill() == Got::closed) {  // a last record may have come with the end
+      return next(type, data) == Got::record;
     }
   }
 }

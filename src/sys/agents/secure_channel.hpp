@@ -58,6 +58,8 @@ class SecureChannel {
   /// The next whole record from the buffer, opened: record (type and data set), need_more
   /// (incomplete), or forged (a bad tag or length: the connection is done).
   Got next(char& type, std::string& data);
+  /// Bytes read and not yet opened (at most about two records: the buffer is compacted).
+  [[nodiscard]] std::size_t buffered() const;
   /// Wait up to `timeout_ms` for the next record; false when none came (closed, forged, late).
   bool await(char& type, std::string& data, int timeout_ms);
 

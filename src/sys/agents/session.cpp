@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <nlohmann/json.hpp>
 #include <poll.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include "core/agents.hpp"
@@ -17,21 +18,6 @@ namespace {
 
 /// The most that waits for a slow local reader before the socket is no longer read.
 constexpr std::size_t kHold = 4U << 20;
-
-/// Write what `fd` (non-blocking) takes now from the front of `held`; false on an error.
-bool flush_some(int fd, std::string& held) {
-  while (!held.empty()) {
-    const auto n = ::write(fd, held.data(), held.size());
-    if (n > 0) {
-      held.erase(0, static_cast<std::size_t>(n));
-    } else if (n < 0 && errno == EINTR) {
-      continue;
-    } else {
-      return n < 0 && errno == EAGAIN;
-    }
-  }
-  return true;
-}
 
 void set_nonblocking(int fd) {
   ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_NONBLOCK);
@@ -128,9 +114,11 @@ bool carry(SecureChannel& ch, Command& c) {
         }
       }
       if (got == SecureChannel::Got::forged || filled == SecureChannel::Got::closed) {
-        connected = false;  // nothing more from it: the command sees its input end, unfinished
-        to_child.clear();
+        connected = false;  // nothing more from it: the command sees its input end, unfinished,
+        to_child.clear();   // and its next line out breaks its pipe, as over a lost ssh link
         c.in.reset();
+        c.out.reset();
+        c.err.reset();
       }
     }
     if (c.in.valid() && !flush_some(c.in.get(), to_child)) {
@@ -161,11 +149,23 @@ bool carry(SecureChannel& ch, Command& c) {
   return connected;
 }
 
+/// After the last record: say so, and take what the client still sends for a moment, so that
+/// closing with its data unread does not reset the connection before our last records arrive.
+void linger(SecureChannel& ch) {
+  ::shutdown(ch.fd(), SHUT_WR);
+  pollfd p{ch.fd(), POLLIN, 0};
+  for (int i = 0; i < 20 && ::poll(&p, 1, 100) >= 0; ++i) {
+    if ((p.revents & POLLIN) != 0 && ch.fill() == SecureChannel::Got::closed) {
+      return;
+    }
+  }
+}
+
 }  // namespace
 
 int serve_session(OwnedFd conn, const Secret& secret) {
   std::string why;
-  auto ch = SecureChannel::open(std::move(conn), SecureChannel::Role::server, secret, true, 10000, why);
+  auto ch = SecureChannel::open(std::move(conn), SecureChannel::Role::server, secret, true, 5000, why);
   if (!ch) {
     return 1;  // nothing was read past the handshake, nothing ran
   }
@@ -180,10 +180,10 @@ int serve_session(OwnedFd conn, const Secret& secret) {
     return 1;
   }
   const bool connected = carry(*ch, *c);
-  const int status = c->child.wait().value_or(0);
-  const int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  if (connected) {
-    (void)ch->send('X', std::to_string(code));
+  const auto status = c->child.wait();
+  const int code = !status ? 255 : WIFEXITED(*status) ? WEXITSTATUS(*status) : 128 + WTERMSIG(*status);
+  if (connected && ch->send('X', std::to_string(code))) {
+    linger(*ch);
   }
   return 0;
 }

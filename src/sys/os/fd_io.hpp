@@ -34,6 +34,33 @@ inline bool write_all(int fd, const void* data, std::size_t size) {
   return true;
 }
 
+/// Write what the non-blocking `fd` takes now from the front of `held`; false when its reader is
+/// gone (true when it is merely full).
+inline bool flush_some(int fd, std::string& held) {
+  while (!held.empty()) {
+    const auto n = ::write(fd, held.data(), held.size());
+    if (n > 0) {
+      held.erase(0, static_cast<std::size_t>(n));
+    } else if (n < 0 && errno == EINTR) {
+      continue;
+    } else {
+      return n < 0 && errno == EAGAIN;
+    }
+  }
+  return true;
+}
+
+/// In a forked child started `gated`: wait for the one byte on stdin that opens its gate; false
+/// when the gate was closed unopened (the child then ends, having started nothing).
+/// Async-signal-safe.
+inline bool wait_at_gate() {
+  char gate = 0;
+  ssize_t got;
+  while ((got = ::read(0, &gate, 1)) < 0 && errno == EINTR) {
+  }
+  return got == 1;
+}
+
 /// A descriptor closed with its owner unless released.
 class OwnedFd {
  public:

@@ -59,14 +59,8 @@ RemoteProcess start_remote(const std::string& host, const std::string& command, 
     // above belong to the parent; every descriptor is close-on-exec but 0-2).
     move_fd(child_in, 0);
     move_fd(from_child.write_end(), 1);
-    if (gated && with_stdin) {
-      char gate = 0;
-      ssize_t got;
-      while ((got = ::read(0, &gate, 1)) < 0 && errno == EINTR) {
-      }
-      if (got != 1) {
-        ::_exit(0);  // never opened: nothing was started
-      }
+    if (gated && with_stdin && !wait_at_gate()) {
+      ::_exit(0);  // never opened: nothing was started
     }
     if (!refusal.empty()) {
       (void)write_all(1, refusal.data(), refusal.size());

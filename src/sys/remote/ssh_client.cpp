@@ -70,22 +70,6 @@ bool check_host_key(ssh_session s, const std::string& host, const SshOptions& op
 /// Most of the remote's stdout held here while our reader is not reading (see drain).
 constexpr std::size_t kHoldMax = 1 << 20;
 
-/// Write what `held` has to our non-blocking stdout, as far as the reader takes it now; false
-/// when the reader is gone.
-bool flush_some(std::string& held) {
-  while (!held.empty()) {
-    const auto n = ::write(1, held.data(), held.size());
-    if (n > 0) {
-      held.erase(0, static_cast<std::size_t>(n));
-    } else if (n < 0 && errno == EINTR) {
-      continue;
-    } else {
-      return n < 0 && errno == EAGAIN;
-    }
-  }
-  return true;
-}
-
 /// Pass what the remote command writes to ours: stderr at once, stdout through `held`. Our
 /// stdout's reader (a relay's parent) reads only after the stream: a blocking write here once
 /// the pipe filled would stop this loop from forwarding the stream too. False once the channel
@@ -112,7 +96,7 @@ bool drain(ssh_channel channel, std::vector<char>& buf, std::string& held) {
       }
     }
   }
-  return flush_some(held) && ssh_channel_is_eof(channel) == 0 && ssh_channel_is_closed(channel) == 0;
+  return flush_some(1, held) && ssh_channel_is_eof(channel) == 0 && ssh_channel_is_closed(channel) == 0;
 }
 
 /// Our stdin on its way to the channel (the session is non-blocking).
