@@ -251,7 +251,9 @@ bool SecureChannel::send(char type, std::string_view data) {
   unsigned char* p = s.out.data();
   put_be32(p, n);
   p[4] = static_cast<unsigned char>(type);
-  std::memcpy(p + 5, data.data(), data.size());
+  if (!data.empty()) {  // an empty view may have no storage at all
+    std::memcpy(p + 5, data.data(), data.size());
+  }
   const auto iv = State::nonce(s.send_seq++);
   int len = 0;
   bool ok = EVP_EncryptInit_ex(s.seal.ctx, nullptr, nullptr, nullptr, iv.data()) == 1;

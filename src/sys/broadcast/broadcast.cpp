@@ -76,7 +76,7 @@ std::vector<core::NodeResult> broadcast_tree(core::Transport& transport, const s
     fan.terminate();
   }
   fan.end(complete);
-  return fan.collect(packed ? "its relay (ssh) ended without a report" : "the head stopped sending", on_result);
+  return fan.collect(packed ? "its relay ended without a report" : "the head stopped sending", on_result);
 }
 
 std::vector<core::NodeResult> send_from_peer(core::Transport& transport, const std::string& peer,
@@ -265,7 +265,7 @@ int run_relay(core::Transport& transport, const std::string& this_host,
   // This node's line at once, then each line of the subtree as it arrives: the head shows
   // nodes finishing live.
   say(me);
-  fan.collect("its relay (ssh) ended without a report", std::ref(say));
+  fan.collect("its relay ended without a report", std::ref(say));
   return me.ok() ? 0 : 1;
 }
 
