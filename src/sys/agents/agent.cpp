@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "core/agents.hpp"
+#include "sys/agents/exec_words.hpp"
 #include "sys/agents/net.hpp"
 #include "sys/agents/session.hpp"
 
@@ -21,11 +22,6 @@ namespace {
 /// Sessions at once on one node: a relay's parent, a sender, doctor's or kill's node half, and
 /// re-attached relays, a handful in a run; anything past this is refused.
 constexpr std::size_t kMaxSessions = 64;
-
-std::string env_or_empty(std::string_view name) {
-  const char* v = std::getenv(std::string(name).c_str());
-  return v == nullptr ? std::string() : std::string(v);
-}
 
 /// The names this node goes by: the scheduler's name for it, its host name.
 std::vector<std::string> my_names() {

@@ -22,11 +22,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-std::string env_or_empty(std::string_view name) {
-  const char* v = std::getenv(std::string(name).c_str());
-  return v == nullptr ? std::string() : std::string(v);
-}
-
 /// A result line for `host` that failed with `why`, on stdout (the parent reads it as the node's).
 void report_failure(const std::string& host, const std::string& why) {
   core::NodeResult r;

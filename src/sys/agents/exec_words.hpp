@@ -1,12 +1,21 @@
-// argv and envp for execve, made before fork (nothing is allocated in the child).
+// argv and envp for execve, made before fork (nothing is allocated in the child), and this
+// process's own variables as the agents read them.
 #pragma once
 
+#include <cstdlib>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <unistd.h>
 
 namespace ezpz::sys {
+
+/// The variable `name` of this process's environment; "" when unset.
+inline std::string env_or_empty(std::string_view name) {
+  const char* v = std::getenv(std::string(name).c_str());
+  return v == nullptr ? std::string() : std::string(v);
+}
 
 /// Pointers to `words`, then a null pointer (they live as long as `words`).
 inline std::vector<char*> pointers(std::vector<std::string>& words) {
