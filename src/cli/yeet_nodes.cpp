@@ -77,7 +77,7 @@ void send_to_nodes(YeetRun& run) {
     core::Broadcaster& b;
     ~CloseNodes() { b.close_nodes(); }
   } close_nodes{ctx.broadcaster()};
-  if (!unreachable.empty()) {
+  if (!unreachable.empty() && ctx.staging().interrupted() == 0) {
     ctx.term.warn(std::to_string(unreachable.size()) + " node(s) have no agent: " + unreachable.begin()->first + ": " +
                   unreachable.begin()->second);
   }

@@ -3,6 +3,7 @@
 // kill --all-nodes (sys/nodes) reach other nodes only through it.
 #pragma once
 
+#include <atomic>
 #include <map>
 #include <string>
 #include <vector>
@@ -47,9 +48,11 @@ class Transport {
   virtual int node_main(TransportKind /*kind*/, const std::vector<std::string>& /*args*/) { return 2; }
   /// Make `hosts` reachable over spec's transport for one run, before its first start (the
   /// launcher transport starts its agents here); the hosts that cannot be, each with why. Nothing
-  /// to do for SSH. close_nodes ends it (the agents stop).
+  /// to do for SSH. close_nodes ends it (the agents stop). It gives up, every host with why,
+  /// once `*stop` is set (Ctrl-C), when `stop` is given.
   [[nodiscard]] virtual std::map<std::string, std::string> open_nodes(const HostList& /*hosts*/,
-                                                                      const BroadcastSpec& /*spec*/) {
+                                                                      const BroadcastSpec& /*spec*/,
+                                                                      const std::atomic<bool>* /*stop*/) {
     return {};
   }
   virtual void close_nodes() {}

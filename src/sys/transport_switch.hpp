@@ -21,8 +21,9 @@ class TransportSwitch final : public core::Transport {
     return of(kind).node_main(kind, args);
   }
   [[nodiscard]] std::map<std::string, std::string> open_nodes(const core::HostList& hosts,
-                                                              const core::BroadcastSpec& spec) override {
-    return of(spec.transport).open_nodes(hosts, spec);
+                                                              const core::BroadcastSpec& spec,
+                                                              const std::atomic<bool>* stop) override {
+    return of(spec.transport).open_nodes(hosts, spec, stop);
   }
   void close_nodes() override {
     ssh_.close_nodes();

@@ -253,5 +253,23 @@ wait_no_ezpz || fail "Ctrl-C: agents or relays left running"
 for n in $nodes; do on "$n" 'test ! -e /tmp/stopped' || fail "Ctrl-C left /tmp/stopped on $n"; done
 no_staging "Ctrl-C"
 
+# 10. Ctrl-C before any agent called back (srun waiting for resources, here a stand-in that
+#     never starts them): the head stops waiting at once, the step is ended, exit 130.
+mkdir -p "$D/slowsrun"
+printf '#!/bin/sh\nexec sleep 300\n' > "$D/slowsrun/srun"
+chmod +x "$D/slowsrun/srun"
+"$X" "${common[@]}" salloc -N 4 env PATH="$D/slowsrun:$PATH" "$ezpz" yeet "$W/data" --dst /tmp/never \
+  --transport launcher >/dev/null 2>&1 &
+pid=$!
+for _ in $(seq 1 600); do pgrep -f -- "^sleep 300$" >/dev/null && break; sleep 0.05; done
+head_pid=$(pgrep -f -- "^$ezpz yeet $W/data --dst /tmp/never")
+started=$SECONDS
+kill -INT "$head_pid"
+wait "$pid"
+rc=$?
+[ "$rc" -eq 130 ] || fail "Ctrl-C before the agents: exit $rc, wanted 130"
+[ $((SECONDS - started)) -le 15 ] || fail "Ctrl-C before the agents took $((SECONDS - started)) s (the wait is 60 s)"
+pgrep -f -- "^sleep 300$" >/dev/null && fail "Ctrl-C before the agents: the launcher step was left running"
+
 [ "$fails" -eq 0 ] || { echo "$fails launcher-transport check(s) failed"; exit 1; }
 echo "cluster yeet --transport launcher: all checks passed"

@@ -73,7 +73,8 @@ std::optional<std::pair<std::string, SecureChannel>> registration(OwnedFd conn, 
 }  // namespace
 
 std::map<std::string, std::string> AgentTransport::open_nodes(const core::HostList& hosts,
-                                                              const core::BroadcastSpec& spec) {
+                                                              const core::BroadcastSpec& spec,
+                                                              const std::atomic<bool>* stop) {
   std::map<std::string, std::string> missing;
   auto fail_all = [&](const std::string& why) {
     for (const auto& h : hosts) {
@@ -105,7 +106,8 @@ std::map<std::string, std::string> AgentTransport::open_nodes(const core::HostLi
   std::map<std::string, SecureChannel> registered;
   std::optional<int> step_ended;
   const auto deadline = Clock::now() + std::chrono::milliseconds(static_cast<long long>(spec.agent_timeout_s * 1000));
-  while (!waiting.empty() && !step_ended && Clock::now() < deadline) {
+  const auto stopped = [stop] { return stop != nullptr && stop->load(); };
+  while (!waiting.empty() && !step_ended && Clock::now() < deadline && !stopped()) {
     pollfd p{listener->fd.get(), POLLIN, 0};
     (void)::poll(&p, 1, 250);
     for (OwnedFd conn; !waiting.empty() && (conn = accept_one(listener->fd.get())).valid();) {
@@ -117,6 +119,10 @@ std::map<std::string, std::string> AgentTransport::open_nodes(const core::HostLi
       }
     }
     step_ended = step_.try_wait();
+  }
+  if (stopped()) {  // Ctrl-C: the step goes now (it may be waiting for resources)
+    end_step(true);
+    return fail_all("interrupted");
   }
   const auto text = core::encode_directory(directory_);
   for (auto& [host, ch] : registered) {
@@ -143,14 +149,21 @@ std::map<std::string, std::string> AgentTransport::open_nodes(const core::HostLi
 
 void AgentTransport::close_nodes() {
   controls_.clear();  // each agent sees its connection end and stops; then the step ends
+  end_step(false);
+}
+
+void AgentTransport::end_step(bool at_once) {
   if (!step_.owned()) {
     return;
   }
-  for (int signal : {0, SIGTERM}) {
+  // Agents end as soon as their connections do, and the step a moment later. One that does not
+  // is asked to (srun passes SIGTERM on), then killed: srun waits for every node's task, and a
+  // node whose link is down never hears of the end (its agent ends by itself when TCP notices).
+  for (int signal : {at_once ? SIGTERM : 0, SIGTERM}) {
     if (signal != 0) {
       ::kill(step_.pid(), signal);
     }
-    const auto deadline = Clock::now() + std::chrono::seconds(10);
+    const auto deadline = Clock::now() + std::chrono::seconds(3);
     while (Clock::now() < deadline) {
       if (step_.try_wait()) {
         return;
@@ -158,7 +171,7 @@ void AgentTransport::close_nodes() {
       std::this_thread::sleep_for(std::chrono::milliseconds(20));
     }
   }
-  // ~OwnedChild: SIGKILL and reap
+  step_ = OwnedChild();  // SIGKILL and reap
 }
 
 }  // namespace ezpz::sys

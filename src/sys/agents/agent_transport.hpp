@@ -26,7 +26,8 @@ class AgentTransport final : public core::Transport {
   /// `ezpz __yeet-agent`.
   int node_main(core::TransportKind kind, const std::vector<std::string>& args) override;
   [[nodiscard]] std::map<std::string, std::string> open_nodes(const core::HostList& hosts,
-                                                              const core::BroadcastSpec& spec) override;
+                                                              const core::BroadcastSpec& spec,
+                                                              const std::atomic<bool>* stop) override;
   void close_nodes() override;
   ~AgentTransport() override { close_nodes(); }
 
@@ -35,6 +36,9 @@ class AgentTransport final : public core::Transport {
   const core::AgentDirectory& directory();
   /// The run's secret (hex): the one open_nodes made, or the one in the environment.
   std::string secret_hex();
+  /// Wait up to 3 s for the step to end on its own (unless `at_once`), then SIGTERM it and wait
+  /// up to 3 s more; then SIGKILL.
+  void end_step(bool at_once);
 
   bool have_directory_ = false;
   core::AgentDirectory directory_;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <csignal>
 
 #include <fcntl.h>
@@ -86,6 +87,22 @@ std::optional<Command> start_command(const std::vector<std::string>& args) {
   return c;
 }
 
+/// After the last record: say so, and take (and drop) what the client still sends for up to 2 s,
+/// so that closing with its data unread does not reset the connection before our last records
+/// arrive.
+void linger(SecureChannel& ch) {
+  ::shutdown(ch.fd(), SHUT_WR);
+  pollfd p{ch.fd(), POLLIN, 0};
+  char dropped[16 * 1024];
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(2);
+  while (std::chrono::steady_clock::now() < until && ::poll(&p, 1, 100) >= 0) {
+    const auto n = (p.revents & POLLIN) != 0 ? ::read(ch.fd(), dropped, sizeof(dropped)) : 1;
+    if (n == 0 || (n < 0 && errno != EINTR && errno != EAGAIN)) {
+      return;
+    }
+  }
+}
+
 /// Carry the client's records to the command's stdin and its output back, until its output ends.
 /// False once the connection is gone (the command then sees its stdin end).
 bool carry(SecureChannel& ch, Command& c) {
@@ -112,6 +129,10 @@ bool carry(SecureChannel& ch, Command& c) {
         } else if (type == 'E') {
           end_pending = true;
         }
+      }
+      if (got == SecureChannel::Got::forged) {  // say why before going: the client names it
+        (void)ch.send('N', "a record failed its authentication (altered in flight, or not from this run)");
+        linger(ch);
       }
       if (got == SecureChannel::Got::forged || filled == SecureChannel::Got::closed) {
         connected = false;  // nothing more from it: the command sees its input end, unfinished,
@@ -147,18 +168,6 @@ bool carry(SecureChannel& ch, Command& c) {
     }
   }
   return connected;
-}
-
-/// After the last record: say so, and take what the client still sends for a moment, so that
-/// closing with its data unread does not reset the connection before our last records arrive.
-void linger(SecureChannel& ch) {
-  ::shutdown(ch.fd(), SHUT_WR);
-  pollfd p{ch.fd(), POLLIN, 0};
-  for (int i = 0; i < 20 && ::poll(&p, 1, 100) >= 0; ++i) {
-    if ((p.revents & POLLIN) != 0 && ch.fill() == SecureChannel::Got::closed) {
-      return;
-    }
-  }
 }
 
 }  // namespace

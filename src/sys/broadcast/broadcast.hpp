@@ -64,7 +64,8 @@ class PosixBroadcaster final : public core::Broadcaster {
   PosixBroadcaster(core::Transport& transport, StopSignals& stop) : transport_(transport), stop_(stop) {}
   [[nodiscard]] std::map<std::string, std::string> open_nodes(const core::HostList& hosts,
                                                               const core::BroadcastSpec& spec) override {
-    return transport_.open_nodes(hosts, spec);
+    stop_.arm();
+    return transport_.open_nodes(hosts, spec, &stop_.flag());
   }
   void close_nodes() override { transport_.close_nodes(); }
   [[nodiscard]] std::vector<core::NodeResult> broadcast(const std::string& root, const std::string& name,

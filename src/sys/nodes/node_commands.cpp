@@ -22,7 +22,8 @@ std::vector<core::NodeOutput> PosixNodeCommands::run_on_nodes(const core::HostLi
   std::vector<core::NodeOutput> out(hosts.size());
   std::vector<RemoteChild> procs;  // each closed, and reaped, on every way out
   const core::RemoteCommand command{args, false};
-  (void)transport_.open_nodes(hosts, spec);  // the launcher transport's agents (a node without one fails below)
+  (void)transport_.open_nodes(hosts, spec,
+                              nullptr);  // the launcher transport's agents (a node without one fails below)
   struct Close {
     core::Transport& t;
     ~Close() { t.close_nodes(); }

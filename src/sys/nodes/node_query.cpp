@@ -118,7 +118,8 @@ std::vector<core::NodeReply> PosixNodeQuery::ask_nodes(const std::vector<std::st
   ::signal(SIGPIPE, SIG_IGN);  // a node that went away must not take ezpz with it
   allow_descriptors(hosts.size());
   std::vector<core::NodeReply> replies(hosts.size());
-  (void)transport_.open_nodes(hosts, spec);  // the launcher transport's agents (a node without one fails below)
+  (void)transport_.open_nodes(hosts, spec,
+                              nullptr);  // the launcher transport's agents (a node without one fails below)
   struct Close {
     core::Transport& t;
     ~Close() { t.close_nodes(); }
