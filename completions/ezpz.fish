@@ -3,7 +3,7 @@
 
 complete -c ezpz -f
 complete -c ezpz -n '__fish_use_subcommand' -s h -l help -d 'Print this help message and exit'
-complete -c ezpz -n '__fish_use_subcommand' -l version -d 'Print the version and exit'
+complete -c ezpz -n '__fish_use_subcommand' -s V -l version -d 'Print the version, commit, build date, linkage and arch'
 complete -c ezpz -n '__fish_use_subcommand' -s v -l verbose -d 'More diagnostics on stderr (repeat for more: -vv, -vvv)'
 complete -c ezpz -n __fish_use_subcommand -a launch -d 'Launch a command on every process of the job (mpiexec, srun, mpirun or built-in)'
 complete -c ezpz -n __fish_use_subcommand -a yeet -d 'Copy an env, directory or tarball to node-local storage (/tmp) and patch a venv for it'

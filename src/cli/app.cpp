@@ -5,15 +5,19 @@
 #include <CLI/CLI.hpp>  // Config.hpp and Formatter.hpp: inline definitions App needs
 
 #include "cli/rank_env.hpp"
+#include "cli/version.hpp"
 #include "core/log.hpp"
 #include "core/strings.hpp"
-#include "ezpz/version.hpp"
 
 namespace ezpz::cli {
 namespace {
 
+bool is_version_flag(const std::string& token) {
+  return token == "--version" || token == "-V";
+}
+
 bool is_global_flag(const std::string& token) {
-  if (token == "--verbose" || token == "--version" || token == "--help" || token == "-h") {
+  if (token == "--verbose" || is_version_flag(token) || token == "--help" || token == "-h") {
     return true;
   }
   return token.size() >= 2 && token[0] == '-' && token.find_first_not_of('v', 1) == std::string::npos;
@@ -22,7 +26,7 @@ bool is_global_flag(const std::string& token) {
 }  // namespace
 
 Cli::Cli() : app_("ezpz: launch and feed distributed PyTorch jobs on HPC systems and laptops", "ezpz") {
-  app_.set_version_flag("--version", std::string("ezpz ") + EZPZ_VERSION, "Print the version and exit");
+  app_.set_version_flag("-V,--version", version_text(), "Print the version, commit, build date, linkage and arch");
   app_.add_flag("-v,--verbose", verbosity_, "More diagnostics on stderr (repeat for more: -vv, -vvv)");
   app_.require_subcommand(0, 1);
   app_.footer(
@@ -62,9 +66,8 @@ Cli::Parsed Cli::parse(std::vector<std::string> args, Terminal& term) {
   }
   // --version answers before anything else (CLI11 reports it by throwing, which costs
   // a first-exception unwinder setup of ~0.5 ms in a static binary).
-  if (std::find(args.begin(), args.begin() + static_cast<std::ptrdiff_t>(i), "--version") !=
-      args.begin() + static_cast<std::ptrdiff_t>(i)) {
-    term.out() << "ezpz " << EZPZ_VERSION << '\n';
+  if (std::any_of(args.begin(), args.begin() + static_cast<std::ptrdiff_t>(i), is_version_flag)) {
+    term.out() << version_text() << '\n';
     return {nullptr, 0, {}};
   }
   Command* target = i < args.size() ? command(args[i]) : nullptr;
@@ -140,8 +143,8 @@ Cli::Parsed Cli::parse(std::vector<std::string> args, Terminal& term) {
 int run_main(const std::vector<std::string>& args, const core::Env& env, Terminal& term, const Ports& ports) {
   // Paths that skip building the CLI tree: --version, and the raw rows (the per-rank shim,
   // once per rank; the modes ezpz starts itself: a transport's local half, a watcher).
-  if (args.size() == 1 && args[0] == "--version") {
-    term.out() << "ezpz " << EZPZ_VERSION << '\n';
+  if (args.size() == 1 && is_version_flag(args[0])) {
+    term.out() << version_text() << '\n';
     return 0;
   }
   if (const auto* row = args.empty() ? nullptr : find_command(args[0]); row != nullptr && row->raw) {

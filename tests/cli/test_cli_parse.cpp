@@ -114,7 +114,8 @@ TEST_CASE("version and help output", "[cli]") {
   auto v = parse({"--version"});
   CHECK(v.rc == 0);
   CHECK_FALSE(v.ran);
-  CHECK_THAT(v.out, Catch::StartsWith("ezpz ") && Catch::Contains("."));
+  CHECK_THAT(v.out, Catch::StartsWith("ezpz ") && Catch::Contains(" (commit ") && Catch::Contains(", built "));
+  CHECK(parse({"-V"}).out == v.out);
   auto h = parse({"--help"});
   CHECK(h.rc == 0);
   CHECK_THAT(h.out, Catch::Contains("launch") && Catch::Contains("completions"));

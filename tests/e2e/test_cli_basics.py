@@ -1,5 +1,8 @@
 """The binary's front door: version, help, exit codes, colour, start-up discipline."""
 import os
+import platform
+import re
+import struct
 import subprocess
 import sys
 
@@ -7,10 +10,28 @@ sys.path.insert(0, os.path.dirname(__file__))
 from ezpz_e2e import EZPZ, TempDirTest, base_env, main, run  # noqa: E402
 
 
+def elf_interpreter(path):
+    """Whether the 64-bit little-endian ELF at path names a dynamic loader (PT_INTERP)."""
+    with open(path, "rb") as f:
+        head = f.read(64)
+        phoff, = struct.unpack_from("<Q", head, 0x20)
+        phentsize, phnum = struct.unpack_from("<HH", head, 0x36)
+        f.seek(phoff)
+        table = f.read(phentsize * phnum)
+    return any(struct.unpack_from("<I", table, i * phentsize)[0] == 3 for i in range(phnum))
+
+
 class Basics(TempDirTest):
     def test_version(self):
+        # What a bug report needs: version, commit, build date, linkage, arch; -V the same.
         proc = run(["--version"], check=0)
-        self.assertRegex(proc.stdout, r"^ezpz \d+\.\d+\.\d+\n$")
+        m = re.fullmatch(r"ezpz \d+\.\d+\.\d+ \(commit ([0-9a-f]{12}(\+dirty)?|unknown), "
+                         r"built (\d{4}-\d\d-\d\d), (static|dynamic), (\w+)\)\n", proc.stdout)
+        self.assertTrue(m, proc.stdout)
+        self.assertEqual(run(["-V"], check=0).stdout, proc.stdout)
+        self.assertEqual(m.group(4), "dynamic" if elf_interpreter(EZPZ) else "static")
+        self.assertEqual(m.group(5), platform.machine())
+        self.assertEqual(run(["-v", "-V"], check=0).stdout, proc.stdout)
 
     def test_version_touches_no_config_or_scheduler(self):
         # A broken config, a broken scheduler override and a missing hostfile break launch...

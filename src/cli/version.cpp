@@ -1,0 +1,33 @@
+#include "cli/version.hpp"
+
+#include "ezpz/version.hpp"
+#include "ezpz/version_info.hpp"
+
+namespace ezpz::cli {
+namespace {
+
+constexpr const char* kArch =
+#if defined(__x86_64__)
+    "x86_64";
+#elif defined(__aarch64__)
+    "aarch64";
+#elif defined(__powerpc64__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    "ppc64le";
+#else
+    "unknown-arch";
+#endif
+
+#ifdef EZPZ_STATIC_BUILD
+constexpr const char* kLinkage = "static";
+#else
+constexpr const char* kLinkage = "dynamic";
+#endif
+
+}  // namespace
+
+std::string version_text() {
+  return std::string("ezpz ") + EZPZ_VERSION + " (commit " + EZPZ_COMMIT + ", built " + EZPZ_BUILD_DATE + ", " +
+         kLinkage + ", " + kArch + ")";
+}
+
+}  // namespace ezpz::cli

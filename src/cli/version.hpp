@@ -1,0 +1,13 @@
+// What `ezpz --version` (and -V) prints: the version, the commit and build date, how the binary
+// is linked and for which machine: what a bug report needs.
+#pragma once
+
+#include <string>
+
+namespace ezpz::cli {
+
+/// `ezpz 0.1.0 (commit 0123456789ab, built 2026-11-25, static, x86_64)`; the commit is
+/// `unknown` outside a git checkout and ends in `+dirty` when the tree had changes.
+std::string version_text();
+
+}  // namespace ezpz::cli
