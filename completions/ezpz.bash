@@ -135,7 +135,7 @@ _ezpz() {
     done
     case "$sub" in
         "")
-            COMPREPLY=($(compgen -W "-h --help -V --version -v --verbose launch yeet tar-env test plot doctor env submit kill completions help" -- "$cur"))
+            COMPREPLY=($(compgen -W "-h --help -V --version -v --verbose --color launch yeet tar-env test plot doctor env submit kill completions help" -- "$cur"))
             ;;
         launch)
             case "$prev" in

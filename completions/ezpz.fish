@@ -5,6 +5,7 @@ complete -c ezpz -f
 complete -c ezpz -n '__fish_use_subcommand' -s h -l help -d 'Print this help message and exit'
 complete -c ezpz -n '__fish_use_subcommand' -s V -l version -d 'Print the version, commit, build date, linkage and arch'
 complete -c ezpz -n '__fish_use_subcommand' -s v -l verbose -d 'More diagnostics on stderr (repeat for more: -vv, -vvv)'
+complete -c ezpz -n '__fish_use_subcommand' -l color -x -a 'auto always never' -d 'Colour: auto (each of stdout and stderr alone, on a terminal), always or never; without it FORCE_COLOR or CLICOLOR_FORCE turn colour on, NO_COLOR off'
 complete -c ezpz -n __fish_use_subcommand -a launch -d 'Launch a command on every process of the job (mpiexec, srun, mpirun or built-in)'
 complete -c ezpz -n __fish_use_subcommand -a yeet -d 'Copy an env, directory or tarball to node-local storage (/tmp) and patch a venv for it'
 complete -c ezpz -n __fish_use_subcommand -a tar-env -d 'Pack an env into <name>.tar.zst for fast copies with yeet'

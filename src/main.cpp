@@ -23,7 +23,9 @@ int main(int argc, char** argv) {
   const std::vector<std::string> args(argv + 1, argv + argc);
   const auto env = sys::snapshot_environment();
   const bool stderr_tty = sys::is_terminal(2);
-  cli::Terminal term(std::cout, std::cerr, cli::Terminal::want_color(env, stderr_tty), stderr_tty);
+  const bool stdout_tty = sys::is_terminal(1);
+  cli::Terminal term(std::cout, std::cerr, cli::Terminal::want_colors(env, stdout_tty, stderr_tty), stderr_tty,
+                     stdout_tty);
   // The real system, one object per capability (the ports in core/ say what each offers).
   sys::PosixProbe probe(env.get("PATH").value_or("/usr/local/bin:/usr/bin:/bin"));
   sys::PosixProcessControl process;

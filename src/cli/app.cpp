@@ -16,11 +16,47 @@ bool is_version_flag(const std::string& token) {
   return token == "--version" || token == "-V";
 }
 
+bool is_color_flag(const std::string& token) {
+  return token == "--color" || core::starts_with(token, "--color=");
+}
+
 bool is_global_flag(const std::string& token) {
-  if (token == "--verbose" || is_version_flag(token) || token == "--help" || token == "-h") {
+  if (token == "--verbose" || is_version_flag(token) || token == "--help" || token == "-h" || is_color_flag(token)) {
     return true;
   }
   return token.size() >= 2 && token[0] == '-' && token.find_first_not_of('v', 1) == std::string::npos;
+}
+
+/// Take every --color flag (`--color=W`, `--color W`) out of a command's arguments.
+std::vector<std::string> take_color_flags(std::vector<std::string>& tail) {
+  std::vector<std::string> taken;
+  for (std::size_t k = 0; k < tail.size();) {
+    const std::size_t n = tail[k] == "--color" && k + 1 < tail.size() ? 2 : is_color_flag(tail[k]) ? 1 : 0;
+    if (n == 0) {
+      ++k;
+      continue;
+    }
+    const auto from = tail.begin() + static_cast<std::ptrdiff_t>(k);
+    taken.insert(taken.end(), from, from + static_cast<std::ptrdiff_t>(n));
+    tail.erase(from, from + static_cast<std::ptrdiff_t>(n));
+  }
+  return taken;
+}
+
+/// The global flags' last --color (all are before the command word by now) colours what
+/// follows, parse errors included.
+void apply_color_flags(const std::vector<std::string>& args, Terminal& term, const core::Env& env) {
+  for (std::size_t k = 0; k < args.size() && is_global_flag(args[k]); ++k) {
+    std::optional<ColorMode> mode;
+    if (args[k] == "--color" && k + 1 < args.size()) {
+      mode = color_mode_from(args[++k]);
+    } else if (core::starts_with(args[k], "--color=")) {
+      mode = color_mode_from(std::string_view(args[k]).substr(8));
+    }
+    if (mode) {
+      term.apply_color_mode(env, *mode);
+    }
+  }
 }
 
 }  // namespace
@@ -28,6 +64,11 @@ bool is_global_flag(const std::string& token) {
 Cli::Cli() : app_("ezpz: launch and feed distributed PyTorch jobs on HPC systems and laptops", "ezpz") {
   app_.set_version_flag("-V,--version", version_text(), "Print the version, commit, build date, linkage and arch");
   app_.add_flag("-v,--verbose", verbosity_, "More diagnostics on stderr (repeat for more: -vv, -vvv)");
+  app_.add_option("--color", color_,
+                  "Colour: auto (each of stdout and stderr alone, on a terminal), always or never; "
+                  "without it FORCE_COLOR or CLICOLOR_FORCE turn colour on, NO_COLOR off")
+      ->type_name("WHEN")
+      ->check(CLI::IsMember({"auto", "always", "never"}));
   app_.require_subcommand(0, 1);
   app_.footer(
       "Run 'ezpz help COMMAND' or 'ezpz COMMAND --help' for a command's options.\n"
@@ -58,11 +99,11 @@ Command* Cli::command(std::string_view name) {
   return it == commands_.end() ? nullptr : it->second.get();
 }
 
-Cli::Parsed Cli::parse(std::vector<std::string> args, Terminal& term) {
+Cli::Parsed Cli::parse(std::vector<std::string> args, Terminal& term, const core::Env& env) {
   // Find the subcommand word (only flags may precede it) and cut off "-- CMD...".
   std::size_t i = 0;
   while (i < args.size() && is_global_flag(args[i])) {
-    ++i;
+    i += args[i] == "--color" && i + 1 < args.size() ? 2 : 1;
   }
   // --version answers before anything else (CLI11 reports it by throwing, which costs
   // a first-exception unwinder setup of ~0.5 ms in a static binary).
@@ -84,6 +125,8 @@ Cli::Parsed Cli::parse(std::vector<std::string> args, Terminal& term) {
     }
     std::vector<std::string> tail(args.begin() + static_cast<std::ptrdiff_t>(i) + 1, args.end());
     target->normalize(tail, had_separator);
+    // --color is global: after the command word too (not inside launch's command).
+    auto hoisted = target->takes_trailing_command() ? std::vector<std::string>{} : take_color_flags(tail);
     // --json: a failure, a usage error included, is one JSON object on stdout too.
     const bool json = std::any_of(tail.begin(), tail.end(), [](const std::string& t) {
       return t == "--json" || core::starts_with(t, "--json=");
@@ -95,7 +138,9 @@ Cli::Parsed Cli::parse(std::vector<std::string> args, Terminal& term) {
     }
     args.resize(i + 1);
     args.insert(args.end(), tail.begin(), tail.end());
+    args.insert(args.begin(), hoisted.begin(), hoisted.end());
   }
+  apply_color_flags(args, term, env);
 
   try {
     std::reverse(args.begin(), args.end());  // CLI11 takes the vector back to front
@@ -163,7 +208,7 @@ int run_main(const std::vector<std::string>& args, const core::Env& env, Termina
     }
   }
   Cli cli;
-  auto parsed = cli.parse(args, term);
+  auto parsed = cli.parse(args, term, env);
   if (parsed.command == nullptr) {
     term.finish(parsed.exit_code);
     return parsed.exit_code;

@@ -23,8 +23,9 @@ class Cli {
     std::string name;            ///< the subcommand's name (its row in the command table)
   };
 
-  /// Parse `args` (without argv[0]). Help, version and errors are printed to `term`.
-  Parsed parse(std::vector<std::string> args, Terminal& term);
+  /// Parse `args` (without argv[0]). Help, version and errors are printed to `term`, whose
+  /// colours follow --color (decided with `env`) from the start.
+  Parsed parse(std::vector<std::string> args, Terminal& term, const core::Env& env = {});
 
   /// The tree as parse() left it: complete when the command walks it (help, completions).
   [[nodiscard]] const CLI::App& tree() const { return app_; }
@@ -46,6 +47,7 @@ class Cli {
   std::vector<bool> populated_;
   std::vector<std::pair<CLI::App*, std::unique_ptr<Command>>> commands_;
   int verbosity_ = 0;
+  std::string color_ = "auto";
 };
 
 /// Everything main does after taking the environment snapshot.

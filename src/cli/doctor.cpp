@@ -253,7 +253,7 @@ int DoctorCommand::run(Context& ctx) {
   if (json_) {
     ctx.term.print_json(core::doctor_json(results));
   } else {
-    ctx.term.out() << core::doctor_text(results, Terminal::want_color(env, ctx.term.interactive()), all_);
+    ctx.term.out() << core::doctor_text(results, ctx.term.color_out(), all_);
   }
   return core::doctor_exit_code(results);
 }

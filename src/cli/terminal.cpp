@@ -9,16 +9,37 @@
 
 namespace ezpz::cli {
 
-bool Terminal::want_color(const core::Env& env, bool stderr_is_tty) {
-  if (env.has("NO_COLOR")) {  // no-color.org: set and non-empty
-    return false;
+std::optional<ColorMode> color_mode_from(std::string_view word) {
+  if (word == "auto") {
+    return ColorMode::automatic;
   }
-  return stderr_is_tty && env.get("TERM").value_or("dumb") != "dumb";
+  if (word == "always") {
+    return ColorMode::always;
+  }
+  if (word == "never") {
+    return ColorMode::never;
+  }
+  return std::nullopt;
+}
+
+Colors Terminal::want_colors(const core::Env& env, bool stdout_is_tty, bool stderr_is_tty, ColorMode mode) {
+  if (mode != ColorMode::automatic) {
+    return Colors(mode == ColorMode::always);
+  }
+  const auto forced = [&](const char* name) { return env.has(name) && env.get(name).value_or("0") != "0"; };
+  if (forced("FORCE_COLOR") || forced("CLICOLOR_FORCE")) {  // force-color.org, bixense.com/clicolors
+    return Colors(true);
+  }
+  if (env.has("NO_COLOR")) {  // no-color.org: set and non-empty
+    return Colors(false);
+  }
+  const bool capable = env.get("TERM").value_or("dumb") != "dumb";
+  return {stdout_is_tty && capable, stderr_is_tty && capable};
 }
 
 void Terminal::tagged(std::string_view tag, std::string_view color_code, std::string_view message) {
   err_ << "ezpz: ";
-  if (color_) {
+  if (colors_.err) {
     err_ << "\033[" << color_code << "m" << tag << "\033[0m";
   } else {
     err_ << tag;

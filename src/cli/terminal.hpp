@@ -1,7 +1,9 @@
 // The only code that talks to the user. Results go to `out`, progress,
-// warnings and errors to `err`. Colour only on a terminal and never with NO_COLOR.
+// warnings and errors to `err`. Colour is decided for each stream alone: --color, then
+// FORCE_COLOR / CLICOLOR_FORCE, then NO_COLOR, then whether that stream is a terminal.
 #pragma once
 
+#include <optional>
 #include <ostream>
 #include <string>
 #include <string_view>
@@ -13,16 +15,39 @@
 
 namespace ezpz::cli {
 
+/// Whether each stream gets colour.
+struct Colors {
+  bool out = false;
+  bool err = false;
+  Colors() = default;
+  Colors(bool both) : out(both), err(both) {}  // NOLINT(google-explicit-constructor): Terminal(o, e, false)
+  Colors(bool on_out, bool on_err) : out(on_out), err(on_err) {}
+};
+
+/// --color=auto|always|never.
+enum class ColorMode { automatic, always, never };
+/// The mode a --color value names; nullopt for any other word.
+std::optional<ColorMode> color_mode_from(std::string_view word);
+
 class Terminal {
  public:
-  Terminal(std::ostream& out, std::ostream& err, bool color, bool interactive = false)
-      : out_(out), err_(err), color_(color), interactive_(interactive) {}
+  Terminal(std::ostream& out, std::ostream& err, Colors colors, bool interactive = false, bool out_is_tty = false)
+      : out_(out), err_(err), colors_(colors), interactive_(interactive), out_tty_(out_is_tty) {}
 
   /// Whether stderr is a terminal: progress bars are drawn only then.
   [[nodiscard]] bool interactive() const { return interactive_; }
 
-  /// Colour when stderr is a terminal, NO_COLOR is unset and TERM is not "dumb".
-  [[nodiscard]] static bool want_color(const core::Env& env, bool stderr_is_tty);
+  /// For each stream: `mode` always/never decides; else FORCE_COLOR or CLICOLOR_FORCE (set, not
+  /// empty, not "0") turns colour on; else NO_COLOR (set, not empty) turns it off; else colour
+  /// when that stream is a terminal and TERM is set and not "dumb".
+  [[nodiscard]] static Colors want_colors(const core::Env& env, bool stdout_is_tty, bool stderr_is_tty,
+                                          ColorMode mode = ColorMode::automatic);
+  /// Decide again once --color is known (the streams' terminals as given at construction).
+  void apply_color_mode(const core::Env& env, ColorMode mode) {
+    colors_ = want_colors(env, out_tty_, interactive_, mode);
+  }
+  [[nodiscard]] bool color_out() const { return colors_.out; }
+  [[nodiscard]] bool color_err() const { return colors_.err; }
 
   std::ostream& out() { return out_; }
   std::ostream& err() { return err_; }
@@ -50,8 +75,9 @@ class Terminal {
 
   std::ostream& out_;
   std::ostream& err_;
-  bool color_;
+  Colors colors_;
   bool interactive_;
+  bool out_tty_;
   std::string json_command_;
   bool json_printed_ = false;
   std::vector<std::string> errors_;  ///< every error line, in order

@@ -72,6 +72,32 @@ class Basics(TempDirTest):
         self.assertNotIn("\x1b[", run(["launch", "--launcher", "nope", "--", "x"],
                                       base_env(TERM="xterm")).stderr)
 
+    def test_colour_per_stream(self):
+        # `ezpz doctor > log` on a terminal: doctor writes stdout, which is a file: no escapes
+        # there (it used to ask stderr); with --color=always (before or after the command) there are.
+        def doctor_log(*flags, **extra):
+            log = os.path.join(self.tmp, "doctor.log")
+            cmd = " ".join([EZPZ, *flags[:1], "doctor", *flags[1:], ">", log])
+            subprocess.run(["script", "-qec", cmd, "/dev/null"], env=base_env(TERM="xterm", **extra),
+                           capture_output=True, text=True, timeout=60)
+            with open(log) as f:
+                return f.read()
+        self.assertIn("[ OK ]", doctor_log(""))
+        self.assertNotIn("\x1b[", doctor_log(""))
+        self.assertIn("\x1b[", doctor_log("--color=always"))
+        self.assertIn("\x1b[", doctor_log("", "--color", "always"))
+        self.assertIn("\x1b[", doctor_log("", FORCE_COLOR="1"))
+        self.assertIn("\x1b[", doctor_log("", CLICOLOR_FORCE="1", NO_COLOR="1"))
+        # Off a terminal: forced on, or never even on one.
+        bad = ["launch", "--launcher", "nope", "--", "x"]
+        self.assertIn("\x1b[", run(bad, base_env(FORCE_COLOR="1")).stderr)
+        self.assertIn("\x1b[", run(["--color", "always", *bad], base_env()).stderr)
+        cmd = f"{EZPZ} --color=never launch --launcher nope -- x"
+        self.assertNotIn("\x1b[", subprocess.run(["script", "-qec", cmd, "/dev/null"], env=base_env(TERM="xterm"),
+                                                  capture_output=True, text=True, timeout=30).stdout)
+        proc = run(["--color", "sometimes", "doctor"], check=2)
+        self.assertIn("--color", proc.stderr)
+
 
 if __name__ == "__main__":
     main(verbosity=2)
