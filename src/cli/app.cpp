@@ -5,6 +5,7 @@
 #include <CLI/CLI.hpp>  // Config.hpp and Formatter.hpp: inline definitions App needs
 
 #include "cli/rank_env.hpp"
+#include "cli/usage_errors.hpp"
 #include "cli/version.hpp"
 #include "core/log.hpp"
 #include "core/strings.hpp"
@@ -142,8 +143,9 @@ Cli::Parsed Cli::parse(std::vector<std::string> args, Terminal& term, const core
   }
   apply_color_flags(args, term, env);
 
+  const auto words = args;  // as typed (CLI11 takes the vector back to front)
   try {
-    std::reverse(args.begin(), args.end());  // CLI11 takes the vector back to front
+    std::reverse(args.begin(), args.end());
     app_.parse(args);
   } catch (const CLI::CallForHelp&) {
     term.out() << app_.help();
@@ -155,8 +157,8 @@ Cli::Parsed Cli::parse(std::vector<std::string> args, Terminal& term, const core
     term.out() << e.what() << '\n';
     return {nullptr, 0, {}};
   } catch (const CLI::ParseError& e) {
-    term.error(e.what());
     auto selected = app_.get_subcommands();
+    term.error(explain_usage_error(app_, selected.empty() ? nullptr : selected.back(), words, e));
     std::string where = selected.empty() ? "ezpz --help" : "ezpz " + selected.back()->get_name() + " --help";
     term.err() << "Run '" << where << "' for usage.\n";
     return {nullptr, static_cast<int>(ExitCode::usage), {}};
