@@ -41,6 +41,16 @@ TEST_CASE("usage errors: a misspelt command is named with what was meant", "[cli
         std::pair(2, std::string("ezpz: error: unknown command 'launh' (did you mean 'launch'?)")));
   CHECK(refusal({"yeeet"}).second == "ezpz: error: unknown command 'yeeet' (did you mean 'yeet'?)");
   CHECK(refusal({"frobnicate"}).second == "ezpz: error: unknown command 'frobnicate'");
+  Cli cli;
+  std::ostringstream out, err;
+  Terminal term(out, err, false);
+  auto help = cli.parse({"help", "lauch"}, term);
+  REQUIRE(help.command != nullptr);
+  ezpz::core::Env env;
+  const ezpz::cli::Ports ports{};
+  ezpz::cli::Context ctx(env, term, ports, ezpz::cli::kNoPorts, cli.app());
+  CHECK(help.command->run(ctx) == 2);
+  CHECK(err.str() == "ezpz: error: unknown command 'lauch' (did you mean 'launch'?): run 'ezpz --help' for the list\n");
   CHECK(refusal({"--colr", "never", "doctor"}).second ==
         "ezpz: error: unknown option '--colr' for ezpz (did you mean '--color'?)");
   CHECK(refusal({"yeet", "--jsn"}).second ==
