@@ -5,14 +5,14 @@
 _ezpz_takes_value() {
     case "$1 $2" in
         "launch -n") return 0 ;;
-        "launch --np") return 0 ;;
         "launch --nproc") return 0 ;;
+        "launch --np") return 0 ;;
         "launch --nprocs") return 0 ;;
-        "launch --world_size") return 0 ;;
         "launch --world-size") return 0 ;;
+        "launch --world_size") return 0 ;;
         "launch --ppn") return 0 ;;
-        "launch --nproc_per_node") return 0 ;;
         "launch --nproc-per-node") return 0 ;;
+        "launch --nproc_per_node") return 0 ;;
         "launch --nhosts") return 0 ;;
         "launch --nh") return 0 ;;
         "launch --nhost") return 0 ;;
@@ -139,8 +139,8 @@ _ezpz() {
             ;;
         launch)
             case "$prev" in
-                -n|--np|--nproc|--nprocs|--world_size|--world-size) COMPREPLY=(); return 0 ;;
-                --ppn|--nproc_per_node|--nproc-per-node) COMPREPLY=(); return 0 ;;
+                -n|--nproc|--np|--nprocs|--world-size|--world_size) COMPREPLY=(); return 0 ;;
+                --ppn|--nproc-per-node|--nproc_per_node) COMPREPLY=(); return 0 ;;
                 --nhosts|--nh|--nhost|--nnode|--nnodes) COMPREPLY=(); return 0 ;;
                 --hostfile) compopt -o filenames 2>/dev/null; COMPREPLY=($(compgen -f -- "$cur")); return 0 ;;
                 --machine) COMPREPLY=($(compgen -W "aurora sunspot sirius polaris sophia frontier perlmutter local" -- "$cur")); return 0 ;;
@@ -153,7 +153,7 @@ _ezpz() {
                 --retry-delay) COMPREPLY=(); return 0 ;;
             esac
             if [[ "$cur" == -* ]]; then
-                COMPREPLY=($(compgen -W "-h --help -n --np --nproc --nprocs --world_size --world-size --ppn --nproc_per_node --nproc-per-node --nhosts --nh --nhost --nnode --nnodes --hostfile --machine --launcher --cpu-bind --gpu-bind --no-rank-env --label --timeout --kill-after --retries --retry-delay --keep-going --dry-run --print-env --json" -- "$cur"))
+                COMPREPLY=($(compgen -W "-h --help -n --nproc --np --nprocs --world-size --world_size --ppn --nproc-per-node --nproc_per_node --nhosts --nh --nhost --nnode --nnodes --hostfile --machine --launcher --cpu-bind --gpu-bind --no-rank-env --label --timeout --kill-after --retries --retry-delay --keep-going --dry-run --print-env --json" -- "$cur"))
             elif ((nargs == 0)); then
                 COMPREPLY=($(compgen -c -- "$cur"))
             else

@@ -1,9 +1,11 @@
 #include "cli/app.hpp"
 
 #include <algorithm>
+#include <set>
 
 #include <CLI/CLI.hpp>  // Config.hpp and Formatter.hpp: inline definitions App needs
 
+#include "cli/help_format.hpp"
 #include "cli/rank_env.hpp"
 #include "cli/usage_errors.hpp"
 #include "cli/version.hpp"
@@ -62,7 +64,10 @@ void apply_color_flags(const std::vector<std::string>& args, Terminal& term, con
 
 }  // namespace
 
-Cli::Cli() : app_("ezpz: launch and feed distributed PyTorch jobs on HPC systems and laptops", "ezpz") {
+Cli::Cli(std::size_t width)
+    : app_("ezpz: launch and feed distributed PyTorch jobs on HPC systems and laptops", "ezpz") {
+  auto help = std::make_shared<HelpFormatter>(width);
+  app_.formatter(help);  // the subcommands take it from the root
   app_.set_version_flag("-V,--version", version_text(), "Print the version, commit, build date, linkage and arch");
   app_.add_flag("-v,--verbose", verbosity_, "More diagnostics on stderr (repeat for more: -vv, -vvv)");
   app_.add_option("--color", color_,
@@ -83,6 +88,13 @@ Cli::Cli() : app_("ezpz: launch and feed distributed PyTorch jobs on HPC systems
     commands_.emplace_back(sub, info.make());
   }
   populated_.assign(commands_.size(), false);
+  std::set<std::string> trailing;
+  for (const auto& [sub, cmd] : commands_) {
+    if (cmd->takes_trailing_command()) {
+      trailing.insert(sub->get_name());
+    }
+  }
+  help->set_trailing_commands(std::move(trailing));
 }
 
 void Cli::populate(const Command* only) {
@@ -209,7 +221,7 @@ int run_main(const std::vector<std::string>& args, const core::Env& env, Termina
       return *rc;
     }
   }
-  Cli cli;
+  Cli cli(term.width());
   auto parsed = cli.parse(args, term, env);
   if (parsed.command == nullptr) {
     term.finish(parsed.exit_code);

@@ -15,7 +15,8 @@ namespace ezpz::cli {
 
 class Cli {
  public:
-  Cli();
+  /// Help is wrapped at `width` columns.
+  explicit Cli(std::size_t width = 80);
 
   struct Parsed {
     Command* command = nullptr;  ///< the subcommand to run; null when parsing finished the job

@@ -62,12 +62,10 @@ double retry_delay(int k, double base) {
 
 void LaunchCommand::add_cli(CLI::App& app) {
   app_ = &app;
-  app.add_option("-n,--np,--nproc,--nprocs,--world_size,--world-size", nprocs_,
-                 "Total number of processes (aliases -np, --n)")
+  app.add_option("-n,--nproc,--np,--nprocs,--world-size,--world_size", nprocs_, "Total number of processes")
       ->type_name("N");
-  app.add_option("--ppn,--nproc_per_node,--nproc-per-node", ppn_, "Processes per host (alias -ppn)")->type_name("N");
-  app.add_option("--nhosts,--nh,--nhost,--nnode,--nnodes", nhosts_, "Number of hosts to use (alias -nh)")
-      ->type_name("N");
+  app.add_option("--ppn,--nproc-per-node,--nproc_per_node", ppn_, "Processes per host")->type_name("N");
+  app.add_option("--nhosts,--nh,--nhost,--nnode,--nnodes", nhosts_, "Number of hosts to use")->type_name("N");
   app.add_option("--hostfile", hostfile_, "File with one host per line (default: the job's own)")->type_name("FILE");
   app.add_option("--machine", machine_, "Use this machine's profile instead of detecting it (also EZPZ_MACHINE)")
       ->type_name("MACHINE");

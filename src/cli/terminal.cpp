@@ -1,5 +1,6 @@
 #include "cli/terminal.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 
@@ -20,6 +21,13 @@ std::optional<ColorMode> color_mode_from(std::string_view word) {
     return ColorMode::never;
   }
   return std::nullopt;
+}
+
+std::size_t Terminal::help_width(const core::Env& env, std::size_t columns) {
+  if (const auto c = env.get("COLUMNS"); c && c->find_first_not_of("0123456789") == std::string::npos) {
+    columns = std::stoul(c->substr(0, 6));
+  }
+  return std::clamp<std::size_t>(columns == 0 ? 80 : columns, 40, 100);
 }
 
 Colors Terminal::want_colors(const core::Env& env, bool stdout_is_tty, bool stderr_is_tty, ColorMode mode) {

@@ -46,6 +46,11 @@ class Terminal {
   void apply_color_mode(const core::Env& env, ColorMode mode) {
     colors_ = want_colors(env, out_tty_, interactive_, mode);
   }
+  /// The width help is wrapped at: COLUMNS when set, else the terminal's (`columns`; 0 when
+  /// stdout is none: 80); at least 40 and at most 100 (longer lines read badly).
+  [[nodiscard]] static std::size_t help_width(const core::Env& env, std::size_t columns);
+  [[nodiscard]] std::size_t width() const { return width_; }
+  void set_width(std::size_t width) { width_ = width; }
   [[nodiscard]] bool color_out() const { return colors_.out; }
   [[nodiscard]] bool color_err() const { return colors_.err; }
 
@@ -78,6 +83,7 @@ class Terminal {
   Colors colors_;
   bool interactive_;
   bool out_tty_;
+  std::size_t width_ = 80;
   std::string json_command_;
   bool json_printed_ = false;
   std::vector<std::string> errors_;  ///< every error line, in order

@@ -23,7 +23,7 @@ void YeetCommand::add_cli(CLI::App& app) {
   app.add_option("source", positional_,
                  "Directory or .tar.gz/.tgz/.tar.zst/.tar.xz/.tar to copy (default: the active env)")
       ->type_name("FILE");
-  app.add_option("--src", src_, "The same as SRC")->type_name("FILE");
+  app.add_option("--src", src_, "The same as SOURCE")->type_name("FILE");
   app.add_option("--dst", dst_, "Destination (default /tmp/<name>)")->type_name("FILE");
   app.add_flag("--copy", copy_, "Copy everything (first copy; no comparison with an existing destination)");
   app.add_flag("--compress", compress_, "Pack once to a zstd tarball, then extract it (least metadata I/O)");
@@ -53,7 +53,8 @@ void YeetCommand::add_cli(CLI::App& app) {
   app.add_flag("--accept-new-host-keys", accept_new_host_keys_,
                "Add host keys of nodes not yet in ~/.ssh/known_hosts (a changed key is always an error)");
   app.add_option("--stream-level", stream_level_,
-                 "zstd level of the stream to other nodes, 1-19 (default: adaptive, 1-9, following the link)")
+                 "zstd level of the stream to other nodes, 1-19 (default: adaptive, from none through zstd's "
+                 "fast levels to 9, following the link)")
       ->type_name("N")
       ->check(CLI::Range(1, 19));
   app.add_flag("--no-reattach", no_reattach_,
@@ -73,6 +74,11 @@ void YeetCommand::add_cli(CLI::App& app) {
   app.add_option("--min-success-fraction", min_success_fraction_,
                  "Succeed when at least this fraction of the nodes have the copy")
       ->type_name("F");
+  for (const char* expert :
+       {"--fanout", "--strategy", "--no-encrypt", "--stream-level", "--no-reattach", "--stall-timeout", "--max-bytes",
+        "--no-hsn", "--min-success-nodes", "--min-success-fraction"}) {
+    app.get_option(expert)->group("Expert options");  // help lists them last, under their own heading
+  }
   app.footer(
       "Without --copy or --compress, only files whose size or mtime changed are copied and files gone\n"
       "from the source are removed. Work happens beside the destination and replaces it only when\n"

@@ -55,7 +55,7 @@ TEST_CASE("the completion model follows the CLI tree", "[completions]") {
   CHECK(find("--launcher").value.choices == std::vector<std::string>{"mpiexec", "mpirun", "srun", "local"});
   CHECK(find("--dry-run").value.kind == ezpz::cli::CompletionValue::Kind::none);
   CHECK(find("-n").names ==
-        std::vector<std::string>{"-n", "--np", "--nproc", "--nprocs", "--world_size", "--world-size"});
+        std::vector<std::string>{"-n", "--nproc", "--np", "--nprocs", "--world-size", "--world_size"});
   CHECK(launch.positional.kind == ezpz::cli::CompletionValue::Kind::command);
   CHECK(m.commands[9].positional.choices == std::vector<std::string>{"bash", "zsh", "fish"});
   CHECK(m.commands[10].positional.kind == ezpz::cli::CompletionValue::Kind::subcommand);

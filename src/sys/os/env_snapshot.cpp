@@ -3,6 +3,7 @@
 #include <climits>
 #include <string_view>
 
+#include <sys/ioctl.h>
 #include <unistd.h>
 
 extern char** environ;  // NOLINT: POSIX
@@ -34,6 +35,11 @@ core::Env snapshot_environment() {
 
 bool is_terminal(int fd) {
   return isatty(fd) == 1;
+}
+
+std::size_t terminal_columns(int fd) {
+  winsize ws{};
+  return ::ioctl(fd, TIOCGWINSZ, &ws) == 0 ? ws.ws_col : 0;
 }
 
 }  // namespace ezpz::sys

@@ -10,5 +10,7 @@ namespace ezpz::sys {
 
 /// Whether the file descriptor is a terminal.
 [[nodiscard]] bool is_terminal(int fd);
+/// The terminal's width in columns; 0 when `fd` is no terminal (or does not say).
+[[nodiscard]] std::size_t terminal_columns(int fd);
 
 }  // namespace ezpz::sys
