@@ -23,7 +23,9 @@ _ezpz_takes_value() {
         "launch --launcher") return 0 ;;
         "launch --cpu-bind") return 0 ;;
         "launch --gpu-bind") return 0 ;;
+        "launch --idle-timeout") return 0 ;;
         "launch --timeout") return 0 ;;
+        "launch --time-limit") return 0 ;;
         "launch --kill-after") return 0 ;;
         "launch --retries") return 0 ;;
         "launch --retry-delay") return 0 ;;
@@ -71,6 +73,7 @@ _ezpz_takes_value() {
         "test --seed") return 0 ;;
         "test --outdir") return 0 ;;
         "test --program") return 0 ;;
+        "test --idle-timeout") return 0 ;;
         "test --timeout") return 0 ;;
         "plot -k") return 0 ;;
         "plot --key") return 0 ;;
@@ -147,13 +150,14 @@ _ezpz() {
                 --launcher) COMPREPLY=($(compgen -W "mpiexec mpirun srun local" -- "$cur")); return 0 ;;
                 --cpu-bind) COMPREPLY=(); return 0 ;;
                 --gpu-bind) COMPREPLY=($(compgen -W "auto cuda ze rocr none" -- "$cur")); return 0 ;;
-                --timeout) COMPREPLY=(); return 0 ;;
+                --idle-timeout|--timeout) COMPREPLY=(); return 0 ;;
+                --time-limit) COMPREPLY=(); return 0 ;;
                 --kill-after) COMPREPLY=(); return 0 ;;
                 --retries) COMPREPLY=(); return 0 ;;
                 --retry-delay) COMPREPLY=(); return 0 ;;
             esac
             if [[ "$cur" == -* ]]; then
-                COMPREPLY=($(compgen -W "-h --help -n --nproc --np --nprocs --world-size --world_size --ppn --nproc-per-node --nproc_per_node --nhosts --nh --nhost --nnode --nnodes --hostfile --machine --launcher --cpu-bind --gpu-bind --no-rank-env --label --timeout --kill-after --retries --retry-delay --keep-going --dry-run --print-env --json" -- "$cur"))
+                COMPREPLY=($(compgen -W "-h --help -n --nproc --np --nprocs --world-size --world_size --ppn --nproc-per-node --nproc_per_node --nhosts --nh --nhost --nnode --nnodes --hostfile --machine --launcher --cpu-bind --gpu-bind --no-rank-env --label --idle-timeout --timeout --time-limit --kill-after --retries --retry-delay --keep-going --dry-run --print-env --json" -- "$cur"))
             elif ((nargs == 0)); then
                 COMPREPLY=($(compgen -c -- "$cur"))
             else
@@ -212,10 +216,10 @@ _ezpz() {
                 --seed) COMPREPLY=(); return 0 ;;
                 --outdir) COMPREPLY=(); return 0 ;;
                 --program) compopt -o filenames 2>/dev/null; COMPREPLY=($(compgen -f -- "$cur")); return 0 ;;
-                --timeout) COMPREPLY=(); return 0 ;;
+                --idle-timeout|--timeout) COMPREPLY=(); return 0 ;;
             esac
             if [[ "$cur" == -* ]]; then
-                COMPREPLY=($(compgen -W "-h --help -n --np --nproc --nprocs --world_size --world-size --ppn --nproc_per_node --nproc-per-node --nhosts --nh --nhost --nnode --nnodes --hostfile --machine --launcher --cpu-bind --gpu-bind --train-iters --batch-size --dtype --tp --pp --cp --print-freq --seed --outdir --program --timeout --json --dry-run" -- "$cur"))
+                COMPREPLY=($(compgen -W "-h --help -n --np --nproc --nprocs --world_size --world-size --ppn --nproc_per_node --nproc-per-node --nhosts --nh --nhost --nnode --nnodes --hostfile --machine --launcher --cpu-bind --gpu-bind --train-iters --batch-size --dtype --tp --pp --cp --print-freq --seed --outdir --program --idle-timeout --timeout --json --dry-run" -- "$cur"))
             elif ((nargs == 0)); then
                 COMPREPLY=()
             fi

@@ -77,7 +77,11 @@ void LaunchCommand::add_cli(CLI::App& app) {
       ->check(CLI::IsMember({"auto", "cuda", "ze", "rocr", "none"}));
   app.add_flag("--no-rank-env", no_rank_env_, "Do not set RANK, WORLD_SIZE, LOCAL_RANK, ... for each rank");
   app.add_flag("--label", label_, "Prefix every output line with its rank");
-  app.add_option("--timeout", timeout_s_, "Stop the job after this many seconds without output (exit 124)")
+  app.add_option("--idle-timeout,--timeout", timeout_s_,
+                 "Stop the job after this many seconds without output (exit 124)")
+      ->type_name("SECONDS")
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("--time-limit", time_limit_s_, "Stop the job after this many seconds in all, output or not (exit 124)")
       ->type_name("SECONDS")
       ->check(CLI::NonNegativeNumber);
   app.add_option("--kill-after", kill_after_s_, "Seconds between SIGTERM/SIGINT and SIGKILL of the job (default 10)")
@@ -252,7 +256,7 @@ Expected<std::pair<core::RunResult, int>> LaunchCommand::run_attempts(Context& c
 }
 
 Expected<core::RunResult> LaunchCommand::run_once(Context& ctx, const core::LaunchPlan& plan) {
-  return run_plan(ctx, plan, SupervisionOptions{timeout_s_, kill_after_s_, keep_going_});
+  return run_plan(ctx, plan, SupervisionOptions{timeout_s_, time_limit_s_, kill_after_s_, keep_going_});
 }
 
 Expected<PlannedJob> plan_job(Context& ctx, core::LaunchRequest request, std::string_view timestamp) {
@@ -287,6 +291,7 @@ Expected<PlannedJob> plan_job(Context& ctx, core::LaunchRequest request, std::st
 Expected<core::RunResult> run_plan(Context& ctx, const core::LaunchPlan& plan, const SupervisionOptions& supervision) {
   core::RunOptions options;
   options.timeout_s = supervision.timeout_s;
+  options.time_limit_s = supervision.time_limit_s;
   options.kill_after_s = supervision.kill_after_s;
   options.notice = [&ctx](std::string_view message) { ctx.term.warn(message); };
   std::vector<core::ProcessSpec> processes;

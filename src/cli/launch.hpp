@@ -26,7 +26,8 @@ struct PlannedJob {
 
 /// How run_plan supervises a job.
 struct SupervisionOptions {
-  double timeout_s = 0;  ///< watchdog: no output for this long -> stop (0 = off)
+  double timeout_s = 0;     ///< watchdog: no output for this long -> stop (0 = off)
+  double time_limit_s = 0;  ///< wall clock: running this long -> stop (0 = off)
   double kill_after_s = 10;
   bool keep_going = false;  ///< built-in launcher: a failing rank does not stop the others
 };
@@ -79,6 +80,7 @@ class LaunchCommand final : public Command {
   bool label_ = false;
   bool keep_going_ = false;
   double timeout_s_ = 0;
+  double time_limit_s_ = 0;
   double kill_after_s_ = 10;
   double retry_delay_s_ = 5;
   int retries_ = 0;

@@ -65,7 +65,8 @@ void TestCommand::add_cli(CLI::App& app) {
                  "The companion program (default: ezpz-test-train beside ezpz; also "
                  "EZPZ_TORCH_TRAIN)")
       ->type_name("FILE");
-  app.add_option("--timeout", timeout_s_, "Stop the job after this many seconds without output (exit 124)")
+  app.add_option("--idle-timeout,--timeout", timeout_s_,
+                 "Stop the job after this many seconds without output (exit 124)")
       ->type_name("SECONDS")
       ->check(CLI::NonNegativeNumber);
   app.add_flag("--json", json_,
@@ -194,7 +195,7 @@ int TestCommand::run(Context& ctx) {
     ctx.term.out() << dry_run_line(plan) << '\n';
     return 0;
   }
-  auto result = run_plan(ctx, plan, SupervisionOptions{timeout_s_, 10, false});
+  auto result = run_plan(ctx, plan, SupervisionOptions{timeout_s_, 0, 10, false});
   if (!result) {
     return ctx.term.fail(result.error());
   }

@@ -22,6 +22,7 @@ struct ProcessSpec {
 
 struct RunOptions {
   double timeout_s = 0;            ///< watchdog: no output for this long -> stop the job, exit 124 (0 = off)
+  double time_limit_s = 0;         ///< wall clock: running this long -> stop the job, exit 124 (0 = off)
   double kill_after_s = 10;        ///< grace between SIGTERM/SIGINT and SIGKILL
   bool label = false;              ///< prefix each output line with the process's label
   bool stop_on_failure = true;     ///< a failing process stops the others (the built-in launcher)

@@ -163,8 +163,19 @@ class Launch(TempDirTest):
         proc = run(["launch", "--launcher", "local", "--timeout", "1", "-n", "2", "--", "sh", "-c",
                     "echo hi; sleep 30"], self.env, check=124)
         self.assertLess(time.monotonic() - start, 8)
-        self.assertIn("--timeout", proc.stderr)
-        run(["launch", "--launcher", "mpirun", "--timeout", "1", "-n", "2", "--", "sleep", "30"], self.env, check=124)
+        self.assertIn("no output for 1 s: stopping the job (--idle-timeout)", proc.stderr)
+        run(["launch", "--launcher", "mpirun", "--idle-timeout", "1", "-n", "2", "--", "sleep", "30"], self.env,
+            check=124)
+
+    def test_time_limit_returns_124(self):
+        # A job that keeps talking: the idle timeout never fires, the wall-clock limit does.
+        start = time.monotonic()
+        proc = run(["launch", "--launcher", "local", "--idle-timeout", "30", "--time-limit", "1", "-n", "2", "--",
+                    "sh", "-c", "while true; do echo x; sleep 0.1; done"], self.env, check=124)
+        self.assertLess(time.monotonic() - start, 15)
+        self.assertIn("ran for 1 s: stopping the job (--time-limit)", proc.stderr)
+        run(["launch", "--launcher", "mpirun", "--time-limit", "1", "-n", "2", "--", "sleep", "30"], self.env,
+            check=124)
 
     def test_label_and_raw_bytes(self):
         script = "printf 'a\\377b\\n'; printf 'err\\n' >&2"

@@ -76,6 +76,7 @@ class Supervisor {
     devnull_.reset();
     running_ = children_.size();
     last_output_ = Clock::now();
+    started_ = last_output_;
     return {};
   }
 
@@ -177,6 +178,10 @@ class Supervisor {
       const auto quiet = last_output_ + seconds(options_.timeout_s);
       wake = wake ? std::min(*wake, quiet) : quiet;
     }
+    if (options_.time_limit_s > 0 && !stop_.timed_out) {
+      const auto limit = started_ + seconds(options_.time_limit_s);
+      wake = wake ? std::min(*wake, limit) : limit;
+    }
     int wait_ms = -1;
     if (wake) {
       const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(*wake - Clock::now()).count() + 1;
@@ -264,7 +269,14 @@ class Supervisor {
         now - last_output_ >= seconds(options_.timeout_s)) {
       stop_.timed_out = true;
       notice("no output for " + std::to_string(static_cast<long>(options_.timeout_s)) +
-             " s: stopping the job (--timeout)");
+             " s: stopping the job (--idle-timeout)");
+      start_stopping(SIGTERM);
+    }
+    if (options_.time_limit_s > 0 && !stop_.timed_out && running_ > 0 &&
+        now - started_ >= seconds(options_.time_limit_s)) {
+      stop_.timed_out = true;
+      notice("ran for " + std::to_string(static_cast<long>(options_.time_limit_s)) +
+             " s: stopping the job (--time-limit)");
       start_stopping(SIGTERM);
     }
     if (kill_deadline_ && now >= *kill_deadline_ && running_ > 0) {
@@ -285,6 +297,7 @@ class Supervisor {
   std::size_t running_ = 0;
   int sigints_ = 0;
   Clock::time_point last_output_;
+  Clock::time_point started_;
   std::optional<Clock::time_point> kill_deadline_;
   std::vector<ProcessEnd> ends_;
   JobStop stop_;
