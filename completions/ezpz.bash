@@ -157,7 +157,7 @@ _ezpz() {
                 --retry-delay) COMPREPLY=(); return 0 ;;
             esac
             if [[ "$cur" == -* ]]; then
-                COMPREPLY=($(compgen -W "-h --help -n --nproc --np --nprocs --world-size --world_size --ppn --nproc-per-node --nproc_per_node --nhosts --nh --nhost --nnode --nnodes --hostfile --machine --launcher --cpu-bind --gpu-bind --no-rank-env --label --idle-timeout --timeout --time-limit --kill-after --retries --retry-delay --keep-going --dry-run --print-env --json" -- "$cur"))
+                COMPREPLY=($(compgen -W "-h --help -n --nproc --np --nprocs --world-size --world_size --ppn --nproc-per-node --nproc_per_node --nhosts --nh --nhost --nnode --nnodes --hostfile --machine --launcher --cpu-bind --gpu-bind --no-rank-env --label --idle-timeout --timeout --time-limit --kill-after --retries --retry-delay --keep-going --no-record --dry-run --print-env --json" -- "$cur"))
             elif ((nargs == 0)); then
                 COMPREPLY=($(compgen -c -- "$cur"))
             else

@@ -34,6 +34,7 @@ complete -c ezpz -n '__fish_seen_subcommand_from launch' -l kill-after -x -d 'Se
 complete -c ezpz -n '__fish_seen_subcommand_from launch' -l retries -x -d 'Run a failed job again up to N times (backoff 5, 10, 20, 40, 60 s)'
 complete -c ezpz -n '__fish_seen_subcommand_from launch' -l retry-delay -x -d 'First retry delay in seconds, doubled each time up to 60 (default 5)'
 complete -c ezpz -n '__fish_seen_subcommand_from launch' -l keep-going -d 'Built-in launcher: let the other ranks finish when one fails (default: stop them)'
+complete -c ezpz -n '__fish_seen_subcommand_from launch' -l no-record -d 'Write no record of this launch under ~/.ezpz/jobs (also EZPZ_NO_RECORD=1; ranks then get no directory for error files). The newest 100 records are kept (EZPZ_KEEP_RECORDS=N, 0 keeps all)'
 complete -c ezpz -n '__fish_seen_subcommand_from launch' -l dry-run -d 'Print the launch command instead of running it'
 complete -c ezpz -n '__fish_seen_subcommand_from launch' -l print-env -d 'Print the environment each rank would get, then exit'
 complete -c ezpz -n '__fish_seen_subcommand_from launch' -l json -d 'With --dry-run or --print-env: print JSON'

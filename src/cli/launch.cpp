@@ -4,6 +4,7 @@
 #include <chrono>
 #include <csignal>
 #include <ctime>
+#include <map>
 
 #include <CLI/App.hpp>
 #include <CLI/Validators.hpp>
@@ -96,6 +97,9 @@ void LaunchCommand::add_cli(CLI::App& app) {
       ->check(CLI::NonNegativeNumber);
   app.add_flag("--keep-going", keep_going_,
                "Built-in launcher: let the other ranks finish when one fails (default: stop them)");
+  app.add_flag("--no-record", no_record_,
+               "Write no record of this launch under ~/.ezpz/jobs (also EZPZ_NO_RECORD=1; ranks then get no "
+               "directory for error files). The newest 100 records are kept (EZPZ_KEEP_RECORDS=N, 0 keeps all)");
   app.add_flag("--dry-run", dry_run_, "Print the launch command instead of running it");
   app.add_flag("--print-env", print_env_, "Print the environment each rank would get, then exit");
   app.add_flag("--json", json_, "With --dry-run or --print-env: print JSON");
@@ -150,6 +154,36 @@ void LaunchCommand::set_trailing_command(std::vector<std::string> command, bool 
   }
 }
 
+namespace {
+
+/// Keep the newest records only (EZPZ_KEEP_RECORDS, default 100): home quotas and inode limits.
+void prune_records(Context& ctx) {
+  const auto jobs = core::jobs_dir(ctx.env);
+  const auto keep = core::records_to_keep(ctx.env);
+  if (!jobs || keep == 0) {
+    return;
+  }
+  std::map<std::string, std::vector<std::string>> listing;
+  for (const auto& job : ctx.probe().list_dir(*jobs)) {
+    listing[job] = ctx.probe().list_dir(*jobs + "/" + job);
+  }
+  const auto old = core::records_to_prune(*jobs, listing, keep);
+  for (const auto& path : old) {
+    ctx.staging().discard(path);
+  }
+  for (const auto& [job, entries] : listing) {
+    (void)ctx.probe().remove_empty_dir(*jobs + "/" + job);  // a job none of whose records is left
+  }
+  for (const auto& w : ctx.staging().take_warnings()) {
+    ctx.term.warn("pruning old job records: " + w);
+  }
+  if (!old.empty()) {
+    log::info("pruned " + std::to_string(old.size() / 2) + " old job record(s) from " + *jobs);
+  }
+}
+
+}  // namespace
+
 int LaunchCommand::run(Context& ctx) {
   if (request_error_.empty()) {
     request_error_ = command_problem(ctx.probe(), request_.command);
@@ -162,7 +196,8 @@ int LaunchCommand::run(Context& ctx) {
   const auto stamp = iso_time(start_wall, "%Y%m%dT%H%M%S");
   auto request = request_;
   request.max_restarts = retries_;
-  auto job = plan_job(ctx, request, stamp);
+  const bool record = core::records_wanted(ctx.env, no_record_);
+  auto job = plan_job(ctx, request, stamp, record);
   if (!job) {
     return ctx.term.fail(job.error());
   }
@@ -198,12 +233,13 @@ int LaunchCommand::run(Context& ctx) {
   LaunchTimes times{iso_time(start_wall, "%Y-%m-%dT%H:%M:%SZ"),
                     iso_time(std::chrono::system_clock::now(), "%Y-%m-%dT%H:%M:%SZ"),
                     std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count()};
-  if (auto path = core::record_path(ctx.env, plan.scheduler, stamp)) {
+  if (auto path = core::record_path(ctx.env, plan.scheduler, stamp); path && record) {
     auto text = record_json(plan, job->cluster, request_.command, times, result, attempts, failure);
     if (auto written = ctx.probe().write_file(*path, text); !written) {
       ctx.term.warn("job record not saved (" + written.error().message + "): set EZPZ_HOME to a writable directory");
     } else {
       log::info("record: " + *path);
+      prune_records(ctx);
     }
   }
   return result.exit_code;
@@ -259,7 +295,7 @@ Expected<core::RunResult> LaunchCommand::run_once(Context& ctx, const core::Laun
   return run_plan(ctx, plan, SupervisionOptions{timeout_s_, time_limit_s_, kill_after_s_, keep_going_});
 }
 
-Expected<PlannedJob> plan_job(Context& ctx, core::LaunchRequest request, std::string_view timestamp) {
+Expected<PlannedJob> plan_job(Context& ctx, core::LaunchRequest request, std::string_view timestamp, bool record) {
   // 1. Machine profiles: built-in, then the user's config.
   auto machines = core::load_machines(ctx.env, ctx.probe());
   if (!machines) {
@@ -279,7 +315,7 @@ Expected<PlannedJob> plan_job(Context& ctx, core::LaunchRequest request, std::st
   }
   if (!timestamp.empty()) {
     request.run_id = core::job_run_id(ctx.env, cluster->scheduler, timestamp);
-    request.record_dir = core::record_dir(ctx.env, cluster->scheduler, timestamp).value_or("");
+    request.record_dir = record ? core::record_dir(ctx.env, cluster->scheduler, timestamp).value_or("") : "";
   }
   auto plan = core::plan_launch(request, ctx.env, *cluster, core::find_launchers(ctx.probe()));
   if (!plan) {

@@ -22,7 +22,9 @@ struct PlannedJob {
 /// a MASTER_PORT, the plan. `ezpz test` plans its companion program the same way.
 /// With a `timestamp` (20261122T003418), ranks get the job id as TORCHELASTIC_RUN_ID and the
 /// launch's record directory for their error files and failure reports.
-[[nodiscard]] Expected<PlannedJob> plan_job(Context& ctx, core::LaunchRequest request, std::string_view timestamp = {});
+/// With a `timestamp`, the job gets its run id, and (when `record`) a record directory.
+[[nodiscard]] Expected<PlannedJob> plan_job(Context& ctx, core::LaunchRequest request, std::string_view timestamp = {},
+                                            bool record = true);
 
 /// How run_plan supervises a job.
 struct SupervisionOptions {
@@ -79,6 +81,7 @@ class LaunchCommand final : public Command {
   bool no_rank_env_ = false;
   bool label_ = false;
   bool keep_going_ = false;
+  bool no_record_ = false;
   double timeout_s_ = 0;
   double time_limit_s_ = 0;
   double kill_after_s_ = 10;

@@ -209,6 +209,25 @@ class Launch(TempDirTest):
         for key in ("start", "end", "ezpz_version"):
             self.assertIn(key, rec)
 
+    def test_records_pruned_and_none_when_asked(self):
+        # The newest N records are kept (with their directories; an emptied job folder goes too).
+        env = dict(self.env, EZPZ_KEEP_RECORDS="2")
+        jobs = os.path.join(self.env["EZPZ_HOME"], "jobs")
+        for k in range(4):
+            run(["launch", "--launcher", "local", "-n", "1", "--", "sh", "-c", f"exit {k}"], env, check=k)
+            time.sleep(1.05)  # records are named by the second
+        records = sorted(glob.glob(os.path.join(jobs, "local-*", "launch-*.json")))
+        self.assertEqual(len(records), 2, records)
+        self.assertEqual([json.load(open(r))["exit_code"] for r in records], [2, 3])
+        self.assertEqual(len(os.listdir(jobs)), 2)  # the two emptied job folders are gone
+        # --no-record and EZPZ_NO_RECORD: nothing written at all.
+        home = os.path.join(self.tmp, "fresh-home")
+        for extra, flags in (({}, ["--no-record"]), ({"EZPZ_NO_RECORD": "1"}, [])):
+            run(["launch", "--launcher", "local", *flags, "-n", "1", "--", "true"],
+                dict(self.env, EZPZ_HOME=home, **extra), check=0)
+            self.assertFalse(os.path.exists(home))
+        self.assertIn("EZPZ_NO_RECORD", run(["launch", "--help"], self.env, check=0).stdout)
+
     def test_unwritable_home_is_only_a_warning(self):
         blocker = self.write("not-a-dir", "")
         env = dict(self.env, EZPZ_HOME=blocker)
