@@ -11,6 +11,23 @@
 #include "core/shell.hpp"
 
 namespace ezpz::cli {
+namespace {
+
+/// ezpz-submit-<time>-<pid>.sh here, -2, -3... after it when taken: two submits in one second
+/// never overwrite each other's script.
+std::string script_name(Context& ctx) {
+  const auto now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
+  char stamp[32];
+  std::strftime(stamp, sizeof(stamp), "%Y%m%d-%H%M%S", std::localtime(&now));
+  const std::string base = "ezpz-submit-" + std::string(stamp) + "-" + std::to_string(ctx.env.pid);
+  std::string path = base + ".sh";
+  for (int k = 2; ctx.probe().is_file(path); ++k) {
+    path = base + "-" + std::to_string(k) + ".sh";
+  }
+  return path;
+}
+
+}  // namespace
 
 void SubmitCommand::add_cli(CLI::App& app) {
   app.add_option("-N,--nodes", nodes_, "Nodes to ask for (default 1)")->type_name("N");
@@ -26,10 +43,12 @@ void SubmitCommand::add_cli(CLI::App& app) {
   app.add_option("--env", env_, "NAME=VALUE exported in the script (repeatable)")->type_name("NAME=VALUE");
   app.add_option("--launch-arg", launch_args_, "An option for the script's `ezpz launch` (repeatable), e.g. --ppn=4")
       ->type_name("ARG");
-  app.add_option("-o,--output", output_, "Script path (default .ezpz-submit-<time>.sh here)")->type_name("FILE");
+  app.add_option("-o,--output", output_, "Script path (default ezpz-submit-<time>-<pid>.sh here)")->type_name("FILE");
   app.add_flag("--submit", submit_, "Submit it with qsub or sbatch after writing it");
   app.add_flag("--dry-run", dry_run_, "Print the script on stdout; write and submit nothing");
   app.footer(
+      "The script activates the virtual env or conda env active when you run ezpz submit, then runs\n"
+      "ezpz launch -- COMMAND; with --submit, the scheduler's job id is printed.\n\n"
       "Examples:\n"
       "  ezpz submit -N 2 -t 01:00:00 -q debug -A MyProj --dry-run -- python3 -m app.train\n"
       "  ezpz submit -N 8 -t 2:00:00 -q prod -A MyProj --env WANDB_MODE=offline --submit -- python3 train.py");
@@ -67,25 +86,28 @@ int SubmitCommand::run(Context& ctx) {
   spec.ezpz = ctx.env.self_exe;
   spec.launch_args = launch_args_;
   spec.command = command_;
+  spec.activate = core::active_env(ctx.env);
   auto script = core::render_submit_script(spec);
   if (!script) {
     return ctx.term.fail(script.error());
+  }
+  if (spec.activate.kind == core::ActiveEnv::Kind::none) {
+    ctx.term.warn(
+        "no virtual env or conda env is active: the job runs with the python its shell finds there "
+        "(activate yours, then run ezpz submit again, to carry it into the script)");
   }
   if (dry_run_) {
     ctx.term.out() << *script;
     return 0;
   }
-  std::string path = output_;
-  if (path.empty()) {
-    const auto now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
-    char stamp[32];
-    std::strftime(stamp, sizeof(stamp), "%Y%m%d-%H%M%S", std::localtime(&now));
-    path = ".ezpz-submit-" + std::string(stamp) + ".sh";
-  }
+  const std::string path = output_.empty() ? script_name(ctx) : output_;
   if (auto w = ctx.probe().write_file(path, *script); !w) {
     return ctx.term.fail(w.error());
   }
-  ctx.term.out() << "wrote " << path << "\n";
+  ctx.term.out() << "wrote " << path
+                 << (spec.activate.kind == core::ActiveEnv::Kind::none ? ""
+                                                                       : " (it activates " + spec.activate.prefix + ")")
+                 << "\n";
   if (!submit_) {
     ctx.term.out() << "submit it with: " << (spec.scheduler == core::Scheduler::pbs ? "qsub " : "sbatch ")
                    << core::shell_quote(path) << "\n";
@@ -95,14 +117,24 @@ int SubmitCommand::run(Context& ctx) {
   if (!ctx.probe().find_program(tool)) {
     return ctx.term.fail(failure(tool + " is not on PATH: submit " + path + " from a login node, or drop --submit"));
   }
-  auto ran = ctx.jobs().run({core::ProcessSpec{{tool, path}, {}, {}, ""}}, core::RunOptions{});
+  auto ran = ctx.probe().run_program({tool, path}, {}, {}, 120);
   if (!ran) {
     return ctx.term.fail(ran.error());
   }
-  if (ran->exit_code != 0) {
-    ctx.term.error(tool + " " + path + " failed (exit " + std::to_string(ran->exit_code) + ")");
+  if (ran->exit_code != 0 || ran->timed_out) {
+    ctx.term.err() << ran->output;
+    ctx.term.error(tool + " " + path +
+                   (ran->timed_out ? " took over 120 s" : " failed (exit " + std::to_string(ran->exit_code) + ")") +
+                   ": the script is kept; submit it by hand once the scheduler answers");
+    return ran->timed_out ? static_cast<int>(ExitCode::timeout) : ran->exit_code;
   }
-  return ran->exit_code;
+  if (const auto id = core::submitted_job_id(ran->output, spec.scheduler)) {
+    ctx.term.out() << "submitted job " << *id << " (" << tool << " " << path << "); watch it with "
+                   << (spec.scheduler == core::Scheduler::pbs ? "qstat " : "squeue -j ") << *id << "\n";
+  } else {
+    ctx.term.out() << ran->output << "submitted " << path << " with " << tool << "\n";
+  }
+  return 0;
 }
 
 }  // namespace ezpz::cli

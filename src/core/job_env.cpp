@@ -208,12 +208,62 @@ Expected<std::string> render_submit_script(const SubmitSpec& spec) {
   for (const auto& [name, value] : spec.env) {
     s += "export " + name + "=" + shell_quote(value) + "\n";
   }
+  const auto& a = spec.activate;
+  if (a.kind == ActiveEnv::Kind::venv) {
+    s += "# the virtual env active at submit time\n. " + shell_quote(a.prefix + "/bin/activate") + "\n";
+  } else if (a.kind == ActiveEnv::Kind::conda && !a.conda_base.empty()) {
+    s += "# the conda env active at submit time (the script is bash's: . passes the argument)\n. " +
+         shell_quote(a.conda_base + "/bin/activate") + " " + shell_quote(a.prefix) + "\n";
+  } else if (a.kind == ActiveEnv::Kind::conda) {
+    s += "# the conda env active at submit time\nexport CONDA_PREFIX=" + shell_quote(a.prefix) +
+         "\nexport PATH=" + shell_quote(a.prefix + "/bin") + ":\"$PATH\"\n";
+  }
   std::vector<std::string> argv = {spec.ezpz.empty() ? "ezpz" : spec.ezpz, "launch"};
   argv.insert(argv.end(), spec.launch_args.begin(), spec.launch_args.end());
   argv.push_back("--");
   argv.insert(argv.end(), spec.command.begin(), spec.command.end());
   s += "exec " + shell_join(argv) + "\n";
   return s;
+}
+
+ActiveEnv active_env(const Env& env) {
+  ActiveEnv a;
+  if (auto venv = env.get("VIRTUAL_ENV")) {
+    a.kind = ActiveEnv::Kind::venv;
+    a.prefix = *venv;
+  } else if (auto conda = env.get("CONDA_PREFIX")) {
+    a.kind = ActiveEnv::Kind::conda;
+    a.prefix = *conda;
+    for (const char* exe : {"CONDA_EXE", "CONDA_PYTHON_EXE"}) {  // <base>/bin/conda, <base>/bin/python
+      const auto path = env.get(exe).value_or("");
+      const auto bin = path.rfind("/bin/");
+      if (a.conda_base.empty() && bin != std::string::npos && bin > 0) {
+        a.conda_base = path.substr(0, bin);
+      }
+    }
+  }
+  return a;
+}
+
+std::optional<std::string> submitted_job_id(std::string_view output, Scheduler scheduler) {
+  if (scheduler == Scheduler::slurm) {
+    const auto at = output.find("Submitted batch job ");
+    if (at == std::string_view::npos) {
+      return std::nullopt;
+    }
+    const auto digits = output.substr(at + 20);
+    const auto n = digits.find_first_not_of("0123456789");
+    return n == 0 || digits.empty() ? std::nullopt : std::optional(std::string(digits.substr(0, n)));
+  }
+  const auto first = output.find_first_not_of(" \t\n");
+  if (first == std::string_view::npos) {
+    return std::nullopt;
+  }
+  const auto word = output.substr(first, output.find_first_of(" \t\n", first) - first);  // 8817.aurora-pbs
+  const bool id = !word.empty() && std::isdigit(static_cast<unsigned char>(word.front())) != 0 &&
+                  word.find_first_not_of("0123456789.-_[]abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ") ==
+                      std::string_view::npos;
+  return id ? std::optional(std::string(word)) : std::nullopt;
 }
 
 }  // namespace ezpz::core

@@ -21,6 +21,20 @@ enum class ShellKind { bash, zsh, fish };
 [[nodiscard]] std::string export_lines(const std::vector<std::pair<std::string, std::string>>& vars, ShellKind shell);
 
 /// What `ezpz submit` writes.
+/// The env the user has active at `ezpz submit`, carried into the script.
+struct ActiveEnv {
+  enum class Kind { none, venv, conda };
+  Kind kind = Kind::none;
+  std::string prefix;      ///< VIRTUAL_ENV, else CONDA_PREFIX
+  std::string conda_base;  ///< the conda install whose bin/activate activates it ("" when unknown)
+};
+/// VIRTUAL_ENV, else CONDA_PREFIX (its install from CONDA_EXE or CONDA_PYTHON_EXE).
+[[nodiscard]] ActiveEnv active_env(const Env& env);
+
+/// The job id in qsub's ("8817.aurora-pbs") or sbatch's ("Submitted batch job 77") output;
+/// nullopt when it holds none.
+[[nodiscard]] std::optional<std::string> submitted_job_id(std::string_view output, Scheduler scheduler);
+
 struct SubmitSpec {
   Scheduler scheduler = Scheduler::pbs;  ///< pbs or slurm
   int nodes = 1;
@@ -34,6 +48,7 @@ struct SubmitSpec {
   std::string ezpz;                                      ///< this binary's path
   std::vector<std::string> launch_args;                  ///< extra `ezpz launch` options
   std::vector<std::string> command;                      ///< after "--"
+  ActiveEnv activate;                                    ///< activated before the launch
 };
 
 /// HH:MM:SS, H:MM:SS, MM:SS or minutes; Slurm also D-HH[:MM[:SS]]. Returns it normalised to

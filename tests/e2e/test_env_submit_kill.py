@@ -1,5 +1,6 @@
 """ezpz env (PBS, Slurm, local), ezpz submit (--dry-run, --submit through a stand-in qsub/sbatch,
 bad input), ezpz kill on real processes started by ezpz launch."""
+import glob
 import json
 import os
 import signal
@@ -82,6 +83,37 @@ class Submit(TempDirTest):
         proc = run(["submit", "--dry-run", "--", "true"], base_env(PATH="/nonexistent"))
         self.assertEqual(proc.returncode, 2)
         self.assertIn("--scheduler", proc.stderr)
+
+    def test_submit_carries_the_env_names_scripts_apart_and_prints_the_job_id(self):
+        self.write("bin/sbatch", "#!/bin/sh\necho 'Submitted batch job 77'\n", 0o755)
+        venv = os.path.join(self.tmp, "my venv")
+        os.makedirs(os.path.join(venv, "bin"))
+        env = base_env(PWD=self.tmp, PATH=f"{self.tmp}/bin:" + os.environ["PATH"], VIRTUAL_ENV=venv)
+
+        def submit(env):
+            return subprocess.run([EZPZ, "submit", "--scheduler", "slurm", "--submit", "--", "python3", "t.py"],
+                                  env=env, cwd=self.tmp, capture_output=True, text=True, timeout=60)
+        first, second = submit(env), submit(env)  # the same second, most likely
+        for proc in (first, second):
+            self.assertEqual(proc.returncode, 0, proc.stderr)
+            self.assertIn("submitted job 77 (sbatch ezpz-submit-", proc.stdout)
+            self.assertIn("watch it with squeue -j 77", proc.stdout)
+            self.assertIn(f"(it activates {venv})", proc.stdout)
+        scripts = sorted(glob.glob(os.path.join(self.tmp, "ezpz-submit-*.sh")))  # visible, one per submit
+        self.assertEqual(len(scripts), 2, scripts)
+        for s in scripts:
+            self.assertIn(f"\n. '{venv}/bin/activate'\n", open(s).read())
+        # No env active: said, and nothing activated.
+        env.pop("VIRTUAL_ENV")
+        proc = run(["submit", "--scheduler", "slurm", "--dry-run", "--", "true"], env, check=0)
+        self.assertIn("no virtual env or conda env is active", proc.stderr)
+        self.assertNotIn("activate", proc.stdout)
+        # A refusal from the scheduler: its words, the script kept, its exit code.
+        self.write("bin/sbatch", "#!/bin/sh\necho 'sbatch: error: invalid partition' >&2\nexit 1\n", 0o755)
+        proc = run(["submit", "--scheduler", "slurm", "-o", os.path.join(self.tmp, "j.sh"), "--submit", "--", "true"],
+                   env, check=1)
+        self.assertIn("invalid partition", proc.stderr)
+        self.assertIn("the script is kept", proc.stderr)
 
 
 def job_pids(pattern):

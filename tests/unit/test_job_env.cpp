@@ -81,6 +81,32 @@ TEST_CASE("submit: golden PBS and Slurm scripts; the command stays data", "[job_
   CHECK_FALSE(render_submit_script(spec(Scheduler::local)));
 }
 
+TEST_CASE("submit: the active env, and the job id in qsub's or sbatch's answer", "[job_env]") {
+  Env env;
+  CHECK(active_env(env).kind == ActiveEnv::Kind::none);
+  env.vars = {{"CONDA_PREFIX", "/opt/conda/envs/t"}, {"CONDA_EXE", "/opt/conda/bin/conda"}};
+  auto a = active_env(env);
+  CHECK((a.kind == ActiveEnv::Kind::conda && a.prefix == "/opt/conda/envs/t" && a.conda_base == "/opt/conda"));
+  env.vars["VIRTUAL_ENV"] = "/home/u/venvs/x";  // a venv on top of conda: the venv is what runs
+  a = active_env(env);
+  CHECK((a.kind == ActiveEnv::Kind::venv && a.prefix == "/home/u/venvs/x"));
+  auto s = spec(Scheduler::pbs);
+  s.activate = a;
+  CHECK_THAT(*render_submit_script(s), Catch::Contains("\n. /home/u/venvs/x/bin/activate\nexec "));
+  s.activate = {ActiveEnv::Kind::conda, "/opt/conda/envs/t", "/opt/conda"};
+  CHECK_THAT(*render_submit_script(s), Catch::Contains("\n. /opt/conda/bin/activate /opt/conda/envs/t\n"));
+  s.activate = {ActiveEnv::Kind::conda, "/opt/e", ""};
+  CHECK_THAT(*render_submit_script(s), Catch::Contains("export PATH=/opt/e/bin:\"$PATH\"\n"));
+
+  CHECK(submitted_job_id("8817.aurora-pbs-0001.hostmgmt.cm.aurora.alcf.anl.gov\n", Scheduler::pbs) ==
+        "8817.aurora-pbs-0001.hostmgmt.cm.aurora.alcf.anl.gov");
+  CHECK(submitted_job_id("4242.pbs01\n", Scheduler::pbs) == "4242.pbs01");
+  CHECK_FALSE(submitted_job_id("qsub: Unknown queue\n", Scheduler::pbs));
+  CHECK(submitted_job_id("Submitted batch job 77\n", Scheduler::slurm) == "77");
+  CHECK(submitted_job_id("sbatch: warning: x\nSubmitted batch job 1234 on cluster c\n", Scheduler::slurm) == "1234");
+  CHECK_FALSE(submitted_job_id("sbatch: error: Batch job submission failed\n", Scheduler::slurm));
+}
+
 TEST_CASE("kill: signal names and which processes are targets", "[kill]") {
   CHECK(signal_from_string("TERM") == SIGTERM);
   CHECK(signal_from_string("sigkill") == SIGKILL);

@@ -163,6 +163,34 @@ TEST_CASE("submit script: cd, exports and the command line run as given", "[job_
   scratch.check_untouched({"bin it's $HOME", "job.sh", workdir.filename().string()});
 }
 
+TEST_CASE("submit script: the env active at submit time is activated first", "[job_env][sh]") {
+  Scratch scratch;
+  const auto venv = scratch.dir / "my env 'q' $x";
+  fs::create_directories(venv / "bin");
+  std::ofstream(venv / "bin" / "activate") << "export EZPZ_ACTIVATED=\"from $1\"\n";
+  ezpz::core::SubmitSpec spec;
+  spec.scheduler = ezpz::core::Scheduler::pbs;
+  spec.workdir = scratch.dir.string();
+  spec.ezpz = scratch.printer("ezpz", "\"$EZPZ_ACTIVATED\"");
+  spec.command = {"true"};
+  for (const auto kind : {ezpz::core::ActiveEnv::Kind::venv, ezpz::core::ActiveEnv::Kind::conda}) {
+    spec.activate = {kind, kind == ezpz::core::ActiveEnv::Kind::venv ? venv.string() : "/opt/envs/torch",
+                     kind == ezpz::core::ActiveEnv::Kind::venv ? "" : venv.string()};
+    const auto text = ezpz::core::render_submit_script(spec);
+    REQUIRE(text);
+    const auto script = scratch.dir / "job.sh";
+    std::ofstream(script) << *text;
+    const std::string from = kind == ezpz::core::ActiveEnv::Kind::venv ? "from " : "from /opt/envs/torch";
+    for (const std::string shell : {"bash", "/bin/sh"}) {  // (conda's activate takes its argument in bash only)
+      if (shell == "/bin/sh" && kind == ezpz::core::ActiveEnv::Kind::conda) {
+        continue;
+      }
+      INFO("shell: " << shell << "\nscript:\n" << *text);
+      CHECK(split_nul(run_for_output({shell, script.string()}, scratch.dir)) == Words{from, "launch", "--", "true"});
+    }
+  }
+}
+
 TEST_CASE("remote start command: a remote sh, bash or zsh runs ezpz with every argument as given", "[broadcast][sh]") {
   Scratch scratch;
   const auto words = hostile_strings();
