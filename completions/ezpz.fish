@@ -95,7 +95,7 @@ complete -c ezpz -n '__fish_seen_subcommand_from plot' -s h -l help -d 'Print th
 complete -c ezpz -n '__fish_seen_subcommand_from plot' -s k -l key -x -d 'Metric to plot; repeat for several on one plot (default: loss)'
 complete -c ezpz -n '__fish_seen_subcommand_from plot' -l width -x -d 'Plot columns (default 72)'
 complete -c ezpz -n '__fish_seen_subcommand_from plot' -l height -x -d 'Plot rows (default 16)'
-complete -c ezpz -n '__fish_seen_subcommand_from plot' -l list -d 'List the file\'s numeric metrics instead of plotting'
+complete -c ezpz -n '__fish_seen_subcommand_from plot' -l list -d 'List the files\' numeric metrics instead of plotting'
 complete -c ezpz -n '__fish_seen_subcommand_from doctor' -s h -l help -d 'Print this help message and exit'
 complete -c ezpz -n '__fish_seen_subcommand_from doctor' -l json -d 'Print a JSON array of {name, status, message, remedy, host?, duration_ms}'
 complete -c ezpz -n '__fish_seen_subcommand_from doctor' -l nodes -d 'Also reach every host of the job over ssh: round trip, clock skew, free space, same ezpz'

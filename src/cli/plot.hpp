@@ -15,7 +15,7 @@ class PlotCommand final : public Command {
   int run(Context& ctx) override;
 
  private:
-  std::string file_;
+  std::vector<std::string> files_;
   std::vector<std::string> keys_;
   int width_ = 72;
   int height_ = 16;

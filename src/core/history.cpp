@@ -223,4 +223,54 @@ std::string render_plot(const std::vector<PlotSeries>& series, const PlotOptions
   return out;
 }
 
+std::vector<std::string> distinct_labels(const std::vector<std::string>& paths) {
+  if (paths.size() < 2) {
+    return paths;
+  }
+  std::vector<std::vector<std::string>> parts;
+  for (const auto& p : paths) {
+    std::vector<std::string> words;
+    std::size_t from = 0;
+    for (std::size_t at; (at = p.find('/', from)) != std::string::npos; from = at + 1) {
+      words.push_back(p.substr(from, at - from));
+    }
+    words.push_back(p.substr(from));
+    parts.push_back(std::move(words));
+  }
+  std::size_t shortest = parts.front().size();
+  for (const auto& w : parts) {
+    shortest = std::min(shortest, w.size());
+  }
+  const auto shared = [&](auto at) {  // whether component at(words) is the same in every path
+    return std::all_of(parts.begin(), parts.end(), [&](const auto& w) { return at(w) == at(parts.front()); });
+  };
+  std::size_t head = 0;
+  while (head + 1 < shortest && shared([&](const auto& w) { return w[head]; })) {
+    ++head;
+  }
+  std::size_t tail = 0;
+  while (head + tail + 1 < shortest && shared([&](const auto& w) { return w[w.size() - 1 - tail]; })) {
+    ++tail;
+  }
+  const auto ext = [](const std::string& name) { return name.substr(std::min(name.rfind('.'), name.size())); };
+  const bool same_ext =
+      tail == 0 && shared([&](const auto& w) { return ext(w.back()); }) && !ext(parts.front().back()).empty();
+  std::vector<std::string> labels;
+  for (auto w : parts) {
+    w.resize(w.size() - tail);
+    if (same_ext) {  // run-1/run-1.jsonl, run-2/run-2.jsonl: run-1, run-2
+      w.back().resize(w.back().size() - ext(w.back()).size());
+      if (w.size() - head >= 2 && w[w.size() - 2] == w.back()) {
+        w.pop_back();
+      }
+    }
+    std::string label;
+    for (std::size_t k = head; k < w.size(); ++k) {
+      label += (label.empty() ? "" : "/") + w[k];
+    }
+    labels.push_back(label);
+  }
+  return labels;
+}
+
 }  // namespace ezpz::core

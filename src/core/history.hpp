@@ -67,6 +67,11 @@ struct PlotOptions {
   int height = 16;  ///< plot area rows
   std::string title;
 };
+/// Labels that tell `paths` apart: each without the leading and trailing path components all of
+/// them share (".../history/run-1/metrics.jsonl" and ".../run-2/..." give "run-1" and "run-2");
+/// a lone path stays whole.
+[[nodiscard]] std::vector<std::string> distinct_labels(const std::vector<std::string>& paths);
+
 /// A text plot (y axis labels on the left, x range underneath, one marker per series).
 [[nodiscard]] std::string render_plot(const std::vector<PlotSeries>& series, const PlotOptions& options);
 

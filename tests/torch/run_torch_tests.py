@@ -145,6 +145,17 @@ class EzpzTest(TorchTest):
         missing = self.ezpz(["plot", files[0], "--key", "nope"])
         self.assertEqual(missing.returncode, 2)
         self.assertIn('has no metric "nope"', missing.stderr)
+        # A second run, then the README's and the man page's own example, glob and all: both runs
+        # overlaid on one plot, each labelled by its run directory.
+        self.run_test("-n", "2", "--train-iters", "20", "--print-freq", "10")
+        runs = sorted(glob.glob(os.path.join(self.tmp, "outputs/ezpz-test/history/*")))
+        self.assertEqual(len(runs), 2, runs)
+        readme = subprocess.run(["sh", "-c", f"{EZPZ} plot outputs/ezpz-test/history/*/*.jsonl --key loss"],
+                                cwd=self.tmp, capture_output=True, text=True, timeout=60)
+        self.assertEqual(readme.returncode, 0, readme.stderr)
+        self.assertIn("2 files", readme.stdout)
+        for run_dir, points in zip(runs, (50, 20)):
+            self.assertIn(f"{os.path.basename(run_dir)}: {points} points", readme.stdout)
 
     def test_tp2_on_4_ranks(self):
         result, _ = self.run_test("-n", "4", "--tp", "2", "--train-iters", "50", "--print-freq", "50")

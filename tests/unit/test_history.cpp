@@ -81,3 +81,17 @@ TEST_CASE("the markdown report summarises every metric", "[history]") {
   CHECK_THAT(md, Catch::Contains("# run"));
   CHECK_THAT(md, Catch::Contains("| loss | 1 | 2 | 1 | 3 | 1 |"));
 }
+
+TEST_CASE("plot labels tell files apart by what their paths do not share", "[history]") {
+  using ezpz::core::distinct_labels;
+  using V = std::vector<std::string>;
+  CHECK(distinct_labels({"a/metrics.jsonl"}) == V{"a/metrics.jsonl"});
+  CHECK(distinct_labels({"out/h/run-1/metrics.jsonl", "out/h/run-2/metrics.jsonl"}) == V{"run-1", "run-2"});
+  // ezpz History's own layout: <run>/<run>.jsonl
+  CHECK(distinct_labels(
+            {"o/history/20261125-084253/20261125-084253.jsonl", "o/history/20261125-084304/20261125-084304.jsonl"}) ==
+        V{"20261125-084253", "20261125-084304"});
+  CHECK(distinct_labels({"x.jsonl", "y.jsonl"}) == V{"x", "y"});
+  CHECK(distinct_labels({"a/x.jsonl", "b/c/x.jsonl"}) == V{"a", "b/c"});
+  CHECK(distinct_labels({"one/m.jsonl", "two/m.json"}) == V{"one/m.jsonl", "two/m.json"});
+}
