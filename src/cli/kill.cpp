@@ -14,6 +14,7 @@
 #include "core/broadcast.hpp"
 #include "core/cluster.hpp"
 #include "core/kill.hpp"
+#include "core/strings.hpp"
 
 namespace ezpz::cli {
 
@@ -169,7 +170,8 @@ int KillCommand::run(Context& ctx) {
           << "\n";
     }
     if (r.value("still_running", 0) > 0) {
-      out << where << ": " << r["still_running"].get<int>() << " process(es) still running\n";
+      out << where << ": " << core::count_of(r["still_running"].get<int>(), "process", "processes")
+          << " still running\n";
     }
   }
   return failed ? static_cast<int>(ExitCode::failure) : 0;

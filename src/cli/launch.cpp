@@ -15,6 +15,7 @@
 #include "core/job_record.hpp"
 #include "core/log.hpp"
 #include "core/shell.hpp"
+#include "core/strings.hpp"
 
 namespace ezpz::cli {
 namespace {
@@ -178,7 +179,7 @@ void prune_records(Context& ctx) {
     ctx.term.warn("pruning old job records: " + w);
   }
   if (!old.empty()) {
-    log::info("pruned " + std::to_string(old.size() / 2) + " old job record(s) from " + *jobs);
+    log::info("pruned " + core::count_of(old.size() / 2, "old job record") + " from " + *jobs);
   }
 }
 
@@ -307,8 +308,8 @@ Expected<PlannedJob> plan_job(Context& ctx, core::LaunchRequest request, std::st
     return cluster.error();
   }
   log::debug("scheduler " + std::string(core::to_string(cluster->scheduler)) + ", machine " + cluster->machine.name +
-             ", " + std::to_string(cluster->hosts.size()) + " host(s) from " + cluster->host_source.origin + ", " +
-             std::to_string(cluster->gpus.per_node) + " GPU(s) per node from " + cluster->gpus.detail);
+             ", " + core::count_of(cluster->hosts.size(), "host") + " from " + cluster->host_source.origin + ", " +
+             core::count_of(cluster->gpus.per_node, "GPU") + " per node from " + cluster->gpus.detail);
   // 3. A port for MASTER_PORT, held until we exit; the launcher programs; the plan.
   if (request.rank_env && !ctx.env.has("MASTER_PORT")) {
     cluster->master_port = ctx.jobs().reserve_tcp_port();

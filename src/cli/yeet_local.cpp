@@ -187,8 +187,8 @@ std::optional<int> install_here(YeetRun& run) {
   }
   run.report.copied = *copied;
   if (copied->skipped > 0) {
-    ctx.term.warn(std::to_string(copied->skipped) + " FIFO(s), socket(s) or device(s) in " + plan.source +
-                  " not copied (the first: " + copied->first_skipped + ")");
+    ctx.term.warn(core::count_of(copied->skipped, "FIFO, socket or device", "FIFOs, sockets or devices") + " in " +
+                  plan.source + " not copied (the first: " + copied->first_skipped + ")");
   }
   // 3. A moved env patched for its new home.
   auto patched = patch(run, *staging);

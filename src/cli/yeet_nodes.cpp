@@ -78,8 +78,8 @@ void send_to_nodes(YeetRun& run) {
     ~CloseNodes() { b.close_nodes(); }
   } close_nodes{ctx.broadcaster()};
   if (!unreachable.empty() && ctx.staging().interrupted() == 0) {
-    ctx.term.warn(std::to_string(unreachable.size()) + " node(s) have no agent: " + unreachable.begin()->first + ": " +
-                  unreachable.begin()->second);
+    ctx.term.warn(core::count_of(unreachable.size(), "node has", "nodes have") +
+                  " no agent: " + unreachable.begin()->first + ": " + unreachable.begin()->second);
   }
   // 1. The pass: through the relay tree, or ezpz's store-and-forward for comparison.
   report.remote = nodes.strategy == core::Strategy::greedy
@@ -92,8 +92,9 @@ void send_to_nodes(YeetRun& run) {
   const auto repair = core::plan_repair(report.remote, nodes, report.host, ctx.staging().interrupted() != 0);
   report.full_copies = repair.full_copies;
   if (!repair.empty()) {
-    ctx.term.warn(std::to_string(repair.hosts.size()) +
-                  " node(s) lost their relay or need a full copy: sending to them from " + repair.from);
+    ctx.term.warn(core::count_of(repair.hosts.size(), "node") + " lost " +
+                  (repair.hosts.size() == 1 ? "its relay or needs" : "their relay or need") +
+                  " a full copy: sending from " + repair.from);
     const auto& plan = run.plan();
     auto again = repair.from_peer ? ctx.broadcaster().send_from_peer(repair.from, repair.tree, nodes.spec, {})
                                   : ctx.broadcaster().broadcast(plan.destination, plan.name, repair.tree, nodes.spec,

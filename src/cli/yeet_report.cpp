@@ -19,12 +19,12 @@ void print_plan(std::ostream& out, const YeetReport& r) {
       << (r.nodes.total_nodes == 1 ? " node" : " nodes") << "\n  local:  " << r.host << " ("
       << core::to_string(r.plan.method) << ")\n";
   if (!targets.empty()) {
-    out << "  remote: " << targets.size() << " node(s) through a relay tree, " << r.nodes.fanout
+    out << "  remote: " << core::count_of(targets.size(), "node") << " through a relay tree, " << r.nodes.fanout
         << " per relay: " << core::encode_tree(r.nodes.tree) << "\n  transport: " << r.nodes.transport() << " ("
         << r.nodes.transport_why << ")\n";
   }
   if (r.estimate) {
-    out << "  changed since the last yeet: " << r.estimate->files << " file(s), "
+    out << "  changed since the last yeet: " << core::count_of(r.estimate->files, "file") << ", "
         << core::human_bytes(r.estimate->bytes) << ", " << r.estimate->removed
         << " removed: only these (as deltas where smaller) go to the other nodes\n";
   } else if (!r.estimate_tried && !targets.empty()) {
@@ -101,7 +101,8 @@ void print_yeet_report(std::ostream& out, const YeetReport& r) {
   if (r.tally.failed.empty()) {
     out << "Done in " << fixed1(r.seconds) << "s on " << total << (total == 1 ? " node" : " nodes") << "\n\n";
   } else {
-    out << r.tally.failed.size() << "/" << total << " node(s) failed: " << core::join(r.tally.failed, ", ")
+    out << r.tally.failed.size() << " of " << core::count_of(total, "node")
+        << " failed: " << core::join(r.tally.failed, ", ")
         << (r.tally.threshold_met ? " (threshold met; listed in " + r.sentinel + ")" : "") << "\n\n";
   }
   print_usage_hint(out, r);

@@ -105,7 +105,7 @@ std::string doctor_text(const std::vector<CheckResult>& results, bool color, boo
     }
   }
   if (hidden > 0) {
-    out += "       (" + std::to_string(hidden) + " node(s) ok; --json or -v lists each)\n";
+    out += "       (" + count_of(hidden, "node") + " ok; --json or -v lists each)\n";
   }
   return out;
 }
@@ -503,11 +503,10 @@ CheckResult launch_check(const LaunchProbeOutcome& o) {
     return check_error("launch",
                        "the ranks disagree: RANK 0.." + std::to_string(want - 1) + ", WORLD_SIZE " +
                            std::to_string(want) + " and one MASTER_ADDR:PORT expected, got " +
-                           std::to_string(addrs.size()) + " address(es) and " + std::to_string(ports.size()) +
-                           " port(s)",
+                           count_of(addrs.size(), "address", "addresses") + " and " + count_of(ports.size(), "port"),
                        "compare `ezpz launch --print-env` with what the launcher sets (PMI_RANK, PALS_RANKID, ...)");
   }
-  return check_ok("launch", std::to_string(want) + " rank(s), one per host, through " + o.launcher + " in " + secs +
+  return check_ok("launch", count_of(want, "rank") + ", one per host, through " + o.launcher + " in " + secs +
                                 "; each reported RANK, WORLD_SIZE=" + std::to_string(want) + ", LOCAL_RANK and " +
                                 "MASTER_ADDR:PORT " + *addrs.begin() + ":" + *ports.begin());
 }

@@ -75,7 +75,7 @@ CheckResult check_scheduler(const Env& env, const SystemProbe& probe, const Loca
   }
   const auto& c = *facts.cluster;
   const auto n = c.hosts.size();
-  const std::string from = std::to_string(n) + " host(s) from " + c.host_source.origin +
+  const std::string from = count_of(n, "host") + " from " + c.host_source.origin +
                            (c.host_source.origin == "hostname" ? "" : " (" + c.host_source.value + ")");
   if (c.scheduler == Scheduler::local) {
     return check_ok(name, "no batch job (local mode): " + from);
@@ -102,8 +102,8 @@ CheckResult check_scheduler(const Env& env, const SystemProbe& probe, const Loca
     if (auto count = env.first_of({"SLURM_JOB_NUM_NODES", "SLURM_NNODES"}); count && allocated) {
       if (count->second != std::to_string(allocated->size())) {
         return check_error(name,
-                           job + ": " + allocated_from + " names " + std::to_string(allocated->size()) +
-                               " host(s) but " + count->first + "=" + count->second,
+                           job + ": " + allocated_from + " names " + count_of(allocated->size(), "host") + " but " +
+                               count->first + "=" + count->second,
                            "the SLURM_* variables come from different jobs: start a fresh shell in the allocation");
       }
     }
@@ -130,8 +130,8 @@ CheckResult check_scheduler(const Env& env, const SystemProbe& probe, const Loca
   }
   if (!outside.empty()) {
     return check_error(name,
-                       job + ": " + c.host_source.origin + " lists host(s) outside the allocation in " +
-                           allocated_from + ": " + names_of(outside),
+                       job + ": " + c.host_source.origin + " lists " + (outside.size() == 1 ? "a host" : "hosts") +
+                           " outside the allocation in " + allocated_from + ": " + names_of(outside),
                        "use the job's own host list (unset " + c.host_source.origin +
                            " or pass --hostfile with allocated hosts only)");
   }
@@ -154,7 +154,7 @@ CheckResult check_machine(const Env& /*env*/, const LocalFacts& facts) {
     return check_error(name, "no machine profile: " + facts.cluster_error, "see the scheduler check");
   }
   const auto& c = *facts.cluster;
-  const std::string gpus = std::to_string(c.gpus.per_node) + " GPU(s) per node (" + c.gpus.detail + ")";
+  const std::string gpus = count_of(c.gpus.per_node, "GPU") + " per node (" + c.gpus.detail + ")";
   switch (c.machine_how) {
     case MachineEvidence::named:
     case MachineEvidence::hostname:
@@ -438,13 +438,13 @@ CheckResult check_accelerators(const Env& env, const SystemProbe& probe, const L
   std::string found;
   int count = 0;
   if (nvidia > 0) {
-    found = std::to_string(nvidia) + " NVIDIA GPU(s) (/dev/nvidiaN)";
+    found = count_of(nvidia, "NVIDIA GPU") + " (/dev/nvidiaN)";
     count = nvidia;
   } else if (kfd && render > 0) {
-    found = std::to_string(render) + " AMD GPU(s) (/dev/kfd, /dev/dri/renderD*)";
+    found = count_of(render, "AMD GPU") + " (/dev/kfd, /dev/dri/renderD*)";
     count = render;
   } else if (render > 0) {
-    found = std::to_string(render) + " GPU render node(s) (/dev/dri/renderD*: Intel XPU or other)";
+    found = count_of(render, "GPU render node") + " (/dev/dri/renderD*: Intel XPU or other)";
     count = render;
   }
   // What the job's GPU count says, else (outside a job: a login node?) what the machine's compute nodes have.
@@ -464,10 +464,8 @@ CheckResult check_accelerators(const Env& env, const SystemProbe& probe, const L
     }
     if (expected > 0) {
       return check_warning(name,
-                           "no accelerator device files, but " + std::to_string(expected) +
-                               " GPU(s) per node are "
-                               "expected (" +
-                               expected_from + "): a login node?",
+                           "no accelerator device files, but " + count_of(expected, "GPU") + " per node " +
+                               (expected == 1 ? "is" : "are") + " expected (" + expected_from + "): a login node?",
                            "run on a compute node, or check the driver (nvidia-smi, xpu-smi, rocm-smi)");
     }
     return check_warning(name,
@@ -574,8 +572,8 @@ CheckResult check_network_env(const Env& env, const SystemProbe& probe, const Lo
     for (const auto& [k, v] : env.vars) {
       set += (k.rfind("NCCL_", 0) == 0 || k.rfind("CCL_", 0) == 0 || k.rfind("FI_", 0) == 0) && !v.empty() ? 1 : 0;
     }
-    return check_ok(name, "no NCCL/CCL/libfabric variable known to hang or slow a job (" + std::to_string(set) +
-                              " such variable(s) set)");
+    return check_ok(name, "no NCCL/CCL/libfabric variable known to hang or slow a job (" +
+                              count_of(set, "such variable") + " set)");
   }
   return CheckResult{name, status, join(problems, "; "), join(remedies, "; "), "", 0};
 }

@@ -177,4 +177,11 @@ std::string printable(std::string_view s) {
   return out;
 }
 
+std::string count_of(std::size_t n, std::string_view one, std::string_view many) {
+  return std::to_string(n) + " " +
+         (n == 1         ? std::string(one)
+          : many.empty() ? std::string(one) + "s"
+                         : std::string(many));
+}
+
 }  // namespace ezpz::core

@@ -23,6 +23,8 @@ namespace ezpz::core {
 /// Lower-case hex of `n` bytes (a digest's usual spelling).
 [[nodiscard]] std::string to_hex(const unsigned char* bytes, std::size_t n);
 /// "a, b and c"
+/// "1 node", "2 nodes", "0 nodes"; `many` for an irregular plural (count_of(2, "address", "addresses")).
+[[nodiscard]] std::string count_of(std::size_t n, std::string_view one, std::string_view many = {});
 [[nodiscard]] std::string join(const std::vector<std::string>& items, std::string_view sep);
 
 }  // namespace ezpz::core

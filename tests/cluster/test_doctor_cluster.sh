@@ -51,7 +51,7 @@ python3 - "$out" <<'PY' || fail "launch probe (exit $rc): $out"
 import json, sys
 launch = [c for c in json.loads(sys.argv[1]) if c["name"] == "launch"][0]
 assert launch["status"] == "ok", launch
-assert launch["message"].startswith("8 rank(s), one per host, through mpirun"), launch
+assert launch["message"].startswith("8 ranks, one per host, through mpirun"), launch
 PY
 
 # 3. A node whose ezpz is missing from the head's path gets a shipped copy, and a warning.

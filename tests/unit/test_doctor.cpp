@@ -83,7 +83,7 @@ TEST_CASE("doctor: Slurm variables that disagree are an error; a hostfile outsid
   auto env = make_env({{"SLURM_JOB_ID", "77"}, {"SLURM_NODELIST", "nid[001-003]"}, {"SLURM_NNODES", "4"}});
   auto r = core::check_scheduler(env, probe, facts_for(env, probe));
   CHECK(r.status == CheckStatus::error);
-  CHECK_THAT(r.message, Catch::Contains("3 host(s) but SLURM_NNODES=4"));
+  CHECK_THAT(r.message, Catch::Contains("3 hosts but SLURM_NNODES=4"));
 
   auto consistent = make_env({{"SLURM_JOB_ID", "77"}, {"SLURM_NODELIST", "nid[001-003]"}, {"SLURM_NNODES", "3"}});
   CHECK(core::check_scheduler(consistent, probe, facts_for(consistent, probe)).status == CheckStatus::ok);
@@ -244,7 +244,7 @@ TEST_CASE("doctor: accelerator device files", "[doctor]") {
   auto aurora = make_env({}, "x4102c0s0b0n0");
   auto login = core::check_accelerators(aurora, none, facts_for(aurora, none));
   CHECK(login.status == CheckStatus::warning);
-  CHECK_THAT(login.message, Catch::Contains("12 GPU(s)"));
+  CHECK_THAT(login.message, Catch::Contains("12 GPUs"));
 }
 
 TEST_CASE("doctor: NCCL/CCL/libfabric variables known to hang jobs", "[doctor]") {

@@ -33,3 +33,12 @@ TEST_CASE("to_hex: lower case, two digits a byte", "[strings]") {
   CHECK(ezpz::core::to_hex(bytes, sizeof(bytes)) == "000fa5ff");
   CHECK(ezpz::core::to_hex(bytes, 0).empty());
 }
+
+TEST_CASE("count_of spells the plural out", "[strings]") {
+  using ezpz::core::count_of;
+  CHECK(count_of(1, "node") == "1 node");
+  CHECK(count_of(2, "node") == "2 nodes");
+  CHECK(count_of(0, "file") == "0 files");
+  CHECK(count_of(1, "address", "addresses") == "1 address");
+  CHECK(count_of(3, "process", "processes") == "3 processes");
+}
