@@ -68,8 +68,20 @@ int doctor_exit_code(const std::vector<CheckResult>& results) {
                                                                                                                    : 0;
 }
 
+DoctorSummary summarize_checks(const std::vector<CheckResult>& results) {
+  DoctorSummary s;
+  for (const auto& r : results) {
+    (r.status == CheckStatus::ok ? s.ok : r.status == CheckStatus::warning ? s.warnings : s.failed) += 1;
+  }
+  return s;
+}
+
+std::string summary_line(const DoctorSummary& s) {
+  return std::to_string(s.ok) + " ok, " + count_of(s.warnings, "warning") + ", " + std::to_string(s.failed) + " failed";
+}
+
 std::string doctor_json(const std::vector<CheckResult>& results) {
-  auto out = nlohmann::json::array();
+  auto checks = nlohmann::json::array();
   for (const auto& r : results) {
     nlohmann::json j = {{"name", r.name},
                         {"status", to_string(r.status)},
@@ -79,8 +91,11 @@ std::string doctor_json(const std::vector<CheckResult>& results) {
     if (!r.host.empty()) {
       j["host"] = r.host;
     }
-    out.push_back(std::move(j));
+    checks.push_back(std::move(j));
   }
+  const auto s = summarize_checks(results);
+  const nlohmann::json out = {{"summary", {{"ok", s.ok}, {"warnings", s.warnings}, {"failed", s.failed}}},
+                              {"checks", std::move(checks)}};
   return out.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
@@ -107,7 +122,7 @@ std::string doctor_text(const std::vector<CheckResult>& results, bool color, boo
   if (hidden > 0) {
     out += "       (" + count_of(hidden, "node") + " ok; --json or -v lists each)\n";
   }
-  return out;
+  return out + summary_line(summarize_checks(results)) + "\n";
 }
 
 // ------------------------------------------------------------------ mounts

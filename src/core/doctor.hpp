@@ -30,12 +30,23 @@ struct CheckResult {
 [[nodiscard]] CheckResult check_warning(std::string name, std::string message, std::string remedy);
 [[nodiscard]] CheckResult check_error(std::string name, std::string message, std::string remedy);
 
+/// How many checks ended ok, with a warning, failed.
+struct DoctorSummary {
+  int ok = 0;
+  int warnings = 0;
+  int failed = 0;
+};
+[[nodiscard]] DoctorSummary summarize_checks(const std::vector<CheckResult>& results);
+/// "9 ok, 2 warnings, 0 failed": doctor's last line.
+[[nodiscard]] std::string summary_line(const DoctorSummary& s);
+
 /// 1 when any check is an error, else 0.
 [[nodiscard]] int doctor_exit_code(const std::vector<CheckResult>& results);
-/// `[{name, status, message, remedy, host?, duration_ms}]` on one line.
+/// `{"summary": {ok, warnings, failed}, "checks": [{name, status, message, remedy, host?,
+/// duration_ms}]}` on one line.
 [[nodiscard]] std::string doctor_json(const std::vector<CheckResult>& results);
 /// `[ OK ] name: message` (`[WARN]`, `[FAIL]`) and `       -> remedy`, a host in parentheses.
-/// Per-node results that are ok are left out unless `all`.
+/// Per-node results that are ok are left out unless `all`. Ends with the summary line.
 [[nodiscard]] std::string doctor_text(const std::vector<CheckResult>& results, bool color, bool all);
 
 // ------------------------------------------------------------------ mounts

@@ -26,7 +26,7 @@ rc=$?
 [ "$rc" -eq 0 ] || fail "all reachable: exit $rc: $out"
 python3 - "$out" <<'PY' || fail "all reachable --json: $out"
 import json, sys
-r = json.loads(sys.argv[1])
+r = json.loads(sys.argv[1])["checks"]
 for c in r:
     assert {"name", "status", "message", "remedy", "duration_ms"} <= set(c), c
     assert c["status"] in ("ok", "warning", "error"), c
@@ -49,7 +49,7 @@ out=$(doctor --launch --launcher mpirun --json)
 rc=$?
 python3 - "$out" <<'PY' || fail "launch probe (exit $rc): $out"
 import json, sys
-launch = [c for c in json.loads(sys.argv[1]) if c["name"] == "launch"][0]
+launch = [c for c in json.loads(sys.argv[1])["checks"] if c["name"] == "launch"][0]
 assert launch["status"] == "ok", launch
 assert launch["message"].startswith("8 ranks, one per host, through mpirun"), launch
 PY
@@ -62,7 +62,7 @@ out=$("$X" "${common[@]}" sh -c 'cp "$1" /tmp/ezpz-local && /tmp/ezpz-local doct
 rc=$?
 python3 - "$out" <<'PY' || fail "ezpz missing on the nodes (exit $rc): $out"
 import json, sys
-r = {c["name"]: c for c in json.loads(sys.argv[1]) if "host" not in c}
+r = {c["name"]: c for c in json.loads(sys.argv[1])["checks"] if "host" not in c}
 assert r["nodes"]["status"] == "ok", r["nodes"]
 v = r["ezpz-version"]
 assert v["status"] == "warning" and "/tmp/ezpz-local is missing on node1" in v["message"], v
@@ -80,7 +80,7 @@ grep -q 'node (node[^3])' <<<"$out" && fail "sshd down: a healthy node reported:
 out=$(doctor --nodes --json --timeout 5)
 python3 - "$out" <<'PY' || fail "sshd down --json: $out"
 import json, sys
-r = json.loads(sys.argv[1])
+r = json.loads(sys.argv[1])["checks"]
 bad = [c for c in r if c.get("host") and c["status"] != "ok"]
 assert [c["host"] for c in bad] == ["node3"] and bad[0]["status"] == "error", bad
 assert bad[0]["remedy"], bad

@@ -109,6 +109,7 @@ wait_no_ezpz || fail "salloc: agents or relays left running"
 # doctor --nodes and kill --all-nodes through the same agents.
 out=$("$X" "${common[@]}" salloc -N 4 "$ezpz" doctor --nodes --transport launcher --json 2>/dev/null)
 report "$out" '
+r = r["checks"]
 hosts = {c["host"]: c for c in r if c.get("host")}
 assert sorted(hosts) == ["node1", "node2", "node3", "node4"], sorted(hosts)
 assert all(c["status"] == "ok" for c in hosts.values()), hosts

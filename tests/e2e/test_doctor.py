@@ -14,8 +14,11 @@ FIELDS = {"name", "status", "message", "remedy", "duration_ms"}
 class Doctor(TempDirTest):
     def doctor_json(self, args, env, rc):
         proc = run(["doctor", "--json", *args], env, check=rc)
-        results = json.loads(proc.stdout)
-        self.assertIsInstance(results, list)
+        whole = json.loads(proc.stdout)
+        self.assertEqual(set(whole), {"summary", "checks"})
+        results = whole["checks"]
+        self.assertEqual(whole["summary"], {s: sum(r["status"] == k for r in results)
+                                            for s, k in (("ok", "ok"), ("warnings", "warning"), ("failed", "error"))})
         for r in results:
             self.assertTrue(FIELDS <= set(r), r)
             self.assertIn(r["status"], ("ok", "warning", "error"))
@@ -89,7 +92,7 @@ class Doctor(TempDirTest):
         env = base_env(WANDB_MODE="offline", TORCH_DEVICE="cpu", EZPZ_MACHINE="local")
         proc = run(["doctor", "--json", "--nodes", "--hostfile", hostfile, "--ssh-command", fake, "--no-hsn",
                     "--timeout", "30"], env)
-        results = json.loads(proc.stdout)
+        results = json.loads(proc.stdout)["checks"]
         nodes = [r for r in results if r["name"] == "node"]
         self.assertEqual(sorted(r["host"] for r in nodes), hosts)
         self.assertTrue(all(r["status"] == "ok" for r in nodes), [r for r in nodes if r["status"] != "ok"])

@@ -169,10 +169,10 @@ class JsonOnFailure(Case):
             with self.subTest(args=args):
                 plain = self.ezpz(args, env)
                 self.assertNotEqual(plain.returncode, 0, plain.stderr)
-                if unchanged is None:  # doctor's checks failed: its array, not a failure object
+                if unchanged is None:  # doctor's checks failed: its report, not a failure object
                     self.assertEqual(plain.returncode, 1)
                     out = self.ezpz([command, "--json", *args[1:]], env)
-                    self.assertIsInstance(json.loads(out.stdout), list)
+                    self.assertGreater(json.loads(out.stdout)["summary"]["failed"], 0)
                     continue
                 jproc = self.ezpz([command, "--json", *args[1:]], env)
                 self.assertEqual(jproc.returncode, plain.returncode, jproc.stderr)
@@ -215,7 +215,7 @@ class JsonOnFailure(Case):
                            check=0).stdout)
         self.assertIs(t["ok"], True)
         # doctor's array and kill's per-node lines keep their format.
-        self.assertIsInstance(json.loads(run(["doctor", "--json"], self.env(WANDB_MODE="offline")).stdout), list)
+        self.assertIsInstance(json.loads(run(["doctor", "--json"], self.env(WANDB_MODE="offline")).stdout)["checks"], list)
         k = json.loads(run(["kill", "--json", "no-such-job-17"], self.env(), check=0).stdout)
         self.assertNotIn("ok", k)
 

@@ -340,7 +340,9 @@ TEST_CASE("doctor: JSON has the documented fields; text has tags and remedies", 
   auto ok_node = core::check_ok("node", "fine");
   ok_node.host = "n2";
   const std::vector<core::CheckResult> results = {core::check_ok("scheduler", "local"), warn, node, ok_node};
-  auto j = nlohmann::json::parse(core::doctor_json(results));
+  const auto whole = nlohmann::json::parse(core::doctor_json(results));
+  CHECK(whole["summary"] == nlohmann::json{{"ok", 2}, {"warnings", 1}, {"failed", 1}});
+  const auto& j = whole["checks"];
   REQUIRE(j.size() == 4);
   for (const auto& r : j) {
     for (const char* key : {"name", "status", "message", "remedy", "duration_ms"}) {
@@ -357,6 +359,7 @@ TEST_CASE("doctor: JSON has the documented fields; text has tags and remedies", 
   CHECK_THAT(text, !Catch::Contains("n2"));
   CHECK_THAT(core::doctor_text(results, false, true), Catch::Contains("[ OK ] node (n2): fine"));
   CHECK_THAT(core::doctor_text(results, true, false), Catch::Contains("\033[1;33m[WARN]\033[0m"));
+  CHECK_THAT(text, Catch::EndsWith("\n2 ok, 1 warning, 1 failed\n"));
 }
 
 TEST_CASE("doctor: the node's free space is measured at the nearest existing directory", "[doctor]") {
