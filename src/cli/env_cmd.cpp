@@ -65,8 +65,12 @@ int EnvCommand::run(Context& ctx) {
                     launcher.empty() ? core::shell_join({self, "launch", "--"}) : core::shell_join(launcher));
   if (json_) {
     nlohmann::ordered_json j = nlohmann::ordered_json::object();
-    for (const auto& [k, v] : vars) {
-      j[k] = v;
+    for (const auto& [k, v] : vars) {  // counts are numbers
+      if (k == "NHOSTS" || k == "NGPU_PER_HOST" || k == "NGPUS") {
+        j[k] = std::stoll(v);
+      } else {
+        j[k] = v;
+      }
     }
     ctx.term.print_json(j.dump());
     return 0;

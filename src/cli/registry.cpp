@@ -26,9 +26,11 @@ const std::vector<CommandInfo>& command_table() {
        kProbe | kTrees | kStaging | kArchives | kManifests | kBroadcast},
       {"tar-env", "Pack an env into <name>.tar.zst for fast copies with yeet",
        [] { return std::unique_ptr<Command>(new TarEnvCommand); }, kTrees | kStaging | kArchives},
-      {"test", "Smoke-test distributed training: launch a small MLP run on every rank (needs libezpz_torch)",
+      {"test",
+       "Smoke-test distributed training: launch a small MLP run on every rank (needs the libtorch companion "
+       "ezpz-test-train; exit 127 without it)",
        [] { return std::unique_ptr<Command>(new TestCommand); }, kProbe | kJobs},
-      {"plot", "Plot a JSONL metrics file (ezpz History) in the terminal",
+      {"plot", "Plot JSONL metrics files (ezpz History) in the terminal, overlaid",
        [] { return std::unique_ptr<Command>(new PlotCommand); }, kProbe},
       {"doctor", "Check this host, every node (--nodes) and the launch line (--launch) before a job; remedies",
        [] { return std::unique_ptr<Command>(new DoctorCommand); }, kProbe | kNodeQuery | kJobs},

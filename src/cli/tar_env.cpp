@@ -32,7 +32,7 @@ int TarEnvCommand::run(Context& ctx) {
   if (!env_.empty()) {
     request.source = env_;
   }
-  auto source = core::yeet_source(request, ctx.env);
+  auto source = core::yeet_source(request, ctx.env, "ezpz tar-env");
   if (!source) {
     ctx.term.error(source.error().message);
     return static_cast<int>(source.error().code);

@@ -159,10 +159,12 @@ Expected<std::string> TestCommand::find_program(const Context& ctx, const std::s
   if (auto found = ctx.probe().find_program(kProgram)) {
     return *found;
   }
-  return failure(
-      "ezpz test needs the companion program ezpz-test-train, which is not built: build ezpz dynamically with "
+  return Error{
+      ExitCode::not_found,
+      "ezpz test needs the companion program ezpz-test-train, which is not in this build: build ezpz "
+      "dynamically with "
       "libtorch (apt install libtorch-dev libgloo-dev, or -DTorch_DIR=<libtorch>/share/cmake/Torch; cmake --preset "
-      "dev) or set EZPZ_TORCH_TRAIN to its path");
+      "dev) or set EZPZ_TORCH_TRAIN to its path"};
 }
 
 int TestCommand::run(Context& ctx) {

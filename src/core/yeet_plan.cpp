@@ -97,7 +97,8 @@ std::string human_bytes(unsigned long long bytes) {
   return buf;
 }
 
-Expected<std::pair<std::string, std::string>> yeet_source(const YeetRequest& request, const Env& env) {
+Expected<std::pair<std::string, std::string>> yeet_source(const YeetRequest& request, const Env& env,
+                                                          std::string_view command) {
   if (request.source) {
     return std::make_pair(*request.source, std::string("SRC"));
   }
@@ -107,9 +108,8 @@ Expected<std::pair<std::string, std::string>> yeet_source(const YeetRequest& req
   if (auto c = env.get("CONDA_PREFIX")) {
     return std::make_pair(*c, std::string("CONDA_PREFIX"));
   }
-  return usage_error(
-      "no source given and no active environment: pass a directory or tarball (ezpz yeet PATH), or activate "
-      "the env first so VIRTUAL_ENV or CONDA_PREFIX is set");
+  return usage_error("no source given and no active environment: pass a directory or tarball (" + std::string(command) +
+                     " PATH), or activate the env first so VIRTUAL_ENV or CONDA_PREFIX is set");
 }
 
 Expected<YeetPlan> plan_yeet(const YeetRequest& request, const Env& env, const SourceFacts& facts) {

@@ -58,7 +58,9 @@ struct YeetPlan {
 [[nodiscard]] Expected<YeetPlan> plan_yeet(const YeetRequest& request, const Env& env, const SourceFacts& facts);
 
 /// The source path plan_yeet will use (before facts are known).
-[[nodiscard]] Expected<std::pair<std::string, std::string>> yeet_source(const YeetRequest& request, const Env& env);
+/// `command` names the command in the error for no source at all ("ezpz tar-env").
+[[nodiscard]] Expected<std::pair<std::string, std::string>> yeet_source(const YeetRequest& request, const Env& env,
+                                                                        std::string_view command = "ezpz yeet");
 
 /// Where a destination may be replaced without --force.
 inline const std::vector<std::string>& default_yeet_roots() {

@@ -2,6 +2,7 @@
 import os
 import platform
 import re
+import shutil
 import struct
 import subprocess
 import sys
@@ -42,6 +43,22 @@ class Basics(TempDirTest):
         self.assertEqual(run(["--version"], env, check=0).stderr, "")
         run(["--help"], env, check=0)
         run(["completions", "bash"], env, check=0)
+
+    def test_test_without_the_companion_is_127(self):
+        # A lone copy (what every build has without libtorch beside it): 127, one line, and help says so.
+        lone = os.path.join(self.tmp, "bin", "ezpz")
+        os.makedirs(os.path.dirname(lone))
+        shutil.copy(EZPZ, lone)
+        proc = subprocess.run([lone, "test", "-n", "2"], env=base_env(PATH="/usr/bin:/bin"), capture_output=True,
+                              text=True, timeout=30)
+        self.assertEqual(proc.returncode, 127, proc.stderr)
+        self.assertIn("not in this build", proc.stderr)
+        self.assertEqual(len(proc.stderr.strip().splitlines()), 1, proc.stderr)
+        self.assertIn("exit 127 without it", " ".join(run(["--help"], check=0).stdout.split()))
+
+    def test_tar_env_without_an_env_names_its_own_form(self):
+        proc = run(["tar-env"], base_env(), check=2)
+        self.assertIn("(ezpz tar-env PATH)", proc.stderr)
 
     def test_help(self):
         self.assertIn("launch", run(["--help"], check=0).stdout)

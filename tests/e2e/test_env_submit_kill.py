@@ -20,7 +20,7 @@ class Env(TempDirTest):
         env = base_env(PBS_JOBID="123.aurora-pbs", PBS_NODEFILE=hostfile, EZPZ_MACHINE="aurora")
         v = self.values(env)
         self.assertEqual(v["HOSTFILE"], hostfile)
-        self.assertEqual((v["NHOSTS"], v["NGPU_PER_HOST"], v["NGPUS"], v["MACHINE"]), ("2", "12", "24", "aurora"))
+        self.assertEqual((v["NHOSTS"], v["NGPU_PER_HOST"], v["NGPUS"], v["MACHINE"]), (2, 12, 24, "aurora"))  # counts are numbers
         self.assertTrue(v["DIST_LAUNCH"].startswith("mpiexec "), v)
         self.assertIn("--np=24", v["DIST_LAUNCH"])
         self.assertEqual(v["EZPZ_LAUNCH"], f"{EZPZ} launch --")
@@ -29,14 +29,14 @@ class Env(TempDirTest):
         env = base_env(SLURM_JOB_ID="77", SLURM_NODELIST="nid[001000-001002]", SLURM_NNODES="3",
                        EZPZ_MACHINE="frontier")
         v = self.values(env)
-        self.assertEqual((v["NHOSTS"], v["NGPU_PER_HOST"], v["NGPUS"], v["MACHINE"]), ("3", "8", "24", "frontier"))
+        self.assertEqual((v["NHOSTS"], v["NGPU_PER_HOST"], v["NGPUS"], v["MACHINE"]), (3, 8, 24, "frontier"))
         self.assertTrue(v["DIST_LAUNCH"].startswith("srun "), v)
         self.assertNotIn("HOSTFILE", v)
 
     def test_local_and_shells(self):
         env = base_env()
         v = self.values(env)
-        self.assertEqual((v["NHOSTS"], v["MACHINE"]), ("1", "local"))
+        self.assertEqual((v["NHOSTS"], v["MACHINE"]), (1, "local"))
         # The lines work when evaluated: bash (and zsh), fish.
         out = subprocess.run(["bash", "-c", f'eval "$("{EZPZ}" env)"; echo "$NHOSTS $MACHINE $EZPZ_LAUNCH"'],
                              env=env, capture_output=True, text=True, check=True).stdout

@@ -184,9 +184,9 @@ class EzpzTest(TorchTest):
         shutil.copy(EZPZ, lone)
         proc = subprocess.run([lone, "test", "-n", "2"], env=clean_env(HOME=self.tmp, PATH="/usr/bin:/bin"),
                               capture_output=True, text=True, timeout=30)
-        self.assertEqual(proc.returncode, 1)
+        self.assertEqual(proc.returncode, 127)
         self.assertEqual(proc.stdout, "")
-        self.assertIn("ezpz test needs the companion program ezpz-test-train, which is not built", proc.stderr)
+        self.assertIn("ezpz test needs the companion program ezpz-test-train, which is not in this build", proc.stderr)
         self.assertEqual(len(proc.stderr.strip().splitlines()), 1, proc.stderr)
 
 
