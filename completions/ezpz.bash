@@ -191,7 +191,7 @@ _ezpz() {
                 --format) COMPREPLY=($(compgen -W "zst gz" -- "$cur")); return 0 ;;
             esac
             if [[ "$cur" == -* ]]; then
-                COMPREPLY=($(compgen -W "-h --help -o --output --format --rebuild --json" -- "$cur"))
+                COMPREPLY=($(compgen -W "-h --help -o --output --format --rebuild --include-pycache --json" -- "$cur"))
             elif ((nargs == 0)); then
                 compopt -o filenames 2>/dev/null; COMPREPLY=($(compgen -f -- "$cur"))
             fi

@@ -68,6 +68,7 @@ complete -c ezpz -n '__fish_seen_subcommand_from tar-env' -s h -l help -d 'Print
 complete -c ezpz -n '__fish_seen_subcommand_from tar-env' -s o -l output -r -F -d 'Archive to write (default: <env>.tar.zst beside the env)'
 complete -c ezpz -n '__fish_seen_subcommand_from tar-env' -l format -x -a 'zst gz' -d 'zst (multithreaded, default) or gz (for older tools)'
 complete -c ezpz -n '__fish_seen_subcommand_from tar-env' -l rebuild -d 'Pack again even when the archive is newer than the env'
+complete -c ezpz -n '__fish_seen_subcommand_from tar-env' -l include-pycache -d 'Pack __pycache__ directories too (left out by default, as yeet does)'
 complete -c ezpz -n '__fish_seen_subcommand_from tar-env' -l json -d 'Print a JSON summary on stdout'
 complete -c ezpz -n '__fish_seen_subcommand_from test' -s h -l help -d 'Print this help message and exit'
 complete -c ezpz -n '__fish_seen_subcommand_from test' -s n -l np -l nproc -l nprocs -l world_size -l world-size -x -d 'Total number of processes (aliases -np, --n; default: as launch picks)'

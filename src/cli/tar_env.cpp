@@ -7,6 +7,8 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/terminal.hpp"
+#include "cli/yeet_report.hpp"
+#include "core/strings.hpp"
 #include "core/yeet_plan.hpp"
 
 namespace ezpz::cli {
@@ -17,6 +19,8 @@ void TarEnvCommand::add_cli(CLI::App& app) {
   app.add_option("--format", format_, "zst (multithreaded, default) or gz (for older tools)")
       ->check(CLI::IsMember({"zst", "gz"}));
   app.add_flag("--rebuild", rebuild_, "Pack again even when the archive is newer than the env");
+  app.add_flag("--include-pycache", include_pycache_,
+               "Pack __pycache__ directories too (left out by default, as yeet does)");
   app.add_flag("--json", json_, "Print a JSON summary on stdout");
   app.footer(
       "The archive holds <name>/... so that ezpz yeet ARCHIVE (and tar -x) recreate the env's directory.\n"
@@ -59,7 +63,8 @@ int TarEnvCommand::run(Context& ctx) {
     return static_cast<int>(ExitCode::usage);
   }
 
-  auto env_stats = ctx.trees().measure(path, {});
+  const auto excludes = core::default_excludes(include_pycache_);
+  auto env_stats = ctx.trees().measure(path, excludes);
   if (!env_stats) {
     ctx.term.error(env_stats.error().message);
     return static_cast<int>(ExitCode::failure);
@@ -69,7 +74,8 @@ int TarEnvCommand::run(Context& ctx) {
                             {"archive", out},
                             {"format", format_},
                             {"bytes", env_stats->bytes},
-                            {"files", env_stats->files}};
+                            {"files", env_stats->files},
+                            {"left_out", left_out_json(*env_stats, excludes)}};
   const auto existing = ctx.trees().inspect(out);
   if (!rebuild_ && existing.exists && !existing.is_directory) {
     auto archive = ctx.trees().measure(out, {});
@@ -90,8 +96,8 @@ int TarEnvCommand::run(Context& ctx) {
   const std::string tmp = core::work_path(out, ctx.env.pid);
   ctx.staging().watch(out, tmp);  // a SIGKILLed run leaves no half-written archive beside OUT
   ProgressBar bar(ctx.term, "packing", env_stats->bytes);
-  auto packed =
-      ctx.archives().pack(path, name, tmp, format, {}, true, [&bar](unsigned long long done) { bar.update(done); });
+  auto packed = ctx.archives().pack(path, name, tmp, format, excludes, true,
+                                    [&bar](unsigned long long done) { bar.update(done); });
   bar.finish();
   if (!packed) {
     ctx.staging().discard(tmp);
@@ -129,9 +135,11 @@ int TarEnvCommand::run(Context& ctx) {
   } else {
     char buf[32];
     std::snprintf(buf, sizeof(buf), "%.1f", secs);
-    ctx.term.out() << "Packed " << path << " (" << core::human_bytes(env_stats->bytes) << ", " << env_stats->files
-                   << " files) into " << out << " (" << core::human_bytes(archive ? archive->bytes : 0) << ") in "
-                   << buf << "s\n  Copy it to every node's /tmp with: ezpz yeet " << out << "\n";
+    ctx.term.out() << "Packed " << path << " (" << core::human_bytes(env_stats->bytes) << ", "
+                   << core::count_of(env_stats->files, "file") << ") into " << out << " ("
+                   << core::human_bytes(archive ? archive->bytes : 0) << ") in " << buf << "s\n"
+                   << left_out(*env_stats, excludes, "--include-pycache")
+                   << "  Copy it to every node's /tmp with: ezpz yeet " << out << "\n";
   }
   return 0;
 }

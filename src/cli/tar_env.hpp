@@ -17,6 +17,7 @@ class TarEnvCommand final : public Command {
   std::string output_;
   std::string format_ = "zst";
   bool rebuild_ = false;
+  bool include_pycache_ = false;
   bool json_ = false;
 };
 

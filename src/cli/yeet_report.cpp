@@ -12,11 +12,28 @@ std::string fixed1(double v) {
   return buf;
 }
 
+std::string left_out(const core::TreeStats& size, const std::vector<std::string>& names, std::string_view flag) {
+  if (size.excluded_dirs == 0) {
+    return {};
+  }
+  return "  left out: " +
+         core::count_of(size.excluded_dirs, core::join(names, "/") + " directory",
+                        core::join(names, "/") + " directories") +
+         " (" + core::count_of(size.excluded_files, "file") + ", " + core::human_bytes(size.excluded_bytes) + "; " +
+         std::string(flag) + " keeps them)\n";
+}
+
+nlohmann::json left_out_json(const core::TreeStats& size, const std::vector<std::string>& names) {
+  return {
+      {"names", names}, {"dirs", size.excluded_dirs}, {"files", size.excluded_files}, {"bytes", size.excluded_bytes}};
+}
+
 void print_plan(std::ostream& out, const YeetReport& r) {
   const auto& targets = r.nodes.targets;
-  out << "Source: " << r.plan.source << " (" << core::human_bytes(r.size.bytes) << ", " << r.size.files
-      << " files)\nTarget: " << r.plan.destination << "/ on " << r.nodes.total_nodes
-      << (r.nodes.total_nodes == 1 ? " node" : " nodes") << "\n  local:  " << r.host << " ("
+  out << "Source: " << r.plan.source << " (" << core::human_bytes(r.size.bytes) << ", "
+      << core::count_of(r.size.files, "file") << ")\n"
+      << left_out(r.size, r.plan.excludes, "--include-pycache") << "Target: " << r.plan.destination << "/ on "
+      << r.nodes.total_nodes << (r.nodes.total_nodes == 1 ? " node" : " nodes") << "\n  local:  " << r.host << " ("
       << core::to_string(r.plan.method) << ")\n";
   if (!targets.empty()) {
     out << "  remote: " << core::count_of(targets.size(), "node") << " through a relay tree, " << r.nodes.fanout
@@ -194,6 +211,7 @@ nlohmann::json to_json(const YeetReport& r) {
       {"env", core::to_string(r.ran ? r.env_kind : r.plan.env_kind)},
       {"bytes", r.size.bytes},
       {"files", r.size.files},
+      {"left_out", left_out_json(r.size, r.plan.excludes)},
       {"nodes", nodes},
       {"relay_tree", core::encode_tree(r.nodes.tree)},
       {"strategy", core::to_string(r.nodes.strategy)},

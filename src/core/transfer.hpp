@@ -46,12 +46,15 @@ struct TreeStats {
   unsigned long long files = 0;
   unsigned long long dirs = 0;
   unsigned long long links = 0;
-  unsigned long long bytes = 0;         ///< regular-file bytes
-  unsigned long long copied_files = 0;  ///< files actually written (sync skips unchanged ones)
-  unsigned long long deleted = 0;       ///< entries removed because the source lost them (sync)
-  unsigned long long skipped = 0;       ///< FIFOs, sockets and devices in the source: not copied
-  std::string first_skipped;            ///< the first of them, relative to the source
-  long long newest_mtime = 0;           ///< newest modification time seen, in seconds
+  unsigned long long bytes = 0;           ///< regular-file bytes
+  unsigned long long copied_files = 0;    ///< files actually written (sync skips unchanged ones)
+  unsigned long long deleted = 0;         ///< entries removed because the source lost them (sync)
+  unsigned long long skipped = 0;         ///< FIFOs, sockets and devices in the source: not copied
+  std::string first_skipped;              ///< the first of them, relative to the source
+  long long newest_mtime = 0;             ///< newest modification time seen, in seconds
+  unsigned long long excluded_dirs = 0;   ///< measure: directories left out by name (__pycache__)
+  unsigned long long excluded_files = 0;  ///< ...and the files and bytes under them
+  unsigned long long excluded_bytes = 0;
   std::optional<ArchiveChecks> checks;  ///< extract: what verified the archive
   std::string sha256;                   ///< pack with a digest: the archive file's SHA-256 (hex)
 };

@@ -174,10 +174,12 @@ Expected<YeetPlan> plan_yeet(const YeetRequest& request, const Env& env, const S
   } else {
     plan.method = CopyMethod::sync;
   }
-  if (!request.include_pycache) {
-    plan.excludes.emplace_back("__pycache__");
-  }
+  plan.excludes = default_excludes(request.include_pycache);
   return plan;
+}
+
+std::vector<std::string> default_excludes(bool include_pycache) {
+  return include_pycache ? std::vector<std::string>{} : std::vector<std::string>{"__pycache__"};
 }
 
 Expected<void> check_destination(const std::string& destination, const std::string& source_real, const Env& env,

@@ -58,6 +58,10 @@ struct YeetPlan {
 [[nodiscard]] Expected<YeetPlan> plan_yeet(const YeetRequest& request, const Env& env, const SourceFacts& facts);
 
 /// The source path plan_yeet will use (before facts are known).
+/// What yeet and tar-env leave out of a tree, one policy for both: `__pycache__` directories
+/// (Python rebuilds them, and they are often a third of a venv), unless `include_pycache`.
+[[nodiscard]] std::vector<std::string> default_excludes(bool include_pycache);
+
 /// `command` names the command in the error for no source at all ("ezpz tar-env").
 [[nodiscard]] Expected<std::pair<std::string, std::string>> yeet_source(const YeetRequest& request, const Env& env,
                                                                         std::string_view command = "ezpz yeet");

@@ -160,6 +160,37 @@ class Integrity(ArchiveCase):
                 self.refused(out, "is damaged")
 
 
+class LeftOut(TempDirTest):
+    """yeet and tar-env leave __pycache__ out alike, and say what they left out."""
+
+    def test_pycache_left_out_and_said_by_yeet_and_tar_env(self):
+        env_dir = os.path.join(self.tmp, "venv")
+        for sub in ("lib/pkg/__pycache__", "lib/other/__pycache__/deeper"):
+            os.makedirs(os.path.join(env_dir, sub))
+        self.write("venv/lib/pkg/mod.py", "x = 1\n")
+        self.write("venv/lib/pkg/__pycache__/mod.cpython-311.pyc", "p" * 3000)
+        self.write("venv/lib/other/__pycache__/deeper/a.pyc", "q" * 1000)
+        env = base_env()
+        dst = os.path.join(self.tmp, "copy")
+        report = json.loads(run(["yeet", env_dir, "--dst", dst, "--force", "--json"], env, check=0).stdout)
+        self.assertEqual(report["left_out"], {"names": ["__pycache__"], "dirs": 2, "files": 2, "bytes": 4000})
+        self.assertEqual(report["files"], 1)
+        self.assertFalse(os.path.exists(os.path.join(dst, "lib/pkg/__pycache__")))
+        text = run(["yeet", env_dir, "--dst", dst, "--force", "--dry-run"], env, check=0).stdout
+        self.assertIn("left out: 2 __pycache__ directories (2 files, ", text)
+        # tar-env: the same policy, said the same way; --include-pycache packs them.
+        out = os.path.join(self.tmp, "env.tar.zst")
+        packed = run(["tar-env", env_dir, "-o", out], env, check=0).stdout
+        self.assertIn("left out: 2 __pycache__ directories", packed)
+        names = subprocess.run(["tar", "--zstd", "-tf", out], capture_output=True, text=True, check=True).stdout
+        self.assertNotIn("__pycache__", names)
+        summary = json.loads(run(["tar-env", env_dir, "-o", out, "--rebuild", "--include-pycache", "--json"],
+                                 env, check=0).stdout)
+        self.assertEqual(summary["left_out"]["dirs"], 0)
+        names = subprocess.run(["tar", "--zstd", "-tf", out], capture_output=True, text=True, check=True).stdout
+        self.assertIn("venv/lib/pkg/__pycache__/mod.cpython-311.pyc", names)
+
+
 class Entries(ArchiveCase):
     def both_users(self):
         return ((None, "root"), (NOBODY, "nobody"))

@@ -1,5 +1,6 @@
 #include "sys/fs/local_transfer.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <climits>
 #include <cstdlib>
@@ -134,8 +135,25 @@ Expected<core::TreeStats> PosixLocalTransfer::measure(const std::string& path,
     stats.bytes = static_cast<unsigned long long>(st.st_size);
     return stats;
   }
-  auto r = walk_tree(path, excludes, [&](const TreeEntry& e) {
-    tally(stats, e.st);
+  // One walk: what is copied, and what the excludes leave out (said to the user).
+  auto r = walk_tree(path, {}, [&](const TreeEntry& e) {
+    std::size_t from = 0;
+    bool left_out = false;
+    bool top = false;  // the excluded directory itself (not one inside it)
+    for (std::size_t at = 0; !left_out && at != std::string::npos; from = at + 1) {
+      at = e.path.find('/', from);
+      const auto name = e.path.substr(from, at == std::string::npos ? std::string::npos : at - from);
+      left_out = std::find(excludes.begin(), excludes.end(), name) != excludes.end();
+      top = left_out && at == std::string::npos;
+    }
+    if (!left_out) {
+      tally(stats, e.st);
+    } else if (top && S_ISDIR(e.st.st_mode)) {
+      ++stats.excluded_dirs;
+    } else if (S_ISREG(e.st.st_mode)) {
+      ++stats.excluded_files;
+      stats.excluded_bytes += static_cast<unsigned long long>(e.st.st_size);
+    }
     return !stop_.flag().load();
   });
   if (!r) {
