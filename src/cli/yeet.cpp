@@ -29,7 +29,9 @@ void YeetCommand::add_cli(CLI::App& app) {
   app.add_flag("--compress", compress_, "Pack once to a zstd tarball, then extract it (least metadata I/O)");
   app.add_flag("--include-pycache", include_pycache_, "Copy __pycache__ directories too (skipped by default)");
   app.add_flag("--force", force_, "Allow a destination outside /tmp, /dev/shm, /local, /raid and configured roots");
-  app.add_flag("--dry-run", dry_run_, "Show what would happen (for other nodes: what changed); transfer nothing");
+  app.add_flag("--dry-run", dry_run_,
+               "Say what would be written and removed (here, and for other nodes what changed); "
+               "transfer nothing");
   app.add_flag("--full", full_, "Send other nodes everything, not only what changed since the last yeet");
   app.add_flag("--json", json_, "Print a JSON summary on stdout instead of text");
   app.add_option("--hostfile", hostfile_, "Nodes to copy to (default: the job's, as for launch)")->type_name("FILE");
@@ -207,9 +209,17 @@ void YeetCommand::find_base(YeetRun& run) const {
     }
   }
   report.delta = run.base.has_value();
+  // --dry-run: what would change, against the manifest of the last yeet here (for this node
+  // alone too: what would be written and removed).
   if (dry_run_ && run.base && report.plan.kind == core::SourceKind::directory) {
     report.estimate_tried = true;
     if (auto est = run.ctx.manifests().estimate_changes(report.plan.source, report.plan.excludes, run.base->manifest)) {
+      report.estimate = *est;
+    }
+  } else if (dry_run_ && !nodes && report.plan.kind == core::SourceKind::directory &&
+             report.plan.method == core::CopyMethod::sync && run.ctx.trees().inspect(report.plan.destination).exists) {
+    report.estimate_tried = true;  // this node alone: what syncing the destination would write and remove
+    if (auto est = run.ctx.trees().estimate_sync(report.plan.source, report.plan.destination, report.plan.excludes)) {
       report.estimate = *est;
     }
   }

@@ -40,10 +40,18 @@ void print_plan(std::ostream& out, const YeetReport& r) {
         << " per relay: " << core::encode_tree(r.nodes.tree) << "\n  transport: " << r.nodes.transport() << " ("
         << r.nodes.transport_why << ")\n";
   }
-  if (r.estimate) {
+  if (r.estimate && targets.empty()) {
+    out << "  would write " << core::count_of(r.estimate->files, "file") << " (" << core::human_bytes(r.estimate->bytes)
+        << ") and remove " << core::count_of(r.estimate->removed, "entry", "entries") << " in " << r.plan.destination
+        << "\n";
+  } else if (r.estimate) {
     out << "  changed since the last yeet: " << core::count_of(r.estimate->files, "file") << ", "
         << core::human_bytes(r.estimate->bytes) << ", " << r.estimate->removed
         << " removed: only these (as deltas where smaller) go to the other nodes\n";
+  } else if (r.dry_run && targets.empty() && !r.estimate_tried && r.plan.kind == core::SourceKind::directory) {
+    out << "  would write " << core::count_of(r.size.files, "file") << " (" << core::human_bytes(r.size.bytes)
+        << ") to " << r.plan.destination
+        << (r.plan.method == core::CopyMethod::sync ? " (new)" : " (a full copy, whatever is there now)") << "\n";
   } else if (!r.estimate_tried && !targets.empty()) {
     out << "  other nodes get " << (r.delta ? "what changed since the last yeet" : "everything (" + r.full_reason + ")")
         << "\n";

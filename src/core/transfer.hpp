@@ -82,6 +82,12 @@ class Trees {
                                                       const std::string& staging,
                                                       const std::vector<std::string>& excludes,
                                                       const ProgressFn& progress) = 0;
+  /// What sync_tree would do to `dst` to make it `src`: files to write (new, or size, mtime or
+  /// mode differ) and entries to remove. For --dry-run.
+  [[nodiscard]] virtual Expected<ChangeEstimate> estimate_sync(const std::string& /*src*/, const std::string& /*dst*/,
+                                                               const std::vector<std::string>& /*excludes*/) {
+    return failure("no estimate here");
+  }
   /// Rewrite the old prefixes in a moved env rooted at `root`, now to live at `new_prefix`.
   [[nodiscard]] virtual Expected<PatchReport> patch_env(const std::string& root, EnvKind kind,
                                                         const std::vector<std::string>& old_prefixes,

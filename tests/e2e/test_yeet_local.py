@@ -142,6 +142,14 @@ class Yeet(TempDirTest):
         with open(os.path.join(src, "sub", "change"), "w") as f:
             f.write("changed!")
         os.remove(os.path.join(src, "sub", "drop"))
+        # --dry-run says what the sync would write and remove, and does neither.
+        plan = self.yeet(src, "--dst", dst, "--dry-run").stdout
+        self.assertIn(f"would write 1 file (8 B) and remove 1 entry in {dst}\n", plan)
+        self.assertEqual(open(os.path.join(dst, "sub", "change")).read(), "change")
+        self.assertTrue(os.path.exists(os.path.join(dst, "sub", "drop")))
+        fresh = os.path.join(self.dst_root, "fresh")
+        self.assertIn(f"would write 2 files (12 B) to {fresh} (new)\n", self.yeet(src, "--dst", fresh, "--dry-run").stdout)
+        self.assertFalse(os.path.exists(fresh))
         second = json.loads(self.yeet(src, "--dst", dst, "--json").stdout)
         self.assertEqual((second["copied_files"], second["deleted"]), (1, 1))
         self.assertEqual(open(os.path.join(dst, "sub", "change")).read(), "changed!")

@@ -5,6 +5,7 @@
 #include <climits>
 #include <cstdlib>
 #include <cstring>
+#include <map>
 #include <utility>
 
 #include <fcntl.h>
@@ -160,6 +161,50 @@ Expected<core::TreeStats> PosixLocalTransfer::measure(const std::string& path,
     return r.error();
   }
   return stats;
+}
+
+Expected<core::ChangeEstimate> PosixLocalTransfer::estimate_sync(const std::string& src, const std::string& dst,
+                                                                 const std::vector<std::string>& excludes) {
+  arm();
+  struct There {
+    struct stat st {};
+    bool matched = false;
+  };
+  std::map<std::string, There> there;
+  auto r = walk_tree(dst, {}, [&](const TreeEntry& e) {
+    if (!e.path.empty()) {
+      there[e.path].st = e.st;
+    }
+    return !stop_.flag().load();
+  });
+  if (!r) {
+    return r.error();
+  }
+  core::ChangeEstimate est;
+  r = walk_tree(src, excludes, [&](const TreeEntry& e) {
+    auto it = e.path.empty() ? there.end() : there.find(e.path);
+    const bool found = it != there.end();
+    const auto& s = e.st;
+    const bool same = found && it->second.st.st_mode == s.st_mode &&
+                      (!S_ISREG(s.st_mode) ||
+                       (it->second.st.st_size == s.st_size && it->second.st.st_mtim.tv_sec == s.st_mtim.tv_sec &&
+                        it->second.st.st_mtim.tv_nsec == s.st_mtim.tv_nsec));
+    if (found) {
+      it->second.matched = true;
+    }
+    if (!same && S_ISREG(s.st_mode)) {
+      ++est.files;
+      est.bytes += static_cast<unsigned long long>(s.st_size);
+    }
+    return !stop_.flag().load();
+  });
+  if (!r) {
+    return r.error();
+  }
+  for (const auto& [path, entry] : there) {
+    est.removed += entry.matched || path == core::kManifestName ? 0 : 1;
+  }
+  return est;
 }
 
 Expected<std::string> PosixLocalTransfer::make_staging(const std::string& destination) {

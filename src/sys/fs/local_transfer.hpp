@@ -21,6 +21,8 @@ class PosixLocalTransfer final : public core::Trees,
   PosixLocalTransfer& operator=(const PosixLocalTransfer&) = delete;
 
   [[nodiscard]] core::SourceFacts inspect(const std::string& path) override;
+  [[nodiscard]] Expected<core::ChangeEstimate> estimate_sync(const std::string& src, const std::string& dst,
+                                                             const std::vector<std::string>& excludes) override;
   [[nodiscard]] Expected<core::TreeStats> measure(const std::string& path,
                                                   const std::vector<std::string>& excludes) override;
   [[nodiscard]] Expected<std::string> make_staging(const std::string& destination) override;
