@@ -2,6 +2,23 @@
 # Install: source it from ~/.bashrc, or copy it to
 # ~/.local/share/bash-completion/completions/ezpz
 
+# File names as typed (my\ f, 'my f) read back to the name, matches one a line: names with
+# spaces complete whole; bash quotes what it inserts (-o filenames).
+_ezpz_files() {
+    local IFS=$'\n' word="" c i
+    for ((i = 0; i < ${#cur}; i++)); do
+        c=${cur:i:1}
+        if [[ $c == \\ ]]; then
+            i=$((i + 1)); c=${cur:i:1}
+        elif [[ $c == "'" || $c == '"' ]]; then
+            continue
+        fi
+        word+=$c
+    done
+    compopt -o filenames 2>/dev/null
+    COMPREPLY=($(compgen -f -- "$word"))
+}
+
 _ezpz_takes_value() {
     case "$1 $2" in
         "launch -n") return 0 ;;
@@ -118,8 +135,18 @@ _ezpz() {
     local cur="${COMP_WORDS[COMP_CWORD]}" prev="${COMP_WORDS[COMP_CWORD-1]}"
     local sub="" nargs=0 i w
     COMPREPLY=()
+    # --machine=po: bash splits it as --machine, =, po; complete the value of --machine.
+    if [[ "$cur" == "=" ]]; then
+        cur=""
+    elif [[ "$prev" == "=" ]]; then
+        prev="${COMP_WORDS[COMP_CWORD-2]}"
+    fi
     for ((i = 1; i < COMP_CWORD; i++)); do
         w="${COMP_WORDS[i]}"
+        if [[ "$w" == "=" ]]; then
+            ((i++))
+            continue
+        fi
         if [[ -z "$sub" ]]; then
             [[ "$w" != -* ]] && sub="$w"
             continue
@@ -128,7 +155,7 @@ _ezpz() {
             if ((COMP_CWORD - i == 1)); then
                 COMPREPLY=($(compgen -c -- "$cur"))
             else
-                compopt -o filenames 2>/dev/null; COMPREPLY=($(compgen -f -- "$cur"))
+                _ezpz_files
             fi
             return 0
         fi
@@ -145,7 +172,7 @@ _ezpz() {
                 -n|--nproc|--np|--nprocs|--world-size|--world_size) COMPREPLY=(); return 0 ;;
                 --ppn|--nproc-per-node|--nproc_per_node) COMPREPLY=(); return 0 ;;
                 --nhosts|--nh|--nhost|--nnode|--nnodes) COMPREPLY=(); return 0 ;;
-                --hostfile) compopt -o filenames 2>/dev/null; COMPREPLY=($(compgen -f -- "$cur")); return 0 ;;
+                --hostfile) _ezpz_files; return 0 ;;
                 --machine) COMPREPLY=($(compgen -W "aurora sunspot sirius polaris sophia frontier perlmutter local" -- "$cur")); return 0 ;;
                 --launcher) COMPREPLY=($(compgen -W "mpiexec mpirun srun local" -- "$cur")); return 0 ;;
                 --cpu-bind) COMPREPLY=(); return 0 ;;
@@ -157,18 +184,18 @@ _ezpz() {
                 --retry-delay) COMPREPLY=(); return 0 ;;
             esac
             if [[ "$cur" == -* ]]; then
-                COMPREPLY=($(compgen -W "-h --help -n --nproc --np --nprocs --world-size --world_size --ppn --nproc-per-node --nproc_per_node --nhosts --nh --nhost --nnode --nnodes --hostfile --machine --launcher --cpu-bind --gpu-bind --no-rank-env --label --idle-timeout --timeout --time-limit --kill-after --retries --retry-delay --keep-going --no-record --dry-run --print-env --json" -- "$cur"))
+                COMPREPLY=($(compgen -W "-h --help -n --nproc --ppn --nhosts --hostfile --machine --launcher --cpu-bind --gpu-bind --no-rank-env --label --idle-timeout --time-limit --kill-after --retries --retry-delay --keep-going --no-record --dry-run --print-env --json" -- "$cur"))
             elif ((nargs == 0)); then
                 COMPREPLY=($(compgen -c -- "$cur"))
             else
-                compopt -o filenames 2>/dev/null; COMPREPLY=($(compgen -f -- "$cur"))
+                _ezpz_files
             fi
             ;;
         yeet)
             case "$prev" in
-                --src) compopt -o filenames 2>/dev/null; COMPREPLY=($(compgen -f -- "$cur")); return 0 ;;
-                --dst) compopt -o filenames 2>/dev/null; COMPREPLY=($(compgen -f -- "$cur")); return 0 ;;
-                --hostfile) compopt -o filenames 2>/dev/null; COMPREPLY=($(compgen -f -- "$cur")); return 0 ;;
+                --src) _ezpz_files; return 0 ;;
+                --dst) _ezpz_files; return 0 ;;
+                --hostfile) _ezpz_files; return 0 ;;
                 --fanout) COMPREPLY=(); return 0 ;;
                 --strategy) COMPREPLY=($(compgen -W "tree greedy" -- "$cur")); return 0 ;;
                 --transport) COMPREPLY=($(compgen -W "auto launcher ssh" -- "$cur")); return 0 ;;
@@ -182,18 +209,18 @@ _ezpz() {
             if [[ "$cur" == -* ]]; then
                 COMPREPLY=($(compgen -W "-h --help --src --dst --copy --compress --include-pycache --force --dry-run --full --json --hostfile --fanout --strategy --transport --no-encrypt --ssh-command --accept-new-host-keys --stream-level --no-reattach --stall-timeout --max-bytes --no-hsn --min-success-nodes --min-success-fraction" -- "$cur"))
             elif ((nargs == 0)); then
-                compopt -o filenames 2>/dev/null; COMPREPLY=($(compgen -f -- "$cur"))
+                _ezpz_files
             fi
             ;;
         tar-env)
             case "$prev" in
-                -o|--output) compopt -o filenames 2>/dev/null; COMPREPLY=($(compgen -f -- "$cur")); return 0 ;;
+                -o|--output) _ezpz_files; return 0 ;;
                 --format) COMPREPLY=($(compgen -W "zst gz" -- "$cur")); return 0 ;;
             esac
             if [[ "$cur" == -* ]]; then
                 COMPREPLY=($(compgen -W "-h --help -o --output --format --rebuild --include-pycache --json" -- "$cur"))
             elif ((nargs == 0)); then
-                compopt -o filenames 2>/dev/null; COMPREPLY=($(compgen -f -- "$cur"))
+                _ezpz_files
             fi
             ;;
         test)
@@ -201,7 +228,7 @@ _ezpz() {
                 -n|--np|--nproc|--nprocs|--world_size|--world-size) COMPREPLY=(); return 0 ;;
                 --ppn|--nproc_per_node|--nproc-per-node) COMPREPLY=(); return 0 ;;
                 --nhosts|--nh|--nhost|--nnode|--nnodes) COMPREPLY=(); return 0 ;;
-                --hostfile) compopt -o filenames 2>/dev/null; COMPREPLY=($(compgen -f -- "$cur")); return 0 ;;
+                --hostfile) _ezpz_files; return 0 ;;
                 --machine) COMPREPLY=($(compgen -W "aurora sunspot sirius polaris sophia frontier perlmutter local" -- "$cur")); return 0 ;;
                 --launcher) COMPREPLY=($(compgen -W "mpiexec mpirun srun local" -- "$cur")); return 0 ;;
                 --cpu-bind) COMPREPLY=(); return 0 ;;
@@ -215,11 +242,11 @@ _ezpz() {
                 --print-freq) COMPREPLY=(); return 0 ;;
                 --seed) COMPREPLY=(); return 0 ;;
                 --outdir) COMPREPLY=(); return 0 ;;
-                --program) compopt -o filenames 2>/dev/null; COMPREPLY=($(compgen -f -- "$cur")); return 0 ;;
+                --program) _ezpz_files; return 0 ;;
                 --idle-timeout|--timeout) COMPREPLY=(); return 0 ;;
             esac
             if [[ "$cur" == -* ]]; then
-                COMPREPLY=($(compgen -W "-h --help -n --np --nproc --nprocs --world_size --world-size --ppn --nproc_per_node --nproc-per-node --nhosts --nh --nhost --nnode --nnodes --hostfile --machine --launcher --cpu-bind --gpu-bind --train-iters --batch-size --dtype --tp --pp --cp --print-freq --seed --outdir --program --idle-timeout --timeout --json --dry-run" -- "$cur"))
+                COMPREPLY=($(compgen -W "-h --help -n --np --ppn --nhosts --hostfile --machine --launcher --cpu-bind --gpu-bind --train-iters --batch-size --dtype --tp --pp --cp --print-freq --seed --outdir --program --idle-timeout --json --dry-run" -- "$cur"))
             elif ((nargs == 0)); then
                 COMPREPLY=()
             fi
@@ -233,12 +260,12 @@ _ezpz() {
             if [[ "$cur" == -* ]]; then
                 COMPREPLY=($(compgen -W "-h --help -k --key --width --height --list" -- "$cur"))
             elif ((nargs == 0)); then
-                compopt -o filenames 2>/dev/null; COMPREPLY=($(compgen -f -- "$cur"))
+                _ezpz_files
             fi
             ;;
         doctor)
             case "$prev" in
-                --hostfile) compopt -o filenames 2>/dev/null; COMPREPLY=($(compgen -f -- "$cur")); return 0 ;;
+                --hostfile) _ezpz_files; return 0 ;;
                 --machine) COMPREPLY=($(compgen -W "aurora sunspot sirius polaris sophia frontier perlmutter local" -- "$cur")); return 0 ;;
                 --launcher) COMPREPLY=($(compgen -W "mpiexec mpirun srun local" -- "$cur")); return 0 ;;
                 --dst) COMPREPLY=(); return 0 ;;
@@ -255,8 +282,8 @@ _ezpz() {
         env)
             case "$prev" in
                 --shell) COMPREPLY=($(compgen -W "bash zsh fish" -- "$cur")); return 0 ;;
-                --hostfile) compopt -o filenames 2>/dev/null; COMPREPLY=($(compgen -f -- "$cur")); return 0 ;;
-                --machine) COMPREPLY=(); return 0 ;;
+                --hostfile) _ezpz_files; return 0 ;;
+                --machine) COMPREPLY=($(compgen -W "aurora sunspot sirius polaris sophia frontier perlmutter local" -- "$cur")); return 0 ;;
             esac
             if [[ "$cur" == -* ]]; then
                 COMPREPLY=($(compgen -W "-h --help --shell --json --hostfile --machine" -- "$cur"))
@@ -275,7 +302,7 @@ _ezpz() {
                 --scheduler) COMPREPLY=($(compgen -W "pbs slurm PBS SLURM" -- "$cur")); return 0 ;;
                 --env) COMPREPLY=(); return 0 ;;
                 --launch-arg) COMPREPLY=(); return 0 ;;
-                -o|--output) compopt -o filenames 2>/dev/null; COMPREPLY=($(compgen -f -- "$cur")); return 0 ;;
+                -o|--output) _ezpz_files; return 0 ;;
             esac
             if [[ "$cur" == -* ]]; then
                 COMPREPLY=($(compgen -W "-h --help -N --nodes -t --time -q --queue -A --account --filesystems --job-name --scheduler --env --launch-arg -o --output --submit --dry-run" -- "$cur"))
@@ -286,8 +313,8 @@ _ezpz() {
         kill)
             case "$prev" in
                 --pattern) COMPREPLY=(); return 0 ;;
-                --hostfile) compopt -o filenames 2>/dev/null; COMPREPLY=($(compgen -f -- "$cur")); return 0 ;;
-                --signal) COMPREPLY=(); return 0 ;;
+                --hostfile) _ezpz_files; return 0 ;;
+                --signal) COMPREPLY=($(compgen -W "TERM KILL INT HUP QUIT USR1 USR2" -- "$cur")); return 0 ;;
                 --grace) COMPREPLY=(); return 0 ;;
                 --transport) COMPREPLY=($(compgen -W "auto launcher ssh" -- "$cur")); return 0 ;;
                 --ssh-command) COMPREPLY=(); return 0 ;;

@@ -2,6 +2,19 @@
 # Install: copy it to ~/.config/fish/completions/ezpz.fish
 
 complete -c ezpz -f
+# After --: the command's own completion (what fish offers for that command line).
+function __ezpz_dashdash
+    contains -- -- (commandline -opc)
+end
+function __ezpz_after_dashdash
+    set -l tokens (commandline -opc)
+    set -l i (contains -i -- -- $tokens)
+    set -l rest
+    if test $i -lt (count $tokens)
+        set rest (string escape -- $tokens[(math $i + 1)..-1])
+    end
+    complete -C (string join ' ' -- $rest (commandline -ct))
+end
 complete -c ezpz -n '__fish_use_subcommand' -s h -l help -d 'Print this help message and exit'
 complete -c ezpz -n '__fish_use_subcommand' -s V -l version -d 'Print the version, commit, build date, linkage and arch'
 complete -c ezpz -n '__fish_use_subcommand' -s v -l verbose -d 'More diagnostics on stderr (repeat for more: -vv, -vvv)'
@@ -17,29 +30,29 @@ complete -c ezpz -n __fish_use_subcommand -a submit -d 'Write (and with --submit
 complete -c ezpz -n __fish_use_subcommand -a kill -d 'Stop the processes of ezpz-launched jobs, here or on every node (--all-nodes)'
 complete -c ezpz -n __fish_use_subcommand -a completions -d 'Print the shell completion script for bash, zsh or fish'
 complete -c ezpz -n __fish_use_subcommand -a help -d 'Show help for ezpz or one of its commands'
-complete -c ezpz -n '__fish_seen_subcommand_from launch' -s h -l help -d 'Print this help message and exit'
-complete -c ezpz -n '__fish_seen_subcommand_from launch' -s n -l nproc -l np -l nprocs -l world-size -l world_size -x -d 'Total number of processes'
-complete -c ezpz -n '__fish_seen_subcommand_from launch' -l ppn -l nproc-per-node -l nproc_per_node -x -d 'Processes per host'
-complete -c ezpz -n '__fish_seen_subcommand_from launch' -l nhosts -l nh -l nhost -l nnode -l nnodes -x -d 'Number of hosts to use'
-complete -c ezpz -n '__fish_seen_subcommand_from launch' -l hostfile -r -F -d 'File with one host per line (default: the job\'s own)'
-complete -c ezpz -n '__fish_seen_subcommand_from launch' -l machine -x -a 'aurora sunspot sirius polaris sophia frontier perlmutter local' -d 'Use this machine\'s profile instead of detecting it (also EZPZ_MACHINE)'
-complete -c ezpz -n '__fish_seen_subcommand_from launch' -l launcher -x -a 'mpiexec mpirun srun local' -d 'Launcher to use instead of the machine\'s'
-complete -c ezpz -n '__fish_seen_subcommand_from launch' -l cpu-bind -x -d 'CPU binding for mpiexec/srun (beats CPU_BIND and the machine default)'
-complete -c ezpz -n '__fish_seen_subcommand_from launch' -l gpu-bind -x -a 'auto cuda ze rocr none' -d 'Pin each rank to one GPU by its local rank (auto: the machine\'s way)'
-complete -c ezpz -n '__fish_seen_subcommand_from launch' -l no-rank-env -d 'Do not set RANK, WORLD_SIZE, LOCAL_RANK, ... for each rank'
-complete -c ezpz -n '__fish_seen_subcommand_from launch' -l label -d 'Prefix every output line with its rank'
-complete -c ezpz -n '__fish_seen_subcommand_from launch' -l idle-timeout -l timeout -x -d 'Stop the job after this many seconds without output (exit 124)'
-complete -c ezpz -n '__fish_seen_subcommand_from launch' -l time-limit -x -d 'Stop the job after this many seconds in all, output or not (exit 124)'
-complete -c ezpz -n '__fish_seen_subcommand_from launch' -l kill-after -x -d 'Seconds between SIGTERM/SIGINT and SIGKILL of the job (default 10)'
-complete -c ezpz -n '__fish_seen_subcommand_from launch' -l retries -x -d 'Run a failed job again up to N times (backoff 5, 10, 20, 40, 60 s)'
-complete -c ezpz -n '__fish_seen_subcommand_from launch' -l retry-delay -x -d 'First retry delay in seconds, doubled each time up to 60 (default 5)'
-complete -c ezpz -n '__fish_seen_subcommand_from launch' -l keep-going -d 'Built-in launcher: let the other ranks finish when one fails (default: stop them)'
-complete -c ezpz -n '__fish_seen_subcommand_from launch' -l no-record -d 'Write no record of this launch under ~/.ezpz/jobs (also EZPZ_NO_RECORD=1; ranks then get no directory for error files). The newest 100 records are kept (EZPZ_KEEP_RECORDS=N, 0 keeps all)'
-complete -c ezpz -n '__fish_seen_subcommand_from launch' -l dry-run -d 'Print the launch command instead of running it'
-complete -c ezpz -n '__fish_seen_subcommand_from launch' -l print-env -d 'Print the environment each rank would get, then exit'
-complete -c ezpz -n '__fish_seen_subcommand_from launch' -l json -d 'With --dry-run or --print-env: print JSON'
-complete -c ezpz -n '__fish_seen_subcommand_from launch' -a '(__fish_complete_command)'
-complete -c ezpz -n '__fish_seen_subcommand_from launch' -F
+complete -c ezpz -n '__fish_seen_subcommand_from launch; and not __ezpz_dashdash' -s h -l help -d 'Print this help message and exit'
+complete -c ezpz -n '__fish_seen_subcommand_from launch; and not __ezpz_dashdash' -s n -l nproc -x -d 'Total number of processes'
+complete -c ezpz -n '__fish_seen_subcommand_from launch; and not __ezpz_dashdash' -l ppn -x -d 'Processes per host'
+complete -c ezpz -n '__fish_seen_subcommand_from launch; and not __ezpz_dashdash' -l nhosts -x -d 'Number of hosts to use'
+complete -c ezpz -n '__fish_seen_subcommand_from launch; and not __ezpz_dashdash' -l hostfile -r -F -d 'File with one host per line (default: the job\'s own)'
+complete -c ezpz -n '__fish_seen_subcommand_from launch; and not __ezpz_dashdash' -l machine -x -a 'aurora sunspot sirius polaris sophia frontier perlmutter local' -d 'Use this machine\'s profile instead of detecting it (also EZPZ_MACHINE)'
+complete -c ezpz -n '__fish_seen_subcommand_from launch; and not __ezpz_dashdash' -l launcher -x -a 'mpiexec mpirun srun local' -d 'Launcher to use instead of the machine\'s'
+complete -c ezpz -n '__fish_seen_subcommand_from launch; and not __ezpz_dashdash' -l cpu-bind -x -d 'CPU binding for mpiexec/srun (beats CPU_BIND and the machine default)'
+complete -c ezpz -n '__fish_seen_subcommand_from launch; and not __ezpz_dashdash' -l gpu-bind -x -a 'auto cuda ze rocr none' -d 'Pin each rank to one GPU by its local rank (auto: the machine\'s way)'
+complete -c ezpz -n '__fish_seen_subcommand_from launch; and not __ezpz_dashdash' -l no-rank-env -d 'Do not set RANK, WORLD_SIZE, LOCAL_RANK, ... for each rank'
+complete -c ezpz -n '__fish_seen_subcommand_from launch; and not __ezpz_dashdash' -l label -d 'Prefix every output line with its rank'
+complete -c ezpz -n '__fish_seen_subcommand_from launch; and not __ezpz_dashdash' -l idle-timeout -x -d 'Stop the job after this many seconds without output (exit 124)'
+complete -c ezpz -n '__fish_seen_subcommand_from launch; and not __ezpz_dashdash' -l time-limit -x -d 'Stop the job after this many seconds in all, output or not (exit 124)'
+complete -c ezpz -n '__fish_seen_subcommand_from launch; and not __ezpz_dashdash' -l kill-after -x -d 'Seconds between SIGTERM/SIGINT and SIGKILL of the job (default 10)'
+complete -c ezpz -n '__fish_seen_subcommand_from launch; and not __ezpz_dashdash' -l retries -x -d 'Run a failed job again up to N times (backoff 5, 10, 20, 40, 60 s)'
+complete -c ezpz -n '__fish_seen_subcommand_from launch; and not __ezpz_dashdash' -l retry-delay -x -d 'First retry delay in seconds, doubled each time up to 60 (default 5)'
+complete -c ezpz -n '__fish_seen_subcommand_from launch; and not __ezpz_dashdash' -l keep-going -d 'Built-in launcher: let the other ranks finish when one fails (default: stop them)'
+complete -c ezpz -n '__fish_seen_subcommand_from launch; and not __ezpz_dashdash' -l no-record -d 'Write no record of this launch under ~/.ezpz/jobs (also EZPZ_NO_RECORD=1; ranks then get no directory for error files). The newest 100 records are kept (EZPZ_KEEP_RECORDS=N, 0 keeps all)'
+complete -c ezpz -n '__fish_seen_subcommand_from launch; and not __ezpz_dashdash' -l dry-run -d 'Print the launch command instead of running it'
+complete -c ezpz -n '__fish_seen_subcommand_from launch; and not __ezpz_dashdash' -l print-env -d 'Print the environment each rank would get, then exit'
+complete -c ezpz -n '__fish_seen_subcommand_from launch; and not __ezpz_dashdash' -l json -d 'With --dry-run or --print-env: print JSON'
+complete -c ezpz -n '__fish_seen_subcommand_from launch; and not __ezpz_dashdash' -a '(__fish_complete_command)'
+complete -c ezpz -n '__fish_seen_subcommand_from launch; and __ezpz_dashdash' -a '(__ezpz_after_dashdash)'
 complete -c ezpz -n '__fish_seen_subcommand_from yeet' -s h -l help -d 'Print this help message and exit'
 complete -c ezpz -n '__fish_seen_subcommand_from yeet' -l src -r -F -d 'The same as SOURCE'
 complete -c ezpz -n '__fish_seen_subcommand_from yeet' -l dst -r -F -d 'Destination (default /tmp/<name>)'
@@ -64,16 +77,18 @@ complete -c ezpz -n '__fish_seen_subcommand_from yeet' -l max-bytes -x -d 'Refus
 complete -c ezpz -n '__fish_seen_subcommand_from yeet' -l no-hsn -d 'Use the hostfile\'s names, not <host>-hsn0 when that resolves'
 complete -c ezpz -n '__fish_seen_subcommand_from yeet' -l min-success-nodes -x -d 'Succeed when at least N nodes have the copy'
 complete -c ezpz -n '__fish_seen_subcommand_from yeet' -l min-success-fraction -x -d 'Succeed when at least this fraction of the nodes have the copy'
+complete -c ezpz -n '__fish_seen_subcommand_from yeet' -F
 complete -c ezpz -n '__fish_seen_subcommand_from tar-env' -s h -l help -d 'Print this help message and exit'
 complete -c ezpz -n '__fish_seen_subcommand_from tar-env' -s o -l output -r -F -d 'Archive to write (default: <env>.tar.zst beside the env)'
 complete -c ezpz -n '__fish_seen_subcommand_from tar-env' -l format -x -a 'zst gz' -d 'zst (multithreaded, default) or gz (for older tools)'
 complete -c ezpz -n '__fish_seen_subcommand_from tar-env' -l rebuild -d 'Pack again even when the archive is newer than the env'
 complete -c ezpz -n '__fish_seen_subcommand_from tar-env' -l include-pycache -d 'Pack __pycache__ directories too (left out by default, as yeet does)'
 complete -c ezpz -n '__fish_seen_subcommand_from tar-env' -l json -d 'Print a JSON summary on stdout'
+complete -c ezpz -n '__fish_seen_subcommand_from tar-env' -F
 complete -c ezpz -n '__fish_seen_subcommand_from test' -s h -l help -d 'Print this help message and exit'
-complete -c ezpz -n '__fish_seen_subcommand_from test' -s n -l np -l nproc -l nprocs -l world_size -l world-size -x -d 'Total number of processes (aliases -np, --n; default: as launch picks)'
-complete -c ezpz -n '__fish_seen_subcommand_from test' -l ppn -l nproc_per_node -l nproc-per-node -x -d 'Processes per host (alias -ppn)'
-complete -c ezpz -n '__fish_seen_subcommand_from test' -l nhosts -l nh -l nhost -l nnode -l nnodes -x -d 'Number of hosts to use (alias -nh)'
+complete -c ezpz -n '__fish_seen_subcommand_from test' -s n -l np -x -d 'Total number of processes (aliases -np, --n; default: as launch picks)'
+complete -c ezpz -n '__fish_seen_subcommand_from test' -l ppn -x -d 'Processes per host (alias -ppn)'
+complete -c ezpz -n '__fish_seen_subcommand_from test' -l nhosts -x -d 'Number of hosts to use (alias -nh)'
 complete -c ezpz -n '__fish_seen_subcommand_from test' -l hostfile -r -F -d 'File with one host per line (default: the job\'s own)'
 complete -c ezpz -n '__fish_seen_subcommand_from test' -l machine -x -a 'aurora sunspot sirius polaris sophia frontier perlmutter local' -d 'Use this machine\'s profile instead of detecting it'
 complete -c ezpz -n '__fish_seen_subcommand_from test' -l launcher -x -a 'mpiexec mpirun srun local' -d 'Launcher to use instead of the machine\'s'
@@ -89,7 +104,7 @@ complete -c ezpz -n '__fish_seen_subcommand_from test' -l print-freq -x -d 'Prin
 complete -c ezpz -n '__fish_seen_subcommand_from test' -l seed -x -d 'Seed (each rank uses seed*(rank+1)*(local_rank+1))'
 complete -c ezpz -n '__fish_seen_subcommand_from test' -l outdir -x -d 'Where the run\'s history, report and JSON go (default outputs/ezpz-test)'
 complete -c ezpz -n '__fish_seen_subcommand_from test' -l program -r -F -d 'The companion program (default: ezpz-test-train beside ezpz; also EZPZ_TORCH_TRAIN)'
-complete -c ezpz -n '__fish_seen_subcommand_from test' -l idle-timeout -l timeout -x -d 'Stop the job after this many seconds without output (exit 124)'
+complete -c ezpz -n '__fish_seen_subcommand_from test' -l idle-timeout -x -d 'Stop the job after this many seconds without output (exit 124)'
 complete -c ezpz -n '__fish_seen_subcommand_from test' -l json -d 'Print one JSON object: world size, and per rank its tp/pp/cp/dp group members and losses'
 complete -c ezpz -n '__fish_seen_subcommand_from test' -l dry-run -d 'Print the launch command instead of running it'
 complete -c ezpz -n '__fish_seen_subcommand_from plot' -s h -l help -d 'Print this help message and exit'
@@ -97,6 +112,7 @@ complete -c ezpz -n '__fish_seen_subcommand_from plot' -s k -l key -x -d 'Metric
 complete -c ezpz -n '__fish_seen_subcommand_from plot' -l width -x -d 'Plot columns (default 72)'
 complete -c ezpz -n '__fish_seen_subcommand_from plot' -l height -x -d 'Plot rows (default 16)'
 complete -c ezpz -n '__fish_seen_subcommand_from plot' -l list -d 'List the files\' numeric metrics instead of plotting'
+complete -c ezpz -n '__fish_seen_subcommand_from plot' -F
 complete -c ezpz -n '__fish_seen_subcommand_from doctor' -s h -l help -d 'Print this help message and exit'
 complete -c ezpz -n '__fish_seen_subcommand_from doctor' -l json -d 'Print a JSON array of {name, status, message, remedy, host?, duration_ms}'
 complete -c ezpz -n '__fish_seen_subcommand_from doctor' -l nodes -d 'Also reach every host of the job over ssh: round trip, clock skew, free space, same ezpz'
@@ -115,7 +131,7 @@ complete -c ezpz -n '__fish_seen_subcommand_from env' -s h -l help -d 'Print thi
 complete -c ezpz -n '__fish_seen_subcommand_from env' -l shell -x -a 'bash zsh fish' -d 'Syntax of the lines: bash (default; also zsh) or fish'
 complete -c ezpz -n '__fish_seen_subcommand_from env' -l json -d 'Print the variables as one JSON object instead'
 complete -c ezpz -n '__fish_seen_subcommand_from env' -l hostfile -r -F -d 'The job\'s hosts (default: found as for launch)'
-complete -c ezpz -n '__fish_seen_subcommand_from env' -l machine -x -d 'Machine profile to use (default: detected)'
+complete -c ezpz -n '__fish_seen_subcommand_from env' -l machine -x -a 'aurora sunspot sirius polaris sophia frontier perlmutter local' -d 'Machine profile to use (default: detected)'
 complete -c ezpz -n '__fish_seen_subcommand_from submit' -s h -l help -d 'Print this help message and exit'
 complete -c ezpz -n '__fish_seen_subcommand_from submit' -s N -l nodes -x -d 'Nodes to ask for (default 1)'
 complete -c ezpz -n '__fish_seen_subcommand_from submit' -s t -l time -x -d 'Walltime: HH:MM:SS, MM:SS or minutes (Slurm also D-HH:MM:SS)'
@@ -133,7 +149,7 @@ complete -c ezpz -n '__fish_seen_subcommand_from kill' -s h -l help -d 'Print th
 complete -c ezpz -n '__fish_seen_subcommand_from kill' -l pattern -x -d 'Only jobs whose id (MASTER_ADDR:PORT) or command line contains this'
 complete -c ezpz -n '__fish_seen_subcommand_from kill' -l all-nodes -d 'Also on every other node of the job (as yeet reaches them: --transport)'
 complete -c ezpz -n '__fish_seen_subcommand_from kill' -l hostfile -r -F -d 'The nodes for --all-nodes (default: the job\'s, as for launch)'
-complete -c ezpz -n '__fish_seen_subcommand_from kill' -l signal -x -d 'TERM (default), INT, HUP, QUIT, USR1, USR2 or KILL'
+complete -c ezpz -n '__fish_seen_subcommand_from kill' -l signal -x -a 'TERM KILL INT HUP QUIT USR1 USR2' -d 'TERM (default), INT, HUP, QUIT, USR1, USR2 or KILL'
 complete -c ezpz -n '__fish_seen_subcommand_from kill' -l grace -x -d 'Seconds before KILL for processes still running (default 3; 0: never)'
 complete -c ezpz -n '__fish_seen_subcommand_from kill' -l dry-run -d 'List what would be signalled; signal nothing'
 complete -c ezpz -n '__fish_seen_subcommand_from kill' -l json -d 'Print one JSON object per node instead of text'

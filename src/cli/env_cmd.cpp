@@ -16,7 +16,7 @@ void EnvCommand::add_cli(CLI::App& app) {
       ->check(CLI::IsMember({"bash", "zsh", "fish"}));
   app.add_flag("--json", json_, "Print the variables as one JSON object instead");
   app.add_option("--hostfile", hostfile_, "The job's hosts (default: found as for launch)")->type_name("FILE");
-  app.add_option("--machine", machine_, "Machine profile to use (default: detected)")->type_name("NAME");
+  app.add_option("--machine", machine_, "Machine profile to use (default: detected)")->type_name("MACHINE");
   app.footer(
       "Examples:\n"
       "  eval \"$(ezpz env)\"                 # bash or zsh, in a PBS or Slurm job\n"

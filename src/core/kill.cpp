@@ -18,6 +18,14 @@ constexpr std::array<std::pair<std::string_view, int>, 7> kSignals = {{{"TERM", 
                                                                        {"USR2", SIGUSR2}}};
 }  // namespace
 
+std::vector<std::string> signal_names() {
+  std::vector<std::string> names;
+  for (const auto& [n, sig] : kSignals) {
+    names.emplace_back(n);
+  }
+  return names;
+}
+
 std::optional<int> signal_from_string(std::string_view s) {
   std::string upper;
   for (char c : s) {

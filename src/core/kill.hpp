@@ -13,6 +13,8 @@ namespace ezpz::core {
 /// "TERM", "SIGTERM", "term" or "15" -> 15; KILL, INT, HUP, QUIT, USR1, USR2 likewise.
 [[nodiscard]] std::optional<int> signal_from_string(std::string_view s);
 [[nodiscard]] std::string signal_name(int sig);
+/// The names --signal takes (TERM, KILL, INT, HUP, QUIT, USR1, USR2), for completion.
+[[nodiscard]] std::vector<std::string> signal_names();
 
 /// The processes to signal: those carrying a job id, whose job id or command line contains
 /// `pattern` (all when empty), never this process or its ancestors (`protect`).

@@ -46,6 +46,13 @@ expect launch ezpz help l
 expect bash ezpz launch -- ba        # the command after -- completes as a program
 reject --machine ezpz launch -- python3 --mach   # ...and nothing after it is ezpz's
 reject aurora ezpz launch -n au      # a value of -n is not a machine
+reject --np ezpz launch --n          # aliases are understood, not offered
+reject --world_size ezpz launch --w
+expect --nproc ezpz launch --npr
+reject bash ezpz launch --np ba       # ...and their values are still values (not commands)
+expect INT ezpz kill --signal I
+expect polaris ezpz env --machine pol
+expect polaris ezpz launch --machine = pol   # --machine=pol, as bash splits it
 
 if [ "$fails" -ne 0 ]; then
   echo "$fails bash completion check(s) failed"

@@ -21,5 +21,11 @@ check aurora "ezpz launch --machine "
 check --dry-run "ezpz launch --dry"
 check fish "ezpz completions "
 check srun "ezpz launch --launcher "
+check INT "ezpz kill --signal "
+check polaris "ezpz env --machine "
+if fish -c "source '$dir/ezpz.fish'; complete -C 'ezpz launch --n'" | cut -f1 | grep -qx -- --np; then
+  echo "FAIL: fish offered the alias --np"
+  fails=$((fails + 1))
+fi
 [ "$fails" -eq 0 ] || exit 1
 echo "zsh and fish completion: all checks passed"
