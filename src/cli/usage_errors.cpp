@@ -283,6 +283,9 @@ std::string example_value(const CLI::Option& opt) {
 
 std::optional<std::string> did_you_mean(std::string_view typed, const std::vector<std::string>& candidates) {
   std::optional<std::string> best;
+  if (typed.size() < 3) {
+    return best;  // -x is no typo of -h
+  }
   std::size_t best_d = std::max<std::size_t>(1, typed.size() / 3) + 1;
   for (const auto& c : candidates) {
     std::vector<std::size_t> row(c.size() + 1);
@@ -318,6 +321,9 @@ std::string explain_usage_error(CLI::App& root, CLI::App* sub, const std::vector
     return "unknown option '" + args[at] + "' for ezpz" + suggestion(args[at], option_names(root));
   }
   if (sub == nullptr) {
+    if (auto refused = refused_value(root, scan(root, root, args), "ezpz")) {
+      return *refused;  // a global option's value (--color)
+    }
     return at < args.size() ? "unknown command '" + args[at] + "'" + suggestion(args[at], visible_commands(root))
                             : e.what();
   }

@@ -56,6 +56,8 @@ TEST_CASE("usage errors: a misspelt command is named with what was meant", "[cli
   CHECK(refusal({"yeet", "--jsn"}).second ==
         "ezpz: error: unknown option '--jsn' for 'ezpz yeet' (did you mean '--json'?)");
   CHECK(refusal({"yeet", "--bogus"}).second == "ezpz: error: unknown option '--bogus' for 'ezpz yeet'");
+  CHECK(refusal({"-x"}).second == "ezpz: error: unknown option '-x' for ezpz");
+  CHECK(refusal({"--color"}).second == "ezpz: error: --color needs one of auto, always, never, e.g. --color auto");
   CHECK(refusal({"yeet", "a", "b"}).second == "ezpz: error: unexpected argument 'b' for 'ezpz yeet'");
 }
 
