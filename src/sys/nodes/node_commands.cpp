@@ -22,12 +22,7 @@ std::vector<core::NodeOutput> PosixNodeCommands::run_on_nodes(const core::HostLi
   std::vector<core::NodeOutput> out(hosts.size());
   std::vector<RemoteChild> procs;  // each closed, and reaped, on every way out
   const core::RemoteCommand command{args, false};
-  (void)transport_.open_nodes(hosts, spec,
-                              nullptr);  // the launcher transport's agents (a node without one fails below)
-  struct Close {
-    core::Transport& t;
-    ~Close() { t.close_nodes(); }
-  } close{transport_};
+  const NodesOpen reach(transport_, hosts, spec);  // the launcher transport's agents
   // Every connection is forked now but waits at its gate (see start_remote); at most
   // kMaxConnecting are open at once, each with its own deadline from its opening.
   for (std::size_t i = 0; i < hosts.size(); ++i) {

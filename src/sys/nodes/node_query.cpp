@@ -118,13 +118,8 @@ std::vector<core::NodeReply> PosixNodeQuery::ask_nodes(const std::vector<std::st
   ::signal(SIGPIPE, SIG_IGN);  // a node that went away must not take ezpz with it
   allow_descriptors(hosts.size());
   std::vector<core::NodeReply> replies(hosts.size());
-  (void)transport_.open_nodes(hosts, spec,
-                              nullptr);  // the launcher transport's agents (a node without one fails below)
-  struct Close {
-    core::Transport& t;
-    ~Close() { t.close_nodes(); }
-  } close{transport_};
-  std::vector<RemoteChild> procs(hosts.size());  // each closed, and reaped, on every way out
+  const NodesOpen reach(transport_, hosts, spec);  // the launcher transport's agents
+  std::vector<RemoteChild> procs(hosts.size());    // each closed, and reaped, on every way out
   for (std::size_t i = 0; i < hosts.size(); ++i) {
     replies[i].host = hosts[i];
     procs[i] = RemoteChild(transport_.start(hosts[i], command, spec, hosts[i], true, true));

@@ -21,6 +21,21 @@ using core::RemoteProcess;
 /// the nodes' login shells) compete for the same moment and time out together.
 inline constexpr std::size_t kMaxConnecting = 32;
 
+/// The transport's reach to `hosts` for one run (the launcher transport's agents; nothing for
+/// SSH), closed however the run ends. A node without reach fails when its command starts.
+class NodesOpen {
+ public:
+  NodesOpen(core::Transport& t, const core::HostList& hosts, const core::BroadcastSpec& spec) : t_(t) {
+    (void)t_.open_nodes(hosts, spec, nullptr);
+  }
+  ~NodesOpen() { t_.close_nodes(); }
+  NodesOpen(const NodesOpen&) = delete;
+  NodesOpen& operator=(const NodesOpen&) = delete;
+
+ private:
+  core::Transport& t_;
+};
+
 /// A core::RemoteProcess owned from its receipt: its descriptors close, and its child is killed
 /// (SIGKILL) and reaped, with it unless they were closed or waited for first. Nothing from a
 /// start that failed (pid -1) is kept. Move-only.
