@@ -13,11 +13,6 @@ namespace {
 
 constexpr std::size_t kMaxColumn = 30;  ///< where descriptions start, at most
 
-std::string upper(std::string s) {
-  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return static_cast<char>(std::toupper(c)); });
-  return s;
-}
-
 /// What an option takes, as help shows it: `N`, `tree|greedy`, `[=WHEN]`, `FILE...`; nothing for a flag.
 std::string value_part(const CLI::Option& opt) {
   if (opt.get_expected_max() == 0 || opt.get_type_size_max() == 0) {
@@ -153,7 +148,7 @@ std::string HelpFormatter::usage(const CLI::App& app, const std::string& name) c
     return wrap(line + " -- COMMAND...", width_, 0, 7) + '\n';  // its positional is that command
   }
   for (const auto* p : app.get_options([](const CLI::Option* o) { return o->get_positional(); })) {
-    const auto word = upper(p->get_name(true)) + (p->get_items_expected_max() > 1 ? "..." : "");
+    const auto word = core::to_upper(p->get_name(true)) + (p->get_items_expected_max() > 1 ? "..." : "");
     line += " " + (p->get_required() ? word : "[" + word + "]");
   }
   return wrap(line, width_, 0, 7) + '\n';
@@ -170,7 +165,7 @@ std::string HelpFormatter::options(const CLI::App& app) const {
     if (std::find(groups.begin(), groups.end(), heading) == groups.end()) {
       groups.push_back(heading);
     }
-    widest = std::max(widest, (opt->get_positional() ? upper(opt->get_name(true)) : names_part(*opt)).size());
+    widest = std::max(widest, (opt->get_positional() ? core::to_upper(opt->get_name(true)) : names_part(*opt)).size());
   }
   std::stable_partition(groups.begin(), groups.end(), [](const std::string& g) { return g == "Arguments"; });
   const std::size_t column = std::min({widest + 4, kMaxColumn, width_ / 3});
@@ -180,7 +175,7 @@ std::string HelpFormatter::options(const CLI::App& app) const {
     for (const auto* opt : app.get_options()) {
       const bool here = opt->get_positional() ? g == "Arguments" : opt->get_group() == g;
       if (here) {
-        out += row(opt->get_positional() ? upper(opt->get_name(true)) : names_part(*opt),
+        out += row(opt->get_positional() ? core::to_upper(opt->get_name(true)) : names_part(*opt),
                    opt->get_description() + aliases_part(*opt), column);
       }
     }

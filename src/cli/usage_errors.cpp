@@ -13,14 +13,10 @@
 namespace ezpz::cli {
 namespace {
 
-std::vector<std::string> split(const std::string& text, char sep) {
-  std::vector<std::string> parts;
-  std::size_t from = 0;
-  for (std::size_t at; (at = text.find(sep, from)) != std::string::npos; from = at + 1) {
-    parts.push_back(text.substr(from, at - from));
-  }
-  parts.push_back(text.substr(from));
-  return parts;
+/// core::split, as strings (the text split is often a temporary).
+std::vector<std::string> split(std::string_view text, char sep) {
+  const auto views = core::split(text, sep);
+  return {views.begin(), views.end()};
 }
 
 std::optional<double> number_of(const std::string& text) {
@@ -242,9 +238,7 @@ ValueFacts value_facts(const CLI::Option& opt) {
   const auto plain = kParserTypes.find(parts.front());
   f.placeholder = plain != kParserTypes.end() ? plain->second : parts.front();
   if (f.placeholder.empty() || (opt.get_positional() && plain != kParserTypes.end())) {
-    f.placeholder = opt.get_positional() ? opt.get_name() : "VALUE";
-    std::transform(f.placeholder.begin(), f.placeholder.end(), f.placeholder.begin(),
-                   [](unsigned char c) { return static_cast<char>(std::toupper(c)); });
+    f.placeholder = opt.get_positional() ? core::to_upper(opt.get_name()) : "VALUE";
   }
   for (std::size_t i = 1; i < parts.size(); ++i) {
     read_validator(parts[i], f);

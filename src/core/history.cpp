@@ -5,6 +5,8 @@
 #include <cstdio>
 #include <limits>
 
+#include "core/strings.hpp"
+
 namespace ezpz::core {
 namespace {
 
@@ -229,13 +231,8 @@ std::vector<std::string> distinct_labels(const std::vector<std::string>& paths) 
   }
   std::vector<std::vector<std::string>> parts;
   for (const auto& p : paths) {
-    std::vector<std::string> words;
-    std::size_t from = 0;
-    for (std::size_t at; (at = p.find('/', from)) != std::string::npos; from = at + 1) {
-      words.push_back(p.substr(from, at - from));
-    }
-    words.push_back(p.substr(from));
-    parts.push_back(std::move(words));
+    const auto words = split(p, '/');
+    parts.emplace_back(words.begin(), words.end());
   }
   std::size_t shortest = parts.front().size();
   for (const auto& w : parts) {

@@ -7,6 +7,8 @@
 #include <csignal>
 #include <utility>
 
+#include "core/strings.hpp"
+
 namespace ezpz::core {
 namespace {
 constexpr std::array<std::pair<std::string_view, int>, 7> kSignals = {{{"TERM", SIGTERM},
@@ -27,10 +29,7 @@ std::vector<std::string> signal_names() {
 }
 
 std::optional<int> signal_from_string(std::string_view s) {
-  std::string upper;
-  for (char c : s) {
-    upper += static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-  }
+  const std::string upper = to_upper(s);
   std::string_view name = upper;
   if (name.substr(0, 3) == "SIG") {
     name.remove_prefix(3);

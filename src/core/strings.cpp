@@ -38,6 +38,14 @@ std::vector<std::string_view> split(std::string_view s, char sep) {
   }
 }
 
+std::string to_upper(std::string_view s) {
+  std::string out(s);
+  for (auto& c : out) {
+    c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  }
+  return out;
+}
+
 bool starts_with(std::string_view s, std::string_view prefix) {
   return s.substr(0, prefix.size()) == prefix;
 }

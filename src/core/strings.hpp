@@ -11,6 +11,8 @@ namespace ezpz::core {
 [[nodiscard]] std::string_view trim(std::string_view s);
 [[nodiscard]] std::string to_lower(std::string_view s);
 [[nodiscard]] std::vector<std::string_view> split(std::string_view s, char sep);
+/// `s` in upper case (ASCII).
+[[nodiscard]] std::string to_upper(std::string_view s);
 [[nodiscard]] bool starts_with(std::string_view s, std::string_view prefix);
 /// A strictly positive decimal integer (no sign, no spaces, fits in int), else nullopt.
 [[nodiscard]] std::optional<int> parse_positive_int(std::string_view s);
