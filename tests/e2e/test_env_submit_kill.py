@@ -123,13 +123,22 @@ def job_pids(pattern):
         if not d.isdigit():
             continue
         try:
-            environ = open(f"/proc/{d}/environ", "rb").read()
-            cmdline = open(f"/proc/{d}/cmdline", "rb").read().replace(b"\0", b" ").decode()
+            with open(f"/proc/{d}/environ", "rb") as f:
+                environ = f.read()
+            with open(f"/proc/{d}/cmdline", "rb") as f:
+                cmdline = f.read().replace(b"\0", b" ").decode()
         except OSError:
             continue
         if b"EZPZ_JOB_ID=" in environ and pattern in cmdline:
             pids.append(int(d))
     return pids
+
+
+def term_ignored(pid):
+    """whether process `pid` ignores SIGTERM (bit 15 of SigIgn in /proc/PID/status)."""
+    with open(f"/proc/{pid}/status") as f:
+        mask = next(line.split()[1] for line in f if line.startswith("SigIgn:"))
+    return bool(int(mask, 16) & (1 << (signal.SIGTERM - 1)))
 
 
 class Kill(TempDirTest):
@@ -156,7 +165,12 @@ class Kill(TempDirTest):
         self.assertIn("no ezpz-launched processes", run(["kill", "301"], env, check=0).stdout)
 
     def test_term_ignored_then_kill(self):
-        job, env = self.start_job("sh", "-c", "trap '' TERM; while :; do sleep 0.1; done # 302")
+        # A rank that never forks: a shell loop's `sleep` children carry the shell's command line
+        # between fork and exec, so they would be counted (and signalled) as a third rank.
+        job, env = self.start_job(sys.executable, "-c",
+                                  "import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); "
+                                  "[time.sleep(0.1) for _ in iter(int, 1)]  # 302")
+        wait_until(lambda: all(term_ignored(pid) for pid in job_pids("# 302")))
         out = run(["kill", "--grace", "0.5", "# 302"], env, check=0).stdout
         self.assertEqual(out.count("sent SIGTERM"), 2, out)
         job.wait(timeout=20)
