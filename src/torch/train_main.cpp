@@ -133,37 +133,49 @@ std::string json_list(const std::vector<int>& v) {
   return out + "]";
 }
 
-int run(const Args& a) {
+/// What a run has once its groups are set up.
+struct Setup {
+  ezpz::DistInfo info;
+  int tp = 1;
+  double setup_s = 0;
+  torch::Dtype dtype = torch::kFloat32;
+  std::ostream* log = &std::cout;
+};
+
+Setup set_up(const Args& a) {
   const auto t_setup = std::chrono::steady_clock::now();
   ezpz::SetupOptions options;
   options.seed = a.seed;
   options.tensor_parallel_size = a.tp;
   options.pipeline_parallel_size = a.pp;
   options.context_parallel_size = a.cp;
-  auto info = ezpz::setup(options);
+  Setup s{ezpz::setup(options)};
   if (!ezpz::tp::tensor_parallel_is_initialized()) {
     ezpz::tp::initialize_tensor_parallel(1);  // report the (trivial) groups too
   }
-  const double setup_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t_setup).count();
-  if (info.device_type == "cpu" && std::getenv("OMP_NUM_THREADS") == nullptr) {
+  s.setup_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t_setup).count();
+  if (s.info.device_type == "cpu" && std::getenv("OMP_NUM_THREADS") == nullptr) {
     // Ranks sharing a host share its cores: do not oversubscribe them.
     const int cores = static_cast<int>(std::thread::hardware_concurrency());
-    torch::set_num_threads(std::max(1, cores / std::max(1, info.local_world_size)));
+    torch::set_num_threads(std::max(1, cores / std::max(1, s.info.local_world_size)));
   }
-  const int rank = info.rank;
-  const int world = info.world_size;
-  const int tp = ezpz::tp::get_tensor_parallel_world_size();
-  std::ostream& log = a.json_out.empty() ? std::cout : std::cerr;
-  const auto dtype = parse_dtype(a.dtype, info.device_type);
-  if (rank == 0) {
-    log << "ezpz test: world=" << world << " tp=" << tp << " pp=" << ezpz::tp::get_pipeline_parallel_world_size()
-        << " cp=" << ezpz::tp::get_context_parallel_world_size() << " dp=" << ezpz::tp::get_data_parallel_world_size()
-        << " device=" << info.device_type << " backend=" << (info.backend.empty() ? "none" : info.backend)
-        << " dtype=" << a.dtype << " setup=" << setup_s << "s" << std::endl;
+  s.tp = ezpz::tp::get_tensor_parallel_world_size();
+  s.log = a.json_out.empty() ? &std::cout : &std::cerr;
+  s.dtype = parse_dtype(a.dtype, s.info.device_type);
+  if (s.info.rank == 0) {
+    *s.log << "ezpz test: world=" << s.info.world_size << " tp=" << s.tp
+           << " pp=" << ezpz::tp::get_pipeline_parallel_world_size()
+           << " cp=" << ezpz::tp::get_context_parallel_world_size()
+           << " dp=" << ezpz::tp::get_data_parallel_world_size() << " device=" << s.info.device_type
+           << " backend=" << (s.info.backend.empty() ? "none" : s.info.backend) << " dtype=" << a.dtype
+           << " setup=" << s.setup_s << "s" << std::endl;
   }
+  return s;
+}
 
-  // Replicas: every rank with the same TP coordinate holds the same shard (the model uses
-  // neither pipeline nor context parallelism), so gradients are averaged over all of them.
+/// Replicas: every rank with the same TP coordinate holds the same shard (the model uses
+/// neither pipeline nor context parallelism), so gradients are averaged over all of them.
+ezpz::Group replica_group(int tp, int world) {
   ezpz::Group replicas;
   for (int t = 0; t < tp; ++t) {
     std::vector<int> members;
@@ -175,23 +187,23 @@ int run(const Args& a) {
       replicas = g;
     }
   }
-  Mlp model;
-  model->to(info.device, dtype);
-  ezpz::DistributedDataParallel ddp(model, replicas);
-  torch::optim::Adam opt(model->parameters(), torch::optim::AdamOptions(a.lr));
+  return replicas;
+}
 
+/// Trains the model; returns this rank's loss per iteration.
+std::vector<double> train(const Args& a, const Setup& s, Mlp& model, ezpz::DistributedDataParallel& ddp,
+                          ezpz::History& history) {
+  torch::optim::Adam opt(model->parameters(), torch::optim::AdamOptions(a.lr));
   // The teacher is the same on every rank; each TP group draws its own batches.
   torch::manual_seed(a.seed);
   auto teacher = torch::randn({784, 10});
-  const int replica = rank / tp;
-  ezpz::History history(ezpz::HistoryOptions{a.outdir + "/history", true, true});
+  const int replica = s.info.rank / s.tp;
   std::vector<double> losses;
-  const auto t0 = std::chrono::steady_clock::now();
   for (int iter = 1; iter <= a.train_iters; ++iter) {
     torch::manual_seed(a.seed * 7919 + static_cast<std::uint64_t>(iter) * 104729 + static_cast<std::uint64_t>(replica));
     auto x = torch::randn({a.batch_size, 784});
-    auto y = x.matmul(teacher).argmax(1).to(info.device);
-    x = x.to(info.device, dtype);
+    auto y = x.matmul(teacher).argmax(1).to(s.info.device);
+    x = x.to(s.info.device, s.dtype);
     const auto start = std::chrono::steady_clock::now();
     opt.zero_grad();
     auto logits = model->forward(x).to(torch::kFloat32);
@@ -204,15 +216,25 @@ int run(const Args& a) {
     const double dt = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     losses.push_back(l);
     auto line = history.update({{"iter", iter}, {"loss", l}, {"accuracy", acc}, {"dt", dt}});
-    if (rank == 0 && (iter % a.print_freq == 0 || iter == 1 || iter == a.train_iters)) {
-      log << line << std::endl;
+    if (s.info.rank == 0 && (iter % a.print_freq == 0 || iter == 1 || iter == a.train_iters)) {
+      *s.log << line << std::endl;
     }
   }
-  const double total_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return losses;
+}
 
-  // Checks: the loss fell on every rank; replicas hold identical parameters.
-  // (Judged over at least 10 iterations: the mean of the first 5 against the last 5.)
-  const bool judged = losses.size() >= 10;
+/// The run's verdicts, agreed by every rank.
+struct Verdict {
+  bool judged = false;  // at least 10 iterations
+  bool fell = false;    // the loss fell on every rank
+  bool identical = false;
+};
+
+/// The loss fell on every rank (the mean of the first 5 against the last 5, judged over at
+/// least 10 iterations); replicas hold identical parameters.
+Verdict check(const std::vector<double>& losses, Mlp& model, ezpz::Group& replicas) {
+  Verdict v;
+  v.judged = losses.size() >= 10;
   const std::size_t k = std::min<std::size_t>(5, losses.size());
   double first = 0;
   double last = 0;
@@ -220,7 +242,7 @@ int run(const Args& a) {
     first += losses[i] / static_cast<double>(k);
     last += losses[losses.size() - 1 - i] / static_cast<double>(k);
   }
-  auto fell = torch::tensor({!judged || last < first ? 1.0 : 0.0}, torch::kFloat64);
+  auto fell = torch::tensor({!v.judged || last < first ? 1.0 : 0.0}, torch::kFloat64);
   ezpz::all_reduce(fell, ezpz::ReduceOp::min);
   double checksum = 0;
   for (const auto& p : model->parameters()) {
@@ -230,11 +252,15 @@ int run(const Args& a) {
   auto hi = lo.clone();
   replicas.all_reduce(lo, ezpz::ReduceOp::min);
   replicas.all_reduce(hi, ezpz::ReduceOp::max);
-  const bool identical = lo.item<double>() == hi.item<double>();
-  auto all_identical = torch::tensor({identical ? 1.0 : 0.0}, torch::kFloat64);
-  ezpz::all_reduce(all_identical, ezpz::ReduceOp::min);
+  auto identical = torch::tensor({lo.item<double>() == hi.item<double>() ? 1.0 : 0.0}, torch::kFloat64);
+  ezpz::all_reduce(identical, ezpz::ReduceOp::min);
+  v.fell = fell.item<double>() > 0;
+  v.identical = identical.item<double>() > 0;
+  return v;
+}
 
-  // Per-rank losses and groups for --json-out (gathered on every rank, written by rank 0).
+/// --json-out: per-rank groups and losses (gathered on every rank; rank 0 writes them).
+std::string json_report(const std::vector<double>& losses) {
   auto all_losses = ezpz::world().all_gather(torch::tensor(losses, torch::kFloat64));
   std::vector<ezpz::Group> groups = {ezpz::tp::get_tensor_parallel_group(), ezpz::tp::get_pipeline_parallel_group(),
                                      ezpz::tp::get_context_parallel_group(), ezpz::tp::get_data_parallel_group()};
@@ -243,48 +269,67 @@ int run(const Args& a) {
     mine.insert(mine.end(), g.members().begin(), g.members().end());
   }
   auto all_groups = ezpz::world().all_gather(torch::tensor(mine, torch::kInt64));
-  const auto run_dir = history.finalize();
-  if (rank == 0) {
-    log << history.plot("loss", 60, 10);
-    log << "summary: iters=" << a.train_iters << " world=" << world << " loss " << losses.front() << " -> "
-        << losses.back()
-        << (!judged                   ? " (not judged: fewer than 10 iterations)"
-            : fell.item<double>() > 0 ? " (fell on every rank)"
-                                      : " (DID NOT FALL on some rank)")
-        << ", parameters " << (all_identical.item<double>() > 0 ? "identical" : "DIFFER") << " across replicas"
-        << ", train time " << total_s << " s (" << total_s / a.train_iters << " s/iter), setup " << setup_s
-        << " s, outputs in " << run_dir << std::endl;
-    if (!a.json_out.empty()) {
-      const char* names[] = {"tp", "pp", "cp", "dp"};
-      std::ostringstream json;
-      json.precision(9);
-      json << "{\"world_size\": " << world << ", \"ranks\": [";
-      for (int r = 0; r < world; ++r) {
-        auto g = all_groups[static_cast<std::size_t>(r)];
-        json << (r == 0 ? "" : ", ") << "{\"rank\": " << r << ", \"groups\": {";
-        std::int64_t offset = 0;
-        for (std::size_t d = 0; d < groups.size(); ++d) {
-          std::vector<int> members;
-          for (int i = 0; i < groups[d].size(); ++i) {
-            members.push_back(static_cast<int>(g[offset + i].item<std::int64_t>()));
-          }
-          offset += groups[d].size();
-          json << (d == 0 ? "" : ", ") << "\"" << names[d] << "\": " << json_list(members);
-        }
-        json << "}, \"loss\": [";
-        auto l = all_losses[static_cast<std::size_t>(r)];
-        for (std::int64_t i = 0; i < l.numel(); ++i) {
-          json << (i == 0 ? "" : ", ") << l[i].item<double>();
-        }
-        json << "]}";
+  const char* names[] = {"tp", "pp", "cp", "dp"};
+  std::ostringstream json;
+  json.precision(9);
+  const auto world = all_groups.size();
+  json << "{\"world_size\": " << world << ", \"ranks\": [";
+  for (std::size_t r = 0; r < world; ++r) {
+    const auto& g = all_groups[r];
+    json << (r == 0 ? "" : ", ") << "{\"rank\": " << r << ", \"groups\": {";
+    std::int64_t offset = 0;
+    for (std::size_t d = 0; d < groups.size(); ++d) {
+      std::vector<int> members;
+      for (int i = 0; i < groups[d].size(); ++i) {
+        members.push_back(static_cast<int>(g[offset + i].item<std::int64_t>()));
       }
-      json << "]}\n";
-      std::ofstream(a.json_out) << json.str();
+      offset += groups[d].size();
+      json << (d == 0 ? "" : ", ") << "\"" << names[d] << "\": " << json_list(members);
+    }
+    json << "}, \"loss\": [";
+    const auto& l = all_losses[r];
+    for (std::int64_t i = 0; i < l.numel(); ++i) {
+      json << (i == 0 ? "" : ", ") << l[i].item<double>();
+    }
+    json << "]}";
+  }
+  json << "]}\n";
+  return json.str();
+}
+
+int run(const Args& a) {
+  // 1. Process groups, threads and the banner.
+  const Setup s = set_up(a);
+  ezpz::Group replicas = replica_group(s.tp, s.info.world_size);
+  Mlp model;
+  model->to(s.info.device, s.dtype);
+  ezpz::DistributedDataParallel ddp(model, replicas);
+  // 2. Train.
+  ezpz::History history(ezpz::HistoryOptions{a.outdir + "/history", true, true});
+  const auto t0 = std::chrono::steady_clock::now();
+  const auto losses = train(a, s, model, ddp, history);
+  const double total_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  // 3. Judge, agreeing across ranks (collectives: every rank takes part).
+  const Verdict v = check(losses, model, replicas);
+  const std::string json = a.json_out.empty() ? std::string() : json_report(losses);
+  const auto run_dir = history.finalize();
+  // 4. Report (rank 0).
+  if (s.info.rank == 0) {
+    *s.log << history.plot("loss", 60, 10);
+    *s.log << "summary: iters=" << a.train_iters << " world=" << s.info.world_size << " loss " << losses.front()
+           << " -> " << losses.back()
+           << (!v.judged ? " (not judged: fewer than 10 iterations)"
+               : v.fell  ? " (fell on every rank)"
+                         : " (DID NOT FALL on some rank)")
+           << ", parameters " << (v.identical ? "identical" : "DIFFER") << " across replicas"
+           << ", train time " << total_s << " s (" << total_s / a.train_iters << " s/iter), setup " << s.setup_s
+           << " s, outputs in " << run_dir << std::endl;
+    if (!a.json_out.empty()) {
+      std::ofstream(a.json_out) << json;
     }
   }
-  const bool ok = fell.item<double>() > 0 && all_identical.item<double>() > 0;
   ezpz::cleanup();
-  return ok ? 0 : 1;
+  return v.fell && v.identical ? 0 : 1;
 }
 
 }  // namespace
