@@ -139,7 +139,7 @@ no_staging "disk full"
 rm -f "$W/data/big"
 
 # 4. node2's sshd is down: node2 fails, its subtree is served directly; thresholds decide the exit.
-kill "$(cat "$D/nodes/node2/sshd.pid")"
+"$sim/stop-sshd.sh" node2 || fail "node2's sshd would not stop"
 "$X" "${common[@]}" "$ezpz" yeet "$W/data" --dst /tmp/data3 --hostfile "$D/hostfile" --fanout 2 >/dev/null 2>&1
 [ $? -eq 1 ] || fail "an unreachable node must fail the default threshold"
 out=$("$X" "${common[@]}" "$ezpz" yeet "$W/data" --dst /tmp/data3 --hostfile "$D/hostfile" --fanout 2 \

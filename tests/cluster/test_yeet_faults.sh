@@ -24,7 +24,7 @@ LIMIT=${EZPZ_FAULT_LIMIT_S:-100}  # how long a yeet with one faulty node may tak
 # The link-down case: one stall timeout (30 s) to notice the dead link, then the re-attached
 # nodes' copies. (When each blocked libssh write gave up quietly after 30 s and took 256 KB
 # more, it took 32, 62 or 92 s.)
-LINK_LIMIT=${EZPZ_FAULT_LINK_LIMIT_S:-55}
+LINK_LIMIT=${EZPZ_FAULT_LINK_LIMIT_S:-70}
 fails=0
 table=()
 fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
@@ -79,7 +79,7 @@ relay_pid() {  # node dst: the pid of that node's relay (processes of the namesp
 }
 wait_relay() {  # node dst: wait for its relay to start and stream for a moment
   local _
-  for _ in $(seq 1 300); do [ -n "$(relay_pid "$1" "$2")" ] && break; sleep 0.05; done
+  for _ in $(seq 1 1200); do [ -n "$(relay_pid "$1" "$2")" ] && break; sleep 0.05; done
   [ -n "$(relay_pid "$1" "$2")" ] || return 1
   sleep "${3:-0.3}"
 }

@@ -87,7 +87,7 @@ done
 wait_no_ezpz || fail "PBS-like job: agents or relays left running"
 
 # 2. No SSH from here on: every node's sshd stopped, and ssh proven to fail.
-for n in $nodes; do kill "$(cat "$D/nodes/$n/sshd.pid")"; done
+"$sim/stop-sshd.sh" $nodes || fail "the nodes' sshd would not stop"
 for n in $nodes; do
   "$X" ssh -o ConnectTimeout=5 -o BatchMode=yes "$n" true 2>/dev/null && fail "ssh to $n still works"
 done
@@ -245,7 +245,7 @@ head -c 150000000 /dev/urandom > "$W/data/huge"
 "$X" "${common[@]}" salloc -N 4 "$ezpz" yeet "$W/data" --dst /tmp/stopped --fanout 1 >/dev/null 2>&1 &
 pid=$!
 relay=$(wait_relay "__yeet-relay --host node2 " node2 /tmp/stopped) || fail "Ctrl-C: no relay on node2"
-head_pid=$(pgrep -f -- "^$ezpz yeet $W/data --dst /tmp/stopped")
+head_pid=$(pgrep -o -f -- "^$ezpz yeet $W/data --dst /tmp/stopped")  # -o: not a child between fork and exec
 kill -INT "$head_pid"
 wait "$pid"
 rc=$?
@@ -263,7 +263,8 @@ chmod +x "$D/slowsrun/srun"
   --transport launcher >/dev/null 2>&1 &
 pid=$!
 for _ in $(seq 1 600); do pgrep -f -- "^sleep 300$" >/dev/null && break; sleep 0.05; done
-head_pid=$(pgrep -f -- "^$ezpz yeet $W/data --dst /tmp/never")
+pgrep -f -- "^sleep 300$" >/dev/null || fail "Ctrl-C before agents: the stand-in srun did not start in 30 s"
+head_pid=$(pgrep -o -f -- "^$ezpz yeet $W/data --dst /tmp/never")
 started=$SECONDS
 kill -INT "$head_pid"
 wait "$pid"

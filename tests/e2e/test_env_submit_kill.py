@@ -6,6 +6,7 @@ import os
 import signal
 import subprocess
 import sys
+import uuid
 
 sys.path.insert(0, os.path.dirname(__file__))
 from ezpz_e2e import EZPZ, TempDirTest, base_env, counting_ssh, main, read_counts, run, wait_until  # noqa: E402
@@ -152,29 +153,32 @@ class Kill(TempDirTest):
         return job, env
 
     def test_dry_run_then_kill(self):
-        job, env = self.start_job("sleep", "301")
-        out = run(["kill", "--dry-run", "--json", "301"], env, check=0).stdout
+        # A pattern no other test's processes have (ctest runs test files side by side).
+        token = f"kill-{uuid.uuid4().hex[:12]}"
+        job, env = self.start_job(sys.executable, "-c", f"import time; time.sleep(300)  # {token}")
+        out = run(["kill", "--dry-run", "--json", token], env, check=0).stdout
         report = json.loads(out)
-        self.assertEqual(sorted(p["pid"] for p in report["processes"]), sorted(job_pids("sleep 301")))
+        self.assertEqual(sorted(p["pid"] for p in report["processes"]), sorted(job_pids(token)))
         self.assertTrue(all(p["job"].count(":") == 1 for p in report["processes"]), report)
-        self.assertEqual(len(job_pids("sleep 301")), 2, "--dry-run killed something")
-        out = run(["kill", "301"], env, check=0).stdout
+        self.assertEqual(len(job_pids(token)), 2, "--dry-run killed something")
+        out = run(["kill", token], env, check=0).stdout
         self.assertEqual(out.count("sent SIGTERM"), 2, out)
         job.wait(timeout=20)
-        self.assertEqual(job_pids("sleep 301"), [])
-        self.assertIn("no ezpz-launched processes", run(["kill", "301"], env, check=0).stdout)
+        self.assertEqual(job_pids(token), [])
+        self.assertIn("no ezpz-launched processes", run(["kill", token], env, check=0).stdout)
 
     def test_term_ignored_then_kill(self):
         # A rank that never forks: a shell loop's `sleep` children carry the shell's command line
         # between fork and exec, so they would be counted (and signalled) as a third rank.
+        token = f"kill-{uuid.uuid4().hex[:12]}"
         job, env = self.start_job(sys.executable, "-c",
                                   "import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); "
-                                  "[time.sleep(0.1) for _ in iter(int, 1)]  # 302")
-        wait_until(lambda: all(term_ignored(pid) for pid in job_pids("# 302")))
-        out = run(["kill", "--grace", "0.5", "# 302"], env, check=0).stdout
+                                  f"[time.sleep(0.1) for _ in iter(int, 1)]  # {token}")
+        wait_until(lambda: all(term_ignored(pid) for pid in job_pids(token)))
+        out = run(["kill", "--grace", "0.5", token], env, check=0).stdout
         self.assertEqual(out.count("sent SIGTERM"), 2, out)
         job.wait(timeout=20)
-        self.assertEqual(job_pids("# 302"), [])
+        self.assertEqual(job_pids(token), [])
 
     def test_all_nodes_reached_a_bounded_number_at_a_time(self):
         # 40 other hosts through a stand-in ssh that runs `ezpz kill` here: every one reports,

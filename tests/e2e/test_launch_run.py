@@ -76,10 +76,10 @@ class Launch(TempDirTest):
         self.assertEqual(proc.stdout.split(), ["rank=none", "rank=none"])
 
     def test_exit_code_of_the_failing_rank(self):
-        job = ["sh", "-c", '[ "$RANK" = 2 ] && exit 7; sleep 20']
+        job = ["sh", "-c", '[ "$RANK" = 2 ] && exit 7; sleep 300']
         start = time.monotonic()
         proc = run(["launch", "--launcher", "local", "-n", "4", "--", *job], self.env, check=7)
-        self.assertLess(time.monotonic() - start, 10)  # the others were stopped, not waited for
+        self.assertLess(time.monotonic() - start, 60)  # the others were stopped, not waited for
         self.assertIn("rank 2 on", proc.stderr)
         self.assertIn("exited with code 7", proc.stderr)
         run(["launch", "--launcher", "mpirun", "-n", "4", "--", "sh", "-c", '[ "$RANK" = 2 ] && exit 7; exit 0'],
@@ -99,7 +99,7 @@ class Launch(TempDirTest):
         self.assertTrue(wait_until(lambda: count(marker) == 3), "ranks did not start")
         proc.send_signal(signal.SIGTERM)
         rc = proc.wait(timeout=15)
-        deadline = time.monotonic() + 5
+        deadline = time.monotonic() + 30
         while count(marker) and time.monotonic() < deadline:
             time.sleep(0.1)
         self.assertEqual(count(marker), 0, f"ranks outlived ezpz launch --launcher {launcher}")
@@ -118,7 +118,7 @@ class Launch(TempDirTest):
         self.assertTrue(wait_until(lambda: count(marker) == 2), "ranks did not start")
         proc.kill()
         proc.wait()
-        deadline = time.monotonic() + 5
+        deadline = time.monotonic() + 30
         while count(marker) and time.monotonic() < deadline:
             time.sleep(0.1)
         self.assertEqual(count(marker), 0)
@@ -139,13 +139,13 @@ class Launch(TempDirTest):
 
     def test_kill_after_escalates(self):
         proc = subprocess.Popen([EZPZ, "launch", "--launcher", "local", "--kill-after", "0.5", "-n", "1", "--",
-                                 "sh", "-c", "trap '' TERM; echo ready; sleep 30"], env=self.env,
+                                 "sh", "-c", "trap '' TERM; echo ready; sleep 300"], env=self.env,
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         proc.stdout.readline()
         start = time.monotonic()
         proc.send_signal(signal.SIGTERM)
-        self.assertEqual(proc.wait(timeout=10), 143)
-        self.assertLess(time.monotonic() - start, 5)
+        self.assertEqual(proc.wait(timeout=60), 143)
+        self.assertLess(time.monotonic() - start, 30)  # escalated: the rank itself would take 300 s
 
     def test_usr1_is_forwarded(self):
         proc = subprocess.Popen([EZPZ, "launch", "--launcher", "local", "-n", "2", "--", "sh", "-c",
@@ -154,17 +154,17 @@ class Launch(TempDirTest):
         for _ in range(2):
             proc.stdout.readline()
         proc.send_signal(signal.SIGUSR1)
-        out, _ = proc.communicate(timeout=10)
+        out, _ = proc.communicate(timeout=60)
         self.assertEqual(proc.returncode, 0)
         self.assertEqual(out.split().count("got-usr1"), 2)
 
     def test_timeout_returns_124(self):
         start = time.monotonic()
         proc = run(["launch", "--launcher", "local", "--timeout", "1", "-n", "2", "--", "sh", "-c",
-                    "echo hi; sleep 30"], self.env, check=124)
-        self.assertLess(time.monotonic() - start, 8)
+                    "echo hi; sleep 300"], self.env, check=124)
+        self.assertLess(time.monotonic() - start, 60)
         self.assertIn("no output for 1 s: stopping the job (--idle-timeout)", proc.stderr)
-        run(["launch", "--launcher", "mpirun", "--idle-timeout", "1", "-n", "2", "--", "sleep", "30"], self.env,
+        run(["launch", "--launcher", "mpirun", "--idle-timeout", "1", "-n", "2", "--", "sleep", "300"], self.env,
             check=124)
 
     def test_time_limit_returns_124(self):
@@ -172,9 +172,9 @@ class Launch(TempDirTest):
         start = time.monotonic()
         proc = run(["launch", "--launcher", "local", "--idle-timeout", "30", "--time-limit", "1", "-n", "2", "--",
                     "sh", "-c", "while true; do echo x; sleep 0.1; done"], self.env, check=124)
-        self.assertLess(time.monotonic() - start, 15)
+        self.assertLess(time.monotonic() - start, 60)
         self.assertIn("ran for 1 s: stopping the job (--time-limit)", proc.stderr)
-        run(["launch", "--launcher", "mpirun", "--time-limit", "1", "-n", "2", "--", "sleep", "30"], self.env,
+        run(["launch", "--launcher", "mpirun", "--time-limit", "1", "-n", "2", "--", "sleep", "300"], self.env,
             check=124)
 
     def test_label_and_raw_bytes(self):

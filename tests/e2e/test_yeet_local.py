@@ -531,11 +531,13 @@ class ParentSilence(StreamTest):
     def test_keepalives_keep_a_quiet_parent_and_are_not_data(self):
         data = self.payload()
         dst = os.path.join(self.tmp, "dst")
-        relay = self.relay(dst, 2)
+        relay = self.relay(dst, 3)
         relay.stdin.write(b"EZPZYEET1\n" + self.KEEPALIVE + self.frame(data[:1000]))
         relay.stdin.flush()
-        for _ in range(8):  # 4 s with nothing but keepalives: twice the relay's --parent-silence
-            time.sleep(0.5)
+        # 6 s with nothing but keepalives: twice the relay's --parent-silence (sent every 0.1 s, so
+        # this test would have to be descheduled for 3 s to look silent)
+        for _ in range(60):
+            time.sleep(0.1)
             relay.stdin.write(self.KEEPALIVE)
             relay.stdin.flush()
         relay.stdin.write(self.frame(data[1000:]) + self.KEEPALIVE + (0).to_bytes(4, "big") +
@@ -610,13 +612,14 @@ class RelayChain(StreamTest):
         if os.geteuid() != 0:
             self.fail("needs root for the fake nodes' mount namespaces: run the e2e tests as root (CI does)")
         data = self.payload()
-        # The child's --parent-silence is max(2, 4 + 10) = 14 s; it hears nothing but the middle
-        # relay's own keepalives for 16 s (the middle hears ours, which it does not forward).
-        relay, root, boxes = self.middle("n2", 4, 2)
+        # The child's --parent-silence is max(2, 8 + 10) = 18 s; it hears nothing but the middle
+        # relay's own keepalives for 20 s (the middle hears ours, every 0.2 s, which it does not
+        # forward). The stall timeout of 8 s is the child's time to start and say it is ready.
+        relay, root, boxes = self.middle("n2", 8, 5)
         relay.stdin.write(b"EZPZYEET1\n" + self.frame(data[:1000]))
         relay.stdin.flush()
-        for _ in range(32):
-            time.sleep(0.5)
+        for _ in range(100):
+            time.sleep(0.2)
             relay.stdin.write(self.KEEPALIVE)
             relay.stdin.flush()
         relay.stdin.write(self.frame(data[1000:]) + (0).to_bytes(4, "big") + hashlib.sha256(data).digest())
@@ -633,7 +636,9 @@ class RelayChain(StreamTest):
         if os.geteuid() != 0:
             self.fail("needs root for the fake nodes' mount namespaces: run the e2e tests as root (CI does)")
         data = self.payload()  # a frame well over a pipe's 64 KiB: neither stuck child can take it
-        relay, root, boxes = self.middle("n2,n3", 3, 30, stuck="n2 n3")
+        # (a stall timeout of 8 s: the children's start under a sanitizer on a busy machine fits
+        # within it, and one after the other would take at least 16 s)
+        relay, root, boxes = self.middle("n2,n3", 8, 60, stuck="n2 n3")
         start = time.monotonic()
         relay.stdin.write(b"EZPZYEET1\n" + self.frame(data) + (0).to_bytes(4, "big") + hashlib.sha256(data).digest())
         relay.stdin.close()
@@ -641,11 +646,11 @@ class RelayChain(StreamTest):
         self.assertEqual(sorted(got), ["n1", "n2", "n3"], got)
         me, at = got["n1"]  # the middle's own result: once both stalled children are dropped
         self.assertTrue(me["ok"] and me["digest_ok"], me)
-        self.assertGreaterEqual(at - start, 2.5)
-        self.assertLess(at - start, 5.0, "the two stalled children were waited for one after the other")
+        self.assertGreaterEqual(at - start, 7.5)
+        self.assertLess(at - start, 14.0, "the two stalled children were waited for one after the other")
         for host in ("n2", "n3"):
             self.assertFalse(got[host][0]["ok"], got[host])
-            self.assertIn("stalled: took no data for 3 s", got[host][0]["error"])
+            self.assertIn("stalled: took no data for 8 s", got[host][0]["error"])
 
 
 if __name__ == "__main__":
