@@ -276,6 +276,7 @@ Expected<std::pair<core::RunResult, int>> LaunchCommand::run_attempts(Context& c
     if (result.exit_code != 0 && result.signal == 0 && !result.timed_out) {
       failure = find_first_failure(ctx, this_try, result, started);
       report_failure(ctx, this_try, result, failure, started);
+      result.exit_code = core::job_exit_code(result, failure);  // the rank's, when the launcher died of it
     }
     if (result.exit_code == 0 || result.signal != 0 || attempt > retries_) {
       break;

@@ -135,6 +135,9 @@ void report_failure(Context& ctx, const core::LaunchPlan& plan, const core::RunR
   for (std::size_t i = 1; i < lines.size(); ++i) {
     ctx.term.err() << lines[i] << '\n';
   }
+  if (const auto note = core::launcher_death_note(plan.launcher, result, failure); !note.empty()) {
+    ctx.term.err() << "  " << note << '\n';
+  }
 }
 
 std::string dry_run_line(const core::LaunchPlan& plan) {

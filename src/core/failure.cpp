@@ -157,4 +157,22 @@ std::vector<std::string> failure_summary(const FirstFailure& f) {
   return lines;
 }
 
+int job_exit_code(const RunResult& result, const std::optional<FirstFailure>& failure) {
+  const bool launcher_killed = result.signal == 0 && !result.timed_out && result.failed_signal != 0;
+  if (launcher_killed && failure && failure->exit.exit_code != 0) {
+    return failure->exit.exit_code;
+  }
+  return result.exit_code;
+}
+
+std::string launcher_death_note(std::string_view launcher, const RunResult& result,
+                                const std::optional<FirstFailure>& failure) {
+  const int code = job_exit_code(result, failure);
+  if (code == result.exit_code) {
+    return "";
+  }
+  return std::string(launcher) + " itself was then killed by signal " + signal_label(result.failed_signal) +
+         ": ezpz exits with rank " + std::to_string(failure->exit.rank) + "'s code, " + std::to_string(code);
+}
+
 }  // namespace ezpz::core

@@ -7,6 +7,8 @@
 #include <string_view>
 #include <vector>
 
+#include "core/process.hpp"
+
 namespace ezpz::core {
 
 /// How one rank ended, as its shim (or the built-in launcher) saw it.
@@ -56,5 +58,15 @@ struct FirstFailure {
 
 /// The summary ezpz prints on stderr when a job failed (lines without the "ezpz: " tag).
 [[nodiscard]] std::vector<std::string> failure_summary(const FirstFailure& failure);
+
+/// The job's code once its launcher has ended: the launcher's own, except when a signal ezpz did
+/// not send killed the launcher after a rank had failed (MPICH's hydra mpiexec dies of SIGPIPE
+/// now and then as its proxies exit): then the code of the rank that failed first, the job's.
+[[nodiscard]] int job_exit_code(const RunResult& result, const std::optional<FirstFailure>& failure);
+
+/// The line that says so when job_exit_code() took the rank's code ("" when it did not):
+/// "mpiexec itself was then killed by signal 13 (SIGPIPE): ezpz exits with rank 1's code, 7".
+[[nodiscard]] std::string launcher_death_note(std::string_view launcher, const RunResult& result,
+                                              const std::optional<FirstFailure>& failure);
 
 }  // namespace ezpz::core

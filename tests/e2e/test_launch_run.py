@@ -87,6 +87,29 @@ class Launch(TempDirTest):
         run(["launch", "--launcher", "mpiexec", "-n", "3", "--", "sh", "-c", '[ "$RANK" = 1 ] && exit 7; exit 0'],
             self.mpich_env, check=7)
 
+    def test_a_launcher_dead_of_sigpipe_after_a_rank_failed_gives_the_rank_code(self):
+        # MPICH's hydra mpiexec dies of SIGPIPE now and then (1 run in 7 here) once a rank has
+        # failed and its proxies exit: a stand-in that always does, after running the ranks.
+        fake = self.write("fakempi/mpiexec", """#!/usr/bin/env python3
+import os, signal, subprocess, sys
+args = sys.argv[1:]
+n = int(args[args.index("-n") + 1])
+command = args[args.index("-ppn") + 2:]
+ranks = [subprocess.Popen(command, env=dict(os.environ, PMI_RANK=str(r), PMI_SIZE=str(n))) for r in range(n)]
+for p in ranks:
+    p.wait()
+signal.signal(signal.SIGPIPE, signal.SIG_DFL)
+os.kill(os.getpid(), signal.SIGPIPE)
+""", 0o755)
+        env = dict(self.env, PATH=os.path.dirname(fake) + ":" + self.env["PATH"])
+        proc = run(["launch", "--launcher", "mpiexec", "-n", "3", "--", "sh", "-c",
+                    '[ "$RANK" = 1 ] && exit 7; exit 0'], env, check=7)
+        self.assertIn("rank 1 on", proc.stderr)
+        self.assertIn("mpiexec itself was then killed by signal 13 (SIGPIPE): ezpz exits with rank 1's code, 7",
+                      proc.stderr)
+        # No rank failed: the launcher's own death is the job's code.
+        run(["launch", "--launcher", "mpiexec", "-n", "2", "--", "true"], env, check=141)
+
     def test_keep_going_waits_for_the_others(self):
         proc = run(["launch", "--launcher", "local", "--keep-going", "-n", "3", "--", "sh", "-c",
                     '[ "$RANK" = 0 ] && exit 5; sleep 0.3; echo done $RANK'], self.env, check=5)

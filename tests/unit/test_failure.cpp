@@ -68,6 +68,32 @@ TEST_CASE("a signal is named", "[failure]") {
   CHECK(describe_exit(exit_of(0, 0, 126, 0, EACCES)) == "could not start python3: Permission denied");
 }
 
+TEST_CASE("a launcher killed by a signal ezpz did not send: the failed rank's code is the job's", "[failure]") {
+  const auto f = first_failure({exit_of(1, 10, 7)}, 9.5);
+  RunResult hydra;  // MPICH's mpiexec, dead of SIGPIPE after rank 1 exited 7
+  hydra.exit_code = hydra.failed_code = 128 + 13;
+  hydra.failed = 0;
+  hydra.failed_signal = 13;
+  CHECK(job_exit_code(hydra, f) == 7);
+  CHECK(launcher_death_note("mpiexec", hydra, f) ==
+        "mpiexec itself was then killed by signal 13 (SIGPIPE): ezpz exits with rank 1's code, 7");
+  CHECK(job_exit_code(hydra, std::nullopt) == 141);  // no rank said anything: the launcher's
+  CHECK(launcher_death_note("mpiexec", hydra, std::nullopt).empty());
+  RunResult exited = hydra;  // a launcher that exits with a code of its own: that code
+  exited.exit_code = exited.failed_code = 3;
+  exited.failed_signal = 0;
+  CHECK(job_exit_code(exited, f) == 3);
+  CHECK(launcher_death_note("mpiexec", exited, f).empty());
+  RunResult stopped = hydra;  // ezpz itself got SIGTERM and passed it on: 143 stays
+  stopped.signal = 15;
+  stopped.exit_code = 143;
+  CHECK(job_exit_code(stopped, f) == 143);
+  RunResult timed_out = hydra;  // the watchdog's 124 stays
+  timed_out.timed_out = true;
+  timed_out.exit_code = 124;
+  CHECK(job_exit_code(timed_out, f) == 124);
+}
+
 TEST_CASE("torch's @record error file gives the exception and the last frames", "[failure]") {
   auto e = parse_error_file(kErrorFile);
   REQUIRE(e);
