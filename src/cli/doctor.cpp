@@ -119,7 +119,7 @@ void DoctorCommand::add_cli(CLI::App& app) {
       ->type_name("PATH");
   app.add_option("--transport", transport_,
                  "With --nodes: launcher (the job's srun/mpiexec/mpirun starts an agent per node; no SSH), ssh, or "
-                 "auto (default: the launcher inside a job)")
+                 "auto (default: the launcher inside a job; [yeet] transport in config.toml sets another)")
       ->check(CLI::IsMember({"auto", "launcher", "ssh"}));
   app.add_option("--ssh-command", ssh_command_,
                  "With --nodes: reach the nodes with this ssh client instead of the built-in libssh")
@@ -185,9 +185,10 @@ int DoctorCommand::run(Context& ctx) {
   };
 
   std::vector<core::CheckResult> node_results;
-  const auto reach = facts.cluster ? core::reach_from(*facts.cluster, env, probe, !no_hsn_,
-                                                      core::transport_request(transport_, ssh_command_))
-                                   : Expected<core::NodeReach>(usage_error(facts.cluster_error));
+  const auto ask = core::transport_request(transport_, ssh_command_, env, probe);
+  const auto reach = !ask            ? Expected<core::NodeReach>(ask.error())
+                     : facts.cluster ? core::reach_from(*facts.cluster, env, probe, !no_hsn_, *ask)
+                                     : Expected<core::NodeReach>(usage_error(facts.cluster_error));
   if (nodes_ && reach) {
     const auto start = Clock::now();
     const auto& targets = reach->targets;

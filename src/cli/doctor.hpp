@@ -23,7 +23,7 @@ class DoctorCommand final : public Command {
   bool no_hsn_ = false;
   int timeout_s_ = 10;
   std::string hostfile_, machine_, launcher_, ssh_command_;
-  std::string transport_ = "auto";
+  std::string transport_;  // "" when not given: --ssh-command, then the config file, decide
   std::string dst_ = "/tmp";
 };
 

@@ -31,7 +31,7 @@ void KillCommand::add_cli(CLI::App& app) {
   app.add_flag("--json", json_, "Print one JSON object per node instead of text");
   app.add_option("--transport", transport_,
                  "With --all-nodes: launcher (the job's srun/mpiexec/mpirun starts an agent per node; no SSH), ssh, "
-                 "or auto (default: the launcher inside a job)")
+                 "or auto (default: the launcher inside a job; [yeet] transport in config.toml sets another)")
       ->check(CLI::IsMember({"auto", "launcher", "ssh"}));
   app.add_option("--ssh-command", ssh_command_, "Reach other nodes with this ssh client instead of the built-in one")
       ->type_name("CMD");
@@ -89,8 +89,11 @@ int KillCommand::run(Context& ctx) {
   std::optional<core::HostList> others;
   core::NodeReach reach;
   if (all_nodes_) {
-    auto planned =
-        core::plan_reach(ctx.env, ctx.probe(), hostfile_, false, core::transport_request(transport_, ssh_command_));
+    auto ask = core::transport_request(transport_, ssh_command_, ctx.env, ctx.probe());
+    if (!ask) {
+      return ctx.term.fail(ask.error());
+    }
+    auto planned = core::plan_reach(ctx.env, ctx.probe(), hostfile_, false, *ask);
     if (!planned) {
       return ctx.term.fail(planned.error());
     }

@@ -28,7 +28,7 @@ class KillCommand final : public Command {
   bool dry_run_ = false;
   bool json_ = false;
   std::string ssh_command_;
-  std::string transport_ = "auto";
+  std::string transport_;  // "" when not given: --ssh-command, then the config file, decide
 };
 
 }  // namespace ezpz::cli

@@ -43,7 +43,8 @@ void YeetCommand::add_cli(CLI::App& app) {
       ->check(CLI::IsMember({"tree", "greedy"}));
   app.add_option("--transport", transport_,
                  "How relays start on other nodes: launcher (the job's srun/mpiexec/mpirun starts one agent per "
-                 "node; relays stream over TCP, no SSH), ssh, or auto (default: the launcher inside a job)")
+                 "node; relays stream over TCP, no SSH), ssh, or auto (default: the launcher inside a job; [yeet] "
+                 "transport in config.toml sets another)")
       ->check(CLI::IsMember({"auto", "launcher", "ssh"}));
   app.add_flag("--no-encrypt", no_encrypt_,
                "Launcher transport: authenticate every frame but send the data unencrypted (faster on a trusted "
@@ -123,8 +124,11 @@ Expected<core::BroadcastPlan> YeetCommand::plan_nodes(Context& ctx, const core::
     return ok.error();
   }
   // The other nodes: the job's hosts (as for launch) less this one; how they are reached.
-  auto reach =
-      core::plan_reach(ctx.env, ctx.probe(), hostfile_, !no_hsn_, core::transport_request(transport_, ssh_command_));
+  auto ask = core::transport_request(transport_, ssh_command_, ctx.env, ctx.probe());
+  if (!ask) {
+    return ask.error();
+  }
+  auto reach = core::plan_reach(ctx.env, ctx.probe(), hostfile_, !no_hsn_, *ask);
   if (!reach) {
     return reach.error();
   }
@@ -171,11 +175,12 @@ Expected<YeetRun> YeetCommand::plan(Context& ctx) const {
   }
   plan->source_origin = req->source ? (positional_.empty() ? "--src" : "SRC") : source->second;
   ctx.term.set_unchanged({plan->destination});  // until the commit, a failure leaves it as it was
-  auto roots = core::load_yeet_roots(ctx.env, ctx.probe());
-  if (!roots) {
-    return roots.error();
+  auto settings = core::load_yeet_settings(ctx.env, ctx.probe());
+  if (!settings) {
+    return settings.error();
   }
-  if (auto ok = core::check_destination(plan->destination, facts.real_path, ctx.env, *roots, force_); !ok) {
+  if (auto ok = core::check_destination(plan->destination, facts.real_path, ctx.env, settings->allowed_roots, force_);
+      !ok) {
     return ok.error();
   }
   YeetRun run{ctx, {}, facts.real_path, max_bytes_, std::nullopt, {}, {}};

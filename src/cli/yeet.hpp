@@ -43,7 +43,7 @@ class YeetCommand final : public Command {
   double stall_timeout_s_ = 30;
   int fanout_ = 2;
   std::string strategy_ = "tree";
-  std::string transport_ = "auto";
+  std::string transport_;  // "" when not given: --ssh-command, then the config file, decide
   bool no_encrypt_ = false;
   bool no_hsn_ = false;
   int min_success_nodes_ = 0;

@@ -46,25 +46,26 @@ Expected<LauncherChoice> job_launcher(const ClusterInfo& cluster, const Launcher
 
 }  // namespace
 
-Expected<TransportChoice> choose_transport(TransportRequest request, const ClusterInfo& cluster,
+Expected<TransportChoice> choose_transport(const TransportAsk& ask, const ClusterInfo& cluster,
                                            const LauncherInventory& inventory) {
   TransportChoice choice;
-  if (request == TransportRequest::ssh) {
-    choice.why = "--transport ssh or --ssh-command";
+  const auto by = [&](std::string_view otherwise) { return ask.origin.empty() ? std::string(otherwise) : ask.origin; };
+  if (ask.request == TransportRequest::ssh) {
+    choice.why = by("--transport ssh");
     return choice;
   }
   auto launcher = job_launcher(cluster, inventory);
   if (!launcher) {
-    if (request == TransportRequest::launcher) {
-      return usage_error("--transport launcher: " + launcher.error().message +
+    if (ask.request == TransportRequest::launcher) {
+      return usage_error(by("--transport launcher") + ": " + launcher.error().message +
                          " (run yeet inside the job, or use --transport ssh)");
     }
-    choice.why = "auto: " + launcher.error().message + ", so SSH";
+    choice.why = by("auto") + ": " + launcher.error().message + ", so SSH";
     return choice;
   }
   choice.kind = TransportKind::launcher;
   choice.launcher = *launcher;
-  choice.why = std::string(request == TransportRequest::launcher ? "--transport launcher" : "auto") + ": " +
+  choice.why = by(ask.request == TransportRequest::launcher ? "--transport launcher" : "auto") + ": " +
                std::string(to_string(cluster.scheduler)) + " job, agents started by " + launcher->program + " (" +
                std::string(to_string(launcher->style)) + ")";
   return choice;
@@ -121,7 +122,7 @@ std::vector<std::string> agent_step_argv(const LauncherChoice& launcher, const H
 }
 
 Expected<NodeReach> plan_reach(const Env& env, const SystemProbe& probe, const std::string& hostfile, bool use_hsn,
-                               TransportRequest request) {
+                               const TransportAsk& ask) {
   auto machines = load_machines(env, probe);
   if (!machines) {
     return machines.error();
@@ -131,13 +132,13 @@ Expected<NodeReach> plan_reach(const Env& env, const SystemProbe& probe, const s
   if (!cluster) {
     return cluster.error();
   }
-  return reach_from(*cluster, env, probe, use_hsn, request);
+  return reach_from(*cluster, env, probe, use_hsn, ask);
 }
 
 Expected<NodeReach> reach_from(const ClusterInfo& cluster, const Env& env, const SystemProbe& probe, bool use_hsn,
-                               TransportRequest request) {
+                               const TransportAsk& ask) {
   NodeReach reach;
-  auto choice = choose_transport(request, cluster, find_launchers(probe));
+  auto choice = choose_transport(ask, cluster, find_launchers(probe));
   if (!choice) {
     return choice.error();
   }
@@ -162,11 +163,24 @@ Expected<NodeReach> reach_from(const ClusterInfo& cluster, const Env& env, const
   return reach;
 }
 
-TransportRequest transport_request(const std::string& transport, const std::string& ssh_command) {
-  if (transport == "auto" && !ssh_command.empty()) {
-    return TransportRequest::ssh;
+Expected<TransportAsk> transport_request(const std::string& transport, const std::string& ssh_command, const Env& env,
+                                         const SystemProbe& probe) {
+  if (!transport.empty()) {
+    return TransportAsk(transport_request_from_string(transport).value_or(TransportRequest::automatic),
+                        transport == "auto" ? "" : "--transport " + transport);
   }
-  return transport_request_from_string(transport).value_or(TransportRequest::automatic);
+  if (!ssh_command.empty()) {
+    return TransportAsk(TransportRequest::ssh, "--ssh-command");
+  }
+  auto settings = load_yeet_settings(env, probe);
+  if (!settings) {
+    return settings.error();
+  }
+  if (settings->transport.empty() || settings->transport == "auto") {
+    return TransportAsk();
+  }
+  return TransportAsk(*transport_request_from_string(settings->transport),
+                      "transport = \"" + settings->transport + "\" in " + settings->source);
 }
 
 std::string encode_directory(const AgentDirectory& directory) {

@@ -19,6 +19,15 @@ namespace ezpz::core {
 enum class TransportRequest { ssh, launcher, automatic };
 [[nodiscard]] std::optional<TransportRequest> transport_request_from_string(std::string_view name);
 
+/// The transport asked for and what asked ("--transport launcher", "--ssh-command",
+/// "transport = \"ssh\" in /home/me/.config/ezpz/config.toml"; "" when nothing did).
+struct TransportAsk {
+  TransportAsk(TransportRequest r = TransportRequest::automatic, std::string by = "")  // NOLINT: from a request
+      : request(r), origin(std::move(by)) {}
+  TransportRequest request;
+  std::string origin;
+};
+
 /// The transport a run uses, the launcher that starts the agents (with it), and why: printed
 /// and in --json.
 struct TransportChoice {
@@ -29,7 +38,7 @@ struct TransportChoice {
 
 /// auto: the launcher inside a PBS or Slurm job whose launcher is on PATH, SSH otherwise.
 /// `launcher` asked where there is none: a usage error naming the fix.
-[[nodiscard]] Expected<TransportChoice> choose_transport(TransportRequest request, const ClusterInfo& cluster,
+[[nodiscard]] Expected<TransportChoice> choose_transport(const TransportAsk& ask, const ClusterInfo& cluster,
                                                          const LauncherInventory& inventory);
 
 /// How a run reaches the job's other nodes: the targets, the transport and why, and with the
@@ -45,12 +54,14 @@ struct NodeReach {
 /// deduplicated; <host>-hsn0 names with SSH and `use_hsn`: the agents say their own addresses
 /// otherwise), and the transport `request` gives there.
 [[nodiscard]] Expected<NodeReach> plan_reach(const Env& env, const SystemProbe& probe, const std::string& hostfile,
-                                             bool use_hsn, TransportRequest request);
+                                             bool use_hsn, const TransportAsk& ask);
 /// The same for a cluster already discovered (doctor's).
 [[nodiscard]] Expected<NodeReach> reach_from(const ClusterInfo& cluster, const Env& env, const SystemProbe& probe,
-                                             bool use_hsn, TransportRequest request);
-/// --transport's value (auto, launcher, ssh); auto with an --ssh-command means ssh.
-[[nodiscard]] TransportRequest transport_request(const std::string& transport, const std::string& ssh_command);
+                                             bool use_hsn, const TransportAsk& ask);
+/// What is asked, first of: --transport's value (auto, launcher, ssh; "" when not given), an
+/// --ssh-command (ssh), the config file's [yeet] transport, else auto.
+[[nodiscard]] Expected<TransportAsk> transport_request(const std::string& transport, const std::string& ssh_command,
+                                                       const Env& env, const SystemProbe& probe);
 
 /// The variables the launcher carries to every agent (the environment, never a command line):
 /// the run's secret (hex) and where the head listens ("address:port").

@@ -212,22 +212,23 @@ std::optional<ConfigLocation> config_location(const Env& env) {
   return std::nullopt;
 }
 
-Expected<std::vector<std::string>> load_yeet_roots(const Env& env, const SystemProbe& probe) {
-  std::vector<std::string> roots = default_yeet_roots();
+Expected<YeetSettings> load_yeet_settings(const Env& env, const SystemProbe& probe) {
+  YeetSettings settings;
+  settings.allowed_roots = default_yeet_roots();
   auto where = config_location(env);
   if (!where || !probe.is_file(where->path)) {
-    return roots;
+    return settings;
   }
   auto text = probe.read_file(where->path);
   if (!text) {
     return usage_error(text.error().message);
   }
-  auto extra = yeet_roots_from_toml(*text, where->path);
-  if (!extra) {
-    return extra.error();
+  auto read = yeet_settings_from_toml(*text, where->path);
+  if (!read) {
+    return read.error();
   }
-  roots.insert(roots.end(), extra->begin(), extra->end());
-  return roots;
+  read->allowed_roots.insert(read->allowed_roots.begin(), settings.allowed_roots.begin(), settings.allowed_roots.end());
+  return read;
 }
 
 Expected<MachineSet> load_machines(const Env& env, const SystemProbe& probe) {

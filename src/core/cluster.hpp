@@ -74,8 +74,8 @@ struct ConfigLocation {
 };
 [[nodiscard]] std::optional<ConfigLocation> config_location(const Env& env);
 
-/// default_yeet_roots() plus the config file's [yeet] allowed_roots.
-[[nodiscard]] Expected<std::vector<std::string>> load_yeet_roots(const Env& env, const SystemProbe& probe);
+/// The config file's [yeet] settings, its allowed_roots after default_yeet_roots().
+[[nodiscard]] Expected<YeetSettings> load_yeet_settings(const Env& env, const SystemProbe& probe);
 
 /// Built-in machines merged with the user's config file.
 [[nodiscard]] Expected<MachineSet> load_machines(const Env& env, const SystemProbe& probe);

@@ -257,7 +257,7 @@ Expected<void> MachineSet::merge_toml(std::string_view text, std::string_view so
   std::vector<MachineProfile> added;
   for (const auto& [top_key, top_node] : doc) {
     if (top_key.str() == "yeet") {
-      continue;  // read by yeet_roots_from_toml
+      continue;  // read by yeet_settings_from_toml
     }
     if (top_key.str() != "machine") {
       return key_error(source, top_node, top_key.str(),
@@ -296,24 +296,34 @@ Expected<void> MachineSet::merge_toml(std::string_view text, std::string_view so
   return {};
 }
 
-Expected<std::vector<std::string>> yeet_roots_from_toml(std::string_view text, std::string_view source) {
+Expected<YeetSettings> yeet_settings_from_toml(std::string_view text, std::string_view source) {
   auto parsed = parse_document(text, source);
   if (!parsed) {
     return parsed.error();
   }
   const toml::table& doc = *parsed;
-  std::vector<std::string> roots;
+  YeetSettings settings;
+  settings.source = std::string(source);
   const auto* yeet = doc.get("yeet");
   if (yeet == nullptr) {
-    return roots;
+    return settings;
   }
   const auto* tbl = yeet->as_table();
   if (tbl == nullptr) {
     return key_error(source, *yeet, "yeet", "must be a table: [yeet]");
   }
+  auto& roots = settings.allowed_roots;
   for (const auto& [key, value] : *tbl) {
+    if (key.str() == "transport") {
+      const auto t = value.value<std::string>();
+      if (!t || (*t != "auto" && *t != "launcher" && *t != "ssh")) {
+        return key_error(source, value, key.str(), "must be one of \"auto\", \"launcher\", \"ssh\"");
+      }
+      settings.transport = *t;
+      continue;
+    }
     if (key.str() != "allowed_roots") {
-      return key_error(source, value, key.str(), "is not a yeet setting; known keys: allowed_roots");
+      return key_error(source, value, key.str(), "is not a yeet setting; known keys: allowed_roots, transport");
     }
     const auto* arr = value.as_array();
     if (arr == nullptr) {
@@ -327,7 +337,7 @@ Expected<std::vector<std::string>> yeet_roots_from_toml(std::string_view text, s
       roots.push_back(*s);
     }
   }
-  return roots;
+  return settings;
 }
 
 const MachineProfile* MachineSet::find(std::string_view name) const {

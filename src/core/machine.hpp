@@ -85,8 +85,15 @@ class MachineSet {
   std::vector<MachineProfile> profiles_;  // detection order
 };
 
-/// Extra places yeet may replace a destination without --force: `[yeet] allowed_roots`.
-[[nodiscard]] Expected<std::vector<std::string>> yeet_roots_from_toml(std::string_view text, std::string_view source);
+/// The config file's [yeet] table: extra places yeet may replace a destination without --force
+/// (`allowed_roots`), and how yeet, `kill --all-nodes` and `doctor --nodes` reach other nodes when
+/// no flag says (`transport`: auto, launcher or ssh; "" when not set).
+struct YeetSettings {
+  std::vector<std::string> allowed_roots;
+  std::string transport;
+  std::string source;  ///< the file they came from ("" when none)
+};
+[[nodiscard]] Expected<YeetSettings> yeet_settings_from_toml(std::string_view text, std::string_view source);
 
 /// A profile's env value with `{uid}` and `{job_id}` (SLURM_JOB_ID or PBS_JOBID up to its first
 /// '.', characters other than [A-Za-z0-9._-] made '_'; "nojob" outside a job) filled in.

@@ -254,6 +254,42 @@ class Yeet(TempDirTest):
         proc = self.yeet(src, "--dst", "/tmp/x", check=2, env=dict(self.env, EZPZ_CONFIG=bad))
         self.assertIn("bad.toml:2: key 'allowed_root'", proc.stderr)
 
+    def test_configured_transport(self):
+        # [yeet] transport decides where no flag does, for yeet, kill --all-nodes and doctor --nodes.
+        src = os.path.join(self.src_root, "d")
+        os.makedirs(src)
+        self.write("bin/srun", "#!/bin/sh\nexit 0\n", 0o755)
+        job = dict(self.env, PATH=os.path.join(self.tmp, "bin") + ":" + self.env["PATH"], EZPZ_MACHINE="local",
+                   SLURM_JOB_ID="7", SLURM_NODELIST="n[1-3]")
+
+        def plan(cfg, *flags):
+            out = self.yeet(src, "--dst", "/tmp/ezpz-e2e-cfg", "--dry-run", "--json", *flags,
+                            env=dict(job, EZPZ_CONFIG=cfg)).stdout
+            r = json.loads(out)
+            return r["transport_kind"], r["transport_why"]
+
+        ssh = self.write("ssh.toml", '[yeet]\ntransport = "ssh"\n')
+        self.assertEqual(plan(ssh), ("ssh", f'transport = "ssh" in {ssh}'))
+        kind, why = plan(ssh, "--transport", "launcher")  # the flag wins
+        self.assertEqual(kind, "launcher")
+        self.assertTrue(why.startswith("--transport launcher: slurm job"), why)
+        kind, why = plan(self.write("auto.toml", '[yeet]\ntransport = "auto"\n'))
+        self.assertEqual(kind, "launcher")
+        self.assertTrue(why.startswith("auto: slurm job"), why)
+        # Outside a job, a configured launcher transport is refused, naming the file.
+        launcher = self.write("launcher.toml", '[yeet]\ntransport = "launcher"\n')
+        hosts = self.write("hosts", "h1\nh2\n")
+        outside = dict(self.env, EZPZ_CONFIG=launcher, EZPZ_MACHINE="local")
+        proc = run(["kill", "--all-nodes", "--hostfile", hosts, "nothing"], outside, check=2)
+        self.assertIn(f'transport = "launcher" in {launcher}: no PBS or Slurm job here', proc.stderr)
+        proc = run(["doctor", "--nodes", "--hostfile", hosts, "--json"], outside, check=None)
+        nodes = [c for c in json.loads(proc.stdout)["checks"] if c["name"] == "nodes"][0]
+        self.assertIn(f'transport = "launcher" in {launcher}: no PBS or Slurm job here', nodes["message"])
+        # A value that is none of them: the file, the line, the key and what it may be; exit 2.
+        bad = self.write("bad.toml", '[yeet]\ntransport = "scp"\n')
+        proc = self.yeet(src, "--dst", "/tmp/ezpz-e2e-cfg", "--dry-run", check=2, env=dict(job, EZPZ_CONFIG=bad))
+        self.assertIn(f"{bad}:2: key 'transport' must be one of \"auto\", \"launcher\", \"ssh\"", proc.stderr)
+
 
 class Hostile(TempDirTest):
     """Archives that try to write outside the destination, or are broken: refused, nothing written

@@ -1,5 +1,5 @@
 // Machine profiles and config TOML: MachineSet::merge_toml on fuzzed text, [yeet] allowed_roots,
-// and load_machines/load_yeet_roots through a fake probe serving the text as $EZPZ_CONFIG.
+// and load_machines/load_yeet_settings through a fake probe serving the text as $EZPZ_CONFIG.
 // Properties: no crash or exception; a merged set still identifies hostnames (with and without a
 // site's environment) as one of its machines and knows "local".
 #include "core/cluster.hpp"
@@ -25,7 +25,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       }
     }
   }
-  (void)core::yeet_roots_from_toml(text, "fuzz.toml");
+  (void)core::yeet_settings_from_toml(text, "fuzz.toml");
   test::FakeProbe probe;
   probe.files["/etc/ezpz.toml"] = text;
   auto env = test::make_env({{"EZPZ_CONFIG", "/etc/ezpz.toml"}});
@@ -37,8 +37,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   } else {
     EZPZ_FUZZ_CHECK(!loaded.error().message.empty());
   }
-  if (auto roots = core::load_yeet_roots(env, probe)) {
-    EZPZ_FUZZ_CHECK(!roots->empty());
+  if (auto settings = core::load_yeet_settings(env, probe)) {
+    EZPZ_FUZZ_CHECK(!settings->allowed_roots.empty());
   }
   return 0;
 }

@@ -67,6 +67,46 @@ TEST_CASE("choose_transport: auto takes the job's launcher, else SSH; launcher o
   CHECK(ssh->choice.kind == TransportKind::ssh);
 }
 
+TEST_CASE("transport_request: --transport, then --ssh-command, then [yeet] transport, else auto", "[agents]") {
+  FakeProbe probe;
+  probe.programs["srun"] = "/usr/bin/srun";
+  probe.files["/cfg.toml"] = "[yeet]\ntransport = \"ssh\"\n";
+  auto env = make_env({{"EZPZ_CONFIG", "/cfg.toml"}});
+  auto from_config = transport_request("", "", env, probe);
+  REQUIRE(from_config);
+  CHECK(from_config->request == TransportRequest::ssh);
+  CHECK(from_config->origin == "transport = \"ssh\" in /cfg.toml");
+  auto flag = transport_request("launcher", "", env, probe);  // the flag wins
+  REQUIRE(flag);
+  CHECK(flag->request == TransportRequest::launcher);
+  CHECK(flag->origin == "--transport launcher");
+  CHECK(transport_request("auto", "", env, probe)->request == TransportRequest::automatic);
+  auto ssh_command = transport_request("", "ssh", make_env({}), probe);
+  CHECK(ssh_command->request == TransportRequest::ssh);
+  CHECK(ssh_command->origin == "--ssh-command");
+  CHECK(transport_request("", "", make_env({}), probe)->request == TransportRequest::automatic);
+  // The config's choice is said where the plan says why.
+  probe.files["/cfg.toml"] = "[yeet]\ntransport = \"launcher\"\n";
+  auto job = make_env(
+      {{"EZPZ_CONFIG", "/cfg.toml"}, {"EZPZ_MACHINE", "local"}, {"SLURM_JOB_ID", "7"}, {"SLURM_NODELIST", "n[0-3]"}},
+      "n0");
+  auto ask = transport_request("", "", job, probe);
+  REQUIRE(ask);
+  auto r = plan_reach(job, probe, "", true, *ask);
+  REQUIRE(r);
+  CHECK(r->choice.why == "transport = \"launcher\" in /cfg.toml: slurm job, agents started by srun (srun)");
+  auto outside = plan_reach(make_env({{"EZPZ_MACHINE", "local"}}, "n0"), probe, "", true, *ask);
+  REQUIRE_FALSE(outside);
+  CHECK_THAT(outside.error().message, Catch::StartsWith("transport = \"launcher\" in /cfg.toml: no PBS or Slurm job"));
+  // A bad value: the file, the line, the key and what it may be.
+  probe.files["/cfg.toml"] = "[yeet]\ntransport = \"scp\"\n";
+  auto bad = transport_request("", "", env, probe);
+  REQUIRE_FALSE(bad);
+  CHECK(bad.error().code == ezpz::ExitCode::usage);
+  CHECK_THAT(bad.error().message, Catch::Contains("/cfg.toml:2") && Catch::Contains("'transport'") &&
+                                      Catch::Contains("\"auto\", \"launcher\", \"ssh\""));
+}
+
 TEST_CASE("srun ships a binary that lives on a node-local filesystem, not one on a shared path", "[agents]") {
   CHECK(node_local_binary("/tmp/ezpz"));
   CHECK(node_local_binary("/dev/shm/me/ezpz"));

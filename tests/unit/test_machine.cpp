@@ -311,7 +311,7 @@ TEST_CASE("a table header starting with a non-key character is a syntax error, n
     REQUIRE_FALSE(r);
     CHECK(r.error().code == ezpz::ExitCode::usage);
     CHECK_THAT(r.error().message, Catch::Contains("config.toml:"));
-    CHECK_FALSE(ezpz::core::yeet_roots_from_toml(text, "config.toml"));
+    CHECK_FALSE(ezpz::core::yeet_settings_from_toml(text, "config.toml"));
   }
 }
 
