@@ -165,12 +165,15 @@ Expected<NodeReach> reach_from(const ClusterInfo& cluster, const Env& env, const
 
 Expected<TransportAsk> transport_request(const std::string& transport, const std::string& ssh_command, const Env& env,
                                          const SystemProbe& probe) {
-  if (!transport.empty()) {
+  if (!transport.empty() && transport != "auto") {
     return TransportAsk(transport_request_from_string(transport).value_or(TransportRequest::automatic),
-                        transport == "auto" ? "" : "--transport " + transport);
+                        "--transport " + transport);
   }
   if (!ssh_command.empty()) {
     return TransportAsk(TransportRequest::ssh, "--ssh-command");
+  }
+  if (transport == "auto") {  // asked for by name: the config file does not override it
+    return TransportAsk();
   }
   auto settings = load_yeet_settings(env, probe);
   if (!settings) {

@@ -58,8 +58,8 @@ struct NodeReach {
 /// The same for a cluster already discovered (doctor's).
 [[nodiscard]] Expected<NodeReach> reach_from(const ClusterInfo& cluster, const Env& env, const SystemProbe& probe,
                                              bool use_hsn, const TransportAsk& ask);
-/// What is asked, first of: --transport's value (auto, launcher, ssh; "" when not given), an
-/// --ssh-command (ssh), the config file's [yeet] transport, else auto.
+/// What is asked, first of: --transport launcher or ssh, an --ssh-command (ssh), --transport
+/// auto, the config file's [yeet] transport, else auto ("" `transport`: not given).
 [[nodiscard]] Expected<TransportAsk> transport_request(const std::string& transport, const std::string& ssh_command,
                                                        const Env& env, const SystemProbe& probe);
 

@@ -81,6 +81,8 @@ TEST_CASE("transport_request: --transport, then --ssh-command, then [yeet] trans
   CHECK(flag->request == TransportRequest::launcher);
   CHECK(flag->origin == "--transport launcher");
   CHECK(transport_request("auto", "", env, probe)->request == TransportRequest::automatic);
+  CHECK(transport_request("auto", "ssh", env, probe)->request == TransportRequest::ssh);  // as before
+  CHECK(transport_request("launcher", "ssh", env, probe)->request == TransportRequest::launcher);
   auto ssh_command = transport_request("", "ssh", make_env({}), probe);
   CHECK(ssh_command->request == TransportRequest::ssh);
   CHECK(ssh_command->origin == "--ssh-command");
