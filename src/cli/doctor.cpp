@@ -230,9 +230,10 @@ int DoctorCommand::run(Context& ctx) {
   } else {
     start_local();
     if (nodes_) {
-      node_results.push_back(
-          core::check_error("nodes", "no nodes to reach: " + reach.error().message,
-                            facts.cluster ? "use --transport ssh" : "fix the scheduler check first"));
+      node_results.push_back(core::check_error("nodes", "no nodes to reach: " + reach.error().message,
+                                               !ask            ? "fix the config file's [yeet] table at the line named"
+                                               : facts.cluster ? "use --transport ssh"
+                                                               : "fix the scheduler check first"));
     }
   }
 

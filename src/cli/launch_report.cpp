@@ -202,6 +202,9 @@ std::string record_json(const core::LaunchPlan& plan, const core::ClusterInfo& c
       {"attempts", attempts},
       {"timed_out", result.timed_out},
       {"signal", result.signal},
+      // the signal that killed the launcher itself (0: it exited), e.g. 13 when MPICH's mpiexec
+      // died of SIGPIPE after a rank failed and exit_code is that rank's
+      {"launcher_signal", plan.style == core::LauncherStyle::local ? 0 : result.failed_signal},
       {"failed_rank", failure ? nlohmann::json(failure->exit.rank) : nlohmann::json(nullptr)},
       {"first_failure", failure ? failure_object(*failure) : nlohmann::json(nullptr)},
   };

@@ -139,6 +139,10 @@ Expected<NodeReach> reach_from(const ClusterInfo& cluster, const Env& env, const
                                const TransportAsk& ask) {
   NodeReach reach;
   auto choice = choose_transport(ask, cluster, find_launchers(probe));
+  if (!choice && ask.configured && yeet_targets(cluster.hosts, env.hostname, false, probe).empty()) {
+    // The config's launcher outside a job, with no other node to reach: a copy here only.
+    choice = choose_transport(TransportAsk(), cluster, find_launchers(probe));
+  }
   if (!choice) {
     return choice.error();
   }
@@ -183,7 +187,7 @@ Expected<TransportAsk> transport_request(const std::string& transport, const std
     return TransportAsk();
   }
   return TransportAsk(*transport_request_from_string(settings->transport),
-                      "transport = \"" + settings->transport + "\" in " + settings->source);
+                      "transport = \"" + settings->transport + "\" in " + settings->source, true);
 }
 
 std::string encode_directory(const AgentDirectory& directory) {

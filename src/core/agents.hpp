@@ -22,10 +22,12 @@ enum class TransportRequest { ssh, launcher, automatic };
 /// The transport asked for and what asked ("--transport launcher", "--ssh-command",
 /// "transport = \"ssh\" in /home/me/.config/ezpz/config.toml"; "" when nothing did).
 struct TransportAsk {
-  TransportAsk(TransportRequest r = TransportRequest::automatic, std::string by = "")  // NOLINT: from a request
-      : request(r), origin(std::move(by)) {}
+  TransportAsk(TransportRequest r = TransportRequest::automatic, std::string by = "",  // NOLINT: from a request
+               bool from_config = false)
+      : request(r), origin(std::move(by)), configured(from_config) {}
   TransportRequest request;
   std::string origin;
+  bool configured;  ///< the config file asked (a site default: moot where there is no other node)
 };
 
 /// The transport a run uses, the launcher that starts the agents (with it), and why: printed

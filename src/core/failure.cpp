@@ -159,7 +159,8 @@ std::vector<std::string> failure_summary(const FirstFailure& f) {
 
 int job_exit_code(const RunResult& result, const std::optional<FirstFailure>& failure) {
   const bool launcher_killed = result.signal == 0 && !result.timed_out && result.failed_signal != 0;
-  if (launcher_killed && failure && failure->exit.exit_code != 0) {
+  // ...after the rank had failed: ranks that died because the launcher did (killed, OOM) end later.
+  if (launcher_killed && failure && failure->exit.exit_code != 0 && failure->exit.time <= result.failed_time) {
     return failure->exit.exit_code;
   }
   return result.exit_code;

@@ -62,6 +62,7 @@ struct FirstFailure {
 /// The job's code once its launcher has ended: the launcher's own, except when a signal ezpz did
 /// not send killed the launcher after a rank had failed (MPICH's hydra mpiexec dies of SIGPIPE
 /// now and then as its proxies exit): then the code of the rank that failed first, the job's.
+/// (A launcher killed first keeps its code: the ranks that ended after it died of its death.)
 [[nodiscard]] int job_exit_code(const RunResult& result, const std::optional<FirstFailure>& failure);
 
 /// The line that says so when job_exit_code() took the rank's code ("" when it did not):

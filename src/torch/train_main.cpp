@@ -259,8 +259,8 @@ Verdict check(const std::vector<double>& losses, Mlp& model, ezpz::Group& replic
   return v;
 }
 
-/// --json-out: per-rank groups and losses (gathered on every rank; rank 0 writes them).
-std::string json_report(const std::vector<double>& losses) {
+/// --json-out: per-rank groups and losses (gathered on every rank; formatted for rank 0, "" elsewhere).
+std::string json_report(const std::vector<double>& losses, bool writer) {
   auto all_losses = ezpz::world().all_gather(torch::tensor(losses, torch::kFloat64));
   std::vector<ezpz::Group> groups = {ezpz::tp::get_tensor_parallel_group(), ezpz::tp::get_pipeline_parallel_group(),
                                      ezpz::tp::get_context_parallel_group(), ezpz::tp::get_data_parallel_group()};
@@ -269,6 +269,9 @@ std::string json_report(const std::vector<double>& losses) {
     mine.insert(mine.end(), g.members().begin(), g.members().end());
   }
   auto all_groups = ezpz::world().all_gather(torch::tensor(mine, torch::kInt64));
+  if (!writer) {
+    return "";
+  }
   const char* names[] = {"tp", "pp", "cp", "dp"};
   std::ostringstream json;
   json.precision(9);
@@ -311,7 +314,7 @@ int run(const Args& a) {
   const double total_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   // 3. Judge, agreeing across ranks (collectives: every rank takes part).
   const Verdict v = check(losses, model, replicas);
-  const std::string json = a.json_out.empty() ? std::string() : json_report(losses);
+  const std::string json = a.json_out.empty() ? std::string() : json_report(losses, s.info.rank == 0);
   const auto run_dir = history.finalize();
   // 4. Report (rank 0).
   if (s.info.rank == 0) {

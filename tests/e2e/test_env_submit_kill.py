@@ -174,7 +174,8 @@ class Kill(TempDirTest):
         job, env = self.start_job(sys.executable, "-c",
                                   "import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); "
                                   f"[time.sleep(0.1) for _ in iter(int, 1)]  # {token}")
-        wait_until(lambda: all(term_ignored(pid) for pid in job_pids(token)))
+        self.assertTrue(wait_until(lambda: all(term_ignored(pid) for pid in job_pids(token))),
+                        "the ranks never came to ignore SIGTERM: the escalation to SIGKILL would go untested")
         out = run(["kill", "--grace", "0.5", token], env, check=0).stdout
         self.assertEqual(out.count("sent SIGTERM"), 2, out)
         job.wait(timeout=20)

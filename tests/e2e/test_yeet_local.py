@@ -276,10 +276,16 @@ class Yeet(TempDirTest):
         kind, why = plan(self.write("auto.toml", '[yeet]\ntransport = "auto"\n'))
         self.assertEqual(kind, "launcher")
         self.assertTrue(why.startswith("auto: slurm job"), why)
-        # Outside a job, a configured launcher transport is refused, naming the file.
+        # Outside a job, a configured launcher transport has nothing to do for a copy on this node
+        # alone, and is refused, naming the file, where other nodes are named.
         launcher = self.write("launcher.toml", '[yeet]\ntransport = "launcher"\n')
         hosts = self.write("hosts", "h1\nh2\n")
         outside = dict(self.env, EZPZ_CONFIG=launcher, EZPZ_MACHINE="local")
+        here = os.path.join(self.dst_root, "here")
+        self.yeet(src, "--dst", here, env=outside)
+        self.assertTrue(os.path.isdir(here))
+        proc = self.yeet(src, "--dst", here, "--hostfile", hosts, "--dry-run", check=2, env=outside)
+        self.assertIn(f'transport = "launcher" in {launcher}: no PBS or Slurm job here', proc.stderr)
         proc = run(["kill", "--all-nodes", "--hostfile", hosts, "nothing"], outside, check=2)
         self.assertIn(f'transport = "launcher" in {launcher}: no PBS or Slurm job here', proc.stderr)
         proc = run(["doctor", "--nodes", "--hostfile", hosts, "--json"], outside, check=None)

@@ -97,7 +97,12 @@ TEST_CASE("transport_request: --transport, then --ssh-command, then [yeet] trans
   auto r = plan_reach(job, probe, "", true, *ask);
   REQUIRE(r);
   CHECK(r->choice.why == "transport = \"launcher\" in /cfg.toml: slurm job, agents started by srun (srun)");
-  auto outside = plan_reach(make_env({{"EZPZ_MACHINE", "local"}}, "n0"), probe, "", true, *ask);
+  // Outside a job: nothing to reach (a copy here only) is fine; other nodes are refused.
+  auto alone = plan_reach(make_env({{"EZPZ_MACHINE", "local"}}, "n0"), probe, "", true, *ask);
+  REQUIRE(alone);
+  CHECK(alone->targets.empty());
+  probe.files["/h"] = "n0\nn1\nn2\n";
+  auto outside = plan_reach(make_env({{"EZPZ_MACHINE", "local"}}, "n0"), probe, "/h", true, *ask);
   REQUIRE_FALSE(outside);
   CHECK_THAT(outside.error().message, Catch::StartsWith("transport = \"launcher\" in /cfg.toml: no PBS or Slurm job"));
   // A bad value: the file, the line, the key and what it may be.

@@ -74,6 +74,7 @@ TEST_CASE("a launcher killed by a signal ezpz did not send: the failed rank's co
   hydra.exit_code = hydra.failed_code = 128 + 13;
   hydra.failed = 0;
   hydra.failed_signal = 13;
+  hydra.failed_time = 10.5;  // after rank 1's exit
   CHECK(job_exit_code(hydra, f) == 7);
   CHECK(launcher_death_note("mpiexec", hydra, f) ==
         "mpiexec itself was then killed by signal 13 (SIGPIPE): ezpz exits with rank 1's code, 7");
@@ -88,6 +89,12 @@ TEST_CASE("a launcher killed by a signal ezpz did not send: the failed rank's co
   stopped.signal = 15;
   stopped.exit_code = 143;
   CHECK(job_exit_code(stopped, f) == 143);
+  RunResult oom = hydra;  // the launcher killed first (SIGKILL), its ranks dying after it: 137 stays
+  oom.exit_code = oom.failed_code = 137;
+  oom.failed_signal = 9;
+  oom.failed_time = 9.9;
+  CHECK(job_exit_code(oom, f) == 137);
+  CHECK(launcher_death_note("srun", oom, f).empty());
   RunResult timed_out = hydra;  // the watchdog's 124 stays
   timed_out.timed_out = true;
   timed_out.exit_code = 124;
