@@ -67,7 +67,15 @@ class Launch(TempDirTest):
         self.check_ranks(proc.stdout, 4)
 
     def test_mpich_three_ranks_through_the_shim(self):
-        proc = run(["launch", "--launcher", "mpiexec", "-n", "3", "--", "sh", "-c", SHOW], self.mpich_env, check=0)
+        # Debian 12's MPICH hydra mpiexec itself dies of SIGPIPE, losing its ranks' output, in up
+        # to a third of runs of short jobs on a loaded machine (no ezpz involved: `mpiexec.mpich -n 3
+        # sh -c 'echo x'` beside two CPU burners, 67 of 300). ezpz reports it as the launcher's
+        # exit; this test is about the ranks' environment, so it tries up to 3 times past that.
+        for _ in range(3):
+            proc = run(["launch", "--launcher", "mpiexec", "-n", "3", "--", "sh", "-c", SHOW], self.mpich_env)
+            if not (proc.returncode == 141 and "mpiexec exited with code 141" in proc.stderr):
+                break
+        self.assertEqual(proc.returncode, 0, proc.stderr)
         self.check_ranks(proc.stdout, 3)
 
     def test_no_rank_env(self):
