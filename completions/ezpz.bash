@@ -40,6 +40,10 @@ _ezpz_takes_value() {
         "launch --launcher") return 0 ;;
         "launch --cpu-bind") return 0 ;;
         "launch --gpu-bind") return 0 ;;
+        "launch --log-dir") return 0 ;;
+        "launch --console-ranks") return 0 ;;
+        "launch --local-ranks-filter") return 0 ;;
+        "launch --local_ranks_filter") return 0 ;;
         "launch --idle-timeout") return 0 ;;
         "launch --timeout") return 0 ;;
         "launch --time-limit") return 0 ;;
@@ -177,6 +181,8 @@ _ezpz() {
                 --launcher) COMPREPLY=($(compgen -W "mpiexec mpirun srun local" -- "$cur")); return 0 ;;
                 --cpu-bind) COMPREPLY=(); return 0 ;;
                 --gpu-bind) COMPREPLY=($(compgen -W "auto cuda ze rocr none" -- "$cur")); return 0 ;;
+                --log-dir) COMPREPLY=(); return 0 ;;
+                --console-ranks|--local-ranks-filter|--local_ranks_filter) COMPREPLY=(); return 0 ;;
                 --idle-timeout|--timeout) COMPREPLY=(); return 0 ;;
                 --time-limit) COMPREPLY=(); return 0 ;;
                 --kill-after) COMPREPLY=(); return 0 ;;
@@ -184,7 +190,7 @@ _ezpz() {
                 --retry-delay) COMPREPLY=(); return 0 ;;
             esac
             if [[ "$cur" == -* ]]; then
-                COMPREPLY=($(compgen -W "-h --help -n --nproc --ppn --nhosts --hostfile --machine --launcher --cpu-bind --gpu-bind --no-rank-env --label --idle-timeout --time-limit --kill-after --retries --retry-delay --keep-going --no-record --dry-run --print-env --json" -- "$cur"))
+                COMPREPLY=($(compgen -W "-h --help -n --nproc --ppn --nhosts --hostfile --machine --launcher --cpu-bind --gpu-bind --no-rank-env --label --log-dir --console-ranks --idle-timeout --time-limit --kill-after --retries --retry-delay --keep-going --no-record --dry-run --print-env --json" -- "$cur"))
             elif ((nargs == 0)); then
                 COMPREPLY=($(compgen -c -- "$cur"))
             else

@@ -13,6 +13,7 @@
 #include "sys/os/fd_io.hpp"
 #include "sys/os/posix_probe.hpp"
 #include "sys/os/stop_signals.hpp"
+#include "sys/ranks/rank_channels.hpp"
 #include "sys/remote/remote.hpp"
 #include "sys/transport_switch.hpp"
 
@@ -38,8 +39,9 @@ int main(int argc, char** argv) {
   sys::StopSignals stop;
   sys::PosixLocalTransfer local(stop);
   sys::PosixBroadcaster broadcaster(transport, stop);
+  sys::SecureRankChannels ranks;
   cli::Ports ports{&probe, &node_query, &process, &process,     &node_commands, &local,
-                   &local, &local,      &local,   &broadcaster, &transport};
+                   &local, &local,      &local,   &broadcaster, &transport,     &ranks};
   int rc = cli::run_main(args, env, term, ports);
   std::cout.flush();
   return rc;

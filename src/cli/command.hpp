@@ -12,6 +12,7 @@
 #include "core/env.hpp"
 #include "core/probe.hpp"
 #include "core/process.hpp"
+#include "core/rank_channel.hpp"
 #include "core/transfer.hpp"
 #include "core/transport.hpp"
 
@@ -37,6 +38,7 @@ enum Need : unsigned {
   kManifests = 1U << 8,     ///< core::Manifests: incremental copies
   kBroadcast = 1U << 9,     ///< core::Broadcaster: relay trees to other nodes
   kTransport = 1U << 10,    ///< core::Transport: the local half of a command started on another node
+  kRanks = 1U << 11,        ///< core::RankChannels: the ranks' output and ends beside the launcher
 };
 
 /// The real system (main) or fakes (tests); a null port is one this process does not offer.
@@ -52,6 +54,7 @@ struct Ports {
   core::Manifests* manifests = nullptr;
   core::Broadcaster* broadcaster = nullptr;
   core::Transport* transport = nullptr;
+  core::RankChannels* ranks = nullptr;
 };
 
 /// What a subcommand's run gets: the environment, the terminal, and the ports its row names.
@@ -77,6 +80,7 @@ class Context {
   [[nodiscard]] core::Manifests& manifests() const { return need(ports_.manifests, kManifests, "manifests"); }
   [[nodiscard]] core::Broadcaster& broadcaster() const { return need(ports_.broadcaster, kBroadcast, "broadcaster"); }
   [[nodiscard]] core::Transport& transport() const { return need(ports_.transport, kTransport, "transport"); }
+  [[nodiscard]] core::RankChannels& ranks() const { return need(ports_.ranks, kRanks, "ranks"); }
 
  private:
   template <typename T>

@@ -78,7 +78,14 @@ void LaunchCommand::add_cli(CLI::App& app) {
   app.add_option("--gpu-bind", gpu_bind_, "Pin each rank to one GPU by its local rank (auto: the machine's way)")
       ->check(CLI::IsMember({"auto", "cuda", "ze", "rocr", "none"}));
   app.add_flag("--no-rank-env", no_rank_env_, "Do not set RANK, WORLD_SIZE, LOCAL_RANK, ... for each rank");
-  app.add_flag("--label", label_, "Prefix every output line with its rank");
+  app.add_flag("--label", label_, "Prefix every output line with its host and rank: [host rank]");
+  app.add_option("--log-dir", log_dir_,
+                 "Each rank's stdout and stderr in files here (rank-R.HOST.out, .err; default: the launch's record "
+                 "directory; node-local paths work: each node writes its own ranks')")
+      ->type_name("DIR");
+  app.add_option("--console-ranks,--local-ranks-filter,--local_ranks_filter", console_,
+                 "Show only these ranks' lines on the terminal (0,3 or 0-3,8); the files keep every rank's")
+      ->type_name("RANKS");
   app.add_option("--idle-timeout,--timeout", timeout_s_,
                  "Stop the job after this many seconds without output (exit 124)")
       ->type_name("SECONDS")
@@ -150,6 +157,16 @@ void LaunchCommand::set_trailing_command(std::vector<std::string> command, bool 
   set_if(app_, "--gpu-bind", request_.gpu_bind, gpu_bind_);
   request_.rank_env = !no_rank_env_;
   request_.label = label_;
+  if (app_->count("--log-dir") > 0) {
+    request_.log_dir = log_dir_;
+  }
+  if (app_->count("--console-ranks") > 0) {
+    auto ranges = core::parse_rank_ranges(console_, "--console-ranks");
+    if (!ranges && request_error_.empty()) {
+      request_error_ = ranges.error().message;
+    }
+    request_.console = ranges ? core::ranges_text(*ranges) : "";
+  }
   if (json_ && !dry_run_ && !print_env_ && request_error_.empty()) {
     request_error_ = "--json needs --dry-run or --print-env";
   }
@@ -197,6 +214,9 @@ int LaunchCommand::run(Context& ctx) {
   const auto stamp = iso_time(start_wall, "%Y%m%dT%H%M%S");
   auto request = request_;
   request.max_restarts = retries_;
+  if (request.log_dir && !request.log_dir->empty() && request.log_dir->front() != '/') {
+    request.log_dir = ctx.env.get("PWD").value_or(".") + "/" + *request.log_dir;  // the same on every node
+  }
   const bool record = core::records_wanted(ctx.env, no_record_);
   auto job = plan_job(ctx, request, stamp, record);
   if (!job) {
@@ -215,10 +235,15 @@ int LaunchCommand::run(Context& ctx) {
   for (const auto& note : plan.notes) {
     ctx.term.warn(note);
   }
+  if (keep_going_ && plan.style != core::LauncherStyle::local) {
+    ctx.term.warn("--keep-going is ignored by " + plan.launcher +
+                  ": it ends the job when a rank fails (only the built-in launcher can let the others finish)");
+  }
   const auto start = std::chrono::steady_clock::now();
   log::info("launch: " + core::shell_command_line(plan.env, plan.argv));
   std::optional<core::FirstFailure> failure;
-  auto ran = run_attempts(ctx, plan, failure);
+  std::vector<AttemptFacts> facts;
+  auto ran = run_attempts(ctx, plan, failure, facts);
   if (!ran) {
     return ctx.term.fail(ran.error());
   }
@@ -236,6 +261,7 @@ int LaunchCommand::run(Context& ctx) {
                     std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count()};
   if (auto path = core::record_path(ctx.env, plan.scheduler, stamp); path && record) {
     auto text = record_json(plan, job->cluster, request_.command, times, result, attempts, failure);
+    text = with_rank_hosts(text, plan, facts);
     if (auto written = ctx.probe().write_file(*path, text); !written) {
       ctx.term.warn("job record not saved (" + written.error().message + "): set EZPZ_HOME to a writable directory");
     } else {
@@ -259,7 +285,8 @@ void LaunchCommand::show_plan(Context& ctx, const core::LaunchPlan& plan, const 
 }
 
 Expected<std::pair<core::RunResult, int>> LaunchCommand::run_attempts(Context& ctx, const core::LaunchPlan& plan,
-                                                                      std::optional<core::FirstFailure>& failure) {
+                                                                      std::optional<core::FirstFailure>& failure,
+                                                                      std::vector<AttemptFacts>& facts) {
   core::RunResult result;
   int attempt = 0;
   while (true) {
@@ -267,14 +294,17 @@ Expected<std::pair<core::RunResult, int>> LaunchCommand::run_attempts(Context& c
     if (!this_try.rank.record_dir.empty()) {
       (void)ctx.probe().make_dirs(this_try.rank.record_dir);  // torch's @record writes there
     }
+    if (!this_try.rank.log_dir.empty()) {
+      (void)ctx.probe().make_dirs(this_try.rank.log_dir);
+    }
     const double started = epoch_seconds(std::chrono::system_clock::now());
-    auto r = run_once(ctx, this_try);
+    auto r = run_once(ctx, this_try, facts.emplace_back());
     if (!r) {
       return r.error();
     }
     result = *r;
     if (result.exit_code != 0 && result.signal == 0 && !result.timed_out) {
-      failure = find_first_failure(ctx, this_try, result, started);
+      failure = find_first_failure(ctx, this_try, result, started, facts.back());
       report_failure(ctx, this_try, result, failure, started);
       result.exit_code = core::job_exit_code(result, failure);  // the rank's, when the launcher died of it
     }
@@ -293,8 +323,8 @@ Expected<std::pair<core::RunResult, int>> LaunchCommand::run_attempts(Context& c
   return std::make_pair(result, attempt);
 }
 
-Expected<core::RunResult> LaunchCommand::run_once(Context& ctx, const core::LaunchPlan& plan) {
-  return run_plan(ctx, plan, SupervisionOptions{timeout_s_, time_limit_s_, kill_after_s_, keep_going_});
+Expected<core::RunResult> LaunchCommand::run_once(Context& ctx, const core::LaunchPlan& plan, AttemptFacts& facts) {
+  return run_plan(ctx, plan, SupervisionOptions{timeout_s_, time_limit_s_, kill_after_s_, keep_going_}, &facts);
 }
 
 Expected<PlannedJob> plan_job(Context& ctx, core::LaunchRequest request, std::string_view timestamp, bool record) {
@@ -326,36 +356,103 @@ Expected<PlannedJob> plan_job(Context& ctx, core::LaunchRequest request, std::st
   return PlannedJob{std::move(*plan), std::move(*cluster)};
 }
 
-Expected<core::RunResult> run_plan(Context& ctx, const core::LaunchPlan& plan, const SupervisionOptions& supervision) {
+namespace {
+
+/// The built-in launcher's ranks: their environment, labels, files and console.
+std::vector<core::ProcessSpec> local_processes(Context& ctx, const core::LaunchPlan& plan, core::RunOptions& options) {
+  std::vector<core::ProcessSpec> processes;
+  const std::string host = ctx.env.hostname.empty() ? "localhost" : ctx.env.hostname;
+  const auto console = core::parse_rank_ranges(plan.rank.console, "--console-ranks");
+  for (int r = 0; r < plan.topology.nprocs; ++r) {
+    auto env = local_rank_environment(plan, ctx.env, r);
+    if (!ctx.env.has("PYTHONUNBUFFERED")) {
+      env.emplace_back("PYTHONUNBUFFERED", "1");  // lines appear as written, as on a terminal
+    }
+    core::ProcessSpec spec{plan.argv, std::move(env), {}, core::rank_label(host, r), "", "", true, host};
+    if (!plan.rank.log_dir.empty()) {
+      spec.log_out = core::rank_log_path(plan.rank.log_dir, r, host, 1);
+      spec.log_err = core::rank_log_path(plan.rank.log_dir, r, host, 2);
+    }
+    spec.console = plan.rank.console.empty() || (console && core::in_ranges(*console, r));
+    processes.push_back(std::move(spec));
+    options.names.push_back("rank " + std::to_string(r) + " on " + host);
+  }
+  return processes;
+}
+
+/// The rank hub for a launcher's ranks, its address and secret in the launcher's environment;
+/// none (the shims then write whole lines through the launcher) when it cannot listen.
+std::unique_ptr<core::RankHub> open_hub(Context& ctx, const core::LaunchPlan& plan, double kill_after_s,
+                                        core::EnvList& env) {
+  core::HubOptions options;
+  // Where the shims call: this node by its name as the job's nodes know it; loopback when every
+  // rank runs here (no name to look up).
+  const bool here = std::all_of(plan.hosts.begin(), plan.hosts.end(), [&](const std::string& h) {
+    return core::short_hostname(h) == core::short_hostname(ctx.env.hostname);
+  });
+  options.host = here || ctx.env.hostname.empty() ? "127.0.0.1" : ctx.env.hostname;
+  options.nprocs = plan.topology.nprocs;
+  options.label = plan.label;
+  if (auto console = core::parse_rank_ranges(plan.rank.console, "--console-ranks");
+      console && !plan.rank.console.empty()) {
+    options.console = *console;
+  }
+  options.kill_after_s = kill_after_s;
+  auto hub = ctx.ranks().open_hub(options);
+  if (!hub) {
+    ctx.term.warn(hub.error().message + ": the ranks' lines come through " + plan.launcher);
+    return nullptr;
+  }
+  env.emplace_back(core::kHubVar, (*hub)->address());
+  env.emplace_back(core::kHubKeyVar, (*hub)->key());
+  return std::move(*hub);
+}
+
+/// What the built-in launcher's ranks did, as the hub would have said it.
+void local_facts(Context& ctx, const core::LaunchPlan& plan, AttemptFacts& facts) {
+  for (int r = 0; r < plan.topology.nprocs; ++r) {
+    facts.ranks.push_back({r, ctx.env.hostname, true, 0, 0, 0, ""});
+  }
+}
+
+}  // namespace
+
+Expected<core::RunResult> run_plan(Context& ctx, const core::LaunchPlan& plan, const SupervisionOptions& supervision,
+                                   AttemptFacts* facts) {
   core::RunOptions options;
   options.timeout_s = supervision.timeout_s;
   options.time_limit_s = supervision.time_limit_s;
   options.kill_after_s = supervision.kill_after_s;
   options.notice = [&ctx](std::string_view message) { ctx.term.warn(message); };
-  std::vector<core::ProcessSpec> processes;
+  options.started_epoch = epoch_seconds(std::chrono::system_clock::now());
+  options.whole_lines = true;  // lines never merge: the ranks' with each other, or with the launcher's
   const int n = plan.topology.nprocs;
   const std::string ranks = std::to_string(n) + (n == 1 ? " rank" : " ranks");
+  std::vector<core::ProcessSpec> processes;
+  std::unique_ptr<core::RankHub> hub;
   if (plan.style == core::LauncherStyle::local) {
     options.label = plan.label;
-    options.whole_lines = true;  // lines of ranks never merge
     options.stop_on_failure = !supervision.keep_going;
     options.stop_what = ranks;
-    const std::string host = plan.hosts.empty() ? "localhost" : plan.hosts.front();
-    for (int r = 0; r < n; ++r) {
-      auto env = local_rank_environment(plan, ctx.env, r);
-      if (!ctx.env.has("PYTHONUNBUFFERED")) {
-        env.emplace_back("PYTHONUNBUFFERED", "1");  // lines appear as written, as on a terminal
-      }
-      processes.push_back({plan.argv, std::move(env), {}, "[" + std::to_string(r) + "] "});
-      options.names.push_back("rank " + std::to_string(r) + " on " + host);
-    }
+    processes = local_processes(ctx, plan, options);
   } else {
     options.is_launcher = true;
     options.stop_what = plan.launcher + " (" + ranks + ")";
-    processes.push_back({plan.argv, plan.env, plan.unset_env, ""});
+    auto env = plan.env;
+    hub = plan.rank_env ? open_hub(ctx, plan, supervision.kill_after_s, env) : nullptr;
+    options.side = hub.get();
+    processes.push_back({plan.argv, std::move(env), plan.unset_env, "", "", "", true, plan.launcher});
     options.names.push_back(plan.launcher);
   }
-  return ctx.jobs().run(processes, options);
+  auto result = ctx.jobs().run(processes, options);
+  if (facts != nullptr && hub) {
+    facts->hub = true;
+    facts->exits = hub->exits();
+    facts->ranks = hub->ranks();
+  } else if (facts != nullptr && plan.style == core::LauncherStyle::local) {
+    local_facts(ctx, plan, *facts);
+  }
+  return result;
 }
 
 }  // namespace ezpz::cli

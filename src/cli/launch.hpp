@@ -26,6 +26,14 @@ struct PlannedJob {
 [[nodiscard]] Expected<PlannedJob> plan_job(Context& ctx, core::LaunchRequest request, std::string_view timestamp = {},
                                             bool record = true);
 
+/// What one attempt left beside its result: what the ranks said of themselves (through the
+/// rank hub under a launcher; the built-in launcher knows it first hand).
+struct AttemptFacts {
+  bool hub = false;                    ///< the ranks' shims reported to the hub
+  std::vector<core::RankExit> exits;   ///< how each rank that reported its end ended
+  std::vector<core::RankWatch> ranks;  ///< every rank: its host, its end, its last line
+};
+
 /// How run_plan supervises a job.
 struct SupervisionOptions {
   double timeout_s = 0;     ///< watchdog: no output for this long -> stop (0 = off)
@@ -33,9 +41,10 @@ struct SupervisionOptions {
   double kill_after_s = 10;
   bool keep_going = false;  ///< built-in launcher: a failing rank does not stop the others
 };
-/// Run the plan once (all ranks with the built-in launcher, or the launcher program).
+/// Run the plan once (all ranks with the built-in launcher, or the launcher program with the
+/// rank hub beside it); what the ranks said goes to `facts` when given.
 [[nodiscard]] Expected<core::RunResult> run_plan(Context& ctx, const core::LaunchPlan& plan,
-                                                 const SupervisionOptions& options);
+                                                 const SupervisionOptions& options, AttemptFacts* facts = nullptr);
 
 /// Delays before retry k (0-based): base, 2 base, 4 base, ... capped at 60 s (5, 10, 20, 40, 60).
 [[nodiscard]] double retry_delay(int k, double base);
@@ -45,12 +54,13 @@ class LaunchCommand final : public Command {
   void add_cli(CLI::App& app) override;
   int run(Context& ctx) override;
   /// Run the plan once (all ranks, or the launcher) under supervision.
-  Expected<core::RunResult> run_once(Context& ctx, const core::LaunchPlan& plan);
+  Expected<core::RunResult> run_once(Context& ctx, const core::LaunchPlan& plan, AttemptFacts& facts);
   /// --print-env or --dry-run: the plan as text or JSON on stdout.
   void show_plan(Context& ctx, const core::LaunchPlan& plan, const core::ClusterInfo& cluster) const;
   /// Run the plan, again after failures up to --retries; the last attempt's result and its number.
   Expected<std::pair<core::RunResult, int>> run_attempts(Context& ctx, const core::LaunchPlan& plan,
-                                                         std::optional<core::FirstFailure>& failure);
+                                                         std::optional<core::FirstFailure>& failure,
+                                                         std::vector<AttemptFacts>& facts);
   /// ezpz's flags (anywhere before --) for CLI11; the launcher's flags kept aside (launch_args.hpp).
   void normalize(std::vector<std::string>& tokens, bool had_separator) override;
   [[nodiscard]] bool takes_trailing_command() const override { return true; }
@@ -74,7 +84,7 @@ class LaunchCommand final : public Command {
   int nprocs_ = 0;
   int ppn_ = 0;
   int nhosts_ = 0;
-  std::string hostfile_, machine_, launcher_, cpu_bind_, gpu_bind_;
+  std::string hostfile_, machine_, launcher_, cpu_bind_, gpu_bind_, log_dir_, console_;
   bool dry_run_ = false;
   bool json_ = false;
   bool print_env_ = false;

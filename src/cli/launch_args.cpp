@@ -93,8 +93,14 @@ std::string torchrun_flag_answer(const std::string& name, const std::string& val
   if (n == "--no-python" || n == "--run-path" || n == "--module") {
     return name + " is torchrun's: ezpz runs the command as given: ezpz launch -- python3 -m app.train";
   }
-  for (std::string_view other : {"--monitor-interval", "--start-method", "--role", "--log-dir", "--redirects", "--tee",
-                                 "--logs-specs", "--max-nodes"}) {
+  if (n == "--tee" || n == "--redirects") {
+    return name +
+           " is torchrun's: ezpz already keeps every rank's stdout and stderr in files (rank-R.HOST.out, .err in "
+           "the launch's record directory, or --log-dir DIR) and shows them on the terminal; --console-ranks 0 "
+           "shows only rank 0's: drop " +
+           name;
+  }
+  for (std::string_view other : {"--monitor-interval", "--start-method", "--role", "--logs-specs", "--max-nodes"}) {
     if (n == other) {
       return name + " is torchrun's and has no meaning for ezpz: drop it";
     }

@@ -2,6 +2,7 @@
 
 #include <cerrno>
 #include <chrono>
+#include <set>
 
 #include <nlohmann/json.hpp>
 
@@ -66,6 +67,7 @@ nlohmann::json failure_object(const core::FirstFailure& f) {
       {"seconds", f.seconds},
       {"failed_ranks", f.failed_ranks},
       {"what", core::describe_exit(e)},
+      {"last_lines", e.last_lines},
       {"error", f.error ? nlohmann::json(f.error->message) : nlohmann::json(nullptr)},
       {"traceback",
        f.error && !f.error->traceback.empty() ? nlohmann::json(f.error->traceback) : nlohmann::json(nullptr)},
@@ -89,10 +91,50 @@ std::vector<core::RankExit> shim_reports(const core::SystemProbe& probe, const s
   return out;
 }
 
+/// The failed ranks: as the hub heard them, and from the reports of shims that could not reach it.
+std::vector<core::RankExit> failed_exits(const std::vector<core::RankExit>& heard,
+                                         const std::vector<core::RankExit>& reported) {
+  std::vector<core::RankExit> out;
+  std::set<int> known;
+  for (const auto& e : heard) {
+    known.insert(e.rank);
+    if (e.exit_code != 0) {
+      out.push_back(e);
+    }
+  }
+  for (const auto& e : reported) {
+    if (known.count(e.rank) == 0) {
+      out.push_back(e);
+    }
+  }
+  return out;
+}
+
 }  // namespace
 
+std::string with_rank_hosts(const std::string& record, const core::LaunchPlan& plan,
+                            const std::vector<AttemptFacts>& facts) {
+  auto j = nlohmann::ordered_json::parse(record, nullptr, false);
+  if (!j.is_object()) {
+    return record;
+  }
+  auto attempts = nlohmann::ordered_json::array();
+  for (const auto& f : facts) {
+    std::vector<std::string> hosts(static_cast<std::size_t>(std::max(plan.topology.nprocs, 0)));
+    for (const auto& r : f.ranks) {
+      if (r.rank >= 0 && static_cast<std::size_t>(r.rank) < hosts.size()) {
+        hosts[static_cast<std::size_t>(r.rank)] = r.host;
+      }
+    }
+    attempts.push_back(hosts);
+  }
+  j["rank_hosts"] = attempts;
+  return j.dump(2) + "\n";
+}
+
 std::optional<core::FirstFailure> find_first_failure(Context& ctx, const core::LaunchPlan& plan,
-                                                     const core::RunResult& result, double started) {
+                                                     const core::RunResult& result, double started,
+                                                     const AttemptFacts& facts) {
   const auto& dir = plan.rank.record_dir;
   std::vector<core::RankExit> exits;
   if (plan.style == core::LauncherStyle::local) {
@@ -104,10 +146,11 @@ std::optional<core::FirstFailure> find_first_failure(Context& ctx, const core::L
       e.signal = result.failed_signal;
       e.program = plan.argv.empty() ? "" : plan.argv.front();
       e.time = result.failed_time;
+      e.last_lines = result.failed_tail;
       exits.push_back(std::move(e));
     }
-  } else if (!dir.empty()) {
-    exits = shim_reports(ctx.probe(), dir);
+  } else {
+    exits = failed_exits(facts.exits, dir.empty() ? std::vector<core::RankExit>{} : shim_reports(ctx.probe(), dir));
   }
   auto first = core::first_failure(exits, started);
   if (first && !dir.empty()) {

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "cli/command.hpp"
+#include "cli/launch.hpp"
 #include "core/failure.hpp"
 #include "core/launch_plan.hpp"
 #include "core/process.hpp"
@@ -44,7 +45,12 @@ struct LaunchTimes {
 /// launcher's result, else from the shims' reports in the attempt's record directory. `started`:
 /// when the attempt started (seconds since the epoch).
 [[nodiscard]] std::optional<core::FirstFailure> find_first_failure(Context& ctx, const core::LaunchPlan& plan,
-                                                                   const core::RunResult& result, double started);
+                                                                   const core::RunResult& result, double started,
+                                                                   const AttemptFacts& facts);
+
+/// The record with "rank_hosts": for each attempt, the host of each rank ("" where no rank said).
+[[nodiscard]] std::string with_rank_hosts(const std::string& record, const core::LaunchPlan& plan,
+                                          const std::vector<AttemptFacts>& facts);
 
 /// The one summary of a failed job on stderr, under every launcher.
 void report_failure(Context& ctx, const core::LaunchPlan& plan, const core::RunResult& result,

@@ -6,20 +6,41 @@
 
 #include "cli/terminal.hpp"
 #include "core/failure.hpp"
+#include "core/rank_output.hpp"
 
 namespace ezpz::cli {
 namespace {
 
 /// Where a failed rank's report goes; false when it could not be written there.
-bool report_failure(Context& ctx, const core::RankContext& rank, const core::RankInfo& info,
-                    const std::vector<std::string>& command, const core::ChildExit& exit) {
+bool report_failure(Context& ctx, const core::RankContext& rank, const core::RankExit& report) {
   if (rank.record_dir.empty()) {
     return false;
   }
-  core::RankExit report{info.rank,       info.local_rank, ctx.env.hostname, exit.exit_code, exit.signal,
-                        exit.exec_errno, command.front(), exit.end_time,    exit.pid};
   return static_cast<bool>(
-      ctx.probe().write_file(core::exit_report_path(rank.record_dir, info.rank), core::exit_report_json(report)));
+      ctx.probe().write_file(core::exit_report_path(rank.record_dir, report.rank), core::exit_report_json(report)));
+}
+
+/// Where the rank's output goes: the launch's rank hub when it can be reached (else here, in
+/// whole lines), its files in the log directory, the console only for the ranks it shows.
+core::ChildIo rank_io(Context& ctx, const core::RankContext& rank, const core::RankInfo& info,
+                      std::unique_ptr<core::RankLink>& link) {
+  core::ChildIo io;
+  const auto& host = ctx.env.hostname;
+  std::string why;
+  link = ctx.ranks().connect_hub(ctx.env, info.rank, host, 10000, why);
+  if (!link && !why.empty()) {
+    ctx.term.warn("rank " + std::to_string(info.rank) + " on " + host + ": cannot reach the launch's rank hub (" + why +
+                  "): its lines come through the launcher, and it is stopped only by the launcher");
+  }
+  io.link = link.get();
+  io.label = rank.label ? core::rank_label(host, info.rank) : "";
+  auto console = core::parse_rank_ranges(rank.console, "--console-ranks");
+  io.console = rank.console.empty() || (console && core::in_ranges(*console, info.rank));
+  if (!rank.log_dir.empty() && ctx.probe().make_dirs(rank.log_dir)) {
+    io.log_out = core::rank_log_path(rank.log_dir, info.rank, host, 1);
+    io.log_err = core::rank_log_path(rank.log_dir, info.rank, host, 2);
+  }
+  return io;
 }
 
 int run_with_rank_env(Context& ctx, core::RankContext rank, const std::string& gpu_bind,
@@ -43,15 +64,20 @@ int run_with_rank_env(Context& ctx, core::RankContext rank, const std::string& g
   if (!rank.record_dir.empty() && !ctx.probe().make_dirs(rank.record_dir)) {
     rank.record_dir.clear();
   }
-  // 2. Run the command as our child, labelled when asked.
-  const std::string label = rank.label ? "[" + std::to_string(info->rank) + "] " : "";
-  auto exit = ctx.jobs().run_child(command, core::rank_environment(ctx.env, rank, *info), label);
-  // 3. A failure is reported to the launch (one summary); where it cannot be, it is said here.
-  if (exit.exit_code != 0 && !report_failure(ctx, rank, *info, command, exit) && exit.exec_errno != 0) {
-    core::RankExit e;
-    e.exec_errno = exit.exec_errno;
-    e.program = command.front();
-    ctx.term.error(core::describe_exit(e));
+  // 2. Run the command as our child, its output to the launch's hub (or here), the hub's
+  //    variables not passed on (a launch inside the rank has its own).
+  std::unique_ptr<core::RankLink> link;
+  const auto io = rank_io(ctx, rank, *info, link);
+  auto exit = ctx.jobs().run_child(command, core::rank_environment(ctx.env, rank, *info),
+                                   {std::string(core::kHubVar), std::string(core::kHubKeyVar)}, io);
+  // 3. How it ended goes to the hub, and a failure to the record (one summary); where neither
+  //    can take it, it is said here.
+  core::RankExit report{info->rank,      info->local_rank, ctx.env.hostname, exit.exit_code, exit.signal,
+                        exit.exec_errno, command.front(),  exit.end_time,    exit.pid,       exit.last_lines};
+  const bool told = link && link->send_exit(report);
+  const bool recorded = exit.exit_code != 0 && report_failure(ctx, rank, report);
+  if (exit.exit_code != 0 && !told && !recorded && exit.exec_errno != 0) {
+    ctx.term.error(core::describe_exit(report));
   }
   return ctx.jobs().finish_like(exit);
 }
@@ -108,6 +134,10 @@ std::optional<int> run_rank_env_fast(const std::vector<std::string>& args, Conte
       rank.record_dir = value;
     } else if (key == "--restart") {
       ok = parse_restart(value, rank);
+    } else if (key == "--log-dir") {
+      rank.log_dir = value;
+    } else if (key == "--console-ranks") {
+      rank.console = value;
     } else {
       ok = false;
     }
@@ -134,7 +164,9 @@ void RankEnvCommand::add_cli(CLI::App& app) {
   app.add_option("--run-id", rank_.run_id, "TORCHELASTIC_RUN_ID unless already set");
   app.add_option("--record-dir", rank_.record_dir, "Where error files and failure reports go");
   app.add_option("--restart", restart_, "K/M: attempt K of --retries M");
-  app.add_flag("--label", rank_.label, "Prefix each output line with [rank]");
+  app.add_flag("--label", rank_.label, "Prefix each output line with [host rank]");
+  app.add_option("--log-dir", rank_.log_dir, "Where this rank's output files go");
+  app.add_option("--console-ranks", rank_.console, "The ranks whose lines show (all when not given)");
 }
 
 void RankEnvCommand::set_trailing_command(std::vector<std::string> command, bool /*had_separator*/) {

@@ -20,7 +20,7 @@ namespace ezpz::cli {
 const std::vector<CommandInfo>& command_table() {
   static const std::vector<CommandInfo> table = {
       {"launch", "Launch a command on every process of the job (mpiexec, srun, mpirun or built-in)",
-       [] { return std::unique_ptr<Command>(new LaunchCommand); }, kProbe | kJobs | kStaging},
+       [] { return std::unique_ptr<Command>(new LaunchCommand); }, kProbe | kJobs | kStaging | kRanks},
       {"yeet", "Copy an env, directory or tarball to node-local storage (/tmp) and patch a venv for it",
        [] { return std::unique_ptr<Command>(new YeetCommand); },
        kProbe | kTrees | kStaging | kArchives | kManifests | kBroadcast},
@@ -29,7 +29,7 @@ const std::vector<CommandInfo>& command_table() {
       {"test",
        "Smoke-test distributed training: launch a small MLP run on every rank (needs the libtorch companion "
        "ezpz-test-train; exit 127 without it)",
-       [] { return std::unique_ptr<Command>(new TestCommand); }, kProbe | kJobs},
+       [] { return std::unique_ptr<Command>(new TestCommand); }, kProbe | kJobs | kRanks},
       {"plot", "Plot JSONL metrics files (ezpz History) in the terminal, overlaid",
        [] { return std::unique_ptr<Command>(new PlotCommand); }, kProbe},
       {"doctor", "Check this host, every node (--nodes) and the launch line (--launch) before a job; remedies",
@@ -45,7 +45,7 @@ const std::vector<CommandInfo>& command_table() {
       {"help", "Show help for ezpz or one of its commands", [] { return std::unique_ptr<Command>(new HelpCommand); },
        kNoPorts},
       {"__rank-env", "Per-rank shim: set the torchrun variables from the launcher's, then exec the command",
-       [] { return std::unique_ptr<Command>(new RankEnvCommand); }, kProbe | kJobs, true, true},
+       [] { return std::unique_ptr<Command>(new RankEnvCommand); }, kProbe | kJobs | kRanks, true, true},
       {"__doctor-node", "One node of doctor --nodes: print its facts (clock, free space, ezpz) after a ping",
        [] { return std::unique_ptr<Command>(new DoctorNodeCommand); }, kProbe, true},
       {"__yeet-relay", "One node of yeet's fan-out: extract the stream from stdin and pass it on",

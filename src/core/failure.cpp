@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "core/json_fields.hpp"
+#include "core/rank_output.hpp"
 #include "core/strings.hpp"
 
 namespace ezpz::core {
@@ -29,7 +30,7 @@ std::string exit_report_json(const RankExit& e) {
   return nlohmann::json{
              {"rank", e.rank},     {"local_rank", e.local_rank}, {"host", e.host},       {"exit_code", e.exit_code},
              {"signal", e.signal}, {"exec_errno", e.exec_errno}, {"program", e.program}, {"time", e.time},
-             {"pid", e.pid}}
+             {"pid", e.pid},       {"last_lines", e.last_lines}}
              .dump() +
          "\n";
 }
@@ -50,6 +51,13 @@ std::optional<RankExit> parse_exit_report(std::string_view text) {
     return std::nullopt;
   }
   e.pid = static_cast<long>(pid);
+  if (auto lines = j.find("last_lines"); lines != j.end() && lines->is_array()) {
+    for (const auto& l : *lines) {
+      if (l.is_string()) {
+        e.last_lines.push_back(l.get<std::string>());
+      }
+    }
+  }
   return e;
 }
 
@@ -143,6 +151,13 @@ std::vector<std::string> failure_summary(const FirstFailure& f) {
     lines.push_back("  " + e.program + " was not found on " + std::to_string(f.not_found) +
                     (f.not_found == 1 ? " rank" : " ranks") +
                     ": check the name, PATH on the compute nodes, or the modules the job loads");
+  }
+  if (!f.error && !e.last_lines.empty()) {
+    lines.push_back("  its last " + count_of(e.last_lines.size(), "line") + " on stderr:");
+    const auto label = rank_label(e.host, e.rank);
+    for (const auto& line : e.last_lines) {
+      lines.push_back("  " + label + line);
+    }
   }
   if (f.error) {
     lines.push_back("  " + f.error->message);

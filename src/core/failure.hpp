@@ -22,6 +22,7 @@ struct RankExit {
   std::string program;  ///< argv[0] of the rank's command
   double time = 0;      ///< when it ended, seconds since the epoch
   long pid = 0;
+  std::vector<std::string> last_lines;  ///< the last lines of its stderr (its last words)
   bool operator==(const RankExit&) const = default;
 };
 
@@ -46,7 +47,7 @@ struct FirstFailure {
   double seconds = 0;  ///< after the job started
   std::optional<RecordedError> error;
   std::string error_file;  ///< where `error` came from ("" when none)
-  int failed_ranks = 1;    ///< how many ranks reported a failure
+  int failed_ranks = 1;    ///< how many ranks reported a failure (the first one among them)
   int not_found = 0;       ///< how many of them could not find the command
 };
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "core/rank_output.hpp"
 #include "core/strings.hpp"
 
 namespace ezpz::core {
@@ -95,8 +96,10 @@ Expected<RankContext> rank_context(const LaunchRequest& request, const ClusterIn
   ctx.run_id = request.run_id;
   ctx.record_dir = request.record_dir;
   ctx.max_restarts = request.max_restarts;
-  // The built-in launcher labels lines itself; under MPI launchers each rank's shim does.
+  // The built-in launcher labels lines itself; under MPI launchers the rank hub (or the shim).
   ctx.label = request.label && !builtin;
+  ctx.log_dir = request.log_dir.value_or(request.record_dir);
+  ctx.console = request.console;
   return ctx;
 }
 
@@ -244,7 +247,7 @@ void sophia_argv(const Env& env, LaunchPlan& plan) {
 
 void srun_argv(const LaunchRequest& request, const ClusterInfo& cluster, LaunchPlan& plan) {
   const auto& t = plan.topology;
-  plan.argv = {plan.launcher, "-u", "--verbose", "-N" + std::to_string(t.nhosts), "-n" + std::to_string(t.nprocs)};
+  plan.argv = {plan.launcher, "--verbose", "-N" + std::to_string(t.nhosts), "-n" + std::to_string(t.nprocs)};
   if (cluster.gpus.known) {
     // One GPU per rank; ranks beyond the node's GPUs share them (a step asking for more is refused).
     plan.argv.push_back("--gpus-per-node=" + std::to_string(std::min(t.ppn, cluster.gpus.per_node)));
@@ -360,7 +363,12 @@ Expected<LauncherChoice> choose_launcher(const LaunchRequest& request, const Clu
           mpi_choice(found(inventory.mpiexec) || !found(inventory.mpirun) ? "mpiexec" : "mpirun", machine, inventory);
       break;
     case Scheduler::local:
-      if (found(inventory.mpirun)) {
+      // One host and no scheduler (a laptop, a workstation): the built-in launcher, even where
+      // MPI is installed (whole lines, no banners, nothing left behind); an MPI launcher for a
+      // hostfile of several hosts, or when asked for (--launcher).
+      if (cluster.hosts.size() <= 1) {
+        choice = LauncherChoice{"local", LauncherStyle::local, std::nullopt};
+      } else if (found(inventory.mpirun)) {
         choice = mpi_choice("mpirun", machine, inventory);
       } else if (found(inventory.mpiexec)) {
         choice = mpi_choice("mpiexec", machine, inventory);
@@ -448,6 +456,10 @@ Expected<LaunchPlan> plan_launch(const LaunchRequest& request, const Env& env, c
     argv.push_back(env.self_exe.empty() ? "ezpz" : env.self_exe);
     argv.emplace_back("__rank-env");
     auto shim = rank_shim_args(plan.rank);
+    if (plan.style == LauncherStyle::openmpi || plan.style == LauncherStyle::sophia) {
+      // Open MPI carries only what -x names: the rank hub's address and secret (set at run time).
+      argv.insert(argv.end() - 2, {"-x", std::string(kHubVar), "-x", std::string(kHubKeyVar)});
+    }
     argv.insert(argv.end(), shim.begin(), shim.end());
     argv.emplace_back("--");
     for (auto name : inherited_rank_variables()) {
@@ -463,6 +475,9 @@ LaunchPlan plan_for_attempt(const LaunchPlan& plan, int attempt) {
   out.rank.restart_count = attempt;
   if (attempt > 0 && !plan.rank.record_dir.empty()) {
     out.rank.record_dir = plan.rank.record_dir + "/retry-" + std::to_string(attempt);
+  }
+  if (attempt > 0 && !plan.rank.log_dir.empty()) {
+    out.rank.log_dir = plan.rank.log_dir + "/retry-" + std::to_string(attempt);  // one set per attempt
   }
   if (plan.rank_env && plan.style != LauncherStyle::local) {  // only a plan with a shim has its arguments
     out.argv = with_shim_args(plan.argv, out.rank);

@@ -23,7 +23,9 @@ struct LaunchRequest {
   std::vector<std::string> command;        ///< everything after "--", never reinterpreted
   bool rank_env = true;                    ///< insert the per-rank shim (--no-rank-env: false)
   std::optional<std::string> gpu_bind;     ///< --gpu-bind: auto, cuda, ze, rocr or none
-  bool label = false;                      ///< --label: prefix output lines with the rank
+  bool label = false;                      ///< --label: prefix output lines with "[host rank] "
+  std::optional<std::string> log_dir;      ///< --log-dir: each rank's output files (default: the record directory)
+  std::string console;                     ///< --console-ranks, normalized ("0-3,8"); "": every rank
   // What the caller decided for this launch (not flags):
   std::string run_id;      ///< TORCHELASTIC_RUN_ID: the job id
   std::string record_dir;  ///< the launch's record directory (error files, failure reports); "" = none

@@ -17,7 +17,33 @@ struct ProcessSpec {
   std::vector<std::string> argv;                         ///< argv[0] is looked up on PATH
   std::vector<std::pair<std::string, std::string>> set;  ///< variables to add or replace
   std::vector<std::string> unset;                        ///< variables to remove
-  std::string label;                                     ///< prefix for each output line when labelling ("[3] ")
+  std::string label;                                     ///< prefix for each output line when labelling ("[host 3] ")
+  std::string log_out;  ///< a file that gets a copy of its stdout, made at the first byte ("": none)
+  std::string log_err;  ///< the same for its stderr
+  bool console = true;  ///< its lines show on ezpz's stdout and stderr (false: only in the files)
+  std::string host;     ///< where it runs, for reports ("" none)
+};
+
+/// What besides the job's own processes the supervision of a launcher waits on: the rank hub,
+/// through which every rank's shim sends its output and its end (core/rank_channel.hpp).
+class JobSideChannel {
+ public:
+  virtual ~JobSideChannel() = default;
+  /// Descriptors to wait on now (the listener and every connection).
+  [[nodiscard]] virtual std::vector<int> fds() const = 0;
+  /// `fd` is ready: take what it has. True when a rank's output came.
+  virtual bool service(int fd) = 0;
+  /// Every rank's shim kills its rank at once (SIGKILL): a job ezpz kills leaves no rank behind
+  /// wherever the launcher left it.
+  virtual void kill_ranks() = 0;
+  /// After the launcher ended: take what the shims still send, then kill the ranks of shims
+  /// still connected after `grace_s` (the launcher died and left them) and wait up to
+  /// `kill_wait_s` for them to go.
+  virtual void finish(double grace_s, double kill_wait_s) = 0;
+  /// Who went quiet (core::quiet_report) as of `now` (seconds since the epoch).
+  [[nodiscard]] virtual std::vector<std::string> quiet_report(double now) const = 0;
+  /// Whether a few ranks still run long after all the others ended well (core::straggling).
+  [[nodiscard]] virtual bool straggling(double now, double after_s) const = 0;
 };
 
 struct RunOptions {
@@ -31,16 +57,20 @@ struct RunOptions {
   std::string stop_what;           ///< what a stop signal reaches, for the notice ("4 ranks", "mpiexec")
   std::vector<std::string> names;  ///< how notices name each process ("rank 2 on host")
   std::function<void(std::string_view)> notice;  ///< one-line messages for the user
+  JobSideChannel* side = nullptr;                ///< the rank hub of a launcher's job (nullptr: none)
+  double started_epoch = 0;                      ///< when the job started (seconds since the epoch)
+  double straggler_after_s = 60;  ///< say who still runs this long after every other rank ended well (0: never)
 };
 
 struct RunResult {
   int exit_code = 0;  ///< the job's code (see RunOptions), 124 on timeout, 128+N if ezpz got signal N
   int signal = 0;     ///< terminating signal ezpz received and forwarded (0 = none)
   bool timed_out = false;
-  int failed = -1;         ///< index of the first process that failed (-1 = none)
-  int failed_code = 0;     ///< its exit code (128+N when killed by signal N)
-  int failed_signal = 0;   ///< N when it was killed by signal N
-  double failed_time = 0;  ///< when it ended (seconds since the epoch)
+  int failed = -1;                       ///< index of the first process that failed (-1 = none)
+  int failed_code = 0;                   ///< its exit code (128+N when killed by signal N)
+  int failed_signal = 0;                 ///< N when it was killed by signal N
+  double failed_time = 0;                ///< when it ended (seconds since the epoch)
+  std::vector<std::string> failed_tail;  ///< the last lines of its stderr (the built-in launcher)
 };
 
 /// A process of an ezpz-launched job on this node.
@@ -66,18 +96,33 @@ struct ChildExit {
   int exec_errno = 0;   ///< exec's errno when the program could not be started
   double end_time = 0;  ///< wall clock when it ended (seconds since the epoch)
   long pid = 0;
+  std::vector<std::string> last_lines;  ///< the last lines of its stderr
+};
+
+class RankLink;
+
+/// Where run_child sends the child's output.
+struct ChildIo {
+  std::string label;         ///< prefix for each line shown here ("" none)
+  bool console = true;       ///< shown here (when no link takes it)
+  std::string log_out;       ///< a file that gets a copy of its stdout, made at the first byte ("": none)
+  std::string log_err;       ///< the same for its stderr
+  RankLink* link = nullptr;  ///< the launching ezpz's rank hub: the output goes there, and the child
+                             ///< is killed when the hub says so or is gone
 };
 
 /// Run processes here: one child, or a job's ranks under one process group. Port (sys/os).
 class JobControl {
  public:
   virtual ~JobControl() = default;
-  /// Run argv (PATH lookup) as this process's child, `env` added to the environment, pass it
-  /// SIGINT, SIGTERM, SIGHUP, SIGUSR1 and SIGUSR2, and wait for it. The child dies with this
-  /// process (PR_SET_PDEATHSIG). A non-empty `label` prefixes each of its output lines, whole.
+  /// Run argv (PATH lookup) as this process's child, `env` added to the environment (`unset`
+  /// removed), pass it SIGINT, SIGTERM, SIGHUP, SIGUSR1 and SIGUSR2, and wait for it. The child
+  /// dies with this process (PR_SET_PDEATHSIG); when this process's parent dies (the launcher
+  /// left it), or `io.link`'s hub says so or is gone, the child is stopped (SIGTERM, SIGKILL
+  /// after the grace). Its output goes where `io` says, whole lines at a time.
   [[nodiscard]] virtual ChildExit run_child(const std::vector<std::string>& argv,
                                             const std::vector<std::pair<std::string, std::string>>& env,
-                                            const std::string& label) = 0;
+                                            const std::vector<std::string>& unset, const ChildIo& io) = 0;
   /// End as `exit` did where possible (the same signal, default action, no core dump);
   /// returns the code to exit with otherwise.
   [[nodiscard]] virtual int finish_like(const ChildExit& exit) = 0;

@@ -197,6 +197,12 @@ std::vector<std::string> rank_shim_args(const RankContext& ctx) {
   if (ctx.label) {
     args.emplace_back("--label");
   }
+  if (!ctx.log_dir.empty()) {
+    args.push_back("--log-dir=" + ctx.log_dir);
+  }
+  if (!ctx.console.empty()) {
+    args.push_back("--console-ranks=" + ctx.console);
+  }
   return args;
 }
 

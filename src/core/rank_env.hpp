@@ -36,7 +36,9 @@ struct RankContext {
   std::string record_dir;  ///< this attempt's directory for error files and exit reports; empty: none
   int max_restarts = 0;    ///< TORCHELASTIC_MAX_RESTARTS (--retries)
   int restart_count = 0;   ///< TORCHELASTIC_RESTART_COUNT (the attempt, from 0)
-  bool label = false;      ///< the shim prefixes each output line with "[rank] "
+  bool label = false;      ///< every output line of a rank starts with "[host rank] "
+  std::string log_dir;     ///< this attempt's directory for each rank's output files; empty: none
+  std::string console;     ///< the ranks whose lines show (core::parse_rank_ranges); empty: all
 };
 
 struct RankInfo {

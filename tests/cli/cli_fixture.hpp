@@ -18,12 +18,16 @@ class FakeProcess final : public core::JobControl, public core::ProcessTable, pu
   std::vector<std::pair<std::string, std::string>> env;
   core::ChildExit child_exit{.exit_code = 127, .exec_errno = 2};  ///< what run_child answers
   std::string child_label;
+  std::vector<std::string> child_unset;
+  core::ChildIo child_io;
   core::ChildExit run_child(const std::vector<std::string>& a,
                             const std::vector<std::pair<std::string, std::string>>& e,
-                            const std::string& label) override {
+                            const std::vector<std::string>& unset, const core::ChildIo& io) override {
     argv = a;
     env = e;
-    child_label = label;
+    child_label = io.label;
+    child_unset = unset;
+    child_io = io;
     return child_exit;
   }
   int finish_like(const core::ChildExit& exit) override { return exit.exit_code; }
@@ -122,6 +126,40 @@ struct CliRun {
   std::string err;
 };
 
+/// A rank hub that hears nothing: the launcher's line is what cli tests look at.
+class QuietHub final : public core::RankHub {
+ public:
+  [[nodiscard]] std::string address() const override { return "127.0.0.1:9"; }
+  [[nodiscard]] std::string key() const override { return std::string(64, '0'); }
+  [[nodiscard]] std::vector<int> fds() const override { return {}; }
+  bool service(int) override { return false; }
+  void kill_ranks() override {}
+  void finish(double, double) override {}
+  [[nodiscard]] std::vector<std::string> quiet_report(double) const override { return {}; }
+  [[nodiscard]] bool straggling(double, double) const override { return false; }
+  [[nodiscard]] std::vector<core::RankWatch> ranks() const override { return {}; }
+  [[nodiscard]] std::vector<core::RankExit> exits() const override { return {}; }
+};
+
+class FakeRankChannels final : public core::RankChannels {
+ public:
+  int hubs = 0;  ///< how many were opened
+  Expected<std::unique_ptr<core::RankHub>> open_hub(const core::HubOptions&) override {
+    ++hubs;
+    return std::unique_ptr<core::RankHub>(std::make_unique<QuietHub>());
+  }
+  std::unique_ptr<core::RankLink> connect_hub(const core::Env&, int, const std::string&, int,
+                                              std::string& why) override {
+    why.clear();
+    return nullptr;
+  }
+};
+
+inline FakeRankChannels& fake_rank_channels() {
+  static FakeRankChannels channels;
+  return channels;
+}
+
 /// The CLI with the ports given (null: not offered), output captured.
 inline CliRun run_cli_ports(const std::vector<std::string>& args, const core::Env& env, const cli::Ports& ports) {
   std::ostringstream out;
@@ -140,7 +178,8 @@ inline CliRun run_cli(const std::vector<std::string>& args, const core::Env& env
   NoTransfer transfer;
   FakeBroadcaster broadcaster;
   auto& p = process != nullptr ? *process : local;
-  const cli::Ports ports{&probe, &probe, &p, &p, &p, &transfer, &transfer, &transfer, &transfer, &broadcaster, nullptr};
+  const cli::Ports ports{&probe,    &probe,    &p,        &p,           &p,      &transfer,
+                         &transfer, &transfer, &transfer, &broadcaster, nullptr, &fake_rank_channels()};
   int rc = cli::run_main(args, env, term, ports);
   return {rc, out.str(), err.str()};
 }

@@ -214,6 +214,51 @@ TEST_CASE("run: retries back off 5, 10, 20, 40, 60 s and stop at the first succe
   CHECK(failing.runs.size() == 3);
 }
 
+TEST_CASE("run: --console-ranks picks the ranks the terminal shows; --log-dir where the files go", "[cli]") {
+  ezpz::test::FakeProbe probe;
+  auto env = ezpz::test::make_env({{"HOME", "/h"}, {"PWD", "/work"}}, "box");
+  ezpz::test::FakeProcess process;
+  auto r = ezpz::test::run_cli(
+      {"launch", "--launcher", "local", "-n", "4", "--local-ranks-filter", "1,3", "--log-dir", "logs", "--", "t"}, env,
+      probe, &process);
+  CHECK(r.rc == 0);
+  REQUIRE(process.runs.size() == 1);
+  const auto& ranks = process.runs[0];
+  REQUIRE(ranks.size() == 4);
+  CHECK_FALSE(ranks[0].console);
+  CHECK(ranks[1].console);
+  CHECK_FALSE(ranks[2].console);
+  CHECK(ranks[3].console);
+  CHECK(ranks[3].log_out == "/work/logs/rank-3.box.out");
+  auto bad = ezpz::test::run_cli({"launch", "--launcher", "local", "--console-ranks", "x", "--", "t"}, env, probe);
+  CHECK(bad.rc == 2);
+  CHECK_THAT(bad.err, Catch::Contains("--console-ranks x is not a list of ranks"));
+}
+
+TEST_CASE("run: an MPI launcher gets the rank hub in its environment and the shim its files", "[cli]") {
+  ezpz::test::FakeProbe probe;
+  probe.programs = {{"mpirun", "/usr/bin/mpirun"}};
+  auto env = ezpz::test::make_env({{"HOME", "/h"}}, "box");
+  ezpz::test::FakeProcess process;
+  auto r = ezpz::test::run_cli({"launch", "--launcher", "mpirun", "-n", "2", "--console-ranks", "0", "--", "t"}, env,
+                               probe, &process);
+  CHECK(r.rc == 0);
+  REQUIRE(process.runs.size() == 1);
+  const auto& launcher = process.runs[0].at(0);
+  auto has_var = [&](const std::string& k) {
+    return std::any_of(launcher.set.begin(), launcher.set.end(), [&](const auto& kv) { return kv.first == k; });
+  };
+  CHECK(has_var("EZPZ_RANK_HUB"));
+  CHECK(has_var("EZPZ_RANK_HUB_KEY"));
+  CHECK(process.run_options[0].side != nullptr);
+  const auto& argv = launcher.argv;
+  const Strings forward = {"-x", "EZPZ_RANK_HUB_KEY"};
+  CHECK(std::search(argv.begin(), argv.end(), forward.begin(), forward.end()) != argv.end());
+  CHECK(std::find(argv.begin(), argv.end(), "--console-ranks=0") != argv.end());
+  CHECK(std::any_of(argv.begin(), argv.end(),
+                    [](const std::string& a) { return a.rfind("--log-dir=/h/.ezpz/", 0) == 0; }));
+}
+
 TEST_CASE("run: the built-in launcher gives each rank its environment and label", "[cli]") {
   ezpz::test::FakeProbe probe;
   auto env = ezpz::test::make_env({{"HOME", "/h"}}, "box");
@@ -224,8 +269,10 @@ TEST_CASE("run: the built-in launcher gives each rank its environment and label"
   REQUIRE(process.runs.size() == 1);
   const auto& ranks = process.runs[0];
   REQUIRE(ranks.size() == 3);
-  CHECK(ranks[2].label == "[2] ");
+  CHECK(ranks[2].label == "[box 2] ");  // --label names the host
   CHECK(ranks[2].argv == Strings{"t"});
+  CHECK(ranks[2].console);
+  CHECK_THAT(ranks[2].log_err, Catch::StartsWith("/h/.ezpz/jobs/local-") && Catch::EndsWith("/rank-2.box.err"));
   auto has = [](const ezpz::core::ProcessSpec& p, const std::string& k, const std::string& v) {
     return std::find(p.set.begin(), p.set.end(), std::pair{k, v}) != p.set.end();
   };
@@ -295,8 +342,9 @@ TEST_CASE("run: the quoted commands that used to start the wrong job run nothing
   probe.programs["mpirun"] = "/usr/bin/mpirun";
   auto env = ezpz::test::make_env({});
   ezpz::test::FakeProcess process;
-  auto dry = ezpz::test::run_cli({"launch", "-x", "FOO=1", "--dry-run", "-n", "2", "--", "python3", "train.py"}, env,
-                                 probe, &process);
+  auto dry = ezpz::test::run_cli(
+      {"launch", "--launcher", "mpirun", "-x", "FOO=1", "--dry-run", "-n", "2", "--", "python3", "train.py"}, env,
+      probe, &process);
   CHECK(dry.rc == 0);
   CHECK_THAT(dry.out, Catch::StartsWith("mpirun -np 2 "));
   CHECK_THAT(dry.out, Catch::Contains(" -x FOO=1 "));

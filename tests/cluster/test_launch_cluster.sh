@@ -67,7 +67,7 @@ python3 - "$plan" <<'PY' || fail "salloc plan: $plan"
 import json, sys
 p = json.loads(sys.argv[1])
 assert p["scheduler"] == "slurm" and p["launcher"] == "srun", p
-assert p["argv"][:5] == ["srun", "-u", "--verbose", "-N2", "-n2"], p["argv"]
+assert p["argv"][:4] == ["srun", "--verbose", "-N2", "-n2"], p["argv"]
 assert p["hosts"] == ["node1", "node2"], p
 PY
 out=$("$X" "${common[@]}" salloc -N 2 "$ezpz" launch -- sh -c "$SHOW" 2>/dev/null)
@@ -98,7 +98,7 @@ plan=$("$X" "${gpusim[@]}" salloc "${alloc[@]}" "$ezpz" launch --dry-run --json 
 python3 - "$plan" <<'PY' || fail "salloc --ntasks-per-node=1 plan: $plan"
 import json, sys
 p = json.loads(sys.argv[1])
-assert p["argv"][:6] == ["srun", "-u", "--verbose", "-N3", "-n3", "--gpus-per-node=1"], p["argv"]
+assert p["argv"][:5] == ["srun", "--verbose", "-N3", "-n3", "--gpus-per-node=1"], p["argv"]
 assert (p["gpus_per_node"], p["gpus_source"]) == (4, "SLURM_GPUS_PER_NODE"), p
 assert (p["ppn_limit"], p["ppn_limit_source"]) == (1, "SLURM_NTASKS_PER_NODE"), p
 assert p["warnings"] == [], p["warnings"]
@@ -190,6 +190,99 @@ out=$("$X" "${common[@]}" "$ezpz" kill --all-nodes --hostfile "$D/hostfile" 303 
 for _ in $(seq 1 1200); do kill -0 "$job" 2>/dev/null || break; sleep 0.05; done
 kill -0 "$job" 2>/dev/null && { fail "the launch did not end in 60 s after ezpz kill"; kill -9 "$job"; }
 [ "$(pgrep -c -f '^sleep 303')" = 0 ] || fail "sleep 303 still runs: $(pgrep -a -f '^sleep 303')"
+
+# The ranks' output across nodes (the rank hub): whole lines labelled with their hosts under srun
+# and MPICH over ssh, stderr apart, per-rank files on the shared home, a failing rank's last
+# words, and no rank left on any node after ezpz stops the job or dies.
+cat > "$D/lines.py" <<'PY'
+import os, socket, sys
+r = os.environ["RANK"]
+n = int(sys.argv[1]) if len(sys.argv) > 1 else 1
+for i in range(n):
+    print(f"WF rank={r} i={i} host={socket.gethostname()} " + "x" * 150)
+print(f"E rank={r}", file=sys.stderr)
+PY
+# check_lines OUT NRANKS NLINES WHAT: every line whole, each rank's all there, labels name hosts.
+check_lines() {
+  python3 - "$1" "$2" "$3" <<'PY' || fail "$4: lines cut, glued or missing"
+import collections, re, sys
+out, n, k = open(sys.argv[1]).read(), int(sys.argv[2]), int(sys.argv[3])
+pat = re.compile(r"^\[(node\d) (\d+)\] WF rank=(\d+) i=(\d+) host=(node\d) x{150}$")
+per, bad = collections.Counter(), []
+for line in out.splitlines():
+    m = pat.match(line)
+    if not m or m.group(1) != m.group(5) or m.group(2) != m.group(3):
+        bad.append(line[:200])
+        continue
+    per[int(m.group(3))] += 1
+ok = not bad and sorted(per) == list(range(n)) and set(per.values()) == {k}
+if not ok:
+    print(f"bad lines {len(bad)}: {bad[:3]}; per rank: {dict(per)}")
+sys.exit(0 if ok else 1)
+PY
+}
+cat > "$D/job3.sh" <<JOB
+#!/bin/sh
+export PYTHONUNBUFFERED=1
+"$ezpz" launch --ppn 2 --label -- /usr/bin/python3 "$D/lines.py" 1 > "$D/job3.lines" 2> "$D/job3.err"
+"$ezpz" launch -n 2 --ppn 1 --label -- /usr/bin/python3 "$D/lines.py" 100000 > "$D/job3.many" 2>/dev/null
+JOB
+timeout 300 "$X" "${common[@]}" sbatch --wait -N 3 --ntasks-per-node=2 --output="$D/job3.out" "$D/job3.sh" >/dev/null ||
+  fail "sbatch lines job failed: $(cat "$D/job3.out" "$D/job3.err")"
+check_lines "$D/job3.lines" 6 1 "sbatch -N 3, 6 ranks, one line each"
+check_lines "$D/job3.many" 2 100000 "sbatch -N 3, 2 ranks of 100,000 lines on 2 nodes"
+[ "$(grep -c '^\[node[123] [0-5]\] E rank=[0-5]$' "$D/job3.err")" -eq 6 ] || fail "stderr of the 6 ranks: $(cat "$D/job3.err")"
+grep -q 'WF rank' "$D/job3.err" && fail "stdout lines on stderr: $(cat "$D/job3.err")"
+files=$(ls "$D"/home/jobs/*/launch-*/rank-*.node[123].out 2>/dev/null | wc -l)
+[ "$files" -ge 8 ] || fail "per-rank files of the sbatch jobs (6 + 2 expected): $files"
+mpich_out=$("$X" "${common[@]}" PATH="$D/mpich/bin:$PATH" PYTHONUNBUFFERED=1 "$ezpz" launch --launcher mpiexec \
+  --hostfile "$D/hostfile" -n 6 --label -- /usr/bin/python3 "$D/lines.py" 2000 2>/dev/null)
+check_lines <(echo "$mpich_out") 6 2000 "MPICH over ssh, 6 ranks on 3 nodes"
+
+# Last words: a missing module on rank 1 (node2) under srun, without @record.
+out=$("$X" "${common[@]}" salloc -N 3 --ntasks-per-node=1 "$ezpz" launch -- /usr/bin/python3 -c \
+  'import os, time; os.environ["RANK"] == "1" and __import__("no_such_module_xyz"); time.sleep(5)' 2>&1)
+grep -q "^ezpz: error: job failed: rank 1 on node2 failed first" <<<"$out" || fail "srun last words: $out"
+grep -q "^  \[node2 1\] ModuleNotFoundError: No module named 'no_such_module_xyz'" <<<"$out" ||
+  fail "srun: the summary should end with rank 1's last line: $out"
+
+# No orphans: ranks that ignore SIGINT and SIGTERM, stopped by --time-limit, and by SIGKILL of ezpz.
+marker="stubborn$RANDOM$RANDOM"
+cat > "$D/$marker.py" <<'PY'
+import signal, time
+signal.signal(signal.SIGINT, signal.SIG_IGN)
+signal.signal(signal.SIGTERM, signal.SIG_IGN)
+print("ready", flush=True)
+while True:
+    time.sleep(0.1)
+PY
+# (the simulated nodes share one kernel: pgrep here sees every node's ranks and shims)
+left() { pgrep -f "^/usr/bin/python3 $D/$marker.py|__rank-env .*$marker" >/dev/null; }
+gone_within() {  # gone_within SECONDS WHAT: no rank of the marker and no shim left on any node
+  local end=$((SECONDS + $1))
+  while [ $SECONDS -lt "$end" ] && left; do sleep 0.1; done
+  left && { fail "$2: ranks left behind: $(pgrep -af "$marker")"; pkill -9 -f "$marker"; }
+}
+"$X" "${common[@]}" salloc -N 3 --ntasks-per-node=1 "$ezpz" launch --time-limit 3 --kill-after 2 -- \
+  /usr/bin/python3 "$D/$marker.py" >/dev/null 2>&1
+rc=$?
+[ "$rc" -eq 124 ] || fail "--time-limit under srun: exit $rc, not 124"
+gone_within 4 "--time-limit 3 --kill-after 2 under srun"
+for launcher in srun mpiexec; do
+  if [ "$launcher" = srun ]; then
+    "$X" "${common[@]}" salloc -N 3 --ntasks-per-node=1 "$ezpz" launch --kill-after 2 -- \
+      /usr/bin/python3 "$D/$marker.py" >"$D/stub.out" 2>&1 &
+  else
+    "$X" "${common[@]}" PATH="$D/mpich/bin:$PATH" "$ezpz" launch --launcher mpiexec --hostfile "$D/hostfile" -n 3 \
+      --kill-after 2 -- /usr/bin/python3 "$D/$marker.py" >"$D/stub.out" 2>&1 &
+  fi
+  for _ in $(seq 1 1200); do [ "$(grep -c ready "$D/stub.out")" = 3 ] && break; sleep 0.05; done
+  [ "$(grep -c ready "$D/stub.out")" = 3 ] || fail "$launcher: the 3 stubborn ranks did not start: $(cat "$D/stub.out")"
+  pid=$(pgrep -f "^$ezpz launch .*$marker")
+  kill -9 "$pid"
+  gone_within 4 "SIGKILL of ezpz under $launcher"
+  wait
+done
 
 [ "$fails" -eq 0 ] || { echo "$fails cluster launch check(s) failed"; exit 1; }
 echo "cluster launch: all checks passed"

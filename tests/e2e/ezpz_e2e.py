@@ -48,6 +48,15 @@ def base_env(**extra):
     return env
 
 
+def mpich_env(tmp, env):
+    """`env` with Debian's MPICH first on PATH as `mpiexec` (Open MPI owns the plain name)."""
+    mpich = os.path.join(tmp, "mpich", "bin")
+    os.makedirs(mpich)
+    os.symlink("/usr/bin/mpiexec.mpich", os.path.join(mpich, "mpiexec"))
+    os.symlink("/usr/bin/hydra_pmi_proxy", os.path.join(mpich, "hydra_pmi_proxy"))
+    return dict(env, PATH=mpich + ":" + env["PATH"])
+
+
 def run(args, env=None, check=None):
     proc = subprocess.run([EZPZ, *args], env=env if env is not None else base_env(),
                           capture_output=True, text=True, timeout=60)

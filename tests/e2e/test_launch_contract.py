@@ -5,8 +5,10 @@ the first Ctrl-C's notice."""
 import glob
 import json
 import os
+import re
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -147,9 +149,13 @@ class Contract(TempDirTest):
                     self.assertEqual(env["TORCH_NCCL_ASYNC_ERROR_HANDLING"], "1")
                     self.assertEqual(env["OMP_NUM_THREADS"], "1")
                 self.assertEqual(proc.stderr.count("OMP_NUM_THREADS=1 for every rank"), 1, proc.stderr)
-                # A launch that went well leaves its record and no empty record directory.
-                self.assertEqual([p for p in glob.glob(os.path.join(self.home, "jobs", "*", "launch-*"))
-                                  if os.path.isdir(p)], [])
+                # A launch that went well leaves its record, and beside it only the ranks' output
+                # files (no error file, no failure report, no empty directory).
+                dirs = [p for p in glob.glob(os.path.join(self.home, "jobs", "*", "launch-*")) if os.path.isdir(p)]
+                for d in dirs:
+                    left = [f for f in os.listdir(d) if not re.fullmatch(r"rank-\d+\..+\.(out|err)", f)]
+                    self.assertEqual(left, [], d)
+                    self.assertTrue(os.listdir(d), d)
         # A value the user exported wins.
         env = dict(self.env, OMP_NUM_THREADS="5", TORCH_NCCL_ASYNC_ERROR_HANDLING="0")
         proc = self.launch("mpirun", 2, CONTRACT, env=env)
@@ -261,7 +267,9 @@ class Contract(TempDirTest):
         # A bar redrawn with \r passes as it is drawn, each piece labelled; \r\n is one line end.
         proc = subprocess.run([EZPZ, "launch", "--launcher", "local", "--label", "-n", "1", "--", "printf",
                                "10%%\\r50%%\\r100%%\\r\\ndone\\n"], env=self.env, capture_output=True, timeout=60)
-        self.assertEqual(proc.stdout, b"[0] 10%\r[0] 50%\r[0] 100%\r\n[0] done\n", proc.stderr)
+        label = b"[%s 0] " % socket.gethostname().encode()
+        self.assertEqual(proc.stdout, label + b"10%\r" + label + b"50%\r" + label + b"100%\r\n" + label + b"done\n",
+                         proc.stderr)
 
     def test_first_ctrl_c_says_what_it_sent(self):
         for launcher in ("local", "mpirun"):

@@ -4,13 +4,15 @@ import glob
 import json
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(__file__))
-from ezpz_e2e import EZPZ, SOURCE_DIR, TempDirTest, base_env, main, run, wait_for_line, wait_until  # noqa: E402
+from ezpz_e2e import (EZPZ, SOURCE_DIR, TempDirTest, base_env, main, mpich_env, run, wait_for_line,  # noqa: E402
+                      wait_until)
 
 DEBIAN_PYTHON = "/usr/bin/python3"  # Debian's python3-torch lives here
 GLOO = os.path.join(SOURCE_DIR, "tests", "data", "gloo_allreduce.py")
@@ -38,11 +40,7 @@ class Launch(TempDirTest):
     def setUp(self):
         super().setUp()
         self.env = base_env(EZPZ_HOME=os.path.join(self.tmp, "ezpz-home"))
-        mpich = os.path.join(self.tmp, "mpich", "bin")
-        os.makedirs(mpich)
-        os.symlink("/usr/bin/mpiexec.mpich", os.path.join(mpich, "mpiexec"))
-        os.symlink("/usr/bin/hydra_pmi_proxy", os.path.join(mpich, "hydra_pmi_proxy"))
-        self.mpich_env = dict(self.env, PATH=mpich + ":" + self.env["PATH"])
+        self.mpich_env = mpich_env(self.tmp, self.env)
 
     def check_ranks(self, stdout, n):
         got = ranks(stdout)
@@ -210,18 +208,21 @@ os.kill(os.getpid(), signal.SIGPIPE)
 
     def test_label_and_raw_bytes(self):
         script = "printf 'a\\377b\\n'; printf 'err\\n' >&2"
+        host = socket.gethostname().encode()
+        want_out = sorted(b"[%s %d] a\xffb" % (host, r) for r in range(2))
+        want_err = sorted(b"[%s %d] err" % (host, r) for r in range(2))
         proc = subprocess.run([EZPZ, "launch", "--launcher", "local", "--label", "-n", "2", "--", "sh", "-c", script],
                               env=self.env, capture_output=True, timeout=30)
         self.assertEqual(proc.returncode, 0)
-        self.assertEqual(sorted(proc.stdout.split(b"\n")[:-1]), [b"[0] a\xffb", b"[1] a\xffb"])
+        self.assertEqual(sorted(proc.stdout.split(b"\n")[:-1]), want_out)
         ours = [line for line in proc.stderr.split(b"\n")[:-1] if not line.startswith(b"ezpz: ")]
-        self.assertEqual(sorted(ours), [b"[0] err", b"[1] err"])
-        # The same prefix under an MPI launcher: each rank's shim labels its lines.
+        self.assertEqual(sorted(ours), want_err)
+        # The same prefix under an MPI launcher: the rank hub labels its lines.
         proc = subprocess.run([EZPZ, "launch", "--launcher", "mpirun", "--label", "-n", "2", "--", "sh", "-c", script],
                               env=self.env, capture_output=True, timeout=60)
         self.assertEqual(proc.returncode, 0, proc.stderr)
-        self.assertEqual(sorted(proc.stdout.split(b"\n")[:-1]), [b"[0] a\xffb", b"[1] a\xffb"])
-        self.assertIn(b"[1] err", proc.stderr.split(b"\n"))
+        self.assertEqual(sorted(proc.stdout.split(b"\n")[:-1]), want_out)
+        self.assertIn(want_err[1], proc.stderr.split(b"\n"))
 
     def test_retries_then_success_and_the_record(self):
         counter = os.path.join(self.tmp, "attempts")

@@ -164,7 +164,8 @@ TEST_CASE("doctor: the launcher check runs the chosen launcher's --version", "[d
   auto env = make_env({});
   probe.programs["mpiexec"] = "/opt/openmpi/bin/mpiexec";
   probe.outputs["/opt/openmpi/bin/mpiexec --version"] = {0, "mpiexec (OpenRTE) 4.1.4\n", false};
-  auto r = core::check_launcher(env, probe, facts_for(env, probe));
+  probe.files["/h/two"] = "a\nb\n";  // one host alone gets the built-in launcher
+  auto r = core::check_launcher(env, probe, facts_for(env, probe, "/h/two"));
   CHECK(r.status == CheckStatus::ok);
   CHECK_THAT(r.message, Catch::Contains("Open MPI 4.1.4") && Catch::Contains("openmpi flags"));
 
@@ -172,7 +173,9 @@ TEST_CASE("doctor: the launcher check runs the chosen launcher's --version", "[d
   FakeProbe odd;
   odd.programs["mpiexec"] = "/opt/mpich/bin/mpiexec";
   odd.outputs["/opt/mpich/bin/mpiexec --version"] = {0, "mpiexec (OpenRTE) 4.1.4\n", false};
-  CHECK(core::check_launcher(env, odd, facts_for(env, odd)).status == CheckStatus::warning);
+  odd.files["/h/two"] = "a\nb\n";
+  CHECK(core::check_launcher(env, odd, facts_for(env, odd, "/h/two")).status == CheckStatus::warning);
+  CHECK_THAT(core::check_launcher(env, odd, facts_for(env, odd)).message, Catch::Contains("built-in launcher"));
 
   // Several hosts and no MPI at all.
   FakeProbe none;

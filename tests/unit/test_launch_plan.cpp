@@ -110,24 +110,30 @@ TEST_CASE("golden argv: Frontier and Perlmutter", "[launch_plan]") {
   for (int n : {1, 2, 4}) {
     auto ns = std::to_string(n);
     CHECK(line({"frontier", n}) ==
-          "srun -u --verbose -N" + ns + " -n" + std::to_string(8 * n) + " --gpus-per-node=8 python3 -m app.train");
+          "srun --verbose -N" + ns + " -n" + std::to_string(8 * n) + " --gpus-per-node=8 python3 -m app.train");
     CHECK(line({"perlmutter", n}) ==
-          "srun -u --verbose -N" + ns + " -n" + std::to_string(4 * n) + " --gpus-per-node=4 python3 -m app.train");
+          "srun --verbose -N" + ns + " -n" + std::to_string(4 * n) + " --gpus-per-node=4 python3 -m app.train");
   }
 }
 
 TEST_CASE("golden argv: local with Open MPI, MPICH and nothing", "[launch_plan]") {
-  CHECK(line({"local", 1, {}, {}, openmpi()}) == "mpirun -np 1 --oversubscribe python3 -m app.train");
+  // One host and no scheduler: the built-in launcher, even where MPI is installed.
+  CHECK(line({"local", 1, {}, {}, openmpi()}) == "python3 -m app.train");
+  Job asked{"local", 1, {}, {}, openmpi()};
+  asked.request.launcher = "mpirun";
+  CHECK(line(asked) == "mpirun -np 1 --oversubscribe python3 -m app.train");
   Job hf{"local", 2, {}, {}, openmpi()};
   hf.request.hostfile = "/hf";
   hf.request.topology.ppn = 4;
   CHECK(line(hf) == "mpirun -np 8 --hostfile /hf --map-by ppr:4:node python3 -m app.train");
   Job root{"local", 1, {}, {}, openmpi(), 0};
+  root.request.launcher = "mpirun";
   CHECK(line(root) == "mpirun -np 1 --allow-run-as-root --oversubscribe python3 -m app.train");
 
   LauncherInventory mpich{LauncherProgram{"mpiexec", "/usr/bin/mpiexec", LauncherStyle::mpich}, std::nullopt,
                           std::nullopt};
   Job m{"local", 1, {}, {}, mpich};
+  m.request.launcher = "mpiexec";
   m.request.topology.nprocs = 4;
   CHECK(line(m) == "mpiexec -n 4 -ppn 4 python3 -m app.train");
 
@@ -193,7 +199,7 @@ TEST_CASE("passthrough: launcher flags go before the command, verbatim", "[launc
 TEST_CASE("Slurm passes the nodes when a subset or a hostfile is used", "[launch_plan]") {
   Job subset{"perlmutter", 4};
   subset.request.topology.nhosts = 2;
-  CHECK(line(subset) == "srun -u --verbose -N2 -n8 --gpus-per-node=4 --nodelist=host0,host1 python3 -m app.train");
+  CHECK(line(subset) == "srun --verbose -N2 -n8 --gpus-per-node=4 --nodelist=host0,host1 python3 -m app.train");
   Job hf{"frontier", 2};
   hf.request.hostfile = "/my/hosts";
   CHECK_THAT(line(hf), Catch::Contains("--nodelist=host0,host1 python3"));
@@ -238,7 +244,11 @@ TEST_CASE("launcher choice: --launcher, profile, scheduler, local", "[launch_pla
   CHECK(choose_launcher(req, cluster, openmpi())->program == "mpirun");
   cluster.scheduler = Scheduler::local;
   CHECK(choose_launcher(req, cluster, {})->program == "local");
-  CHECK(choose_launcher(req, cluster, openmpi())->style == LauncherStyle::openmpi);
+  cluster.hosts = {"laptop"};
+  CHECK(choose_launcher(req, cluster, openmpi())->program == "local");  // one host: MPI not needed
+  cluster.hosts = {"a", "b"};
+  CHECK(choose_launcher(req, cluster, openmpi())->style == LauncherStyle::openmpi);  // a hostfile of two
+  cluster.hosts.clear();
 
   // Hostname says Aurora, but no PBS job: run on this node, and say so.
   auto set = MachineSet::builtin();
@@ -327,6 +337,7 @@ TEST_CASE("the label option maps to each launcher's own flag", "[launch_plan]") 
     CHECK_THAT(line(j), Catch::Contains(std::string(" ") + flag + " --extra python3"));
   }
   Job ompi{"local", 1, {}, {}, openmpi()};
+  ompi.request.launcher = "mpirun";
   ompi.request.label = true;
   CHECK_THAT(line(ompi), Catch::Contains("--tag-output python3"));
   Job local{"local", 1};
@@ -398,11 +409,11 @@ TEST_CASE("allocation: CUDA_VISIBLE_DEVICES on Polaris, ROCR/HIP_VISIBLE_DEVICES
         "python3 -m app.train");
   CHECK_THAT(line({"polaris", 1, {{"ROCR_VISIBLE_DEVICES", "0"}}}), Catch::Contains("--np=4 --ppn=4 "));
   CHECK(line({"frontier", 2, {{"ROCR_VISIBLE_DEVICES", "0,1,2,3"}}}) ==
-        "srun -u --verbose -N2 -n8 --gpus-per-node=4 python3 -m app.train");
+        "srun --verbose -N2 -n8 --gpus-per-node=4 python3 -m app.train");
   CHECK(line({"frontier", 2, {{"HIP_VISIBLE_DEVICES", "0,1"}}}) ==
-        "srun -u --verbose -N2 -n4 --gpus-per-node=2 python3 -m app.train");
+        "srun --verbose -N2 -n4 --gpus-per-node=2 python3 -m app.train");
   CHECK(line({"frontier", 1, {{"ROCR_VISIBLE_DEVICES", "0,1,2,3"}, {"HIP_VISIBLE_DEVICES", "0,1,2"}}}) ==
-        "srun -u --verbose -N1 -n3 --gpus-per-node=3 python3 -m app.train");
+        "srun --verbose -N1 -n3 --gpus-per-node=3 python3 -m app.train");
   // More devices listed than the node has: the profile's number stands.
   CHECK_THAT(line({"polaris", 1, {{"CUDA_VISIBLE_DEVICES", "0,1,2,3,4,5"}}}), Catch::Contains("--np=4 --ppn=4 "));
 }
@@ -412,34 +423,34 @@ TEST_CASE("allocation: Slurm --ntasks-per-node, SLURM_GPUS_ON_NODE and SLURM_GPU
                                LauncherProgram{"srun", "/usr/bin/srun", LauncherStyle::srun}};
   auto one = plan({"frontier", 2, {{"SLURM_NTASKS_PER_NODE", "1"}, {"SLURM_JOB_CPUS_PER_NODE", "1(x2)"}}, {}, srun});
   REQUIRE(one);
-  CHECK(shell_join(one->argv) == "srun -u --verbose -N2 -n2 --gpus-per-node=1 python3 -m app.train");
+  CHECK(shell_join(one->argv) == "srun --verbose -N2 -n2 --gpus-per-node=1 python3 -m app.train");
   CHECK(one->ppn_limit.value == 1);
   CHECK(one->ppn_limit.source == "SLURM_NTASKS_PER_NODE");
   CHECK(one->warnings.empty());
 
   CHECK(line({"frontier", 2, {{"SLURM_GPUS_ON_NODE", "4"}}}) ==
-        "srun -u --verbose -N2 -n8 --gpus-per-node=4 python3 -m app.train");
+        "srun --verbose -N2 -n8 --gpus-per-node=4 python3 -m app.train");
   for (const char* value : {"4", "gpu:4", "a100:4", "gpu:a100:4"}) {
     INFO(value);
     CHECK(line({"frontier", 2, {{"SLURM_GPUS_PER_NODE", value}}}) ==
-          "srun -u --verbose -N2 -n8 --gpus-per-node=4 python3 -m app.train");
+          "srun --verbose -N2 -n8 --gpus-per-node=4 python3 -m app.train");
     // A machine of no profile: the allocation's GPUs are the number.
     CHECK(
         line({"local", 3, {{"SLURM_GPUS_PER_NODE", value}, {"SLURM_JOB_ID", "7"}, {"SLURM_NODELIST", "host[0-2]"}}}) ==
-        "srun -u --verbose -N3 -n12 --gpus-per-node=4 python3 -m app.train");
+        "srun --verbose -N3 -n12 --gpus-per-node=4 python3 -m app.train");
   }
   CHECK_THAT(line({"frontier", 1, {{"SLURM_GPUS_ON_NODE", "2"}, {"SLURM_GPUS_PER_NODE", "4"}}}),
              Catch::Contains("-n2 --gpus-per-node=2 "));  // what this node has wins
   // Both: GPUs per node, no more than the job's tasks per node.
   CHECK(line({"frontier", 3, {{"SLURM_GPUS_PER_NODE", "gpu:4"}, {"SLURM_NTASKS_PER_NODE", "2"}}}) ==
-        "srun -u --verbose -N3 -n6 --gpus-per-node=2 python3 -m app.train");
+        "srun --verbose -N3 -n6 --gpus-per-node=2 python3 -m app.train");
   // The CPUs srun may use per node bound the default too.
   auto cpus = plan({"frontier", 2, {{"SLURM_JOB_CPUS_PER_NODE", "6,4"}, {"SLURM_CPUS_PER_TASK", "2"}}});
   REQUIRE(cpus);
-  CHECK_THAT(shell_join(cpus->argv), Catch::StartsWith("srun -u --verbose -N2 -n4 --gpus-per-node=2 "));
+  CHECK_THAT(shell_join(cpus->argv), Catch::StartsWith("srun --verbose -N2 -n4 --gpus-per-node=2 "));
   CHECK(cpus->ppn_limit.source == "SLURM_JOB_CPUS_PER_NODE");
   CHECK(line({"frontier", 2, {{"SLURM_JOB_CPUS_PER_NODE", "1(x2)"}, {"SLURM_OVERCOMMIT", "1"}}}) ==
-        "srun -u --verbose -N2 -n16 --gpus-per-node=8 python3 -m app.train");
+        "srun --verbose -N2 -n16 --gpus-per-node=8 python3 -m app.train");
 }
 
 TEST_CASE("allocation: asking beyond it warns, unless srun would refuse", "[launch_plan]") {
@@ -448,7 +459,7 @@ TEST_CASE("allocation: asking beyond it warns, unless srun would refuse", "[laun
   wide.request.topology.ppn = 16;
   auto p = plan(wide);
   REQUIRE(p);
-  CHECK(shell_join(p->argv) == "srun -u --verbose -N2 -n32 --gpus-per-node=8 python3 -m app.train");
+  CHECK(shell_join(p->argv) == "srun --verbose -N2 -n32 --gpus-per-node=8 python3 -m app.train");
   CHECK_THAT(join(p->warnings, "\n"), Catch::Contains("--ppn 16: srun ignores the job's --ntasks-per-node=1") &&
                                           Catch::Contains("ranks will share GPUs"));
   // Too few CPUs: srun would say "More processors requested than permitted".
@@ -474,13 +485,13 @@ TEST_CASE("allocation: asking beyond it warns, unless srun would refuse", "[laun
 TEST_CASE("Slurm with -n alone spreads the ranks evenly over the allocation", "[launch_plan]") {
   Job eight{"frontier", 2};
   eight.request.topology.nprocs = 8;
-  CHECK(line(eight) == "srun -u --verbose -N2 -n8 --gpus-per-node=4 python3 -m app.train");
+  CHECK(line(eight) == "srun --verbose -N2 -n8 --gpus-per-node=4 python3 -m app.train");
   Job two{"frontier", 4};
   two.request.topology.nprocs = 2;
-  CHECK(line(two) == "srun -u --verbose -N2 -n2 --gpus-per-node=1 --nodelist=host0,host1 python3 -m app.train");
+  CHECK(line(two) == "srun --verbose -N2 -n2 --gpus-per-node=1 --nodelist=host0,host1 python3 -m app.train");
   Job three{"local", 3, {{"SLURM_NTASKS_PER_NODE", "1"}, {"SLURM_JOB_ID", "7"}, {"SLURM_NODELIST", "host[0-2]"}}};
   three.request.topology.nprocs = 3;
-  CHECK(line(three) == "srun -u --verbose -N3 -n3 python3 -m app.train");
+  CHECK(line(three) == "srun --verbose -N3 -n3 python3 -m app.train");
 }
 
 TEST_CASE("Aurora login node without a job: the built-in launcher, not PALS mpiexec", "[launch_plan]") {

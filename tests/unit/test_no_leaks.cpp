@@ -230,12 +230,12 @@ TEST_CASE("no leaks: PosixProcessControl::run and run_child that fail", "[leaks]
   });
   no_leak("run_child: a program that does not exist", [] {
     ezpz::sys::PosixProcessControl pc;
-    const auto exit = pc.run_child({"/nonexistent/ezpz-no-such-program"}, {}, "[0] ");
+    const auto exit = pc.run_child({"/nonexistent/ezpz-no-such-program"}, {}, {}, ezpz::core::ChildIo{"[0] "});
     return exit.exit_code == 127;
   });
   no_leak("run_child: a command that exits non-zero", [] {
     ezpz::sys::PosixProcessControl pc;
-    const auto exit = pc.run_child({"sh", "-c", "echo out; exit 5"}, {}, "[0] ");
+    const auto exit = pc.run_child({"sh", "-c", "echo out; exit 5"}, {}, {}, ezpz::core::ChildIo{"[0] "});
     return exit.exit_code == 5;
   });
   // ProcessSpec has no working directory: an unusable one is not a case of these calls.

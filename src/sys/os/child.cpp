@@ -2,7 +2,9 @@
 // its child (not exec), so it can report how the rank ended and label its lines.
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <csignal>
+#include <optional>
 
 #include <fcntl.h>
 #include <poll.h>
@@ -11,6 +13,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "core/rank_channel.hpp"
 #include "sys/os/exec.hpp"
 #include "sys/os/fd_io.hpp"
 #include "sys/os/job_exit.hpp"
@@ -50,35 +53,144 @@ bool relayed(const Received& r) {
   return r.signo != SIGCHLD && r.sender > 0 && r.sender != ::getppid();
 }
 
-/// Until the child ends: pass it the signals meant for it, pass its output on in whole lines.
-/// Its wait status.
-int supervise(OwnedChild& child, SignalRelay& signals, std::vector<LineStream>& streams) {
-  while (true) {
-    std::vector<pollfd> fds = {{signals.fd(), POLLIN, 0}};
-    for (const auto& s : streams) {
-      fds.push_back({s.fd.get(), POLLIN, 0});
-    }
-    // Without the relay's pipe (none could be made) nothing wakes us for SIGCHLD: look often.
-    if (::poll(fds.data(), fds.size(), signals.fd() < 0 ? 100 : -1) < 0 && errno != EINTR) {
-      break;
-    }
-    for (std::size_t k = 1; k < fds.size(); ++k) {
-      if ((fds[k].revents & (POLLIN | POLLHUP | POLLERR)) != 0) {
-        (void)pump_lines(streams[k - 1]);  // at its end, the stream's descriptor is closed
+using Clock = std::chrono::steady_clock;
+
+/// The shim's child until it ends: its output (to the hub, or whole lines here; a copy in its
+/// log files), the signals meant for it, and its owner: when the hub says so, or is gone, or
+/// the launcher that started the shim is gone, the child is stopped (SIGTERM, then SIGKILL).
+class ChildWatch {
+ public:
+  ChildWatch(OwnedChild& child, SignalRelay& signals, std::vector<LineStream>& streams, const core::ChildIo& io)
+      : child_(child), signals_(signals), streams_(streams), io_(io), link_(io.link), parent_(::getppid()) {}
+
+  /// Its wait status.
+  int run() {
+    while (true) {
+      auto fds = events();
+      for (std::size_t k = 0; k < streams_.size(); ++k) {
+        if ((fds[k + 2].revents & (POLLIN | POLLHUP | POLLERR)) != 0) {
+          read_stream(streams_[k]);
+        }
       }
-    }
-    std::erase_if(streams, [](const LineStream& s) { return !s.fd.valid(); });
-    for (const auto& r : signals.drain_senders()) {
-      if (relayed(r)) {
-        ::kill(child.pid(), r.signo);
+      if (link_ != nullptr && fds[1].revents != 0) {
+        hear();
       }
-    }
-    if (const auto status = child.try_wait()) {
-      return *status;
+      for (const auto& r : signals_.drain_senders()) {
+        if (relayed(r)) {
+          ::kill(child_.pid(), r.signo);
+        }
+      }
+      if (::getppid() != parent_) {
+        stop();  // the launcher that started us is gone: nobody else will stop the rank
+      }
+      if (kill_at_ && Clock::now() >= *kill_at_) {
+        ::kill(child_.pid(), SIGKILL);
+        kill_at_.reset();
+      }
+      if (const auto status = child_.try_wait()) {
+        return *status;
+      }
     }
   }
-  return child.wait().value_or(0);
-}
+
+  /// After the child ended: what is left in its pipes.
+  void drain() {
+    for (auto& s : streams_) {
+      if (!s.fd.valid()) {
+        continue;
+      }
+      ::fcntl(s.fd.get(), F_SETFL, O_NONBLOCK);
+      while (read_stream(s)) {
+      }
+      emit_lines(s, true);
+    }
+  }
+
+ private:
+  std::vector<pollfd> events() const {
+    std::vector<pollfd> fds = {{signals_.fd(), POLLIN, 0}, {link_ != nullptr ? link_->fd() : -1, POLLIN, 0}};
+    for (const auto& s : streams_) {
+      fds.push_back({s.fd.get(), POLLIN, 0});
+    }
+    // Without the relay's pipe nothing wakes us for SIGCHLD; a parent's death is seen on the
+    // relay (PR_SET_PDEATHSIG) or, failing that, within a second.
+    int wait_ms = signals_.fd() < 0 ? 100 : 1000;
+    if (kill_at_) {
+      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(*kill_at_ - Clock::now()).count() + 1;
+      wait_ms = static_cast<int>(std::clamp<long long>(left, 0, wait_ms));
+    }
+    if (::poll(fds.data(), fds.size(), wait_ms) < 0) {
+      for (auto& p : fds) {
+        p.revents = 0;
+      }
+    }
+    return fds;
+  }
+
+  /// One read of a stream: to the hub (or here), its log and its tail. False at its end.
+  bool read_stream(LineStream& s) {
+    char buf[65536];
+    const auto n = ::read(s.fd.get(), buf, sizeof(buf));
+    if (n < 0 && errno == EINTR) {
+      return true;
+    }
+    if (n <= 0) {
+      emit_lines(s, true);
+      s.fd.reset();
+      return false;
+    }
+    const std::string_view bytes(buf, static_cast<std::size_t>(n));
+    if (link_ != nullptr && !link_->send_output(stream_of(s), bytes)) {
+      lost_hub();
+    }
+    feed(s, bytes);
+    return true;
+  }
+
+  int stream_of(const LineStream& s) const { return &s == &streams_.front() ? 1 : 2; }
+
+  void hear() {
+    switch (link_->hear()) {
+      case core::RankLink::Heard::nothing:
+        break;
+      case core::RankLink::Heard::kill:
+        ::kill(child_.pid(), SIGKILL);
+        break;
+      case core::RankLink::Heard::gone:
+        lost_hub();
+        break;
+    }
+  }
+
+  /// ezpz is gone (ended or killed): its ranks go too; what they still print shows here.
+  void lost_hub() {
+    grace_s_ = link_->kill_after();
+    link_ = nullptr;
+    for (std::size_t k = 0; k < streams_.size(); ++k) {
+      streams_[k].out_fd = io_.console ? static_cast<int>(k) + 1 : -1;
+      streams_[k].whole = true;
+    }
+    stop();
+  }
+
+  void stop() {
+    if (!stopping_) {
+      stopping_ = true;
+      ::kill(child_.pid(), SIGTERM);
+      kill_at_ = Clock::now() + std::chrono::milliseconds(static_cast<long long>(grace_s_ * 1000));
+    }
+  }
+
+  OwnedChild& child_;
+  SignalRelay& signals_;
+  std::vector<LineStream>& streams_;
+  const core::ChildIo& io_;
+  core::RankLink* link_;
+  pid_t parent_;
+  bool stopping_ = false;
+  double grace_s_ = 10;
+  std::optional<Clock::time_point> kill_at_;
+};
 
 /// The rank's exit from how it could be run and how it ended.
 void record_end(core::ChildExit& out, int exec_errno, int status) {
@@ -92,17 +204,34 @@ void record_end(core::ChildExit& out, int exec_errno, int status) {
   }
 }
 
+/// The child's two streams: to the hub when there is one (bytes as they come; the hub makes
+/// the lines), else here in whole lines; a copy in its log files.
+std::vector<LineStream> child_streams(OwnedPipe& out_pipe, OwnedPipe& err_pipe, const core::ChildIo& io) {
+  std::vector<LineStream> streams(2);
+  streams[0].fd = out_pipe.take_read();
+  streams[1].fd = err_pipe.take_read();
+  for (int k = 0; k < 2; ++k) {
+    auto& s = streams[static_cast<std::size_t>(k)];
+    s.out_fd = io.link == nullptr && io.console ? k + 1 : -1;
+    s.whole = io.link == nullptr;
+    s.label = io.label;
+    s.log_path = k == 0 ? io.log_out : io.log_err;
+  }
+  return streams;
+}
+
 }  // namespace
 
 core::ChildExit PosixProcessControl::run_child(const std::vector<std::string>& argv,
                                                const std::vector<std::pair<std::string, std::string>>& env,
-                                               const std::string& label) {
+                                               const std::vector<std::string>& unset, const core::ChildIo& io) {
   core::ChildExit out;
   auto& signals = relay();
-  const auto prepared = prepare_exec(argv, env, {});
+  // The launcher that started us dying is a SIGTERM we see (then the rank is stopped).
+  ::prctl(PR_SET_PDEATHSIG, SIGTERM);
+  const auto prepared = prepare_exec(argv, env, unset);
   OwnedPipe error_pipe, out_pipe, err_pipe;
-  const bool labelled = !label.empty();
-  if (!error_pipe.open() || (labelled && (!out_pipe.open() || !err_pipe.open()))) {
+  if (!error_pipe.open() || !out_pipe.open() || !err_pipe.open()) {
     out.exec_errno = errno;
     out.exit_code = 126;
     return out;
@@ -123,11 +252,7 @@ core::ChildExit PosixProcessControl::run_child(const std::vector<std::string>& a
   const int fork_errno = errno;
   OwnedChild child(pid);
   error_pipe.close_write();
-  std::vector<LineStream> streams;
-  if (labelled) {
-    streams.push_back({out_pipe.take_read(), 1, label, {}});
-    streams.push_back({err_pipe.take_read(), 2, label, {}});
-  }
+  auto streams = child_streams(out_pipe, err_pipe, io);
   out.pid = pid;
   int exec_errno = 0;
   if (pid < 0) {
@@ -138,14 +263,14 @@ core::ChildExit PosixProcessControl::run_child(const std::vector<std::string>& a
   }
   error_pipe.close_read();
   int status = 0;
+  ChildWatch watch(child, signals, streams, io);
   if (exec_errno != 0) {
     (void)child.wait();  // it is ending on its own (127/126)
   } else if (child.owned()) {
-    status = supervise(child, signals, streams);
+    status = watch.run();
   }
-  for (auto& s : streams) {
-    drain_lines(s);  // its own children may hold the pipes open: no waiting
-  }
+  watch.drain();  // its own children may hold the pipes open: no waiting
+  out.last_lines = streams[1].tail.lines();
   record_end(out, exec_errno, status);
   return out;
 }

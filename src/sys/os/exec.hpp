@@ -40,7 +40,7 @@ class PosixProcessControl final : public core::JobControl, public core::ProcessT
 
   [[nodiscard]] core::ChildExit run_child(const std::vector<std::string>& argv,
                                           const std::vector<std::pair<std::string, std::string>>& env,
-                                          const std::string& label) override;
+                                          const std::vector<std::string>& unset, const core::ChildIo& io) override;
   [[nodiscard]] int finish_like(const core::ChildExit& exit) override;
   [[nodiscard]] Expected<core::RunResult> run(const std::vector<core::ProcessSpec>& processes,
                                               const core::RunOptions& options) override;

@@ -46,6 +46,7 @@ std::string describe(int code) {
 struct Supervised {
   std::vector<ProcessEnd> ends;
   JobStop stop;
+  std::vector<std::string> failed_tail;  ///< the last stderr lines of the first that failed
 };
 
 /// One run of a job: its processes in one process group, their output, the signals ezpz gets,
@@ -90,21 +91,86 @@ class Supervisor {
       handle_signals();
       reap();
       check_deadlines(now);
+      check_stragglers();
     }
     for (auto& s : streams_) {
       drain_lines(s);
     }
+    if (options_.side != nullptr) {
+      options_.side->finish(2.0, options_.kill_after_s + 1);  // the launcher may have left ranks behind
+    }
+    Supervised out{std::move(ends_), stop_, {}};
+    if (const auto* f = first_failure(out.ends); f != nullptr && 2 * f->index + 1 < streams_.size()) {
+      out.failed_tail = streams_.at(2 * f->index + 1).tail.lines();
+    }
     streams_.clear();
-    return {std::move(ends_), stop_};
+    return out;
   }
 
  private:
-  bool capture() const { return options_.label || options_.whole_lines || options_.timeout_s > 0; }
+  bool capture() const {
+    return options_.label || options_.whole_lines || options_.timeout_s > 0 || options_.side != nullptr;
+  }
 
   void kill_group(int signo) const {
+    if (signo == SIGKILL && options_.side != nullptr) {
+      options_.side->kill_ranks();  // wherever the launcher runs them
+    }
     if (pgid_ > 0) {
       ::kill(-pgid_, signo);
     }
+  }
+
+  /// Who went quiet: the hub's ranks, or the built-in launcher's.
+  void quiet_report() const {
+    const double now = wall_clock_seconds();
+    std::vector<std::string> lines;
+    if (options_.side != nullptr) {
+      lines = options_.side->quiet_report(now);
+    } else if (!options_.is_launcher) {
+      lines = core::quiet_report(local_watches(), now, options_.started_epoch);
+    }
+    for (const auto& line : lines) {
+      notice(line);
+    }
+  }
+
+  /// Once: a few ranks still running long after every other one ended well.
+  void check_stragglers() {
+    if (straggle_said_ || options_.straggler_after_s <= 0 || stop_.signal != 0 || stop_.timed_out) {
+      return;
+    }
+    const double now = wall_clock_seconds();
+    const bool straggling = options_.side != nullptr ? options_.side->straggling(now, options_.straggler_after_s)
+                            : options_.is_launcher   ? false
+                                                   : core::straggling(local_watches(), now, options_.straggler_after_s);
+    if (straggling) {
+      straggle_said_ = true;
+      quiet_report();
+    }
+  }
+
+  std::vector<core::RankWatch> local_watches() const {
+    std::vector<core::RankWatch> ranks;
+    for (std::size_t i = 0; i < children_.size() && 2 * i + 1 < streams_.size(); ++i) {
+      ranks.push_back(watch_of(i));
+    }
+    return ranks;
+  }
+
+  core::RankWatch watch_of(std::size_t i) const {
+    const auto& out = streams_[2 * i];
+    const auto& err = streams_[2 * i + 1];
+    const auto& latest = out.last_time >= err.last_time ? out : err;
+    core::RankWatch w{static_cast<int>(i), hosts_[i], false, 0, 0, latest.last_time, latest.tail.last()};
+    for (const auto& e : ends_) {
+      if (e.index == i) {
+        w.ended = true;
+        w.exit_code = status_code(e.status);
+        w.ended_at = e.time;
+      }
+    }
+    return w;
   }
 
   Expected<void> spawn_one(std::size_t i, const ProcessSpec& spec) {
@@ -150,12 +216,19 @@ class Supervisor {
     pgid_ = pgid_ == 0 ? pid : pgid_;
     ::setpgid(pid, pgid_);  // also here, so the group exists before we signal it
     children_.emplace_back(pid);
+    hosts_.push_back(spec.host);
     if (capture()) {
       // Whole lines when labelling or asked to; the watchdog alone passes bytes on as they come.
       const std::string label = options_.label ? spec.label : "";
       const bool whole = options_.label || options_.whole_lines;
-      streams_.push_back({out.take_read(), 1, label, {}, whole});
-      streams_.push_back({err.take_read(), 2, label, {}, whole});
+      for (int k = 1; k <= 2; ++k) {
+        auto& s = streams_.emplace_back();
+        s.fd = k == 1 ? out.take_read() : err.take_read();
+        s.out_fd = spec.console ? k : -1;
+        s.label = label;
+        s.whole = whole;
+        s.log_path = k == 1 ? spec.log_out : spec.log_err;
+      }
     }
     int e = 0;
     if (::read(exec_error.read_end(), &e, sizeof(e)) != static_cast<ssize_t>(sizeof(e))) {
@@ -171,7 +244,12 @@ class Supervisor {
   std::vector<pollfd> wait_for_events() const {
     std::vector<pollfd> fds = {{signals_.fd(), POLLIN, 0}};
     for (const auto& s : streams_) {
-      fds.push_back({s.fd.get(), POLLIN, 0});
+      fds.push_back({s.fd.get(), POLLIN, 0});  // -1 once it ended: poll skips it
+    }
+    if (options_.side != nullptr) {
+      for (int fd : options_.side->fds()) {
+        fds.push_back({fd, POLLIN, 0});
+      }
     }
     std::optional<Clock::time_point> wake = kill_deadline_;
     if (options_.timeout_s > 0 && !stop_.timed_out) {
@@ -187,6 +265,9 @@ class Supervisor {
       const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(*wake - Clock::now()).count() + 1;
       wait_ms = static_cast<int>(std::max<long>(ms, 0));
     }
+    if (!straggle_said_ && options_.straggler_after_s > 0) {
+      wait_ms = wait_ms < 0 ? 5000 : std::min(wait_ms, 5000);  // a look for stragglers now and then
+    }
     ::poll(fds.data(), fds.size(), wait_ms);
     return fds;
   }
@@ -196,12 +277,17 @@ class Supervisor {
       if ((fds[k].revents & (POLLIN | POLLHUP | POLLERR)) == 0) {
         continue;
       }
+      if (k - 1 >= streams_.size()) {
+        if (options_.side->service(fds[k].fd)) {
+          last_output_ = now;  // a rank's output, through the hub
+        }
+        continue;
+      }
       auto& s = streams_[k - 1];
-      if (pump_lines(s) == Pumped::data) {
+      if (s.fd.valid() && pump_lines(s) == Pumped::data) {
         last_output_ = now;
       }
     }
-    std::erase_if(streams_, [](const LineStream& s) { return !s.fd.valid(); });  // ended: closed
   }
 
   void notice(const std::string& message) const {
@@ -232,6 +318,7 @@ class Supervisor {
           notice("SIGINT sent to " + options_.stop_what + ": waiting up to " +
                  std::to_string(static_cast<long>(options_.kill_after_s)) +
                  " s for it to stop, then SIGKILL (Ctrl-C again to kill now)");
+          quiet_report();
         }
         stop_.signal = stop_.signal != 0 ? stop_.signal : signo;
         start_stopping(signo);
@@ -270,6 +357,7 @@ class Supervisor {
       stop_.timed_out = true;
       notice("no output for " + std::to_string(static_cast<long>(options_.timeout_s)) +
              " s: stopping the job (--idle-timeout)");
+      quiet_report();
       start_stopping(SIGTERM);
     }
     if (options_.time_limit_s > 0 && !stop_.timed_out && running_ > 0 &&
@@ -277,6 +365,7 @@ class Supervisor {
       stop_.timed_out = true;
       notice("ran for " + std::to_string(static_cast<long>(options_.time_limit_s)) +
              " s: stopping the job (--time-limit)");
+      quiet_report();
       start_stopping(SIGTERM);
     }
     if (kill_deadline_ && now >= *kill_deadline_ && running_ > 0) {
@@ -290,12 +379,14 @@ class Supervisor {
   const RunOptions& options_;
   SignalRelay& signals_;
   std::vector<OwnedChild> children_;  ///< in spawn order: the index is the process's
+  std::vector<std::string> hosts_;    ///< where each runs (ProcessSpec::host)
   std::vector<LineStream> streams_;
   OwnedFd devnull_;  ///< while spawning
   pid_t pgid_ = 0;
   bool stdin_is_tty_ = false;
   std::size_t running_ = 0;
   int sigints_ = 0;
+  bool straggle_said_ = false;
   Clock::time_point last_output_;
   Clock::time_point started_;
   std::optional<Clock::time_point> kill_deadline_;
@@ -318,7 +409,9 @@ Expected<RunResult> PosixProcessControl::run(const std::vector<ProcessSpec>& pro
   const auto supervised = job.supervise();
   // 3. Decide the code from how they ended (pure); anything left in the group is killed and
   //    reaped with the supervisor.
-  return decide_result(supervised.ends, supervised.stop);
+  auto result = decide_result(supervised.ends, supervised.stop);
+  result.failed_tail = supervised.failed_tail;
+  return result;
 }
 
 }  // namespace ezpz::sys

@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include "sys/os/exec.hpp"
 #include "sys/os/fd_io.hpp"
 
 namespace ezpz::sys {
@@ -12,10 +13,36 @@ namespace {
 
 /// Output goes on even when our stdout is gone: a closed pipe only drops the bytes.
 void pass_on(int fd, const std::string& text) {
-  (void)write_all(fd, text.data(), text.size());
+  if (fd >= 0) {
+    (void)write_all(fd, text.data(), text.size());
+  }
+}
+
+void log_bytes(LineStream& s, std::string_view bytes) {
+  if (!s.log.valid() && !s.log_path.empty()) {
+    s.log = OwnedFd(::open(s.log_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644));
+    if (!s.log.valid()) {
+      s.log_path.clear();  // said once by whoever reads the files; the console still has it all
+    }
+  }
+  if (s.log.valid() && !write_all(s.log.get(), bytes.data(), bytes.size())) {
+    s.log.reset();
+    s.log_path.clear();
+  }
 }
 
 }  // namespace
+
+void feed(LineStream& s, std::string_view bytes) {
+  if (bytes.empty()) {
+    return;
+  }
+  s.last_time = wall_clock_seconds();
+  log_bytes(s, bytes);
+  s.tail.push(bytes);
+  s.pending.append(bytes);
+  emit_lines(s, false);
+}
 
 void emit_lines(LineStream& s, bool flush) {
   if (!s.whole) {
@@ -23,22 +50,40 @@ void emit_lines(LineStream& s, bool flush) {
     s.pending.clear();
     return;
   }
+  // Every complete line at hand in one write: whole lines, and one system call for many.
   std::size_t start = 0;
-  while (true) {
-    auto end = s.pending.find_first_of("\r\n", start);
-    if (end == std::string::npos) {
-      break;
+  std::string out;
+  if (s.label.empty()) {
+    const auto last = s.pending.find_last_of("\r\n");
+    start = last == std::string::npos ? 0 : last + 1;
+    if (last != std::string::npos && s.pending[last] == '\r' && last + 1 == s.pending.size() && !flush) {
+      start = last;  // a \r at the end may be the first half of \r\n: keep it with what follows
     }
-    if (s.pending[end] == '\r' && end + 1 < s.pending.size() && s.pending[end + 1] == '\n') {
-      ++end;  // \r\n is one line end
+    out.assign(s.pending, 0, start);
+  } else {
+    while (true) {
+      auto end = s.pending.find_first_of("\r\n", start);
+      if (end == std::string::npos || (s.pending[end] == '\r' && end + 1 == s.pending.size() && !flush)) {
+        break;
+      }
+      if (s.pending[end] == '\r' && end + 1 < s.pending.size() && s.pending[end + 1] == '\n') {
+        ++end;  // \r\n is one line end
+      }
+      out += s.label;
+      out.append(s.pending, start, end - start + 1);
+      start = end + 1;
     }
-    pass_on(s.out_fd, s.label + s.pending.substr(start, end - start + 1));
-    start = end + 1;
   }
   s.pending.erase(0, start);
-  if ((flush && !s.pending.empty()) || s.pending.size() > (1U << 20)) {
-    pass_on(s.out_fd, s.label + s.pending);
+  if (flush && !s.pending.empty()) {
+    out += s.label + s.pending + "\n";  // its last line, unterminated: ended here
     s.pending.clear();
+  } else if (s.pending.size() > kMaxHeldLine) {
+    out += s.label + s.pending;
+    s.pending.clear();
+  }
+  if (!out.empty()) {
+    pass_on(s.out_fd, out);
   }
 }
 
@@ -46,8 +91,7 @@ Pumped pump_lines(LineStream& s) {
   char buf[65536];
   auto n = ::read(s.fd.get(), buf, sizeof(buf));
   if (n > 0) {
-    s.pending.append(buf, static_cast<std::size_t>(n));
-    emit_lines(s, false);
+    feed(s, std::string_view(buf, static_cast<std::size_t>(n)));
     return Pumped::data;
   }
   if (n < 0 && (errno == EINTR || errno == EAGAIN)) {
@@ -67,7 +111,7 @@ void drain_lines(LineStream& s) {
   char buf[65536];
   ssize_t n;
   while ((n = ::read(s.fd.get(), buf, sizeof(buf))) > 0) {
-    s.pending.append(buf, static_cast<std::size_t>(n));
+    feed(s, std::string_view(buf, static_cast<std::size_t>(n)));
   }
   emit_lines(s, true);
   s.fd.reset();

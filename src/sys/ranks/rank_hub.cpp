@@ -1,0 +1,260 @@
+// The launch's end of the rank channel: one listener, a sealed connection per rank, and what
+// each rank printed passed on in whole lines (labelled "[host rank] " when asked), stdout to
+// stdout and stderr to stderr; what each rank said of its end; who is quiet.
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <map>
+#include <optional>
+
+#include <poll.h>
+#include <sys/resource.h>
+
+#include "sys/agents/net.hpp"
+#include "sys/agents/secure_channel.hpp"
+#include "sys/os/exec.hpp"
+#include "sys/os/line_relay.hpp"
+#include "sys/ranks/rank_channels.hpp"
+
+namespace ezpz::sys {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+/// One shim's connection and what it said.
+struct Conn {
+  std::optional<SecureChannel> ch;  ///< none once closed
+  int rank = -1;                    ///< -1 until its hello
+  std::string host;
+  LineStream out;
+  LineStream err;
+  std::optional<core::RankExit> exit;
+  double closed_at = 0;
+};
+
+class Hub final : public core::RankHub {
+ public:
+  Hub(core::HubOptions options, Listener listener, Secret secret)
+      : options_(std::move(options)), listener_(std::move(listener)), secret_(secret) {}
+  Hub(const Hub&) = delete;
+  Hub& operator=(const Hub&) = delete;
+  ~Hub() override {
+    for (auto& c : conns_) {
+      close(c);  // every shim still connected stops its rank: the launch is over
+    }
+  }
+
+  [[nodiscard]] std::string address() const override { return options_.host + ":" + std::to_string(listener_.port); }
+  [[nodiscard]] std::string key() const override { return secret_hex(secret_); }
+
+  [[nodiscard]] std::vector<int> fds() const override {
+    std::vector<int> out = {listener_.fd.get()};  // -1 once closed: poll skips it
+    for (const auto& c : conns_) {
+      if (c.ch) {
+        out.push_back(c.ch->fd());
+      }
+    }
+    return out;
+  }
+
+  bool service(int fd) override {
+    if (fd == listener_.fd.get()) {
+      accept_all();
+      return false;
+    }
+    for (auto& c : conns_) {
+      if (c.ch && c.ch->fd() == fd) {
+        return take(c);
+      }
+    }
+    return false;
+  }
+
+  void kill_ranks() override {
+    for (auto& c : conns_) {
+      if (c.ch && !c.exit) {
+        (void)c.ch->send('K', "");
+      }
+    }
+  }
+
+  void finish(double grace_s, double kill_wait_s) override {
+    wait_for_closed(grace_s);
+    if (open_count() > 0) {
+      kill_ranks();
+      wait_for_closed(kill_wait_s);
+    }
+    for (auto& c : conns_) {
+      close(c);
+    }
+  }
+
+  [[nodiscard]] std::vector<std::string> quiet_report(double now) const override {
+    return core::quiet_report(ranks(), now, started_);
+  }
+
+  [[nodiscard]] bool straggling(double now, double after_s) const override {
+    return core::straggling(ranks(), now, after_s);
+  }
+
+  [[nodiscard]] std::vector<core::RankWatch> ranks() const override {
+    std::map<int, core::RankWatch> by_rank;
+    for (int r = 0; r < options_.nprocs; ++r) {
+      by_rank[r].rank = r;  // never heard from: no host, no output
+    }
+    for (const auto& c : conns_) {
+      if (c.rank < 0) {
+        continue;
+      }
+      auto& w = by_rank[c.rank];
+      const auto& latest = c.out.last_time >= c.err.last_time ? c.out : c.err;
+      w = {c.rank, c.host, c.exit.has_value() || !c.ch, 0, 0, latest.last_time, latest.tail.last()};
+      if (c.exit) {
+        w.exit_code = c.exit->exit_code;
+        w.ended_at = c.exit->time;
+      } else if (!c.ch) {
+        w.exit_code = -1;  // gone without a word (its shim was killed)
+        w.ended_at = c.closed_at;
+      }
+    }
+    std::vector<core::RankWatch> out;
+    for (auto& [r, w] : by_rank) {
+      out.push_back(std::move(w));
+    }
+    return out;
+  }
+
+  [[nodiscard]] std::vector<core::RankExit> exits() const override {
+    std::vector<core::RankExit> out;
+    for (const auto& c : conns_) {
+      if (c.exit) {
+        out.push_back(*c.exit);
+      }
+    }
+    return out;
+  }
+
+ private:
+  void accept_all() {
+    while (true) {
+      OwnedFd fd = accept_one(listener_.fd.get());
+      if (!fd.valid()) {
+        if (errno == EMFILE || errno == ENFILE) {
+          // No descriptor for another rank: stop listening, so the shims still waiting are
+          // refused at once and write their lines through the launcher (said by each node).
+          listener_.fd.reset();
+        }
+        return;
+      }
+      std::string why;
+      // A short leash: a stranger must not hold up the ranks queued behind it.
+      auto ch = SecureChannel::open(std::move(fd), SecureChannel::Role::server, secret_, true, 2000, why);
+      char type = 0;
+      std::string hello;
+      if (!ch || !ch->await(type, hello, 2000) || type != 'H') {
+        continue;  // not a shim of this launch: dropped, nothing said
+      }
+      char grace[32];
+      std::snprintf(grace, sizeof(grace), "%.3f", options_.kill_after_s);
+      if (!ch->send('A', grace)) {
+        continue;
+      }
+      auto& c = conns_.emplace_back();
+      const auto space = hello.find(' ');
+      c.rank = std::atoi(hello.substr(0, space).c_str());
+      c.host = space == std::string::npos ? "" : hello.substr(space + 1);
+      const bool shown = core::in_ranges(options_.console, c.rank);
+      const auto label = options_.label ? core::rank_label(c.host, c.rank) : "";
+      c.out.out_fd = shown ? 1 : -1;
+      c.err.out_fd = shown ? 2 : -1;
+      c.out.label = c.err.label = label;
+      c.ch = std::move(*ch);
+      (void)take(c);  // what came with the hello
+    }
+  }
+
+  /// What one connection has now; true when it carried output.
+  bool take(Conn& c) {
+    const auto got = c.ch->fill();
+    bool output = false;
+    char type = 0;
+    std::string data;
+    SecureChannel::Got next;
+    while ((next = c.ch->next(type, data)) == SecureChannel::Got::record) {
+      if (type == 'O' || type == 'E') {
+        feed(type == 'O' ? c.out : c.err, data);
+        output = true;
+      } else if (type == 'X') {
+        c.exit = core::parse_exit_report(data);
+      }
+    }
+    if (got == SecureChannel::Got::closed || next == SecureChannel::Got::forged) {
+      close(c);
+    }
+    return output;
+  }
+
+  void close(Conn& c) {
+    if (c.ch) {
+      emit_lines(c.out, true);
+      emit_lines(c.err, true);
+      c.ch.reset();
+      c.closed_at = wall_clock_seconds();
+    }
+  }
+
+  [[nodiscard]] std::size_t open_count() const {
+    return static_cast<std::size_t>(
+        std::count_if(conns_.begin(), conns_.end(), [](const Conn& c) { return c.ch.has_value(); }));
+  }
+
+  void wait_for_closed(double seconds) {
+    const auto deadline = Clock::now() + std::chrono::milliseconds(static_cast<long long>(seconds * 1000));
+    while (open_count() > 0 && Clock::now() < deadline) {
+      std::vector<pollfd> p;
+      for (int fd : fds()) {
+        p.push_back({fd, POLLIN, 0});
+      }
+      const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count() + 1;
+      if (::poll(p.data(), p.size(), static_cast<int>(std::max<long long>(ms, 0))) <= 0) {
+        continue;
+      }
+      for (const auto& q : p) {
+        if (q.revents != 0) {
+          (void)service(q.fd);
+        }
+      }
+    }
+  }
+
+  core::HubOptions options_;
+  Listener listener_;
+  Secret secret_;
+  std::vector<Conn> conns_;
+  double started_ = wall_clock_seconds();
+};
+
+}  // namespace
+
+Expected<std::unique_ptr<core::RankHub>> SecureRankChannels::open_hub(const core::HubOptions& options) {
+  const auto secret = new_secret();
+  if (!secret) {
+    return failure("no random bytes for the rank hub's secret");
+  }
+  // One descriptor per rank: take all the soft limit may grow to (a login node's 1,024 is less
+  // than one large job's ranks).
+  rlimit files{};
+  if (::getrlimit(RLIMIT_NOFILE, &files) == 0 && files.rlim_cur < files.rlim_max) {
+    files.rlim_cur = files.rlim_max;
+    (void)::setrlimit(RLIMIT_NOFILE, &files);
+  }
+  std::string why;
+  auto listener = listen_any(why);
+  if (!listener) {
+    return failure("cannot listen for the ranks' output: " + why);
+  }
+  return std::unique_ptr<core::RankHub>(std::make_unique<Hub>(options, std::move(*listener), *secret));
+}
+
+}  // namespace ezpz::sys

@@ -1,0 +1,124 @@
+// The rank channel over real sockets: a shim's link says who it is, its bytes become the hub's
+// lines, its end is heard; the hub's kill and its death reach the link; a stranger without the
+// secret is refused.
+#include <catch2/catch.hpp>
+
+#include <chrono>
+#include <future>
+
+#include <poll.h>
+
+#include "fake_probe.hpp"
+#include "sys/ranks/rank_channels.hpp"
+
+using namespace ezpz;
+
+namespace {
+
+/// Serve the hub until `done` is ready (the shim's side runs in another thread).
+template <typename T>
+T serve_until(core::RankHub& hub, std::future<T>& done) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (done.wait_for(std::chrono::milliseconds(0)) != std::future_status::ready &&
+         std::chrono::steady_clock::now() < deadline) {
+    std::vector<pollfd> fds;
+    for (int fd : hub.fds()) {
+      fds.push_back({fd, POLLIN, 0});
+    }
+    if (::poll(fds.data(), fds.size(), 20) > 0) {
+      for (const auto& p : fds) {
+        if (p.revents != 0) {
+          (void)hub.service(p.fd);
+        }
+      }
+    }
+  }
+  return done.get();
+}
+
+core::Env hub_env(const core::RankHub& hub, const std::string& key) {
+  return test::make_env({{"EZPZ_RANK_HUB", hub.address()}, {"EZPZ_RANK_HUB_KEY", key}}, "node7");
+}
+
+std::unique_ptr<core::RankHub> quiet_hub(sys::SecureRankChannels& channels) {
+  core::HubOptions options;
+  options.host = "127.0.0.1";
+  options.nprocs = 2;
+  options.console = {{9, 9}};  // rank 9 only: nothing reaches the test's own output
+  options.kill_after_s = 3.5;
+  auto hub = channels.open_hub(options);
+  REQUIRE(hub);
+  return std::move(*hub);
+}
+
+}  // namespace
+
+TEST_CASE("rank channel: a shim's lines, its end and its host reach the hub", "[rank_channel]") {
+  sys::SecureRankChannels channels;
+  auto hub = quiet_hub(channels);
+  const auto env = hub_env(*hub, hub->key());
+  std::string why;
+  auto connecting = std::async(std::launch::async, [&] { return channels.connect_hub(env, 1, "node7", 10000, why); });
+  auto link = serve_until(*hub, connecting);
+  REQUIRE(link);
+  CHECK(link->kill_after() == Approx(3.5));
+  CHECK(link->send_output(1, "step 1\nstep"));
+  CHECK(link->send_output(2, "warn\n"));
+  CHECK(link->send_output(1, " 2 of 3"));
+  core::RankExit exit;
+  exit.rank = 1;
+  exit.host = "node7";
+  exit.exit_code = 3;
+  exit.time = 12;
+  exit.last_lines = {"warn"};
+  CHECK(link->send_exit(exit));
+  link.reset();  // the shim ends: its connection closes
+  hub->finish(10, 1);
+  const auto ranks = hub->ranks();
+  REQUIRE(ranks.size() == 2);
+  CHECK(ranks[0].host.empty());  // rank 0 never called
+  CHECK_FALSE(ranks[0].ended);
+  CHECK(ranks[1].host == "node7");
+  CHECK(ranks[1].ended);
+  CHECK(ranks[1].exit_code == 3);
+  CHECK(ranks[1].last_line == "step 2 of 3");
+  const auto exits = hub->exits();
+  REQUIRE(exits.size() == 1);
+  CHECK(exits[0] == exit);
+  const auto quiet = hub->quiet_report(20);
+  REQUIRE(quiet.size() >= 2);
+  CHECK_THAT(quiet[1], Catch::StartsWith("  rank 0: no output in "));
+}
+
+TEST_CASE("rank channel: the hub's kill and its end reach the shim", "[rank_channel]") {
+  sys::SecureRankChannels channels;
+  auto hub = quiet_hub(channels);
+  const auto env = hub_env(*hub, hub->key());
+  std::string why;
+  auto connecting = std::async(std::launch::async, [&] { return channels.connect_hub(env, 0, "node7", 10000, why); });
+  auto link = serve_until(*hub, connecting);
+  REQUIRE(link);
+  hub->kill_ranks();
+  pollfd p{link->fd(), POLLIN, 0};
+  REQUIRE(::poll(&p, 1, 10000) == 1);
+  CHECK(link->hear() == core::RankLink::Heard::kill);
+  hub.reset();  // ezpz is gone
+  REQUIRE(::poll(&p, 1, 10000) == 1);
+  CHECK(link->hear() == core::RankLink::Heard::gone);
+}
+
+TEST_CASE("rank channel: no hub planned, a bad secret, or the wrong secret: no link", "[rank_channel]") {
+  sys::SecureRankChannels channels;
+  std::string why = "x";
+  CHECK(channels.connect_hub(test::make_env({}, "n"), 0, "n", 1000, why) == nullptr);
+  CHECK(why.empty());  // none planned is not a failure
+  auto hub = quiet_hub(channels);
+  CHECK(channels.connect_hub(hub_env(*hub, "zz"), 0, "n", 1000, why) == nullptr);
+  CHECK_THAT(why, Catch::Contains("EZPZ_RANK_HUB_KEY"));
+  const auto wrong = hub_env(*hub, std::string(64, 'a'));
+  auto connecting = std::async(std::launch::async, [&] { return channels.connect_hub(wrong, 0, "n", 5000, why); });
+  CHECK(serve_until(*hub, connecting) == nullptr);
+  hub->finish(0.1, 0.1);
+  CHECK(hub->exits().empty());
+  CHECK(hub->ranks()[0].host.empty());
+}
