@@ -235,9 +235,10 @@ int LaunchCommand::run(Context& ctx) {
   for (const auto& note : plan.notes) {
     ctx.term.warn(note);
   }
-  if (keep_going_ && plan.style != core::LauncherStyle::local) {
+  if (keep_going_ && (plan.style == core::LauncherStyle::openmpi || plan.style == core::LauncherStyle::sophia)) {
     ctx.term.warn("--keep-going is ignored by " + plan.launcher +
-                  ": it ends the job when a rank fails (only the built-in launcher can let the others finish)");
+                  ": Open MPI ends the job when a rank fails (the built-in launcher, srun and MPICH let the others "
+                  "finish)");
   }
   const auto start = std::chrono::steady_clock::now();
   log::info("launch: " + core::shell_command_line(plan.env, plan.argv));
@@ -430,9 +431,9 @@ Expected<core::RunResult> run_plan(Context& ctx, const core::LaunchPlan& plan, c
   const std::string ranks = std::to_string(n) + (n == 1 ? " rank" : " ranks");
   std::vector<core::ProcessSpec> processes;
   std::unique_ptr<core::RankHub> hub;
+  options.stop_on_failure = !supervision.keep_going;  // a failing rank stops the job, under every launcher
   if (plan.style == core::LauncherStyle::local) {
     options.label = plan.label;
-    options.stop_on_failure = !supervision.keep_going;
     options.stop_what = ranks;
     processes = local_processes(ctx, plan, options);
   } else {

@@ -124,6 +124,10 @@ std::optional<FirstFailure> first_failure(const std::vector<RankExit>& exits, do
   return f;
 }
 
+std::string where(const RankExit& e) {
+  return "rank " + std::to_string(e.rank) + (e.host.empty() ? "" : " on " + e.host);
+}
+
 std::string describe_exit(const RankExit& e) {
   if (e.exec_errno == ENOENT) {
     return "could not start: " + e.program + ": command not found";
@@ -140,8 +144,7 @@ std::string describe_exit(const RankExit& e) {
 std::vector<std::string> failure_summary(const FirstFailure& f) {
   const auto& e = f.exit;
   std::vector<std::string> lines;
-  std::string where = "rank " + std::to_string(e.rank) + (e.host.empty() ? "" : " on " + e.host);
-  std::string first = "job failed: " + where + " failed first: it " + describe_exit(e) + ", " +
+  std::string first = "job failed: " + where(e) + " failed first: it " + describe_exit(e) + ", " +
                       seconds_text(f.seconds) + " s after the start";
   if (f.failed_ranks > 1) {
     first += " (" + std::to_string(f.failed_ranks) + " ranks failed)";

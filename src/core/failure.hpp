@@ -54,6 +54,9 @@ struct FirstFailure {
 /// The earliest of `exits` (nullopt when empty); `start` is the job's start (epoch seconds).
 [[nodiscard]] std::optional<FirstFailure> first_failure(const std::vector<RankExit>& exits, double start);
 
+/// "rank 3 on node2" ("rank 3" when the host is not known).
+[[nodiscard]] std::string where(const RankExit& exit);
+
 /// "exited with code 3", "was killed by signal 11 (SIGSEGV)", "could not start: command not found".
 [[nodiscard]] std::string describe_exit(const RankExit& exit);
 

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -44,6 +45,9 @@ class JobSideChannel {
   [[nodiscard]] virtual std::vector<std::string> quiet_report(double now) const = 0;
   /// Whether a few ranks still run long after all the others ended well (core::straggling).
   [[nodiscard]] virtual bool straggling(double now, double after_s) const = 0;
+  /// The first rank that reported a failure, once: "rank 1 on node2 exited with code 1" and its
+  /// code; nullopt before and after.
+  [[nodiscard]] virtual std::optional<std::pair<std::string, int>> take_failure() = 0;
 };
 
 struct RunOptions {
@@ -51,7 +55,7 @@ struct RunOptions {
   double time_limit_s = 0;         ///< wall clock: running this long -> stop the job, exit 124 (0 = off)
   double kill_after_s = 10;        ///< grace between SIGTERM/SIGINT and SIGKILL
   bool label = false;              ///< prefix each output line with the process's label
-  bool stop_on_failure = true;     ///< a failing process stops the others (the built-in launcher)
+  bool stop_on_failure = true;     ///< a failing rank stops the others (its code is the job's)
   bool is_launcher = false;        ///< an MPI launcher (gets SIGTERM, not SIGKILL, if ezpz dies)
   bool whole_lines = false;        ///< pass output on whole lines at a time (lines of processes never merge)
   std::string stop_what;           ///< what a stop signal reaches, for the notice ("4 ranks", "mpiexec")

@@ -381,6 +381,18 @@ class Output(TempDirTest):
                 self.assertEqual(proc.stdout, b"late-rank-done\n")
                 self.assertNotIn(b"job failed", proc.stderr)
 
+    def test_a_failing_rank_stops_the_job_under_every_launcher(self):
+        # MPICH's mpiexec (and srun) would wait for rank 0 for ever: ezpz stops the job, with rank 1's code.
+        job = 'import os, sys, time\nif os.environ["RANK"] == "1":\n    sys.exit(7)\ntime.sleep(300)\n'
+        for launcher in LAUNCHERS:
+            with self.subTest(launcher=launcher):
+                started = time.monotonic()
+                proc = self.launch(launcher, ["-n", "2", "--kill-after", "2"], [PY, "-c", job])
+                self.check(proc, 7)
+                self.assertLess(time.monotonic() - started, 100)  # the rank sleeps 300 s
+                self.assertRegex(proc.stderr, rb"rank 1 on \S+ exited with code 7: stopping ")
+                self.assertRegex(proc.stderr, rb"job failed: rank 1 on \S+ failed first: it exited with code 7")
+
     def test_keep_going_is_ignored_by_mpirun(self):
         proc = self.launch("mpirun", ["--keep-going", "-n", "2"], ["true"])
         self.check(proc, 0)

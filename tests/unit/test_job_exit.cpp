@@ -78,3 +78,17 @@ TEST_CASE("decide_result: the watchdog's timeout wins over a signal and a failur
   CHECK(r.failed == 0);
   CHECK(decide_result({{0, exited(0), 1.0}}, JobStop{0, true}).exit_code == 124);
 }
+
+TEST_CASE("decide_result: a rank's failure that made ezpz stop the launcher gives the rank's code", "[job_exit]") {
+  ezpz::sys::JobStop stop;
+  stop.rank_failed = 7;
+  // mpirun, stopped with SIGTERM, exited 143 on its own terms: the job's code is the rank's.
+  auto r = decide_result({{0, exited(143), 2.0}}, stop);
+  CHECK(r.exit_code == 7);
+  // ezpz's own signal or its watchdog still decide.
+  stop.signal = SIGINT;
+  CHECK(decide_result({{0, exited(143), 2.0}}, stop).exit_code == 128 + SIGINT);
+  stop.signal = 0;
+  stop.timed_out = true;
+  CHECK(decide_result({{0, exited(143), 2.0}}, stop).exit_code == 124);
+}

@@ -46,6 +46,7 @@ struct ProcessEnd {
 struct JobStop {
   int signal = 0;          ///< the first stopping signal ezpz received and passed on (0: none)
   bool timed_out = false;  ///< the watchdog (--timeout) stopped it
+  int rank_failed = 0;     ///< ezpz stopped a launcher's job when a rank reported this code (0: it did not)
 };
 
 /// The first process among `ends` that failed (a code other than 0); nullptr when none did.
@@ -75,6 +76,8 @@ struct JobStop {
     r.exit_code = static_cast<int>(ExitCode::timeout);
   } else if (stop.signal != 0) {
     r.exit_code = 128 + stop.signal;
+  } else if (stop.rank_failed != 0) {
+    r.exit_code = stop.rank_failed;  // the rank's, whatever the launcher made of being stopped
   } else if (r.failed >= 0) {
     r.exit_code = r.failed_code;
   }

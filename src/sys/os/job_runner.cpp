@@ -281,6 +281,7 @@ class Supervisor {
         if (options_.side->service(fds[k].fd)) {
           last_output_ = now;  // a rank's output, through the hub
         }
+        on_rank_failure();
         continue;
       }
       auto& s = streams_[k - 1];
@@ -340,6 +341,19 @@ class Supervisor {
         on_first_failure(i, status_code(*status));
       }
     }
+  }
+
+  /// A launcher's rank reported a failure: the job stops as the built-in launcher's does (srun
+  /// and MPICH's mpiexec would let the others run on, stuck in their next collective).
+  void on_rank_failure() {
+    auto failed = options_.side->take_failure();
+    if (!failed || !options_.stop_on_failure || running_ == 0 || stop_.signal != 0 || stop_.timed_out ||
+        stop_.rank_failed != 0) {
+      return;
+    }
+    notice(failed->first + ": stopping " + options_.stop_what);
+    stop_.rank_failed = failed->second;
+    start_stopping(SIGTERM);
   }
 
   void on_first_failure(std::size_t index, int code) {

@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <map>
 #include <optional>
+#include <utility>
 
 #include <poll.h>
 #include <sys/resource.h>
@@ -92,6 +93,10 @@ class Hub final : public core::RankHub {
 
   [[nodiscard]] std::vector<std::string> quiet_report(double now) const override {
     return core::quiet_report(ranks(), now, started_);
+  }
+
+  [[nodiscard]] std::optional<std::pair<std::string, int>> take_failure() override {
+    return std::exchange(failure_, std::nullopt);
   }
 
   [[nodiscard]] bool straggling(double now, double after_s) const override {
@@ -187,6 +192,10 @@ class Hub final : public core::RankHub {
         output = true;
       } else if (type == 'X') {
         c.exit = core::parse_exit_report(data);
+        if (c.exit && c.exit->exit_code != 0 && !failure_said_) {
+          failure_said_ = true;
+          failure_ = std::make_pair(core::where(*c.exit) + " " + core::describe_exit(*c.exit), c.exit->exit_code);
+        }
       }
     }
     if (got == SecureChannel::Got::closed || next == SecureChannel::Got::forged) {
@@ -232,6 +241,8 @@ class Hub final : public core::RankHub {
   Listener listener_;
   Secret secret_;
   std::vector<Conn> conns_;
+  bool failure_said_ = false;
+  std::optional<std::pair<std::string, int>> failure_;  ///< the first failure, until taken
   double started_ = wall_clock_seconds();
 };
 
