@@ -164,8 +164,8 @@ std::vector<std::string> quiet_report(const std::vector<RankWatch>& ranks, doubl
     lines.push_back(count_of(ended, "rank") + " ended with code 0, the last " + seconds_text(now - last_end) +
                     " s ago; still running: " + count_of(running.size(), "rank"));
   } else {
-    lines.push_back("silent longest: " + count_of(std::min(shown, running.size()), "rank") + " of the " +
-                    count_of(running.size(), "rank") + " still running");
+    lines.push_back("still running: " + count_of(running.size(), "rank") +
+                    (running.size() > shown ? " (the " + std::to_string(shown) + " silent longest below)" : ""));
   }
   for (std::size_t i = 0; i < running.size() && i < shown; ++i) {
     const auto& r = *running[i];

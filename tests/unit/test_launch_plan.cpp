@@ -529,3 +529,31 @@ TEST_CASE("Aurora login node without a job: the built-in launcher, not PALS mpie
   CHECK(f->launcher == "local");
   CHECK_THAT(f->warnings[0], Catch::Contains("e.g. salloc, to use srun"));
 }
+
+TEST_CASE("the rank hub's variables: -x for Open MPI only, the whole environment elsewhere", "[launch_plan]") {
+  struct Case {
+    const char* machine;
+    const char* launcher;
+    bool named;
+  };
+  for (auto [machine, launcher, named] : {Case{"aurora", nullptr, false}, Case{"frontier", nullptr, false},
+                                          Case{"sophia", nullptr, true}, Case{"local", "mpirun", true}}) {
+    Job j{machine, 2, {}, {}, openmpi()};
+    j.rank_env = true;
+    if (launcher != nullptr) {
+      j.request.launcher = launcher;
+    }
+    INFO(machine);
+    const auto text = line(j);
+    const std::string forward = " -x EZPZ_RANK_HUB -x EZPZ_RANK_HUB_KEY ";
+    if (named) {
+      REQUIRE_THAT(text, Catch::Contains(forward));
+      CHECK(text.find(forward) < text.find(" __rank-env "));  // the launcher's flags, before the shim
+    } else {
+      CHECK_THAT(text, !Catch::Contains("EZPZ_RANK_HUB"));  // PALS --envall, srun and Hydra carry it all
+    }
+    CHECK_THAT(text, !Catch::Contains("EZPZ_RANK_HUB_KEY="));  // the secret is never on a command line
+  }
+  Job pals{"aurora", 2};
+  CHECK_THAT(line(pals), Catch::StartsWith("mpiexec --envall --line-buffer "));
+}

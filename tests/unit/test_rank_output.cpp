@@ -69,7 +69,7 @@ TEST_CASE("quiet_report: the ranks silent longest, with their last lines", "[ran
   };
   auto lines = quiet_report(ranks, 1000, 800, 2);
   REQUIRE(lines.size() == 3);
-  CHECK(lines[0] == "silent longest: 2 ranks of the 3 ranks still running");
+  CHECK(lines[0] == "still running: 3 ranks (the 2 silent longest below)");
   CHECK(lines[1] == "  rank 2 on node2: no output in 200 s");
   CHECK(lines[2] == "  rank 1 on node1: quiet for 100 s; last line: step 3");
   CHECK(quiet_report({{0, "a", true, 0, 10, 10, ""}}, 20, 0).empty());

@@ -228,6 +228,9 @@ class Supervisor {
         s.label = label;
         s.whole = whole;
         s.log_path = k == 1 ? spec.log_out : spec.log_err;
+        if (k == 1) {
+          s.tail = core::LineTail(1, 300);  // its last line; stderr keeps the last words
+        }
       }
     }
     int e = 0;

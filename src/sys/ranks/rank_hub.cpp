@@ -174,6 +174,8 @@ class Hub final : public core::RankHub {
       c.out.out_fd = shown ? 1 : -1;
       c.err.out_fd = shown ? 2 : -1;
       c.out.label = c.err.label = label;
+      // Only the last line of each (who went quiet): the shim sends its rank's last words itself.
+      c.out.tail = c.err.tail = core::LineTail(1, 300);
       c.ch = std::move(*ch);
       (void)take(c);  // what came with the hello
     }
