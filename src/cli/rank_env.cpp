@@ -26,13 +26,16 @@ core::ChildIo rank_io(Context& ctx, const core::RankContext& rank, const core::R
                       std::unique_ptr<core::RankLink>& link) {
   core::ChildIo io;
   const auto& host = ctx.env.hostname;
-  std::string why;
-  link = ctx.ranks().connect_hub(ctx.env, info.rank, host, 10000, why);
-  if (!link && !why.empty()) {
-    ctx.term.warn("rank " + std::to_string(info.rank) + " on " + host + ": cannot reach the launch's rank hub (" + why +
-                  "): its lines come through the launcher, and it is stopped only by the launcher");
-  }
-  io.link = link.get();
+  // The hub is reached once the command runs (its start and ours overlap).
+  io.connect = [&ctx, &link, host, r = info.rank, local = info.local_rank]() -> core::RankLink* {
+    std::string why;
+    link = ctx.ranks().connect_hub(ctx.env, r, host, 10000, why);
+    if (!link && !why.empty() && local == 0) {  // once a node
+      ctx.term.warn("rank " + std::to_string(r) + " on " + host + ": cannot reach the launch's rank hub (" + why +
+                    "): the lines of this node's ranks come through the launcher, which alone can stop them");
+    }
+    return link.get();
+  };
   io.label = rank.label ? core::rank_label(host, info.rank) : "";
   auto console = core::parse_rank_ranges(rank.console, "--console-ranks");
   io.console = rank.console.empty() || (console && core::in_ranges(*console, info.rank));
@@ -74,6 +77,9 @@ int run_with_rank_env(Context& ctx, core::RankContext rank, const std::string& g
   //    can take it, it is said here.
   core::RankExit report{info->rank,      info->local_rank, ctx.env.hostname, exit.exit_code, exit.signal,
                         exit.exec_errno, command.front(),  exit.end_time,    exit.pid,       exit.last_lines};
+  if (!link && exit.exec_errno != 0 && io.connect) {
+    (void)io.connect();  // it never ran: the hub hears why all the same
+  }
   const bool told = link && link->send_exit(report);
   const bool recorded = exit.exit_code != 0 && report_failure(ctx, rank, report);
   if (exit.exit_code != 0 && !told && !recorded && exit.exec_errno != 0) {

@@ -113,6 +113,9 @@ struct ChildIo {
   std::string log_err;       ///< the same for its stderr
   RankLink* link = nullptr;  ///< the launching ezpz's rank hub: the output goes there, and the child
                              ///< is killed when the hub says so or is gone
+  /// Called once the child runs, when `link` is null: the link to use (nullptr: none), so that
+  /// reaching the hub overlaps the command's own start.
+  std::function<RankLink*()> connect;
 };
 
 /// Run processes here: one child, or a job's ranks under one process group. Port (sys/os).

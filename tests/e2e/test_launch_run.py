@@ -108,11 +108,16 @@ signal.signal(signal.SIGPIPE, signal.SIG_DFL)
 os.kill(os.getpid(), signal.SIGPIPE)
 """, 0o755)
         env = dict(self.env, PATH=os.path.dirname(fake) + ":" + self.env["PATH"])
-        proc = run(["launch", "--launcher", "mpiexec", "-n", "3", "--", "sh", "-c",
+        # --keep-going: ezpz does not stop the job at rank 1's failure, so the launcher's own death
+        # comes after it (without it, ezpz stops mpiexec first: the same code, said differently).
+        proc = run(["launch", "--launcher", "mpiexec", "--keep-going", "-n", "3", "--", "sh", "-c",
                     '[ "$RANK" = 1 ] && exit 7; exit 0'], env, check=7)
         self.assertIn("rank 1 on", proc.stderr)
         self.assertIn("mpiexec itself was then killed by signal 13 (SIGPIPE): ezpz exits with rank 1's code, 7",
                       proc.stderr)
+        proc = run(["launch", "--launcher", "mpiexec", "-n", "3", "--", "sh", "-c",
+                    '[ "$RANK" = 1 ] && exit 7; sleep 2; exit 0'], env, check=7)
+        self.assertIn("rank 1 on", proc.stderr)
         # No rank failed: the launcher's own death is the job's code.
         run(["launch", "--launcher", "mpiexec", "-n", "2", "--", "true"], env, check=141)
 

@@ -1,5 +1,6 @@
 #include "sys/agents/secure_channel.hpp"
 
+#include <cerrno>
 #include <chrono>
 #include <cstring>
 #include <vector>
@@ -10,6 +11,7 @@
 #include <openssl/hmac.h>
 #include <openssl/rand.h>
 #include <poll.h>
+#include <sys/random.h>
 #include <sys/socket.h>
 
 namespace ezpz::sys {
@@ -95,11 +97,35 @@ void put_be32(unsigned char* p, std::uint32_t v) {
   p[3] = static_cast<unsigned char>(v);
 }
 
+/// libcrypto without the system's openssl.cnf: the default provider is all the channel uses.
+void init_crypto() {
+  static const bool done = OPENSSL_init_crypto(OPENSSL_INIT_NO_LOAD_CONFIG, nullptr) == 1;
+  (void)done;
+}
+
+/// `n` bytes from the kernel's generator (getrandom), libcrypto's where that fails: setting up
+/// libcrypto's own generator costs each rank's shim about 0.8 ms before its first byte.
+bool random_bytes(unsigned char* p, std::size_t n) {
+  std::size_t got = 0;
+  while (got < n) {
+    const auto r = ::getrandom(p + got, n - got, 0);
+    if (r < 0 && errno == EINTR) {
+      continue;
+    }
+    if (r <= 0) {
+      return RAND_bytes(p, static_cast<int>(n)) == 1;
+    }
+    got += static_cast<std::size_t>(r);
+  }
+  return true;
+}
+
 }  // namespace
 
 std::optional<Secret> new_secret() {
+  init_crypto();
   Secret s{};
-  if (RAND_bytes(s.data(), static_cast<int>(s.size())) != 1) {
+  if (!random_bytes(s.data(), s.size())) {
     return std::nullopt;
   }
   return s;
@@ -175,6 +201,7 @@ bool SecureChannel::encrypted() const {
 
 std::optional<SecureChannel> SecureChannel::open(OwnedFd fd, Role role, const Secret& secret, bool encrypt,
                                                  int timeout_ms, std::string& why) {
+  init_crypto();
   const auto deadline = Clock::now() + std::chrono::milliseconds(timeout_ms);
   ::fcntl(fd.get(), F_SETFL, ::fcntl(fd.get(), F_GETFL) | O_NONBLOCK);
   std::array<unsigned char, 8 + 1 + kNonce> hello{};
@@ -186,7 +213,7 @@ std::optional<SecureChannel> SecureChannel::open(OwnedFd fd, Role role, const Se
     flags = encrypt ? kFlagEncrypt : 0;
     std::memcpy(hello.data(), kHello.data(), 8);
     hello[8] = flags;
-    if (RAND_bytes(hello.data() + 9, kNonce) != 1 || !write_whole(fd.get(), hello.data(), hello.size()) ||
+    if (!random_bytes(hello.data() + 9, kNonce) || !write_whole(fd.get(), hello.data(), hello.size()) ||
         !read_exact(fd.get(), ns.data(), ns.size(), deadline) ||
         !read_exact(fd.get(), proof.data(), proof.size(), deadline)) {
       why = "no handshake from the agent (not an ezpz agent of this run, or gone)";
@@ -209,7 +236,7 @@ std::optional<SecureChannel> SecureChannel::open(OwnedFd fd, Role role, const Se
       return std::nullopt;
     }
     flags = hello[8];
-    if (RAND_bytes(ns.data(), kNonce) != 1) {
+    if (!random_bytes(ns.data(), kNonce)) {
       why = "no random bytes";
       return std::nullopt;
     }

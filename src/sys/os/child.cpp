@@ -1,6 +1,7 @@
 // PosixProcessControl::run_child and finish_like: the per-rank shim runs the rank's command as
 // its child (not exec), so it can report how the rank ended and label its lines.
 #include <algorithm>
+#include <array>
 #include <cerrno>
 #include <chrono>
 #include <csignal>
@@ -55,6 +56,12 @@ bool relayed(const Received& r) {
 
 using Clock = std::chrono::steady_clock;
 
+/// How long the shim holds a rank's output before it goes to the hub (at most): output shows
+/// that much later, in far fewer records.
+constexpr auto kFlushDelay = std::chrono::milliseconds(2);
+/// The most it holds (one record of the channel).
+constexpr std::size_t kMaxRecord = 256 * 1024;
+
 /// The shim's child until it ends: its output (to the hub, or whole lines here; a copy in its
 /// log files), the signals meant for it, and its owner: when the hub says so, or is gone, or
 /// the launcher that started the shim is gone, the child is stopped (SIGTERM, then SIGKILL).
@@ -71,6 +78,9 @@ class ChildWatch {
         if ((fds[k + 2].revents & (POLLIN | POLLHUP | POLLERR)) != 0) {
           read_stream(streams_[k]);
         }
+      }
+      if (flush_at_ && Clock::now() >= *flush_at_) {
+        flush();
       }
       if (link_ != nullptr && fds[1].revents != 0) {
         hear();
@@ -93,6 +103,15 @@ class ChildWatch {
     }
   }
 
+  /// The hub reached after the child started: its output goes there from now on.
+  void attach(core::RankLink* link) {
+    link_ = link;
+    for (auto& s : streams_) {
+      s.out_fd = link != nullptr ? -1 : s.out_fd;
+      s.whole = link == nullptr;
+    }
+  }
+
   /// After the child ended: what is left in its pipes.
   void drain() {
     for (auto& s : streams_) {
@@ -104,20 +123,24 @@ class ChildWatch {
       }
       emit_lines(s, true);
     }
+    flush();
   }
 
  private:
   std::vector<pollfd> events() const {
     std::vector<pollfd> fds = {{signals_.fd(), POLLIN, 0}, {link_ != nullptr ? link_->fd() : -1, POLLIN, 0}};
     for (const auto& s : streams_) {
-      fds.push_back({s.fd.get(), POLLIN, 0});
+      // While output is held, the pipes fill instead of waking us for every write.
+      fds.push_back({flush_at_ ? -1 : s.fd.get(), POLLIN, 0});
     }
     // Without the relay's pipe nothing wakes us for SIGCHLD; a parent's death is seen on the
     // relay (PR_SET_PDEATHSIG) or, failing that, within a second.
     int wait_ms = signals_.fd() < 0 ? 100 : 1000;
-    if (kill_at_) {
-      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(*kill_at_ - Clock::now()).count() + 1;
-      wait_ms = static_cast<int>(std::clamp<long long>(left, 0, wait_ms));
+    for (const auto& at : {kill_at_, flush_at_}) {
+      if (at) {
+        const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(*at - Clock::now()).count() + 1;
+        wait_ms = static_cast<int>(std::clamp<long long>(left, 0, wait_ms));
+      }
     }
     if (::poll(fds.data(), fds.size(), wait_ms) < 0) {
       for (auto& p : fds) {
@@ -129,8 +152,7 @@ class ChildWatch {
 
   /// One read of a stream: to the hub (or here), its log and its tail. False at its end.
   bool read_stream(LineStream& s) {
-    char buf[65536];
-    const auto n = ::read(s.fd.get(), buf, sizeof(buf));
+    const auto n = ::read(s.fd.get(), buf_.data(), buf_.size());
     if (n < 0 && errno == EINTR) {
       return true;
     }
@@ -139,12 +161,33 @@ class ChildWatch {
       s.fd.reset();
       return false;
     }
-    const std::string_view bytes(buf, static_cast<std::size_t>(n));
-    if (link_ != nullptr && !link_->send_output(stream_of(s), bytes)) {
-      lost_hub();
-    }
+    const std::string_view bytes(buf_.data(), static_cast<std::size_t>(n));
     feed(s, bytes);
+    if (link_ != nullptr) {
+      // Held a moment (kFlushDelay) or until 64 KiB: a rank printing line by line (Python with
+      // PYTHONUNBUFFERED writes a line in two writes) costs one record, not hundreds.
+      auto& box = outbox_[static_cast<std::size_t>(stream_of(s) - 1)];
+      box.append(bytes);
+      if (!flush_at_) {
+        flush_at_ = Clock::now() + kFlushDelay;
+      }
+      if (box.size() >= kMaxRecord) {
+        flush();
+      }
+    }
     return true;
+  }
+
+  /// Send what is held, stdout's then stderr's; the hub gone, it shows here.
+  void flush() {
+    flush_at_.reset();
+    for (std::size_t k = 0; k < outbox_.size() && link_ != nullptr; ++k) {
+      if (!outbox_[k].empty() && !link_->send_output(static_cast<int>(k) + 1, outbox_[k])) {
+        lost_hub();
+        return;
+      }
+      outbox_[k].clear();
+    }
   }
 
   int stream_of(const LineStream& s) const { return &s == &streams_.front() ? 1 : 2; }
@@ -166,9 +209,14 @@ class ChildWatch {
   void lost_hub() {
     grace_s_ = link_->kill_after();
     link_ = nullptr;
+    flush_at_.reset();
     for (std::size_t k = 0; k < streams_.size(); ++k) {
-      streams_[k].out_fd = io_.console ? static_cast<int>(k) + 1 : -1;
-      streams_[k].whole = true;
+      auto& s = streams_[k];
+      s.out_fd = io_.console ? static_cast<int>(k) + 1 : -1;
+      s.whole = true;
+      s.pending = std::move(outbox_[k]) + s.pending;  // what the hub did not take
+      outbox_[k].clear();
+      emit_lines(s, false);
     }
     stop();
   }
@@ -190,6 +238,9 @@ class ChildWatch {
   bool stopping_ = false;
   double grace_s_ = 10;
   std::optional<Clock::time_point> kill_at_;
+  std::vector<char> buf_ = std::vector<char>(kMaxRecord);
+  std::array<std::string, 2> outbox_;          ///< stdout's and stderr's bytes not yet sent to the hub
+  std::optional<Clock::time_point> flush_at_;  ///< when what is held goes
 };
 
 /// The rank's exit from how it could be run and how it ended.
@@ -217,6 +268,7 @@ std::vector<LineStream> child_streams(OwnedPipe& out_pipe, OwnedPipe& err_pipe, 
     s.label = io.label;
     s.log_path = k == 0 ? io.log_out : io.log_err;
   }
+  streams[0].keep_tail = false;  // the last words are stderr's
   return streams;
 }
 
@@ -235,6 +287,9 @@ core::ChildExit PosixProcessControl::run_child(const std::vector<std::string>& a
     out.exec_errno = errno;
     out.exit_code = 126;
     return out;
+  }
+  for (int fd : {out_pipe.read_end(), err_pipe.read_end()}) {
+    (void)::fcntl(fd, F_SETPIPE_SZ, 1 << 20);  // room for the rank's output while the shim holds some
   }
   // vfork (the parent waits until the child has exec'd: no page tables copied, ~0.1 ms less a
   // rank); signals stay blocked meanwhile so no handler of ours runs in the child.
@@ -267,6 +322,9 @@ core::ChildExit PosixProcessControl::run_child(const std::vector<std::string>& a
   if (exec_errno != 0) {
     (void)child.wait();  // it is ending on its own (127/126)
   } else if (child.owned()) {
+    if (io.link == nullptr && io.connect) {
+      watch.attach(io.connect());  // while the command starts; its first bytes wait in the pipe
+    }
     status = watch.run();
   }
   watch.drain();  // its own children may hold the pipes open: no waiting

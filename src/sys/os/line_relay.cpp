@@ -39,7 +39,12 @@ void feed(LineStream& s, std::string_view bytes) {
   }
   s.last_time = wall_clock_seconds();
   log_bytes(s, bytes);
-  s.tail.push(bytes);
+  if (s.keep_tail) {
+    s.tail.push(bytes);
+  }
+  if (s.out_fd < 0 && !s.whole) {
+    return;  // sent elsewhere as it came (the shim's link): nothing to hold
+  }
   s.pending.append(bytes);
   emit_lines(s, false);
 }

@@ -21,6 +21,7 @@ struct LineStream {
   std::string log_path;  ///< a file that gets every byte, made at the first ("": none)
   OwnedFd log;
   core::LineTail tail{};  ///< its last lines
+  bool keep_tail = true;  ///< false: no tail kept (the shim's stdout: the hub keeps its last line)
   double last_time = 0;   ///< when its latest bytes came (seconds since the epoch; 0: none yet)
 };
 

@@ -196,7 +196,9 @@ class Hub final : public core::RankHub {
         c.exit = core::parse_exit_report(data);
         if (c.exit && c.exit->exit_code != 0 && !failure_said_) {
           failure_said_ = true;
-          failure_ = std::make_pair(core::where(*c.exit) + " " + core::describe_exit(*c.exit), c.exit->exit_code);
+          // (a command that could not start is named once, by the summary)
+          const auto what = c.exit->exec_errno != 0 ? "could not start its command" : core::describe_exit(*c.exit);
+          failure_ = std::make_pair(core::where(*c.exit) + " " + what, c.exit->exit_code);
         }
       }
     }
