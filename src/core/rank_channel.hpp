@@ -24,6 +24,10 @@ class RankLink {
   virtual ~RankLink() = default;
   /// Send bytes of stream 1 (stdout) or 2 (stderr) as they came; false once the hub is gone.
   virtual bool send_output(int stream, std::string_view bytes) = 0;
+  /// For a rank the console does not show: only that stream 1 or 2 had output, and its last
+  /// line (who went quiet, the watchdog), not the bytes (its files have them); false once the
+  /// hub is gone.
+  virtual bool send_progress(int stream, std::string_view last_line) = 0;
   /// Send how the rank ended (exit_report_json); false once the hub is gone.
   virtual bool send_exit(const RankExit& exit) = 0;
   /// The descriptor to wait on: readable when the hub speaks or is gone.

@@ -82,6 +82,15 @@ std::string LineTail::last() const {
   return done_.empty() ? std::string() : done_.back();
 }
 
+std::string last_line(std::string_view bytes, std::size_t width) {
+  while (!bytes.empty() && (bytes.back() == '\n' || bytes.back() == '\r')) {
+    bytes.remove_suffix(1);
+  }
+  const auto start = bytes.find_last_of("\r\n");
+  const auto line = start == std::string_view::npos ? bytes : bytes.substr(start + 1);
+  return std::string(line.substr(0, width));
+}
+
 Expected<RankRanges> parse_rank_ranges(std::string_view text, std::string_view flag) {
   RankRanges out;
   const auto bad = [&] {

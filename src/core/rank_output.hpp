@@ -44,6 +44,9 @@ class LineTail {
   std::size_t partial_size_ = 0;  ///< bytes of the unfinished line, kept or not
 };
 
+/// The last non-empty line of `bytes` (ended by \n or \r, or not ended), at most `width` bytes.
+[[nodiscard]] std::string last_line(std::string_view bytes, std::size_t width = 300);
+
 /// Ranks chosen on the command line ("0", "0,3", "0-3,8"): sorted, inclusive ranges.
 using RankRanges = std::vector<std::pair<int, int>>;
 /// A usage error naming `flag` and the fix when `text` is not such a list.

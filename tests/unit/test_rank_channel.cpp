@@ -122,3 +122,20 @@ TEST_CASE("rank channel: no hub planned, a bad secret, or the wrong secret: no l
   CHECK(hub->exits().empty());
   CHECK(hub->ranks()[0].host.empty());
 }
+
+TEST_CASE("rank channel: a rank the console hides sends only its last line", "[rank_channel]") {
+  sys::SecureRankChannels channels;
+  auto hub = quiet_hub(channels);
+  const auto env = hub_env(*hub, hub->key());
+  std::string why;
+  auto connecting = std::async(std::launch::async, [&] { return channels.connect_hub(env, 0, "node7", 10000, why); });
+  auto link = serve_until(*hub, connecting);
+  REQUIRE(link);
+  CHECK(link->send_progress(2, "epoch 4 of 9"));
+  link.reset();
+  hub->finish(10, 1);
+  const auto ranks = hub->ranks();
+  REQUIRE(ranks.size() == 2);
+  CHECK(ranks[0].last_line == "epoch 4 of 9");
+  CHECK(ranks[0].last_output > 0);
+}

@@ -54,6 +54,14 @@ TEST_CASE("parse_rank_ranges: lists and ranges, or a usage error naming the flag
   }
 }
 
+TEST_CASE("last_line: the last non-empty line, cut to a width", "[rank_output]") {
+  CHECK(last_line("a\nb\n") == "b");
+  CHECK(last_line("a\nb") == "b");
+  CHECK(last_line("10%\r50%\r\n\n") == "50%");
+  CHECK(last_line("") == "");
+  CHECK(last_line("xyz", 2) == "xy");
+}
+
 TEST_CASE("rank_log_path names the rank and its host", "[rank_output]") {
   CHECK(rank_log_path("/r/l", 7, "node2", 1) == "/r/l/rank-7.node2.out");
   CHECK(rank_log_path("/r/l", 7, "node2", 2) == "/r/l/rank-7.node2.err");

@@ -169,7 +169,8 @@ class ChildWatch {
       auto& box = outbox_[static_cast<std::size_t>(stream_of(s) - 1)];
       box.append(bytes);
       if (!flush_at_) {
-        flush_at_ = Clock::now() + kFlushDelay;
+        // A rank the console does not show sends only its last line, once a second.
+        flush_at_ = Clock::now() + (io_.console ? kFlushDelay : std::chrono::milliseconds(1000));
       }
       if (box.size() >= kMaxRecord) {
         flush();
@@ -182,7 +183,9 @@ class ChildWatch {
   void flush() {
     flush_at_.reset();
     for (std::size_t k = 0; k < outbox_.size() && link_ != nullptr; ++k) {
-      if (!outbox_[k].empty() && !link_->send_output(static_cast<int>(k) + 1, outbox_[k])) {
+      const int stream = static_cast<int>(k) + 1;
+      if (!outbox_[k].empty() && !(io_.console ? link_->send_output(stream, outbox_[k])
+                                               : link_->send_progress(stream, core::last_line(outbox_[k])))) {
         lost_hub();
         return;
       }

@@ -192,6 +192,11 @@ class Hub final : public core::RankHub {
       if (type == 'O' || type == 'E') {
         feed(type == 'O' ? c.out : c.err, data);
         output = true;
+      } else if (type == 'o' || type == 'e') {  // a rank the console does not show: its last line
+        auto& s = type == 'o' ? c.out : c.err;
+        s.last_time = wall_clock_seconds();
+        s.tail.push(data + "\n");
+        output = true;
       } else if (type == 'X') {
         c.exit = core::parse_exit_report(data);
         if (c.exit && c.exit->exit_code != 0 && !failure_said_) {

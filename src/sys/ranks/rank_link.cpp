@@ -24,6 +24,10 @@ class Link final : public core::RankLink {
     return true;
   }
 
+  bool send_progress(int stream, std::string_view last_line) override {
+    return ch_.send(stream == 2 ? 'e' : 'o', last_line);
+  }
+
   bool send_exit(const core::RankExit& exit) override { return ch_.send('X', core::exit_report_json(exit)); }
 
   [[nodiscard]] int fd() const override { return ch_.fd(); }
