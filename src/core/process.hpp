@@ -25,6 +25,13 @@ struct ProcessSpec {
   std::string host;     ///< where it runs, for reports ("" none)
 };
 
+/// The first failure a rank reported through the rank hub.
+struct RankFailure {
+  std::string what;              ///< "rank 1 on node2 exited with code 1"
+  int code = 0;                  ///< its exit code
+  bool could_not_start = false;  ///< its command could not be started (the other ranks' soon fail alike)
+};
+
 /// What besides the job's own processes the supervision of a launcher waits on: the rank hub,
 /// through which every rank's shim sends its output and its end (core/rank_channel.hpp).
 class JobSideChannel {
@@ -45,9 +52,8 @@ class JobSideChannel {
   [[nodiscard]] virtual std::vector<std::string> quiet_report(double now) const = 0;
   /// Whether a few ranks still run long after all the others ended well (core::straggling).
   [[nodiscard]] virtual bool straggling(double now, double after_s) const = 0;
-  /// The first rank that reported a failure, once: "rank 1 on node2 exited with code 1" and its
-  /// code; nullopt before and after.
-  [[nodiscard]] virtual std::optional<std::pair<std::string, int>> take_failure() = 0;
+  /// The first rank that reported a failure, once; nullopt before and after.
+  [[nodiscard]] virtual std::optional<RankFailure> take_failure() = 0;
 };
 
 struct RunOptions {

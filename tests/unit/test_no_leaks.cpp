@@ -17,9 +17,12 @@
 
 #include <archive.h>
 #include <archive_entry.h>
+#include <arpa/inet.h>
 #include <fcntl.h>
 #include <grp.h>
+#include <netinet/in.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -35,6 +38,7 @@
 #include "sys/os/fd_io.hpp"
 #include "sys/os/owned.hpp"
 #include "sys/os/posix_probe.hpp"
+#include "sys/ranks/rank_channels.hpp"
 #include "sys/remote/remote.hpp"
 #include "sys/remote/ssh_client.hpp"
 
@@ -290,6 +294,43 @@ TEST_CASE("no leaks: starting ezpz on a node that cannot be reached", "[leaks]")
     std::string error;
     const ezpz::sys::SshOptions options{false, "nobody", 2};
     return ezpz::sys::ssh_run_stdio("ezpz-no-such-host.invalid", "true", options, error) == 255 && !error.empty();
+  });
+}
+
+TEST_CASE("no leaks: rank hubs and links that fail", "[leaks]") {
+  no_leak("connect_hub: nobody listening", [] {
+    ezpz::sys::SecureRankChannels channels;
+    auto env = ezpz::core::Env{};
+    env.vars = {{"EZPZ_RANK_HUB", "127.0.0.1:1"}, {"EZPZ_RANK_HUB_KEY", std::string(64, 'a')}};
+    std::string why;
+    return channels.connect_hub(env, 0, "n", 1000, why) == nullptr && !why.empty();
+  });
+  no_leak("rank hub: a stranger refused, then the hub closed with another still waiting", [] {
+    ezpz::sys::SecureRankChannels channels;
+    auto hub = channels.open_hub({"127.0.0.1", 1, false, {}, 1});
+    if (!hub) {
+      return false;
+    }
+    const auto address = (*hub)->address();
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_port = htons(static_cast<std::uint16_t>(std::stoi(address.substr(address.rfind(':') + 1))));
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    auto connected = [&a] {
+      ezpz::sys::OwnedFd fd(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
+      const bool ok = ::connect(fd.get(), reinterpret_cast<const sockaddr*>(&a), sizeof(a)) == 0;
+      return ok ? std::move(fd) : ezpz::sys::OwnedFd();
+    };
+    auto stranger = connected();
+    const std::string junk(41, 'x');  // as long as a hello, and not one
+    if (!stranger.valid() || ::write(stranger.get(), junk.data(), junk.size()) != 41) {
+      return false;
+    }
+    (void)(*hub)->service((*hub)->fds().front());  // refused at once: nothing kept
+    auto waiting = connected();
+    const bool refused = (*hub)->ranks().front().host.empty() && waiting.valid();
+    hub->reset();
+    return refused;
   });
 }
 

@@ -255,6 +255,9 @@ class Supervisor {
       }
     }
     std::optional<Clock::time_point> wake = kill_deadline_;
+    if (rank_stop_at_) {
+      wake = wake ? std::min(*wake, *rank_stop_at_) : rank_stop_at_;
+    }
     if (options_.timeout_s > 0 && !stop_.timed_out) {
       const auto quiet = last_output_ + seconds(options_.timeout_s);
       wake = wake ? std::min(*wake, quiet) : quiet;
@@ -354,8 +357,14 @@ class Supervisor {
         stop_.rank_failed != 0) {
       return;
     }
-    notice(failed->first + ": stopping " + options_.stop_what);
-    stop_.rank_failed = failed->second;
+    stop_.rank_failed = failed->code;
+    if (failed->could_not_start) {
+      // A missing command is missing on the other ranks too, most often: let them say so first.
+      notice(failed->what + ": stopping " + options_.stop_what + " in 2 s");
+      rank_stop_at_ = Clock::now() + std::chrono::seconds(2);
+      return;
+    }
+    notice(failed->what + ": stopping " + options_.stop_what);
     start_stopping(SIGTERM);
   }
 
@@ -385,6 +394,10 @@ class Supervisor {
       quiet_report();
       start_stopping(SIGTERM);
     }
+    if (rank_stop_at_ && now >= *rank_stop_at_ && running_ > 0) {
+      rank_stop_at_.reset();
+      start_stopping(SIGTERM);
+    }
     if (kill_deadline_ && now >= *kill_deadline_ && running_ > 0) {
       notice("still running " + std::to_string(static_cast<long>(options_.kill_after_s)) +
              " s after the stop signal: sending SIGKILL");
@@ -407,6 +420,7 @@ class Supervisor {
   Clock::time_point last_output_;
   Clock::time_point started_;
   std::optional<Clock::time_point> kill_deadline_;
+  std::optional<Clock::time_point> rank_stop_at_;  ///< a rank could not start its command: stop then
   std::vector<ProcessEnd> ends_;
   JobStop stop_;
 };

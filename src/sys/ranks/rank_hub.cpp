@@ -95,7 +95,7 @@ class Hub final : public core::RankHub {
     return core::quiet_report(ranks(), now, started_);
   }
 
-  [[nodiscard]] std::optional<std::pair<std::string, int>> take_failure() override {
+  [[nodiscard]] std::optional<core::RankFailure> take_failure() override {
     return std::exchange(failure_, std::nullopt);
   }
 
@@ -203,7 +203,7 @@ class Hub final : public core::RankHub {
           failure_said_ = true;
           // (a command that could not start is named once, by the summary)
           const auto what = c.exit->exec_errno != 0 ? "could not start its command" : core::describe_exit(*c.exit);
-          failure_ = std::make_pair(core::where(*c.exit) + " " + what, c.exit->exit_code);
+          failure_ = core::RankFailure{core::where(*c.exit) + " " + what, c.exit->exit_code, c.exit->exec_errno != 0};
         }
       }
     }
@@ -251,7 +251,7 @@ class Hub final : public core::RankHub {
   Secret secret_;
   std::vector<Conn> conns_;
   bool failure_said_ = false;
-  std::optional<std::pair<std::string, int>> failure_;  ///< the first failure, until taken
+  std::optional<core::RankFailure> failure_;  ///< the first failure, until taken
   double started_ = wall_clock_seconds();
 };
 
