@@ -476,6 +476,13 @@ class Output(TempDirTest):
                 self.assertEqual(job.wait(120), 124, job.text())
                 self.gone(marker, time.monotonic(), job)
 
+    def test_no_orphans_after_the_idle_timeout(self):
+        for launcher in LAUNCHERS:
+            with self.subTest(launcher=launcher):
+                job, marker = self.stubborn(launcher, ["--idle-timeout", "3"], n=2)
+                self.assertEqual(job.wait(120), 124, job.text())
+                self.gone(marker, time.monotonic(), job)
+
     def test_no_orphans_after_sigterm(self):
         for launcher in LAUNCHERS:
             with self.subTest(launcher=launcher):
