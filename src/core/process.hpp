@@ -10,6 +10,7 @@
 
 #include "core/broadcast.hpp"
 #include "core/expected.hpp"
+#include "core/rank_output.hpp"
 
 namespace ezpz::core {
 
@@ -48,10 +49,9 @@ class JobSideChannel {
   /// still connected after `grace_s` (the launcher died and left them) and wait up to
   /// `kill_wait_s` for them to go.
   virtual void finish(double grace_s, double kill_wait_s) = 0;
-  /// Who went quiet (core::quiet_report) as of `now` (seconds since the epoch).
-  [[nodiscard]] virtual std::vector<std::string> quiet_report(double now) const = 0;
-  /// Whether a few ranks still run long after all the others ended well (core::straggling).
-  [[nodiscard]] virtual bool straggling(double now, double after_s) const = 0;
+  /// What each rank said: its host, whether it ended, its last line (who went quiet,
+  /// stragglers: core::quiet_report, core::straggling).
+  [[nodiscard]] virtual std::vector<RankWatch> ranks() const = 0;
   /// The first rank that reported a failure, once; nullopt before and after.
   [[nodiscard]] virtual std::optional<RankFailure> take_failure() = 0;
 };

@@ -54,8 +54,6 @@ class RankHub : public JobSideChannel {
   /// "address:port" and the secret (hex) for kHubVar and kHubKeyVar.
   [[nodiscard]] virtual std::string address() const = 0;
   [[nodiscard]] virtual std::string key() const = 0;
-  /// What each rank that connected said: its host, whether it ended, its last line.
-  [[nodiscard]] virtual std::vector<RankWatch> ranks() const = 0;
   /// How the ranks that reported an end ended, with their last stderr lines.
   [[nodiscard]] virtual std::vector<RankExit> exits() const = 0;
 };

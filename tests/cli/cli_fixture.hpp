@@ -135,8 +135,6 @@ class QuietHub final : public core::RankHub {
   bool service(int) override { return false; }
   void kill_ranks() override {}
   void finish(double, double) override {}
-  [[nodiscard]] std::vector<std::string> quiet_report(double) const override { return {}; }
-  [[nodiscard]] bool straggling(double, double) const override { return false; }
   [[nodiscard]] std::optional<core::RankFailure> take_failure() override { return std::nullopt; }
   [[nodiscard]] std::vector<core::RankWatch> ranks() const override { return {}; }
   [[nodiscard]] std::vector<core::RankExit> exits() const override { return {}; }

@@ -51,15 +51,21 @@ std::unique_ptr<core::RankHub> quiet_hub(sys::SecureRankChannels& channels) {
   return std::move(*hub);
 }
 
+/// Rank `rank`'s link on node7, connected while the hub serves.
+std::unique_ptr<core::RankLink> shim_of(sys::SecureRankChannels& channels, core::RankHub& hub, int rank) {
+  const auto env = hub_env(hub, hub.key());
+  std::string why;
+  auto connecting =
+      std::async(std::launch::async, [&] { return channels.connect_hub(env, rank, "node7", 10000, why); });
+  return serve_until(hub, connecting);
+}
+
 }  // namespace
 
 TEST_CASE("rank channel: a shim's lines, its end and its host reach the hub", "[rank_channel]") {
   sys::SecureRankChannels channels;
   auto hub = quiet_hub(channels);
-  const auto env = hub_env(*hub, hub->key());
-  std::string why;
-  auto connecting = std::async(std::launch::async, [&] { return channels.connect_hub(env, 1, "node7", 10000, why); });
-  auto link = serve_until(*hub, connecting);
+  auto link = shim_of(channels, *hub, 1);
   REQUIRE(link);
   CHECK(link->kill_after() == Approx(3.5));
   CHECK(link->send_output(1, "step 1\nstep"));
@@ -85,7 +91,7 @@ TEST_CASE("rank channel: a shim's lines, its end and its host reach the hub", "[
   const auto exits = hub->exits();
   REQUIRE(exits.size() == 1);
   CHECK(exits[0] == exit);
-  const auto quiet = hub->quiet_report(20);
+  const auto quiet = core::quiet_report(hub->ranks(), 20, 0);
   REQUIRE(quiet.size() >= 2);
   CHECK_THAT(quiet[1], Catch::StartsWith("  rank 0: no output in "));
 }
@@ -93,10 +99,7 @@ TEST_CASE("rank channel: a shim's lines, its end and its host reach the hub", "[
 TEST_CASE("rank channel: the hub's kill and its end reach the shim", "[rank_channel]") {
   sys::SecureRankChannels channels;
   auto hub = quiet_hub(channels);
-  const auto env = hub_env(*hub, hub->key());
-  std::string why;
-  auto connecting = std::async(std::launch::async, [&] { return channels.connect_hub(env, 0, "node7", 10000, why); });
-  auto link = serve_until(*hub, connecting);
+  auto link = shim_of(channels, *hub, 0);
   REQUIRE(link);
   hub->kill_ranks();
   pollfd p{link->fd(), POLLIN, 0};
@@ -126,10 +129,7 @@ TEST_CASE("rank channel: no hub planned, a bad secret, or the wrong secret: no l
 TEST_CASE("rank channel: a rank the console hides sends only its last line", "[rank_channel]") {
   sys::SecureRankChannels channels;
   auto hub = quiet_hub(channels);
-  const auto env = hub_env(*hub, hub->key());
-  std::string why;
-  auto connecting = std::async(std::launch::async, [&] { return channels.connect_hub(env, 0, "node7", 10000, why); });
-  auto link = serve_until(*hub, connecting);
+  auto link = shim_of(channels, *hub, 0);
   REQUIRE(link);
   CHECK(link->send_progress(2, "epoch 4 of 9"));
   link.reset();

@@ -59,8 +59,8 @@ using Clock = std::chrono::steady_clock;
 /// How long the shim holds a rank's output before it goes to the hub (at most): output shows
 /// that much later, in far fewer records.
 constexpr auto kFlushDelay = std::chrono::milliseconds(2);
-/// The most it holds (one record of the channel).
-constexpr std::size_t kMaxRecord = 256 * 1024;
+/// The most it holds (and reads at once); the link cuts it into the channel's records.
+constexpr std::size_t kMaxHeld = 256 * 1024;
 
 /// The shim's child until it ends: its output (to the hub, or whole lines here; a copy in its
 /// log files), the signals meant for it, and its owner: when the hub says so, or is gone, or
@@ -164,7 +164,7 @@ class ChildWatch {
     const std::string_view bytes(buf_.data(), static_cast<std::size_t>(n));
     feed(s, bytes);
     if (link_ != nullptr) {
-      // Held a moment (kFlushDelay) or until 64 KiB: a rank printing line by line (Python with
+      // Held a moment (kFlushDelay) or until kMaxHeld: a rank printing line by line (Python with
       // PYTHONUNBUFFERED writes a line in two writes) costs one record, not hundreds.
       auto& box = outbox_[static_cast<std::size_t>(stream_of(s) - 1)];
       box.append(bytes);
@@ -172,7 +172,7 @@ class ChildWatch {
         // A rank the console does not show sends only its last line, once a second.
         flush_at_ = Clock::now() + (io_.console ? kFlushDelay : std::chrono::milliseconds(1000));
       }
-      if (box.size() >= kMaxRecord) {
+      if (box.size() >= kMaxHeld) {
         flush();
       }
     }
@@ -241,7 +241,7 @@ class ChildWatch {
   bool stopping_ = false;
   double grace_s_ = 10;
   std::optional<Clock::time_point> kill_at_;
-  std::vector<char> buf_ = std::vector<char>(kMaxRecord);
+  std::vector<char> buf_ = std::vector<char>(kMaxHeld);
   std::array<std::string, 2> outbox_;          ///< stdout's and stderr's bytes not yet sent to the hub
   std::optional<Clock::time_point> flush_at_;  ///< when what is held goes
 };

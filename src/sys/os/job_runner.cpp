@@ -123,14 +123,7 @@ class Supervisor {
 
   /// Who went quiet: the hub's ranks, or the built-in launcher's.
   void quiet_report() const {
-    const double now = wall_clock_seconds();
-    std::vector<std::string> lines;
-    if (options_.side != nullptr) {
-      lines = options_.side->quiet_report(now);
-    } else if (!options_.is_launcher) {
-      lines = core::quiet_report(local_watches(), now, options_.started_epoch);
-    }
-    for (const auto& line : lines) {
+    for (const auto& line : core::quiet_report(watches(), wall_clock_seconds(), options_.started_epoch)) {
       notice(line);
     }
   }
@@ -140,19 +133,19 @@ class Supervisor {
     if (straggle_said_ || options_.straggler_after_s <= 0 || stop_.signal != 0 || stop_.timed_out) {
       return;
     }
-    const double now = wall_clock_seconds();
-    const bool straggling = options_.side != nullptr ? options_.side->straggling(now, options_.straggler_after_s)
-                            : options_.is_launcher   ? false
-                                                   : core::straggling(local_watches(), now, options_.straggler_after_s);
-    if (straggling) {
+    if (core::straggling(watches(), wall_clock_seconds(), options_.straggler_after_s)) {
       straggle_said_ = true;
       quiet_report();
     }
   }
 
-  std::vector<core::RankWatch> local_watches() const {
+  /// The ranks as the hub heard them; the built-in launcher's own; none for a launcher alone.
+  std::vector<core::RankWatch> watches() const {
+    if (options_.side != nullptr) {
+      return options_.side->ranks();
+    }
     std::vector<core::RankWatch> ranks;
-    for (std::size_t i = 0; i < children_.size() && 2 * i + 1 < streams_.size(); ++i) {
+    for (std::size_t i = 0; i < children_.size() && 2 * i + 1 < streams_.size() && !options_.is_launcher; ++i) {
       ranks.push_back(watch_of(i));
     }
     return ranks;

@@ -91,16 +91,8 @@ class Hub final : public core::RankHub {
     }
   }
 
-  [[nodiscard]] std::vector<std::string> quiet_report(double now) const override {
-    return core::quiet_report(ranks(), now, started_);
-  }
-
   [[nodiscard]] std::optional<core::RankFailure> take_failure() override {
     return std::exchange(failure_, std::nullopt);
-  }
-
-  [[nodiscard]] bool straggling(double now, double after_s) const override {
-    return core::straggling(ranks(), now, after_s);
   }
 
   [[nodiscard]] std::vector<core::RankWatch> ranks() const override {
@@ -252,7 +244,6 @@ class Hub final : public core::RankHub {
   std::vector<Conn> conns_;
   bool failure_said_ = false;
   std::optional<core::RankFailure> failure_;  ///< the first failure, until taken
-  double started_ = wall_clock_seconds();
 };
 
 }  // namespace
