@@ -318,16 +318,16 @@ class Output(TempDirTest):
     def test_hidden_ranks_output_keeps_the_watchdog_quiet(self):
         # Rank 1 is not on the console: only its last line reaches ezpz, and that still counts
         # as output for --idle-timeout.
-        job = ('import os, time\nfor i in range(12):\n    if os.environ["RANK"] == "1":\n'
+        job = ('import os, time\nfor i in range(14):\n    if os.environ["RANK"] == "1":\n'
                '        print("tick", i, flush=True)\n    time.sleep(0.5)\n')
         for launcher in ("mpirun", "mpiexec"):
             with self.subTest(launcher=launcher):
-                proc = self.launch(launcher, ["-n", "2", "--console-ranks", "0", "--idle-timeout", "3"],
+                proc = self.launch(launcher, ["-n", "2", "--console-ranks", "0", "--idle-timeout", "5"],
                                    [PY, "-c", job])
                 self.check(proc, 0)
                 self.assertEqual(proc.stdout, b"")
                 files = self.rank_files()
-                self.assertEqual(files[f"rank-1.{HOST}.out"].count(b"tick"), 12)
+                self.assertEqual(files[f"rank-1.{HOST}.out"].count(b"tick"), 14)
 
     def test_console_ranks_bad_list_is_a_usage_error(self):
         proc = run(["launch", "--launcher", "local", "--console-ranks", "x", "-n", "2", "--", "true"],

@@ -59,6 +59,8 @@ using Clock = std::chrono::steady_clock;
 /// How long the shim holds a rank's output before it goes to the hub (at most): output shows
 /// that much later, in far fewer records.
 constexpr auto kFlushDelay = std::chrono::milliseconds(2);
+/// How often a rank the console does not show sends its last line (at most).
+constexpr auto kProgressEvery = std::chrono::milliseconds(1000);
 /// The most it holds (and reads at once); the link cuts it into the channel's records.
 constexpr std::size_t kMaxHeld = 256 * 1024;
 
@@ -169,8 +171,9 @@ class ChildWatch {
       auto& box = outbox_[static_cast<std::size_t>(stream_of(s) - 1)];
       box.append(bytes);
       if (!flush_at_) {
-        // A rank the console does not show sends only its last line, once a second.
-        flush_at_ = Clock::now() + (io_.console ? kFlushDelay : std::chrono::milliseconds(1000));
+        // A rank the console does not show sends only its last line, at most once a second
+        // (its first at once: the watchdog hears it has started).
+        flush_at_ = io_.console ? Clock::now() + kFlushDelay : std::max(Clock::now(), progress_at_);
       }
       if (box.size() >= kMaxHeld) {
         flush();
@@ -182,6 +185,7 @@ class ChildWatch {
   /// Send what is held, stdout's then stderr's; the hub gone, it shows here.
   void flush() {
     flush_at_.reset();
+    progress_at_ = Clock::now() + kProgressEvery;
     for (std::size_t k = 0; k < outbox_.size() && link_ != nullptr; ++k) {
       const int stream = static_cast<int>(k) + 1;
       if (!outbox_[k].empty() && !(io_.console ? link_->send_output(stream, outbox_[k])
@@ -244,6 +248,7 @@ class ChildWatch {
   std::vector<char> buf_ = std::vector<char>(kMaxHeld);
   std::array<std::string, 2> outbox_;          ///< stdout's and stderr's bytes not yet sent to the hub
   std::optional<Clock::time_point> flush_at_;  ///< when what is held goes
+  Clock::time_point progress_at_;              ///< the earliest a hidden rank's next last line goes
 };
 
 /// The rank's exit from how it could be run and how it ended.
