@@ -61,7 +61,7 @@ complete -c ezpz -n '__fish_seen_subcommand_from yeet' -l dst -r -F -d 'Destinat
 complete -c ezpz -n '__fish_seen_subcommand_from yeet' -l copy -d 'Copy everything (first copy; no comparison with an existing destination)'
 complete -c ezpz -n '__fish_seen_subcommand_from yeet' -l compress -d 'Pack once to a zstd tarball, then extract it (least metadata I/O)'
 complete -c ezpz -n '__fish_seen_subcommand_from yeet' -l include-pycache -d 'Copy __pycache__ directories too (skipped by default)'
-complete -c ezpz -n '__fish_seen_subcommand_from yeet' -l force -d 'Allow a destination outside /tmp, /dev/shm, /local, /raid and configured roots'
+complete -c ezpz -n '__fish_seen_subcommand_from yeet' -l force -d 'Replace a destination yeet did not make (a file, a link, a directory that is not an env), or one outside /tmp, /dev/shm, /local, /raid and configured roots'
 complete -c ezpz -n '__fish_seen_subcommand_from yeet' -l dry-run -d 'Say what would be written and removed (here, and for other nodes what changed); transfer nothing'
 complete -c ezpz -n '__fish_seen_subcommand_from yeet' -l full -d 'Send other nodes everything, not only what changed since the last yeet'
 complete -c ezpz -n '__fish_seen_subcommand_from yeet' -l json -d 'Print a JSON summary on stdout instead of text'

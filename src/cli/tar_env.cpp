@@ -8,6 +8,7 @@
 
 #include "cli/terminal.hpp"
 #include "cli/yeet_report.hpp"
+#include "core/shell.hpp"
 #include "core/strings.hpp"
 #include "core/yeet_plan.hpp"
 
@@ -139,7 +140,7 @@ int TarEnvCommand::run(Context& ctx) {
                    << core::count_of(env_stats->files, "file") << ") into " << out << " ("
                    << core::human_bytes(archive ? archive->bytes : 0) << ") in " << buf << "s\n"
                    << left_out(*env_stats, excludes, "--include-pycache")
-                   << "  Copy it to every node's /tmp with: ezpz yeet " << out << "\n";
+                   << "  Copy it to every node's /tmp with: ezpz yeet " << core::shell_quote(out) << "\n";
   }
   return 0;
 }

@@ -28,7 +28,9 @@ void YeetCommand::add_cli(CLI::App& app) {
   app.add_flag("--copy", copy_, "Copy everything (first copy; no comparison with an existing destination)");
   app.add_flag("--compress", compress_, "Pack once to a zstd tarball, then extract it (least metadata I/O)");
   app.add_flag("--include-pycache", include_pycache_, "Copy __pycache__ directories too (skipped by default)");
-  app.add_flag("--force", force_, "Allow a destination outside /tmp, /dev/shm, /local, /raid and configured roots");
+  app.add_flag("--force", force_,
+               "Replace a destination yeet did not make (a file, a link, a directory that is not an env), "
+               "or one outside /tmp, /dev/shm, /local, /raid and configured roots");
   app.add_flag("--dry-run", dry_run_,
                "Say what would be written and removed (here, and for other nodes what changed); "
                "transfer nothing");
@@ -144,6 +146,7 @@ Expected<core::BroadcastPlan> YeetCommand::plan_nodes(Context& ctx, const core::
   spec.accept_new_host_keys = accept_new_host_keys_;
   spec.stream_level = stream_level_;
   spec.reattach = !no_reattach_;
+  spec.force = force_;
   spec.stall_timeout_s = stall_timeout_s_;
   spec.this_host = host;
   spec.user = ctx.env.get("USER").value_or("");
@@ -180,6 +183,14 @@ Expected<YeetRun> YeetCommand::plan(Context& ctx) const {
     return settings.error();
   }
   if (auto ok = core::check_destination(plan->destination, facts.real_path, ctx.env, settings->allowed_roots, force_);
+      !ok) {
+    return ok.error();
+  }
+  // What is there now: yeet replaces only its own copies and envs (unless --force), and only
+  // what this user may move aside; the nodes check the same before they touch anything.
+  const auto user = ctx.env.get("USER").value_or("");
+  if (auto ok = core::check_replaceable(plan->destination, ctx.trees().inspect_destination(plan->destination), force_,
+                                        "", user);
       !ok) {
     return ok.error();
   }

@@ -1,10 +1,13 @@
 // yeet's work on this node: copy, sync, extract or pack+extract into a work directory beside the
 // destination, patch a moved env, write the manifest (and the delta for the other nodes), commit.
 #include <algorithm>
+#include <chrono>
 
 #include "cli/terminal.hpp"
 #include "cli/yeet_steps.hpp"
+#include "core/manifest.hpp"
 #include "core/strings.hpp"
+#include "ezpz/version.hpp"
 
 namespace ezpz::cli {
 namespace {
@@ -199,7 +202,15 @@ std::optional<int> install_here(YeetRun& run) {
   if (ctx.staging().interrupted()) {
     return undo(failure("interrupted"));
   }
-  // 4. With other nodes: the manifest, and the delta they get.
+  // 4. yeet's mark (the next yeet may replace this copy); with other nodes, the manifest and
+  // the delta they get.
+  const auto epoch =
+      std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch());
+  if (auto marked =
+          ctx.manifests().write_marker(*staging, core::yeet_marker_text(plan.source, epoch.count(), EZPZ_VERSION));
+      !marked) {
+    return undo(marked.error());
+  }
   if (!run.report.nodes.targets.empty()) {
     if (auto made = manifest_and_delta(run, *staging); !made) {
       return undo(made.error());

@@ -2,6 +2,7 @@
 
 #include <cstdio>
 
+#include "core/shell.hpp"
 #include "core/strings.hpp"
 
 namespace ezpz::cli {
@@ -85,12 +86,13 @@ void print_local(std::ostream& out, const YeetReport& r) {
 void print_usage_hint(std::ostream& out, const YeetReport& r) {
   switch (r.env_kind) {
     case core::EnvKind::venv:
-      out << "  To use this environment:\n    deactivate 2>/dev/null\n    source " << r.plan.destination
-          << "/bin/activate\n  Keep your working directory on a shared filesystem: " << r.plan.destination
-          << " is node-local.\n";
+      // Lines to paste: quoted as a shell reads them.
+      out << "  To use this environment:\n    deactivate 2>/dev/null\n    source "
+          << core::shell_quote(r.plan.destination + "/bin/activate")
+          << "\n  Keep your working directory on a shared filesystem: " << r.plan.destination << " is node-local.\n";
       break;
     case core::EnvKind::conda:
-      out << "  To use this environment:\n    conda activate " << r.plan.destination << "\n";
+      out << "  To use this environment:\n    conda activate " << core::shell_quote(r.plan.destination) << "\n";
       break;
     case core::EnvKind::none:
       out << "  Synced to " << r.plan.destination << "/ on " << r.tally.succeeded

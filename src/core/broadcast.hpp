@@ -71,6 +71,7 @@ struct BroadcastSpec {
   unsigned long long exe_size = 0;       ///< its size in bytes (what a node without it reads)
   std::string this_host;                 ///< the node running this (names it in `reattached_to`)
   bool reattach = true;                  ///< re-attach a failed relay's children mid-stream (spooling)
+  bool force = false;                    ///< replace a destination yeet did not make (core::check_replaceable)
   double stall_timeout_s = 30;           ///< a child that takes no data for this long (or, after the stream, says
                                          ///< nothing for this long) is dropped; mid-stream its nodes are re-attached
   int stream_level = 0;                  ///< zstd level of the stream; 0: adaptive (see AdaptiveZstd)

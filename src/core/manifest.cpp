@@ -6,6 +6,12 @@
 
 namespace ezpz::core {
 
+std::string yeet_marker_text(const std::string& source, long long epoch_s, std::string_view version) {
+  return nlohmann::json{{"ezpz_yeet", 1}, {"source", source}, {"time", epoch_s}, {"version", std::string(version)}}
+             .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) +
+         "\n";
+}
+
 bool safe_relative_path(std::string_view path) {
   if (path.empty() || path.front() == '/') {
     return false;

@@ -15,6 +15,11 @@ namespace ezpz::core {
 /// The manifest's name inside the destination, and files there that are not part of the tree.
 inline constexpr std::string_view kManifestName = ".ezpz-manifest";
 inline constexpr std::string_view kFailedNodesName = ".ezpz-yeet-failed-nodes.txt";
+/// yeet's mark on every copy it makes (one JSON line: the source, when, which ezpz): the
+/// destination is yeet's to replace next time. Not part of the tree (nor of its manifest).
+inline constexpr std::string_view kYeetMarkerName = ".ezpz-yeet";
+/// The marker's line: {"ezpz_yeet":1,"source":...,"time":...,"version":...}.
+[[nodiscard]] std::string yeet_marker_text(const std::string& source, long long epoch_s, std::string_view version);
 /// The directory inside a delta bundle that holds its header and librsync deltas.
 inline constexpr std::string_view kDeltaDirName = ".ezpz-delta";
 /// How a node that cannot apply a delta bundle starts its error: the head then sends it everything.

@@ -19,6 +19,7 @@ const std::vector<RelayFlag>& relay_flags() {
       {"--exe-size", "Size of ezpz in bytes", &RelayArgs::exe_size},
       {"--accept-new-host-keys", "Add unknown host keys to known_hosts", &RelayArgs::accept_new_host_keys},
       {"--no-reattach", "Leave a failed child's subtree to the head's repair", &RelayArgs::no_reattach},
+      {"--force", "Replace a destination yeet did not make", &RelayArgs::force},
       {"--stall-timeout", "Drop a child that takes no data for this many seconds", &RelayArgs::stall_timeout_s},
       {"--parent-silence", "Give up when the parent sends nothing for this many seconds (0: no limit)",
        &RelayArgs::parent_silence_s},
@@ -129,6 +130,7 @@ RelayArgs passed_down(const BroadcastSpec& spec) {
   a.exe_size = spec.exe_size;
   a.accept_new_host_keys = spec.accept_new_host_keys;
   a.no_reattach = !spec.reattach;
+  a.force = spec.force;
   // A relay gives up on a stalled child 2 s before its own parent would give up on it, so the
   // node nearest the stall drops it while its healthy parent is still waiting.
   a.stall_timeout_s = std::max(kMinStallTimeoutS, spec.stall_timeout_s - 2);
@@ -148,6 +150,7 @@ BroadcastSpec spec_from(const RelayArgs& args, const std::string& self_exe) {
   s.ssh_command = split_command(args.ssh_command);
   s.accept_new_host_keys = args.accept_new_host_keys;
   s.reattach = !args.no_reattach;
+  s.force = args.force;
   s.stall_timeout_s = args.stall_timeout_s;
   s.parent_silence_s = args.parent_silence_s;
   s.user = args.user;

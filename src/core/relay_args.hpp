@@ -23,6 +23,7 @@ struct RelayArgs {
   unsigned long long exe_size = 0;
   bool accept_new_host_keys = false;
   bool no_reattach = false;
+  bool force = false;
   double stall_timeout_s = 30;
   double parent_silence_s = 0;
   std::string user;       ///< login name when ~/.ssh/config names none

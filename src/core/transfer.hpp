@@ -69,6 +69,8 @@ class Trees {
 
   /// Whether `path` exists, is a directory, looks like a venv or conda env; its real path.
   [[nodiscard]] virtual SourceFacts inspect(const std::string& path) = 0;
+  /// What is at a destination now (core::check_replaceable decides whether yeet may replace it).
+  [[nodiscard]] virtual DestinationFacts inspect_destination(const std::string& path) = 0;
   /// Size and newest mtime of a tree (or of one file), skipping `excludes` directory names.
   [[nodiscard]] virtual Expected<TreeStats> measure(const std::string& path,
                                                     const std::vector<std::string>& excludes) = 0;
@@ -160,6 +162,8 @@ class Manifests {
   [[nodiscard]] virtual Expected<HeldManifest> write_manifest(const std::string& root, const Manifest* reuse,
                                                               const std::string& source_root,
                                                               const std::vector<std::string>& ignore) = 0;
+  /// yeet's marker (kYeetMarkerName, holding `text`) at the top of the tree `root`.
+  [[nodiscard]] virtual Expected<void> write_marker(const std::string& root, const std::string& text) = 0;
   /// The delta bundle (a new directory `bundle`) that turns `old_root` into `new_root`.
   [[nodiscard]] virtual Expected<BundleStats> make_bundle(const std::string& old_root, const HeldManifest& old,
                                                           const std::string& new_root, const HeldManifest& now,

@@ -2,6 +2,8 @@
 
 #include <cstdio>
 
+#include "core/manifest.hpp"
+#include "core/shell.hpp"
 #include "core/strings.hpp"
 
 namespace ezpz::core {
@@ -210,6 +212,29 @@ Expected<void> check_destination(const std::string& destination, const std::stri
   return usage_error("destination " + dst + " is not under " + join(allowed_roots, ", ") +
                      ": yeet replaces it, so pass --force if you mean it (or add its root to [yeet] "
                      "allowed_roots in config.toml)");
+}
+
+Expected<void> check_replaceable(const std::string& destination, const DestinationFacts& facts, bool force,
+                                 const std::string& where, const std::string& user) {
+  if (!facts.exists || (facts.empty && facts.movable)) {
+    return {};
+  }
+  const std::string at = where.empty() ? destination : destination + " on " + where;
+  if (!facts.movable) {
+    const auto slash = destination.rfind('/');
+    const auto parent = slash == 0 ? std::string("/") : destination.substr(0, slash);
+    const auto name = destination.substr(slash + 1);
+    const auto mine = (parent == "/" ? "" : parent) + "/" + (user.empty() ? "$USER" : user) + "/" + name;
+    return failure(at + " belongs to " + facts.owner + " and only they can replace it: pick a destination of " +
+                   "your own, such as --dst " + (user.empty() ? mine : shell_quote(mine)));
+  }
+  if (force || facts.yeet_made || facts.env) {
+    return {};
+  }
+  const std::string what = facts.type == "a directory" ? "a directory yeet did not make (no " +
+                                                             std::string(kYeetMarkerName) + ", not a Python env)"
+                                                       : facts.type;
+  return failure(at + " is " + what + ": yeet would replace it; pass --force if you mean it, or pick another --dst");
 }
 
 }  // namespace ezpz::core

@@ -78,6 +78,23 @@ inline const std::vector<std::string>& default_yeet_roots() {
                                                const Env& env, const std::vector<std::string>& allowed_roots,
                                                bool force);
 
+/// What is at a destination before yeet replaces it (sys: inspect_destination).
+struct DestinationFacts {
+  bool exists = false;
+  std::string type;        ///< "a directory", "a regular file", "a symbolic link", ...
+  bool empty = false;      ///< a directory with nothing in it
+  bool yeet_made = false;  ///< a directory holding yeet's marker or manifest
+  bool env = false;        ///< a directory holding pyvenv.cfg, bin/activate or conda-meta/
+  bool movable = true;     ///< this user may move it aside (its owner, or its folder's, or root)
+  std::string owner;       ///< its owner's login name (or uid)
+};
+
+/// Refuse to replace what yeet did not make (a file, a link, a directory that is neither a
+/// copy of yeet's nor an env) unless `force`, and what this user cannot move aside (another
+/// user's, in a sticky /tmp) always; `where` names the node ("" here), `user` the caller.
+[[nodiscard]] Expected<void> check_replaceable(const std::string& destination, const DestinationFacts& facts,
+                                               bool force, const std::string& where, const std::string& user);
+
 /// "/a/b/../c/" -> "/a/c": lexical normalisation of an absolute path.
 [[nodiscard]] std::string normalize_path(const std::string& path);
 

@@ -72,6 +72,7 @@ class FakeProcess final : public core::JobControl, public core::ProcessTable, pu
 class NoTransfer final : public core::Trees, public core::Staging, public core::Archives, public core::Manifests {
  public:
   core::SourceFacts inspect(const std::string&) override { return {}; }
+  core::DestinationFacts inspect_destination(const std::string&) override { return {}; }
   Expected<core::TreeStats> measure(const std::string&, const std::vector<std::string>&) override { return no(); }
   Expected<std::string> make_staging(const std::string&) override { return no(); }
   Expected<core::TreeStats> copy_tree(const std::string&, const std::string&, const std::vector<std::string>&,
@@ -103,6 +104,7 @@ class NoTransfer final : public core::Trees, public core::Staging, public core::
   int interrupted() const override { return 0; }
   int watcher_main(const std::vector<std::string>&) override { return 1; }
   Expected<core::HeldManifest> held_manifest(const std::string&) override { return no(); }
+  Expected<void> write_marker(const std::string&, const std::string&) override { return no(); }
   Expected<core::HeldManifest> write_manifest(const std::string&, const core::Manifest*, const std::string&,
                                               const std::vector<std::string>&) override {
     return no();

@@ -14,7 +14,15 @@ namespace ezpz::test {
 
 class FakeTrees final : public core::Trees {
  public:
+  std::map<std::string, core::DestinationFacts> destinations;  ///< what is at a path (else nothing)
   core::SourceFacts inspect(const std::string& path) override { return {true, true, false, false, path}; }
+  core::DestinationFacts inspect_destination(const std::string& path) override {
+    core::DestinationFacts f;
+    if (const auto it = destinations.find(path); it != destinations.end()) {
+      f = it->second;
+    }
+    return f;
+  }
   Expected<core::TreeStats> measure(const std::string&, const std::vector<std::string>&) override {
     core::TreeStats s;
     s.files = 3;
@@ -99,6 +107,7 @@ class FakeManifests final : public core::Manifests {
     }
     return held_with("old-digest");
   }
+  Expected<void> write_marker(const std::string&, const std::string&) override { return {}; }
   Expected<core::HeldManifest> write_manifest(const std::string&, const core::Manifest*, const std::string&,
                                               const std::vector<std::string>&) override {
     return held_with("new-digest");

@@ -112,13 +112,37 @@ mkdir -p "$W/data/sub"; head -c 300000 /dev/urandom > "$W/data/sub/blob"; echo h
 want=$(cd "$W/data" && find . -type f -exec sha256sum {} + | sort)
 for n in $nodes; do
   # (every copy also holds yeet's manifest, .ezpz-manifest, for the next incremental yeet)
-  got=$(on "$n" 'cd /tmp/data && find . -type f ! -name .ezpz-manifest -exec sha256sum {} + | sort')
+  got=$(on "$n" 'cd /tmp/data && find . -type f ! -name .ezpz-manifest ! -name .ezpz-yeet -exec sha256sum {} + | sort')
   [ "$got" = "$want" ] || fail "directory tree differs on $n"
   on "$n" 'test -f /tmp/data/.ezpz-manifest' || fail "no manifest in /tmp/data on $n"
-  got=$(on "$n" 'cd /tmp/data-greedy && find . -type f ! -name .ezpz-manifest -exec sha256sum {} + | sort')
+  got=$(on "$n" 'cd /tmp/data-greedy && find . -type f ! -name .ezpz-manifest ! -name .ezpz-yeet -exec sha256sum {} + \
+    | sort')
   [ "$got" = "$want" ] || fail "the greedy strategy's tree differs on $n"
   on "$n" '/tmp/fromtar/bin/tinypkg-hello' | grep -qx "tinypkg hello from /tmp/fromtar" || fail "tarball venv on $n"
 done
+
+# 2b. What yeet did not make is not replaced on any node: a file at the destination on node4, a
+#     directory of someone's results on node6. Those two fail, untouched, naming --force; the
+#     others get the copy; --force replaces both.
+on node4 'echo mine > /tmp/guarded' || fail "cannot write on node4"
+on node6 'mkdir -p /tmp/guarded && echo 1,2 > /tmp/guarded/results.csv' || fail "cannot write on node6"
+out=$("$X" "${common[@]}" "$ezpz" yeet "$W/data" --dst /tmp/guarded --hostfile "$D/hostfile" --json 2>/dev/null)
+[ $? -eq 1 ] || fail "a node whose destination yeet did not make must fail"
+python3 - "$out" <<'PY' || fail "foreign-destination report: $out"
+import json, sys
+r = json.loads(sys.argv[1])
+assert sorted(r["failed"]) == ["node4", "node6"], r["failed"]
+why = {n["host"]: n["error"] for n in r["remote"] if not n["ok"]}
+assert "/tmp/guarded on node4 is a regular file" in why["node4"] and "--force" in why["node4"], why
+assert "/tmp/guarded on node6 is a directory yeet did not make" in why["node6"], why
+PY
+[ "$(on node4 'cat /tmp/guarded')" = mine ] || fail "node4's file was touched"
+[ "$(on node6 'ls -A /tmp/guarded')" = results.csv ] || fail "node6's directory was touched"
+on node5 'test -f /tmp/guarded/a.txt' || fail "node5 did not get its copy beside the refusals"
+no_staging "foreign destinations"
+"$X" "${common[@]}" "$ezpz" yeet "$W/data" --dst /tmp/guarded --hostfile "$D/hostfile" --force >/dev/null 2>&1 \
+  || fail "--force must replace what yeet did not make"
+for n in node4 node6; do on "$n" 'test -f /tmp/guarded/a.txt' || fail "--force: no copy on $n"; done
 
 # 3. node5 has a 40 MB /tmp (about 20 MB used by now): it fails (disk full), the others succeed; no partial directory there.
 head -c 45000000 /dev/urandom > "$W/data/big"

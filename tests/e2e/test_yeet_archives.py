@@ -26,9 +26,15 @@ class ArchiveCase(TempDirTest):
         os.chmod(self.tmp, 0o755)
         self.dst_parent = tempfile.mkdtemp(prefix="ezpz-arch-", dir="/tmp")
         self.dst = os.path.join(self.dst_parent, "env")
+        self.previous_copy()
+
+    def previous_copy(self):
+        # What an earlier yeet left: its tree and its marker (yeet replaces only its own copies).
         os.makedirs(self.dst)
         with open(os.path.join(self.dst, "old"), "w") as f:
             f.write("previous")
+        with open(os.path.join(self.dst, ".ezpz-yeet"), "w") as f:
+            f.write("{}\n")
 
     def tearDown(self):
         subprocess.run(["rm", "-rf", self.dst_parent])
@@ -55,7 +61,7 @@ class ArchiveCase(TempDirTest):
 
     def assert_unchanged(self):
         self.assertEqual(sorted(os.listdir(self.dst_parent)), ["env"], "work files left beside the destination")
-        self.assertEqual(sorted(os.listdir(self.dst)), ["old"])
+        self.assertEqual(sorted(os.listdir(self.dst)), [".ezpz-yeet", "old"])
 
     def refused(self, path, needle, *extra, as_user=None):
         proc = self.yeet(path, *extra, as_user=as_user)
@@ -94,9 +100,7 @@ class Integrity(ArchiveCase):
                 with open(os.path.join(self.dst, "lib", "f007.bin"), "rb") as f:
                     self.assertEqual(len(f.read()), 24 << 10)
                 shutil.rmtree(self.dst)
-                os.makedirs(self.dst)
-                with open(os.path.join(self.dst, "old"), "w") as f:
-                    f.write("previous")
+                self.previous_copy()
                 self.refused(self.save(f"bad.tar.{kind}", H.flip_bit(good)), "is damaged")
 
     def test_truncated_archives_are_refused(self):
@@ -125,9 +129,7 @@ class Integrity(ArchiveCase):
         err = self.accepted(path)
         self.assertNotIn("cannot be detected", err)
         shutil.rmtree(self.dst)
-        os.makedirs(self.dst)
-        with open(os.path.join(self.dst, "old"), "w") as f:
-            f.write("previous")
+        self.previous_copy()
         # Damage the frame checks cannot see (no frame checksum): the SHA-256 does.
         self.save("sum.tar.zst", H.flip_bit(data, 0.3))
         self.refused(path, "SHA-256")
@@ -150,9 +152,7 @@ class Integrity(ArchiveCase):
                     self.assertIn("XXH64", listing)
                 self.assertNotIn("cannot be detected", self.accepted(out))
                 shutil.rmtree(self.dst)
-                os.makedirs(self.dst)
-                with open(os.path.join(self.dst, "old"), "w") as f:
-                    f.write("previous")
+                self.previous_copy()
                 with open(out, "rb") as f:
                     data = f.read()
                 with open(out, "wb") as f:
@@ -266,9 +266,7 @@ class Entries(ArchiveCase):
         self.assertFalse(os.path.islink(os.path.join(self.dst, "m")))
         self.assertTrue(os.path.isfile(os.path.join(self.dst, "d", "inner")))
         subprocess.run(["rm", "-rf", self.dst])
-        os.makedirs(self.dst)
-        with open(os.path.join(self.dst, "old"), "w") as f:
-            f.write("previous")
+        self.previous_copy()
         self.refused(self.save("dirfile.tar", H.tar_bytes([H.directory("env"), H.directory("env/d"),
                                                            H.member("env/d", b"x")])), "stored twice")
 
@@ -307,15 +305,15 @@ class Size(ArchiveCase):
         # A private 32 MiB tmpfs over the destination's parent: the bomb must be refused before
         # it fills it, and nothing may be left in it.
         script = ('mount -t tmpfs -o size=32m tmpfs "$1" && mkdir "$1/env" && echo previous > "$1/env/old" && '
-                  '"$2" yeet "$3" --dst "$1/env" >&2; rc=$?; ls -A "$1"; ls -A "$1/env"; df -k "$1" | tail -1; exit $rc')
+                  'echo {} > "$1/env/.ezpz-yeet" && "$2" yeet "$3" --dst "$1/env" >&2; rc=$?; ls -A "$1"; ls -A "$1/env"; df -k "$1" | tail -1; exit $rc')
         proc = subprocess.run(["unshare", "-m", "--propagation", "private", "sh", "-c", script, "sh",
                                self.dst_parent, EZPZ, bomb], env=base_env(), capture_output=True, text=True,
                               timeout=120)
         self.assertEqual(proc.returncode, 1, proc.stderr)
         self.assertIn("free on the filesystem", proc.stderr)
         lines = proc.stdout.split("\n")
-        self.assertEqual(lines[0:2], ["env", "old"], proc.stdout)
-        used_kb = int(lines[2].split()[2])
+        self.assertEqual(lines[0:3], ["env", ".ezpz-yeet", "old"], proc.stdout)
+        used_kb = int(lines[3].split()[2])
         self.assertLess(used_kb, 1024, proc.stdout)
 
 

@@ -308,6 +308,8 @@ class Hostile(TempDirTest):
         os.makedirs(self.dst)
         with open(os.path.join(self.dst, "old"), "w") as f:
             f.write("previous")
+        with open(os.path.join(self.dst, ".ezpz-yeet"), "w") as f:  # an earlier yeet's copy
+            f.write("{}\n")
         self.outside = os.path.join(self.dst_parent, "outside")
 
     def tearDown(self):
@@ -382,6 +384,8 @@ class Interrupted(TempDirTest):
             os.makedirs(dst)
             with open(os.path.join(dst, "old"), "w") as f:
                 f.write("previous")
+            with open(os.path.join(dst, ".ezpz-yeet"), "w") as f:  # an earlier yeet's copy
+                f.write("{}\n")
             proc = subprocess.Popen([EZPZ, "yeet", src, "--dst", dst, "--compress"], env=base_env(),
                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
             # Interrupt once the work is under way (its work directory exists beside the
@@ -399,7 +403,7 @@ class Interrupted(TempDirTest):
             self.assertEqual(proc.returncode, 130, err)
             self.assertIn("interrupted", err)
             self.assertEqual(os.listdir(dst_parent), ["big"])
-            self.assertEqual(os.listdir(dst), ["old"])
+            self.assertEqual(sorted(os.listdir(dst)), [".ezpz-yeet", "old"])
         finally:
             shutil.rmtree(src, ignore_errors=True)
             shutil.rmtree(dst_parent, ignore_errors=True)

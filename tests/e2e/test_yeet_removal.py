@@ -68,9 +68,10 @@ class Removal(TempDirTest):
         src = self.source()
         for extra in ([], ["--copy"]):
             with self.subTest(method=extra or "sync"):
-                proc = run(["yeet", "--src", src, "--dst", self.dst, *extra], base_env(), check=0)
+                # (--force: the deep tree is not a copy of yeet's)
+                proc = run(["yeet", "--src", src, "--dst", self.dst, "--force", *extra], base_env(), check=0)
                 self.assertNotIn("warning", proc.stderr)
-                self.assertEqual(sorted(os.listdir(self.dst)), ["sub"])
+                self.assertEqual(sorted(os.listdir(self.dst)), [".ezpz-yeet", "sub"])
                 self.assertEqual(sorted(os.listdir(os.path.join(self.dst, "sub"))), ["f0", "f1", "f2"])
                 self.assert_clean()
                 make_deep(self.dst, self.outside)  # again, for the next method
@@ -81,7 +82,7 @@ class Removal(TempDirTest):
         os.makedirs(self.dst)
         with open(os.path.join(self.dst, "old"), "w") as f:
             f.write("previous")
-        proc = run(["yeet", "--src", src, "--dst", self.dst, "--copy"], base_env(), check=1)
+        proc = run(["yeet", "--src", src, "--dst", self.dst, "--copy", "--force"], base_env(), check=1)
         self.assertIn("File name too long", proc.stderr)
         self.assertNotIn("warning", proc.stderr)
         self.assertEqual(os.listdir(self.dst), ["old"])
@@ -190,10 +191,11 @@ class RemovalThatFails(TempDirTest):
             os.setgid(nobody)
             os.setuid(nobody)
 
-        proc = subprocess.run([EZPZ, "yeet", "--src", src, "--dst", dst], env=base_env(HOME=os.path.join(self.tmp, "home")),
+        proc = subprocess.run([EZPZ, "yeet", "--src", src, "--dst", dst, "--force"],
+                              env=base_env(HOME=os.path.join(self.tmp, "home")),
                               capture_output=True, text=True, timeout=60, preexec_fn=drop)
         self.assertEqual(proc.returncode, 0, proc.stderr)
-        self.assertEqual(os.listdir(dst), ["new"])
+        self.assertEqual(sorted(os.listdir(dst)), [".ezpz-yeet", "new"])
         left = [n for n in os.listdir(node) if n != "dst"]
         self.assertEqual(len(left), 1, left)  # the previous tree, what could not be removed of it
         self.assertIn("warning", proc.stderr)

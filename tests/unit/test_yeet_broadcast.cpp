@@ -112,6 +112,7 @@ TEST_CASE("relay arguments: one table builds the argv and parses it back", "[yee
   spec.exe_size = 123456789012ULL;
   spec.accept_new_host_keys = true;
   spec.reattach = false;
+  spec.force = true;
   spec.stall_timeout_s = 30;
   spec.user = "alice";
   auto args = passed_down(spec);
@@ -132,6 +133,8 @@ TEST_CASE("relay arguments: one table builds the argv and parses it back", "[yee
   CHECK(again.exe_size == spec.exe_size);
   CHECK(again.accept_new_host_keys);
   CHECK_FALSE(again.reattach);
+  CHECK(again.force);  // every node applies the head's --force, and only then
+  CHECK_FALSE(spec_from(*parse_relay_args({"--dst", "/tmp/x"}), "/self").force);
   CHECK(again.user == "alice");
   // Every flag of the table is one the parser takes, and nothing else is.
   for (const auto& flag : relay_flags()) {

@@ -94,6 +94,38 @@ TEST_CASE("destination safety", "[yeet_plan]") {
   CHECK(check_destination("/scratch/e", "/lus/env", env, {"/scratch"}, false));
 }
 
+TEST_CASE("what yeet may replace at its destination", "[yeet_plan]") {
+  DestinationFacts none;
+  CHECK(check_replaceable("/tmp/env", none, false, "", "bob"));
+  DestinationFacts file{true, "a regular file", false, false, false, true, "bob"};
+  auto refused = check_replaceable("/tmp/env", file, false, "", "bob");
+  REQUIRE_FALSE(refused);
+  CHECK(refused.error().message ==
+        "/tmp/env is a regular file: yeet would replace it; pass --force if you mean it, or pick another --dst");
+  CHECK(check_replaceable("/tmp/env", file, true, "", "bob"));
+  DestinationFacts dir{true, "a directory", false, false, false, true, "bob"};
+  auto on_node = check_replaceable("/tmp/env", dir, false, "node4", "bob");
+  REQUIRE_FALSE(on_node);
+  CHECK_THAT(on_node.error().message, Catch::StartsWith("/tmp/env on node4 is a directory yeet did not make"));
+  for (auto ok : {&DestinationFacts::empty, &DestinationFacts::yeet_made, &DestinationFacts::env}) {
+    auto d = dir;
+    d.*ok = true;
+    CHECK(check_replaceable("/tmp/env", d, false, "", "bob"));
+  }
+  // Another user's, in a sticky /tmp: not even --force helps; a path of one's own is named.
+  DestinationFacts theirs{true, "a directory", false, true, false, false, "alice"};
+  for (bool force : {false, true}) {
+    auto no = check_replaceable("/tmp/my env", theirs, force, "", "bob");
+    REQUIRE_FALSE(no);
+    CHECK(no.error().message ==
+          "/tmp/my env belongs to alice and only they can replace it: pick a destination of your own, such as "
+          "--dst '/tmp/bob/my env'");
+  }
+  auto nameless = check_replaceable("/venv", theirs, false, "", "");
+  REQUIRE_FALSE(nameless);
+  CHECK_THAT(nameless.error().message, Catch::EndsWith("--dst /$USER/venv"));
+}
+
 TEST_CASE("paths and sizes", "[yeet_plan]") {
   CHECK(normalize_path("/a/b/../c/./d/") == "/a/c/d");
   CHECK(normalize_path("/../..") == "/");

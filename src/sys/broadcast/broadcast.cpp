@@ -4,6 +4,7 @@
 #include <cerrno>
 #include <chrono>
 #include <csignal>
+#include <cstdlib>
 #include <cstring>
 #include <functional>
 #include <iostream>
@@ -20,6 +21,7 @@
 #include "sys/broadcast/heartbeat.hpp"
 #include "sys/fs/adaptive_zstd.hpp"
 #include "sys/fs/archive.hpp"
+#include "sys/fs/destination.hpp"
 #include "sys/fs/incremental.hpp"
 #include "sys/fs/janitor.hpp"
 #include "sys/fs/tree.hpp"
@@ -96,9 +98,22 @@ std::vector<core::NodeResult> send_from_peer(core::Transport& transport, const s
 
 namespace {
 
+/// The login name the relay runs as, from its environment (ssh sets USER; a launcher's agent
+/// inherits it).
+std::string env_user() {
+  const char* user = std::getenv("USER");
+  return user != nullptr ? user : "";
+}
+
 /// A relay's work directory beside the destination (its parents made; earlier runs' work swept;
-/// a watcher that removes it if this relay is killed). `error` says why it could not be made.
-Leftovers prepare_work(const std::string& dst, const std::string& staging, std::string& error) {
+/// a watcher that removes it if this relay is killed). `error` says why it could not be made, or
+/// why what is at the destination is not yeet's to replace (then nothing is touched).
+Leftovers prepare_work(const std::string& dst, const std::string& staging, bool force, const std::string& host,
+                       std::string& error) {
+  if (auto ok = core::check_replaceable(dst, inspect_destination(dst), force, host, env_user()); !ok) {
+    error = ok.error().message;
+    return {};
+  }
   for (std::size_t p = dst.find('/', 1); p != std::string::npos; p = dst.find('/', p + 1)) {
     ::mkdir(dst.substr(0, p).c_str(), 0755);
   }
@@ -163,7 +178,7 @@ int run_relay(core::Transport& transport, const std::string& this_host,
   const auto& dst = options.destination;
   const std::string staging = core::work_path(dst, ::getpid());
   std::string error;
-  Leftovers leftovers = prepare_work(dst, staging, error);
+  Leftovers leftovers = prepare_work(dst, staging, options.force, this_host, error);
 
   // Read frames from stdin, forward each, hand the data to the extractor. A parent that says
   // nothing at all for --parent-silence is gone without an end of file (its node, or a link on

@@ -27,7 +27,8 @@ Error needs_full_copy(const std::string& why) {
 }
 
 /// Files that live in a destination but are not part of its tree.
-const std::vector<std::string> kNotTree = {std::string(core::kManifestName), std::string(core::kFailedNodesName)};
+const std::vector<std::string> kNotTree = {std::string(core::kManifestName), std::string(core::kFailedNodesName),
+                                           std::string(core::kYeetMarkerName)};
 /// Changed files at least this big are sent as a librsync delta when it is smaller.
 constexpr long long kDeltaMinSize = 64 * 1024;
 

@@ -14,6 +14,7 @@
 
 #include "core/venv_patch.hpp"
 #include "sys/fs/archive.hpp"
+#include "sys/fs/destination.hpp"
 #include "sys/fs/incremental.hpp"
 #include "sys/fs/janitor.hpp"
 #include "sys/fs/tree.hpp"
@@ -122,6 +123,10 @@ core::SourceFacts PosixLocalTransfer::inspect(const std::string& path) {
   return facts;
 }
 
+core::DestinationFacts PosixLocalTransfer::inspect_destination(const std::string& path) {
+  return sys::inspect_destination(path);
+}
+
 Expected<core::TreeStats> PosixLocalTransfer::measure(const std::string& path,
                                                       const std::vector<std::string>& excludes) {
   arm();
@@ -202,7 +207,7 @@ Expected<core::ChangeEstimate> PosixLocalTransfer::estimate_sync(const std::stri
     return r.error();
   }
   for (const auto& [path, entry] : there) {
-    est.removed += entry.matched || path == core::kManifestName ? 0 : 1;
+    est.removed += entry.matched || path == core::kManifestName || path == core::kYeetMarkerName ? 0 : 1;
   }
   return est;
 }
@@ -393,6 +398,10 @@ void PosixLocalTransfer::watch(const std::string& destination, const std::string
 
 Expected<core::HeldManifest> PosixLocalTransfer::held_manifest(const std::string& root) {
   return sys::held_manifest(root);
+}
+
+Expected<void> PosixLocalTransfer::write_marker(const std::string& root, const std::string& text) {
+  return replace_file(root + "/" + std::string(core::kYeetMarkerName), text, 0644);
 }
 
 Expected<core::HeldManifest> PosixLocalTransfer::write_manifest(const std::string& root, const core::Manifest* reuse,

@@ -21,6 +21,7 @@ class PosixLocalTransfer final : public core::Trees,
   PosixLocalTransfer& operator=(const PosixLocalTransfer&) = delete;
 
   [[nodiscard]] core::SourceFacts inspect(const std::string& path) override;
+  [[nodiscard]] core::DestinationFacts inspect_destination(const std::string& path) override;
   [[nodiscard]] Expected<core::ChangeEstimate> estimate_sync(const std::string& src, const std::string& dst,
                                                              const std::vector<std::string>& excludes) override;
   [[nodiscard]] Expected<core::TreeStats> measure(const std::string& path,
@@ -53,6 +54,7 @@ class PosixLocalTransfer final : public core::Trees,
   [[nodiscard]] int interrupted() const override;
   int watcher_main(const std::vector<std::string>& args) override;
   [[nodiscard]] Expected<core::HeldManifest> held_manifest(const std::string& root) override;
+  [[nodiscard]] Expected<void> write_marker(const std::string& root, const std::string& text) override;
   [[nodiscard]] Expected<core::HeldManifest> write_manifest(const std::string& root, const core::Manifest* reuse,
                                                             const std::string& source_root,
                                                             const std::vector<std::string>& ignore) override;

@@ -16,6 +16,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "core/manifest.hpp"
 #include "sys/os/fd_io.hpp"
 #include "sys/os/owned.hpp"
 
@@ -383,10 +384,11 @@ Expected<core::TreeStats> sync_tree(const std::string& src, const std::string& p
   if (error) {
     return *error;
   }
-  // 3. Remove what the source no longer has (excluded names are left alone).
+  // 3. Remove what the source no longer has (excluded names are left alone, and yeet's marker,
+  // which it writes anew).
   std::vector<std::string> stale;
   auto swept = walk_tree(dst, excludes, [&](const TreeEntry& e) {
-    if (wanted.count(e.path) == 0) {
+    if (wanted.count(e.path) == 0 && e.path != core::kYeetMarkerName) {
       stale.push_back(e.path);
     }
     return true;

@@ -1,0 +1,99 @@
+#include "sys/fs/destination.hpp"
+
+#include <fstream>
+
+#include <dirent.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "core/manifest.hpp"
+
+namespace ezpz::sys {
+namespace {
+
+/// The login name of `uid` from /etc/passwd (a static binary has no NSS: a directory
+/// service's users show as "uid N").
+std::string user_name(uid_t uid) {
+  std::ifstream passwd("/etc/passwd");
+  std::string line;
+  while (std::getline(passwd, line)) {
+    const auto a = line.find(':');
+    const auto b = a == std::string::npos ? a : line.find(':', a + 1);
+    const auto c = b == std::string::npos ? b : line.find(':', b + 1);
+    if (c != std::string::npos && line.substr(b + 1, c - b - 1) == std::to_string(uid)) {
+      return line.substr(0, a);
+    }
+  }
+  return "uid " + std::to_string(uid);
+}
+
+std::string type_of(mode_t mode) {
+  if (S_ISDIR(mode)) {
+    return "a directory";
+  }
+  if (S_ISREG(mode)) {
+    return "a regular file";
+  }
+  if (S_ISLNK(mode)) {
+    return "a symbolic link";
+  }
+  return "a special file";
+}
+
+bool present(const std::string& path) {
+  struct stat st {};
+  return ::lstat(path.c_str(), &st) == 0;
+}
+
+bool empty_dir(const std::string& path) {
+  DIR* d = ::opendir(path.c_str());
+  if (d == nullptr) {
+    return false;
+  }
+  bool empty = true;
+  while (const auto* e = ::readdir(d)) {
+    const std::string name = e->d_name;
+    if (name != "." && name != "..") {
+      empty = false;
+      break;
+    }
+  }
+  ::closedir(d);
+  return empty;
+}
+
+/// Whether this user may rename `path` out of its folder (`parent`): it may write the folder,
+/// and where the folder is sticky (/tmp) it owns the folder or the entry; root may always.
+bool movable(const struct stat& st, const std::string& parent) {
+  const uid_t me = ::geteuid();
+  struct stat folder {};
+  if (me == 0 || ::stat(parent.c_str(), &folder) != 0) {
+    return true;  // what cannot be told is left to the rename, which says why
+  }
+  const bool sticky = (folder.st_mode & S_ISVTX) != 0;
+  return ::access(parent.c_str(), W_OK | X_OK) == 0 && (!sticky || st.st_uid == me || folder.st_uid == me);
+}
+
+}  // namespace
+
+core::DestinationFacts inspect_destination(const std::string& path) {
+  core::DestinationFacts f;
+  struct stat st {};
+  if (::lstat(path.c_str(), &st) != 0) {
+    return f;
+  }
+  f.exists = true;
+  f.type = type_of(st.st_mode);
+  f.owner = user_name(st.st_uid);
+  const auto slash = path.rfind('/');
+  f.movable = movable(st, slash == 0 || slash == std::string::npos ? "/" : path.substr(0, slash));
+  if (S_ISDIR(st.st_mode)) {
+    f.empty = empty_dir(path);
+    f.yeet_made = present(path + "/" + std::string(core::kYeetMarkerName)) ||
+                  present(path + "/" + std::string(core::kManifestName));
+    f.env = present(path + "/pyvenv.cfg") || present(path + "/bin/activate") || present(path + "/conda-meta");
+  }
+  return f;
+}
+
+}  // namespace ezpz::sys
