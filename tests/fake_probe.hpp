@@ -45,7 +45,17 @@ class FakeProbe final : public core::SystemProbe, public core::NodeQuery {
   std::set<std::string> resolvable;                    ///< names that resolve
   mutable std::map<std::string, std::string> written;  ///< path -> text written
   bool writes_fail = false;
-  [[nodiscard]] bool resolves(const std::string& host) const override { return resolvable.count(host) != 0; }
+  std::map<std::string, double> lookup_seconds;  ///< how long a name takes to look up (else 0)
+  mutable std::vector<std::string> looked_up;    ///< every name looked up, in order
+  [[nodiscard]] core::Lookup look_up(const std::string& host, double timeout_s) const override {
+    looked_up.push_back(host);
+    const auto it = lookup_seconds.find(host);
+    const double took = it == lookup_seconds.end() ? 0 : it->second;
+    if (took > timeout_s) {
+      return {false, timeout_s, true};
+    }
+    return {resolvable.count(host) != 0, took, false};
+  }
   [[nodiscard]] Expected<void> write_file(const std::string& path, const std::string& text) const override {
     if (writes_fail) {
       return failure("cannot create " + path + ": Permission denied");

@@ -218,7 +218,8 @@ int LaunchCommand::run(Context& ctx) {
     request.log_dir = ctx.env.get("PWD").value_or(".") + "/" + *request.log_dir;  // the same on every node
   }
   const bool record = core::records_wanted(ctx.env, no_record_);
-  auto job = plan_job(ctx, request, stamp, record);
+  // A dry run looks nothing up on the network (a lost DNS answer costs 5 s).
+  auto job = plan_job(ctx, request, stamp, record, dry_run_ ? core::Lookups::none : core::Lookups::network);
   if (!job) {
     return ctx.term.fail(job.error());
   }
@@ -328,14 +329,15 @@ Expected<core::RunResult> LaunchCommand::run_once(Context& ctx, const core::Laun
   return run_plan(ctx, plan, SupervisionOptions{timeout_s_, time_limit_s_, kill_after_s_, keep_going_}, &facts);
 }
 
-Expected<PlannedJob> plan_job(Context& ctx, core::LaunchRequest request, std::string_view timestamp, bool record) {
+Expected<PlannedJob> plan_job(Context& ctx, core::LaunchRequest request, std::string_view timestamp, bool record,
+                              core::Lookups lookups) {
   // 1. Machine profiles: built-in, then the user's config.
   auto machines = core::load_machines(ctx.env, ctx.probe());
   if (!machines) {
     return machines.error();
   }
   // 2. Scheduler, machine, hosts and GPUs of this job.
-  auto cluster = core::discover_cluster(ctx.env, *machines, request.machine, request.hostfile, ctx.probe());
+  auto cluster = core::discover_cluster(ctx.env, *machines, request.machine, request.hostfile, ctx.probe(), lookups);
   if (!cluster) {
     return cluster.error();
   }
@@ -354,6 +356,7 @@ Expected<PlannedJob> plan_job(Context& ctx, core::LaunchRequest request, std::st
   if (!plan) {
     return plan.error();
   }
+  plan->warnings.insert(plan->warnings.end(), cluster->warnings.begin(), cluster->warnings.end());
   return PlannedJob{std::move(*plan), std::move(*cluster)};
 }
 

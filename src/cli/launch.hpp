@@ -24,7 +24,7 @@ struct PlannedJob {
 /// launch's record directory for their error files and failure reports.
 /// With a `timestamp`, the job gets its run id, and (when `record`) a record directory.
 [[nodiscard]] Expected<PlannedJob> plan_job(Context& ctx, core::LaunchRequest request, std::string_view timestamp = {},
-                                            bool record = true);
+                                            bool record = true, core::Lookups lookups = core::Lookups::network);
 
 /// What one attempt left beside its result: what the ranks said of themselves (through the
 /// rank hub under a launcher; the built-in launcher knows it first hand).

@@ -22,11 +22,11 @@ HostList yeet_targets(const HostList& hosts, const std::string& this_host, bool 
     if (s == me || s == "localhost" || !seen.insert(s).second) {
       continue;
     }
-    if (use_hsn && probe.resolves(s + "-hsn0")) {
-      out.push_back(s + "-hsn0");
-    } else {
-      out.push_back(h);
-    }
+    // A look-up cut short means DNS does not answer: the other names are not tried (each
+    // would cost the same wait), the hostfile's are used.
+    const auto hsn = use_hsn ? probe.look_up(s + "-hsn0", kLookupTimeoutS) : Lookup{};
+    use_hsn = use_hsn && !hsn.timed_out;
+    out.push_back(hsn.resolves ? s + "-hsn0" : h);
   }
   return out;
 }

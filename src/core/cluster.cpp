@@ -1,6 +1,7 @@
 #include "core/cluster.hpp"
 
 #include <algorithm>
+#include <cstdio>
 
 #include "core/broadcast.hpp"
 #include "core/strings.hpp"
@@ -257,22 +258,33 @@ Expected<MachineSet> load_machines(const Env& env, const SystemProbe& probe) {
   return machines;
 }
 
-std::string master_address(const HostList& hosts, const MachineProfile& machine, const SystemProbe& probe) {
+std::string master_address(const HostList& hosts, const MachineProfile& machine, const SystemProbe& probe,
+                           Lookups lookups, std::vector<std::string>* warnings) {
   if (hosts.empty()) {
     return "127.0.0.1";
   }
-  if (!machine.master_addr_suffix.empty()) {
-    auto hsn = short_hostname(hosts.front()) + machine.master_addr_suffix;
-    if (probe.resolves(hsn)) {
-      return hsn;
-    }
+  if (machine.master_addr_suffix.empty()) {
+    return hosts.front();
   }
-  return hosts.front();
+  auto hsn = short_hostname(hosts.front()) + machine.master_addr_suffix;
+  if (lookups == Lookups::none) {
+    return hsn;
+  }
+  const auto found = probe.look_up(hsn, kLookupTimeoutS);
+  if (warnings != nullptr && (found.timed_out || found.seconds >= kSlowLookupS)) {
+    char took[32];
+    std::snprintf(took, sizeof(took), "%.1f", found.seconds);
+    warnings->push_back(found.timed_out ? hsn + " did not resolve within " + took +
+                                              " s (slow DNS): MASTER_ADDR=" + hosts.front() + " instead"
+                                        : "looking up " + hsn + " took " + took + " s (slow DNS)");
+  }
+  return found.resolves ? hsn : hosts.front();
 }
 
 Expected<ClusterInfo> discover_cluster(const Env& env, const MachineSet& machines,
                                        const std::optional<std::string>& cli_machine,
-                                       const std::optional<std::string>& cli_hostfile, const SystemProbe& probe) {
+                                       const std::optional<std::string>& cli_hostfile, const SystemProbe& probe,
+                                       Lookups lookups) {
   ClusterInfo info;
   auto scheduler = detect_scheduler(env);
   if (!scheduler) {
@@ -313,7 +325,7 @@ Expected<ClusterInfo> discover_cluster(const Env& env, const MachineSet& machine
     return usage_error(info.host_source.origin + "='" + info.host_source.value + "' names no hosts");
   }
   info.hosts = std::move(*hosts);
-  info.master_addr = master_address(info.hosts, info.machine, probe);
+  info.master_addr = master_address(info.hosts, info.machine, probe, lookups, &info.warnings);
 
   // GPUs and tasks per node: what the allocation allows, else the profile, else this node.
   const bool applies = profile_applies(info.machine, info.machine_forced, info.scheduler);

@@ -89,21 +89,27 @@ struct ClusterInfo {
   HostSource host_source;
   HostList hosts;  ///< the allocation's hosts, deduplicated, in order
   GpuCount gpus;
-  SlurmTasks slurm;         ///< the Slurm allocation's tasks and CPUs per node (empty outside Slurm)
-  std::string master_addr;  ///< the first host, by its high-speed-network name when that resolves
-  int master_port = 0;      ///< a port reserved for MASTER_PORT by the caller (0 = none)
+  SlurmTasks slurm;                   ///< the Slurm allocation's tasks and CPUs per node (empty outside Slurm)
+  std::string master_addr;            ///< the first host, by its high-speed-network name when that resolves
+  int master_port = 0;                ///< a port reserved for MASTER_PORT by the caller (0 = none)
+  std::vector<std::string> warnings;  ///< a look-up that was slow or cut short
 };
 
-/// The first host's short name plus the machine's master_addr_suffix when that resolves,
-/// else the first host as listed.
-[[nodiscard]] std::string master_address(const HostList& hosts, const MachineProfile& machine,
-                                         const SystemProbe& probe);
+/// How discover_cluster may learn what it needs: a dry run looks nothing up on the network.
+enum class Lookups { network, none };
+
+/// The first host's short name plus the machine's master_addr_suffix when that resolves (looked
+/// up within kLookupTimeoutS; a slow or late answer adds a warning), else the first host as
+/// listed. With Lookups::none, the suffixed name unchecked (what a launch on that machine uses).
+[[nodiscard]] std::string master_address(const HostList& hosts, const MachineProfile& machine, const SystemProbe& probe,
+                                         Lookups lookups = Lookups::network,
+                                         std::vector<std::string>* warnings = nullptr);
 
 /// Gather everything: scheduler, machine (--machine > EZPZ_MACHINE > hostname),
 /// hosts and GPUs per node. A named hostfile that is missing or empty is a usage error.
 [[nodiscard]] Expected<ClusterInfo> discover_cluster(const Env& env, const MachineSet& machines,
                                                      const std::optional<std::string>& cli_machine,
                                                      const std::optional<std::string>& cli_hostfile,
-                                                     const SystemProbe& probe);
+                                                     const SystemProbe& probe, Lookups lookups = Lookups::network);
 
 }  // namespace ezpz::core

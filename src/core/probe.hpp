@@ -73,6 +73,19 @@ class FileProbe {
   [[nodiscard]] virtual std::optional<unsigned long long> tree_bytes(const std::string& path) const = 0;
 };
 
+/// A host name looked up: whether it resolved, how long that took, and whether the wait was cut
+/// short (then it counts as not resolving).
+struct Lookup {
+  bool resolves = false;
+  double seconds = 0;
+  bool timed_out = false;
+};
+
+/// The longest ezpz waits for one host name to resolve.
+inline constexpr double kLookupTimeoutS = 2.0;
+/// A look-up slower than this is said (the DNS is slow: other tools on the node will be too).
+inline constexpr double kSlowLookupS = 0.5;
+
 /// Facts about this host and the programs on it. Port (sys/os/posix_probe).
 class HostProbe {
  public:
@@ -81,8 +94,11 @@ class HostProbe {
   [[nodiscard]] virtual std::optional<std::string> find_program(const std::string& name) const = 0;
   /// Number of GPU device files (/dev/nvidiaN, else /dev/dri/renderD*).
   [[nodiscard]] virtual int count_gpu_devices() const = 0;
-  /// Whether a host name resolves to an address (used for high-speed-network names).
-  [[nodiscard]] virtual bool resolves(const std::string& host) const = 0;
+  /// Whether a host name resolves to an address (used for high-speed-network names), waiting at
+  /// most `timeout_s` (a lost DNS answer makes glibc wait 5 s and more): the answer and its time.
+  [[nodiscard]] virtual Lookup look_up(const std::string& host, double timeout_s) const = 0;
+  /// look_up within kLookupTimeoutS: whether it resolved.
+  [[nodiscard]] bool resolves(const std::string& host) const { return look_up(host, kLookupTimeoutS).resolves; }
   /// Run argv (PATH lookup) with stdin from /dev/null, `set` added to and `unset` removed from
   /// the environment, and collect its output; killed (process group) after `timeout_s`.
   /// An Error when it cannot be started.

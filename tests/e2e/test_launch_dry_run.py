@@ -68,7 +68,9 @@ class PbsLike(TempDirTest):
                                             f"--hostfile={nodefile}", "--cpu-bind=depth", "--depth=8", "-x", "A=1"])
         self.assertEqual(words[shim - 1], os.path.realpath(os.environ["EZPZ_BIN"]))
         sep = words.index("--")
-        self.assertEqual(words[shim + 1:shim + 5], ["--np=8", "--ppn=4", "--nhosts=2", "--master-addr=x3001c0s7b0n0"])
+        # (a dry run looks nothing up: the name a launch on Polaris uses)
+        self.assertEqual(words[shim + 1:shim + 5], ["--np=8", "--ppn=4", "--nhosts=2",
+                                                    "--master-addr=x3001c0s7b0n0.hsn.cm.polaris.alcf.anl.gov"])
         self.assertRegex(words[shim + 5], r"^--master-port=\d+$")
         self.assertEqual(words[sep:], ["--", "python3", "-c", "print('a b')"])
 

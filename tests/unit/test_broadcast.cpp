@@ -15,6 +15,11 @@ TEST_CASE("yeet targets: dedupe by short name, skip this node, prefer -hsn0 name
   probe.resolvable.insert("x2-hsn0");
   CHECK(yeet_targets(hosts, "me.a.b", true, probe) == HostList{"x1.a.b", "x2-hsn0", "x3"});
   CHECK(yeet_targets(hosts, "me.a.b", false, probe) == HostList{"x1.a.b", "x2.a.b", "x3"});
+  // DNS that does not answer costs one bounded wait, not one per host.
+  probe.looked_up.clear();
+  probe.lookup_seconds["x1-hsn0"] = 60;
+  CHECK(yeet_targets(hosts, "me.a.b", true, probe) == HostList{"x1.a.b", "x2.a.b", "x3"});
+  CHECK(probe.looked_up == std::vector<std::string>{"x1-hsn0"});
 }
 
 TEST_CASE("relay tree is breadth first with fanout k", "[broadcast]") {

@@ -359,6 +359,36 @@ TEST_CASE("MASTER_ADDR uses the high-speed-network name only when it resolves", 
   CHECK(master_address({"n1"}, *set.find("local"), probe) == "n1");
 }
 
+TEST_CASE("MASTER_ADDR's look-up: none in a dry run, bounded and said when slow", "[launch_plan]") {
+  auto set = ezpz::test::builtin_machines();
+  FakeProbe probe;
+  const auto& polaris = *set.find("polaris");
+  const HostList hosts = {"x3005c0s7b0n0", "x3005c0s7b1n0"};
+  const std::string hsn = "x3005c0s7b0n0.hsn.cm.polaris.alcf.anl.gov";
+  std::vector<std::string> warnings;
+  // A dry run: the name a launch on that machine uses, nothing looked up.
+  CHECK(master_address(hosts, polaris, probe, Lookups::none, &warnings) == hsn);
+  CHECK(probe.looked_up.empty());
+  CHECK(warnings.empty());
+  // A lost answer: cut short at kLookupTimeoutS, the first host instead, and said.
+  probe.resolvable.insert(hsn);
+  probe.lookup_seconds[hsn] = 5.0;
+  CHECK(master_address(hosts, polaris, probe, Lookups::network, &warnings) == "x3005c0s7b0n0");
+  REQUIRE(warnings.size() == 1);
+  CHECK(warnings[0] == hsn + " did not resolve within 2.0 s (slow DNS): MASTER_ADDR=x3005c0s7b0n0 instead");
+  // Slow but in time: used, and said.
+  warnings.clear();
+  probe.lookup_seconds[hsn] = 1.2;
+  CHECK(master_address(hosts, polaris, probe, Lookups::network, &warnings) == hsn);
+  REQUIRE(warnings.size() == 1);
+  CHECK(warnings[0] == "looking up " + hsn + " took 1.2 s (slow DNS)");
+  // In time: nothing said.
+  warnings.clear();
+  probe.lookup_seconds[hsn] = 0.01;
+  CHECK(master_address(hosts, polaris, probe, Lookups::network, &warnings) == hsn);
+  CHECK(warnings.empty());
+}
+
 TEST_CASE("each retry gets its restart count and a record directory of its own", "[launch]") {
   LaunchPlan plan;
   plan.style = LauncherStyle::srun;

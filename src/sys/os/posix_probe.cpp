@@ -1,9 +1,14 @@
 #include "sys/os/posix_probe.hpp"
 
 #include <cerrno>
+#include <chrono>
 #include <climits>
+#include <condition_variable>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
+#include <mutex>
+#include <thread>
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -153,16 +158,36 @@ Expected<void> PosixProbe::write_file(const std::string& path, const std::string
   return {};
 }
 
-bool PosixProbe::resolves(const std::string& host) const {
-  addrinfo hints{};
-  hints.ai_family = AF_UNSPEC;
-  hints.ai_socktype = SOCK_STREAM;
-  addrinfo* result = nullptr;
-  const int rc = ::getaddrinfo(host.c_str(), nullptr, &hints, &result);
-  if (result != nullptr) {
-    ::freeaddrinfo(result);
-  }
-  return rc == 0;
+core::Lookup PosixProbe::look_up(const std::string& host, double timeout_s) const {
+  // getaddrinfo cannot be given a deadline: it runs on a thread of its own, which is left to
+  // finish by itself when the answer is late (it holds only its shared state).
+  struct Answer {
+    std::mutex mutex;
+    std::condition_variable done_cv;
+    bool done = false;
+    bool resolves = false;
+  };
+  auto answer = std::make_shared<Answer>();
+  const auto start = std::chrono::steady_clock::now();
+  std::thread([answer, host] {
+    addrinfo hints{};
+    hints.ai_family = AF_UNSPEC;
+    hints.ai_socktype = SOCK_STREAM;
+    addrinfo* result = nullptr;
+    const int rc = ::getaddrinfo(host.c_str(), nullptr, &hints, &result);
+    if (result != nullptr) {
+      ::freeaddrinfo(result);
+    }
+    const std::lock_guard<std::mutex> lock(answer->mutex);
+    answer->done = true;
+    answer->resolves = rc == 0;
+    answer->done_cv.notify_all();
+  }).detach();
+  std::unique_lock<std::mutex> lock(answer->mutex);
+  const bool done =
+      answer->done_cv.wait_for(lock, std::chrono::duration<double>(timeout_s), [&answer] { return answer->done; });
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return core::Lookup{done && answer->resolves, seconds, !done};
 }
 
 }  // namespace ezpz::sys

@@ -18,7 +18,7 @@ class PosixProbe final : public core::SystemProbe {
   [[nodiscard]] std::optional<std::string> find_program(const std::string& name) const override;
   [[nodiscard]] std::string real_path(const std::string& path) const override;
   [[nodiscard]] int count_gpu_devices() const override;
-  [[nodiscard]] bool resolves(const std::string& host) const override;
+  [[nodiscard]] core::Lookup look_up(const std::string& host, double timeout_s) const override;
   [[nodiscard]] Expected<void> write_file(const std::string& path, const std::string& text) const override;
   [[nodiscard]] Expected<void> make_dirs(const std::string& path) const override;
   bool remove_empty_dir(const std::string& path) const override;
