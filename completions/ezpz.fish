@@ -130,7 +130,7 @@ complete -c ezpz -n '__fish_seen_subcommand_from doctor' -l accept-new-host-keys
 complete -c ezpz -n '__fish_seen_subcommand_from doctor' -l no-hsn -d 'With --nodes: use the hostfile\'s names, not <host>-hsn0 when that resolves'
 complete -c ezpz -n '__fish_seen_subcommand_from doctor' -l timeout -x -d 'Seconds a node or the launch probe may take (default 10)'
 complete -c ezpz -n '__fish_seen_subcommand_from env' -s h -l help -d 'Print this help message and exit'
-complete -c ezpz -n '__fish_seen_subcommand_from env' -l shell -x -a 'bash zsh fish' -d 'Syntax of the lines: bash (default; also zsh) or fish'
+complete -c ezpz -n '__fish_seen_subcommand_from env' -l shell -x -a 'bash zsh fish' -d 'Syntax of the lines: bash, zsh or fish (default: $SHELL\'s, else bash)'
 complete -c ezpz -n '__fish_seen_subcommand_from env' -l json -d 'Print the variables as one JSON object instead'
 complete -c ezpz -n '__fish_seen_subcommand_from env' -l hostfile -r -F -d 'The job\'s hosts (default: found as for launch)'
 complete -c ezpz -n '__fish_seen_subcommand_from env' -l machine -x -a 'aurora sunspot sirius polaris sophia frontier perlmutter local' -d 'Machine profile to use (default: detected)'

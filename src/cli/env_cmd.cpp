@@ -12,15 +12,16 @@
 namespace ezpz::cli {
 
 void EnvCommand::add_cli(CLI::App& app) {
-  app.add_option("--shell", shell_, "Syntax of the lines: bash (default; also zsh) or fish")
+  app.add_option("--shell", shell_, "Syntax of the lines: bash, zsh or fish (default: $SHELL's, else bash)")
       ->check(CLI::IsMember({"bash", "zsh", "fish"}));
   app.add_flag("--json", json_, "Print the variables as one JSON object instead");
   app.add_option("--hostfile", hostfile_, "The job's hosts (default: found as for launch)")->type_name("FILE");
   app.add_option("--machine", machine_, "Machine profile to use (default: detected)")->type_name("MACHINE");
   app.footer(
       "Examples:\n"
-      "  eval \"$(ezpz env)\"                 # bash or zsh, in a PBS or Slurm job\n"
-      "  ezpz env --shell fish | source\n"
+      "  eval \"$(ezpz env)\"                 # bash, in a PBS or Slurm job\n"
+      "  eval \"$(ezpz env --shell zsh)\"     # zsh: EZPZ_LAUNCH and DIST_LAUNCH are arrays\n"
+      "  ezpz env --shell fish | source      # fish: lists\n"
       "  $EZPZ_LAUNCH python3 -m app.train   # the same as: ezpz launch -- python3 -m app.train");
 }
 
@@ -28,8 +29,8 @@ int EnvCommand::run(Context& ctx) {
   core::ShellKind shell = core::ShellKind::bash;
   if (!shell_.empty()) {
     shell = *core::shell_from_string(shell_);
-  } else if (auto sh = ctx.env.get("SHELL"); sh && sh->size() >= 4 && sh->substr(sh->size() - 4) == "fish") {
-    shell = core::ShellKind::fish;
+  } else if (auto sh = ctx.env.get("SHELL")) {
+    shell = core::shell_from_string(sh->substr(sh->rfind('/') + 1)).value_or(core::ShellKind::bash);
   }
   core::LaunchRequest request;
   if (!hostfile_.empty()) {
@@ -59,11 +60,15 @@ int EnvCommand::run(Context& ctx) {
   vars.emplace_back("NGPU_PER_HOST", std::to_string(cluster.gpus.per_node));
   vars.emplace_back("NGPUS", std::to_string(nhosts * cluster.gpus.per_node));
   vars.emplace_back("MACHINE", cluster.machine.name);
-  vars.emplace_back("EZPZ_LAUNCH", core::shell_join({self, "launch", "--"}));
-  // ezpz's DIST_LAUNCH: the launcher line itself (the built-in launcher has none: ezpz launch).
-  vars.emplace_back("DIST_LAUNCH",
-                    launcher.empty() ? core::shell_join({self, "launch", "--"}) : core::shell_join(launcher));
+  // Commands, each as its shell runs `$NAME args...`. ezpz's DIST_LAUNCH: the launcher line
+  // itself (the built-in launcher has none: ezpz launch).
+  const std::vector<std::string> ezpz_launch = {self, "launch", "--"};
+  const std::vector<std::pair<std::string, std::vector<std::string>>> commands = {
+      {"EZPZ_LAUNCH", ezpz_launch}, {"DIST_LAUNCH", launcher.empty() ? ezpz_launch : launcher}};
   if (json_) {
+    for (const auto& [k, words] : commands) {
+      vars.emplace_back(k, core::shell_join(words));
+    }
     nlohmann::ordered_json j = nlohmann::ordered_json::object();
     for (const auto& [k, v] : vars) {  // counts are numbers
       if (k == "NHOSTS" || k == "NGPU_PER_HOST" || k == "NGPUS") {
@@ -76,6 +81,9 @@ int EnvCommand::run(Context& ctx) {
     return 0;
   }
   ctx.term.out() << core::export_lines(vars, shell);
+  for (const auto& [k, words] : commands) {
+    ctx.term.out() << core::command_line_var(k, words, shell);
+  }
   return 0;
 }
 

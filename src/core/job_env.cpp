@@ -86,6 +86,27 @@ std::string export_lines(const std::vector<std::pair<std::string, std::string>>&
   return out;
 }
 
+std::string command_line_var(const std::string& name, const std::vector<std::string>& words, ShellKind shell) {
+  std::string out;
+  switch (shell) {
+    case ShellKind::bash:
+      return "export " + name + "=" + shell_quote(shell_join(words)) + ";\n";
+    case ShellKind::zsh:
+      out = "typeset -ga " + name + "; " + name + "=(";
+      for (const auto& w : words) {
+        out += (out.back() == '(' ? "" : " ") + shell_quote(w);
+      }
+      return out + ");\n";
+    case ShellKind::fish:
+      out = "set -gx " + name;
+      for (const auto& w : words) {
+        out += " " + fish_quote(w);
+      }
+      return out + ";\n";
+  }
+  return out;
+}
+
 Expected<std::string> check_walltime(std::string_view text, Scheduler scheduler) {
   const auto bad = [&] {
     return usage_error("walltime '" + std::string(text) + "' is not HH:MM:SS, MM:SS or minutes" +

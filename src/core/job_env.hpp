@@ -20,6 +20,13 @@ enum class ShellKind { bash, zsh, fish };
 /// `export NAME='value'` or `set -gx NAME 'value'`, every value quoted.
 [[nodiscard]] std::string export_lines(const std::vector<std::pair<std::string, std::string>>& vars, ShellKind shell);
 
+/// A command held in a variable (EZPZ_LAUNCH, DIST_LAUNCH) that `$NAME args...` runs as written in
+/// that shell: bash, a string its word splitting cuts back into the words (as the Python ezpz's);
+/// zsh, an array (zsh does not split a string: `typeset -ga`, not exported); fish, a list
+/// (`set -gx`, exported joined by spaces). Every word quoted.
+[[nodiscard]] std::string command_line_var(const std::string& name, const std::vector<std::string>& words,
+                                           ShellKind shell);
+
 /// What `ezpz submit` writes.
 /// The env the user has active at `ezpz submit`, carried into the script.
 struct ActiveEnv {

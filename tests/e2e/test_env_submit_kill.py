@@ -45,10 +45,23 @@ class Env(TempDirTest):
         out = subprocess.run(["fish", "-c", f'"{EZPZ}" env --shell fish | source; echo $NHOSTS $MACHINE'],
                              env=env, capture_output=True, text=True, check=True).stdout
         self.assertEqual(out.strip(), "1 local")
-        # $EZPZ_LAUNCH runs a command as ezpz launch would.
-        out = subprocess.run(["bash", "-c", f'eval "$("{EZPZ}" env)"; $EZPZ_LAUNCH sh -c \'echo rank=$RANK\''],
-                             env=env, capture_output=True, text=True, check=True).stdout
-        self.assertIn("rank=0", out)
+        # $EZPZ_LAUNCH and $DIST_LAUNCH run a command as written, in each shell (zsh does not split
+        # a string, fish runs a list: each gets its own form).
+        lines = {"bash": 'eval "$(EZ env --shell bash)"; $EZPZ_LAUNCH sh -c \'echo rank=$RANK\'',
+                 "zsh": 'eval "$(EZ env --shell zsh)"; $EZPZ_LAUNCH sh -c \'echo rank=$RANK\'',
+                 "fish": "EZ env --shell fish | source; $EZPZ_LAUNCH sh -c 'echo rank=$RANK'"}
+        for shell, line in lines.items():
+            for var in ("EZPZ_LAUNCH", "DIST_LAUNCH"):
+                with self.subTest(shell=shell, var=var):
+                    script = line.replace("EZ ", f"'{EZPZ}' ").replace("EZPZ_LAUNCH", var)
+                    out = subprocess.run([shell, "-c", script], env=env, capture_output=True, text=True)
+                    self.assertEqual(out.returncode, 0, f"{script}: {out.stderr}")
+                    self.assertIn("rank=0", out.stdout)
+        # The shell is $SHELL's when not named.
+        out = run(["env"], base_env(SHELL="/usr/bin/zsh"), check=0).stdout
+        self.assertIn("typeset -ga EZPZ_LAUNCH; EZPZ_LAUNCH=(", out)
+        out = run(["env"], base_env(SHELL="/usr/bin/fish"), check=0).stdout
+        self.assertIn("set -gx EZPZ_LAUNCH ", out)
 
 
 class Submit(TempDirTest):

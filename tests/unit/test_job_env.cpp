@@ -41,6 +41,16 @@ TEST_CASE("env: export lines quote every value, per shell", "[job_env]") {
   CHECK_FALSE(shell_from_string("csh"));
 }
 
+TEST_CASE("env: a command variable runs as written in each shell", "[job_env]") {
+  const std::vector<std::string> words = {"/opt/my ezpz/ezpz", "launch", "--"};
+  CHECK(command_line_var("EZPZ_LAUNCH", words, ShellKind::bash) ==
+        "export EZPZ_LAUNCH=''\\''/opt/my ezpz/ezpz'\\'' launch --';\n");
+  CHECK(command_line_var("EZPZ_LAUNCH", words, ShellKind::zsh) ==
+        "typeset -ga EZPZ_LAUNCH; EZPZ_LAUNCH=('/opt/my ezpz/ezpz' launch --);\n");
+  CHECK(command_line_var("EZPZ_LAUNCH", words, ShellKind::fish) ==
+        "set -gx EZPZ_LAUNCH '/opt/my ezpz/ezpz' 'launch' '--';\n");
+}
+
 TEST_CASE("submit: walltime formats, normalised; bad ones named", "[job_env]") {
   CHECK(*check_walltime("01:00:00", Scheduler::pbs) == "01:00:00");
   CHECK(*check_walltime("1:30:00", Scheduler::pbs) == "01:30:00");
