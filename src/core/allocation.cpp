@@ -96,11 +96,25 @@ SlurmTasks slurm_tasks(const Env& env) {
   }
   if (auto v = env.get("SLURM_CPUS_PER_TASK")) {
     t.cpus_per_task = parse_positive_int(trim(*v)).value_or(1);
+    t.cpus_per_task_set = parse_positive_int(trim(*v)).has_value();
   }
   if (auto v = env.get("SLURM_OVERCOMMIT")) {
     t.overcommit = *v != "0";
   }
   return t;
+}
+
+std::optional<CpusPerTask> srun_cpus_per_task(const SlurmTasks& tasks, int profile_cpus_per_node, int ppn) {
+  if (tasks.cpus_per_task_set) {
+    return CpusPerTask{tasks.cpus_per_task, "SLURM_CPUS_PER_TASK"};
+  }
+  // The machine's CPUs a node, within what the job has there.
+  CpusPerTask c{profile_cpus_per_node, "machine profile"};
+  if (tasks.cpus_per_node && !tasks.overcommit && (c.value == 0 || *tasks.cpus_per_node < c.value)) {
+    c = {*tasks.cpus_per_node, "SLURM_JOB_CPUS_PER_NODE"};
+  }
+  c.value /= std::max(1, ppn);
+  return c.value > 1 ? std::optional(c) : std::nullopt;  // one CPU: srun's own default
 }
 
 PpnLimit slurm_ppn_limit(const SlurmTasks& tasks) {

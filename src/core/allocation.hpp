@@ -36,12 +36,24 @@ struct SlurmTasks {
   std::optional<int> cpus_per_node;    ///< the fewest CPUs the job has on any node (SLURM_JOB_CPUS_PER_NODE)
   std::string cpus_text;               ///< SLURM_JOB_CPUS_PER_NODE as Slurm wrote it
   int cpus_per_task = 1;               ///< SLURM_CPUS_PER_TASK
+  bool cpus_per_task_set = false;      ///< the job asked for it (--cpus-per-task)
   bool overcommit = false;             ///< SLURM_OVERCOMMIT (salloc/sbatch -O): srun ignores the CPUs
 
   /// The most processes per node srun starts in this allocation without --overcommit
   /// (cpus_per_node / cpus_per_task); nullopt when unknown or overcommitted.
   [[nodiscard]] std::optional<int> cpu_limit() const;
 };
+
+/// srun's -c for `ppn` ranks a node, and where it comes from: the job's own --cpus-per-task
+/// (srun 22.05 to 23.02 does not inherit it), else the machine's CPUs per node (no more than
+/// the job has there), else the job's, shared among the ranks. nullopt when that is one CPU or
+/// nothing says (srun's default).
+struct CpusPerTask {
+  int value = 0;
+  std::string source;  ///< "SLURM_CPUS_PER_TASK", "machine profile" or "SLURM_JOB_CPUS_PER_NODE"
+};
+[[nodiscard]] std::optional<CpusPerTask> srun_cpus_per_task(const SlurmTasks& tasks, int profile_cpus_per_node,
+                                                            int ppn);
 
 /// Read from the Slurm variables of the job; every field empty outside one.
 [[nodiscard]] SlurmTasks slurm_tasks(const Env& env);

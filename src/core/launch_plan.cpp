@@ -187,6 +187,9 @@ Expected<void> plan_topology(const LaunchRequest& request, const ClusterInfo& cl
       per_node = plan.ppn_limit.value;
     }
   }
+  if (!builtin && cluster.scheduler == Scheduler::slurm && !cluster.gpus.known && cluster.slurm.ntasks_per_node) {
+    per_node = plan.ppn_limit.value;  // no GPUs: the job's own tasks per node decide (within its CPUs)
+  }
   auto topo = resolve_topology(request.topology, available, per_node);
   if (!topo) {
     if (builtin && request.topology.nhosts && *request.topology.nhosts > 1) {
@@ -247,8 +250,16 @@ void sophia_argv(const Env& env, LaunchPlan& plan) {
 
 void srun_argv(const LaunchRequest& request, const ClusterInfo& cluster, LaunchPlan& plan) {
   const auto& t = plan.topology;
-  plan.argv = {plan.launcher, "--verbose", "-N" + std::to_string(t.nhosts), "-n" + std::to_string(t.nprocs)};
-  if (cluster.gpus.known) {
+  plan.argv = {plan.launcher, "-N" + std::to_string(t.nhosts), "-n" + std::to_string(t.nprocs)};
+  // CPUs for each rank (its DataLoader workers): without -c a step's task gets one.
+  const auto profile_cpus = plan.style == cluster.machine.style ? cluster.machine.cpus_per_node : 0;
+  if (const auto c = srun_cpus_per_task(cluster.slurm, profile_cpus, t.ppn);
+      c && !has_flag(request.launcher_args, {"-c", "--cpus-per-task"})) {
+    plan.argv.push_back("--cpus-per-task=" + std::to_string(c->value));
+  }
+  const auto& own = cluster.machine.launcher_args;
+  if (cluster.gpus.known && !has_flag(request.launcher_args, {"--gpus-per-node", "--gpus-per-task", "--gpus", "-G"}) &&
+      !has_flag(own, {"--gpus-per-node", "--gpus-per-task", "--gpus", "-G"})) {
     // One GPU per rank; ranks beyond the node's GPUs share them (a step asking for more is refused).
     plan.argv.push_back("--gpus-per-node=" + std::to_string(std::min(t.ppn, cluster.gpus.per_node)));
   }
@@ -448,6 +459,9 @@ Expected<LaunchPlan> plan_launch(const LaunchRequest& request, const Env& env, c
     plan.warnings.push_back("--cpu-bind=" + plan.cpu_bind + " is ignored by " + std::string(to_string(plan.style)) +
                             " " + plan.launcher + ": pass its own binding flag before --");
     plan.cpu_bind.clear();
+  }
+  if (plan.style == cluster.machine.style) {  // the machine's own flags, then the user's
+    argv.insert(argv.end(), cluster.machine.launcher_args.begin(), cluster.machine.launcher_args.end());
   }
   argv.insert(argv.end(), request.launcher_args.begin(), request.launcher_args.end());
   if (request.rank_env && !builtin) {

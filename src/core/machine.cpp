@@ -16,7 +16,7 @@ namespace {
 constexpr std::string_view kKnownKeys =
     "name, description, match_prefix, match_contains, scheduler, launcher, style, cpu_bind, depth, "
     "gpus_per_node, gpu_bind, gpu_reverse, master_addr_suffix, env, shared_prefix, match_env, guess_from_prefix, "
-    "at_scale_nodes, env_at_scale";
+    "at_scale_nodes, env_at_scale, cpus_per_node, launcher_args";
 
 std::string where(std::string_view source, const toml::node& node) {
   return std::string(source) + ":" + std::to_string(node.source().begin.line);
@@ -55,6 +55,24 @@ Expected<void> set_prefixes(std::string_view source, std::vector<std::string>& o
       return key_error(source, item, key, "must hold only non-empty strings");
     }
     out.push_back(to_lower(*s));
+  }
+  return {};
+}
+
+/// A list of launcher flags, each a non-empty string kept as written.
+Expected<void> set_words(std::string_view source, std::vector<std::string>& out, std::string_view key,
+                         const toml::node& node) {
+  const auto* arr = node.as_array();
+  if (arr == nullptr) {
+    return key_error(source, node, key, "must be a list of strings, e.g. [\"--verbose\"]");
+  }
+  out.clear();
+  for (const auto& item : *arr) {
+    auto s = item.value<std::string>();
+    if (!s || s->empty()) {
+      return key_error(source, item, key, "must hold only non-empty strings");
+    }
+    out.push_back(*s);
   }
   return {};
 }
@@ -170,16 +188,22 @@ Expected<void> apply_key(std::string_view source, MachineProfile& m, std::string
     m.style = *style;
     return {};
   }
-  if (key == "depth" || key == "gpus_per_node" || key == "at_scale_nodes") {
+  if (key == "depth" || key == "gpus_per_node" || key == "at_scale_nodes" || key == "cpus_per_node") {
     auto v = get_count(source, node, key);
     if (!v) {
       return v.error();
     }
-    (key == "depth" ? m.depth : key == "gpus_per_node" ? m.gpus_per_node : m.at_scale_nodes) = *v;
+    (key == "depth"           ? m.depth
+     : key == "gpus_per_node" ? m.gpus_per_node
+     : key == "cpus_per_node" ? m.cpus_per_node
+                              : m.at_scale_nodes) = *v;
     return {};
   }
   if (key == "match_prefix" || key == "shared_prefix") {
     return set_prefixes(source, key == "match_prefix" ? m.match_prefix : m.shared_prefix, key, node);
+  }
+  if (key == "launcher_args") {
+    return set_words(source, m.launcher_args, key, node);
   }
   if (key == "env" || key == "env_at_scale") {
     return set_pairs(source, key == "env" ? m.env : m.env_at_scale, key, node, false);

@@ -27,12 +27,14 @@ struct MachineProfile {
   std::optional<Scheduler> scheduler;     ///< the scheduler this machine runs
   std::string launcher = "auto";          ///< mpiexec, mpirun, srun or auto
   LauncherStyle style = LauncherStyle::auto_detect;
-  std::string cpu_bind;            ///< default --cpu-bind value; empty = none
-  int depth = 0;                   ///< --depth for cpu_bind = "depth"
-  int gpus_per_node = 0;           ///< 0 = unknown
-  std::string gpu_bind = "none";   ///< what --gpu-bind auto pins: none, cuda, ze or rocr
-  bool gpu_reverse = false;        ///< local rank 0 takes the last GPU (Polaris' affinity script)
-  std::string master_addr_suffix;  ///< high-speed-network name: short host + this, used when it resolves
+  std::string cpu_bind;                    ///< default --cpu-bind value; empty = none
+  int depth = 0;                           ///< --depth for cpu_bind = "depth"
+  int gpus_per_node = 0;                   ///< 0 = unknown
+  int cpus_per_node = 0;                   ///< CPUs a node's tasks may use, in srun's unit: -c is this / ranks per node
+  std::vector<std::string> launcher_args;  ///< flags added to this machine's launcher line (before the user's)
+  std::string gpu_bind = "none";           ///< what --gpu-bind auto pins: none, cuda, ze or rocr
+  bool gpu_reverse = false;                ///< local rank 0 takes the last GPU (Polaris' affinity script)
+  std::string master_addr_suffix;          ///< high-speed-network name: short host + this, used when it resolves
   std::vector<std::pair<std::string, std::string>> env;  ///< exported unless already set
   /// Hostname prefixes other sites use too: they pick this machine only with a `match_env`
   /// signal, or, with `guess_from_prefix`, as a guess that launch and doctor warn about.

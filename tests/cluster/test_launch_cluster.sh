@@ -67,11 +67,20 @@ python3 - "$plan" <<'PY' || fail "salloc plan: $plan"
 import json, sys
 p = json.loads(sys.argv[1])
 assert p["scheduler"] == "slurm" and p["launcher"] == "srun", p
-assert p["argv"][:4] == ["srun", "--verbose", "-N2", "-n2"], p["argv"]
+# (the job has one CPU a node, so no -c: srun's default)
+assert p["argv"][:4] == ["srun", "-N2", "-n2", p["argv"][3]] and p["argv"][4] == "__rank-env", p["argv"]
 assert p["hosts"] == ["node1", "node2"], p
 PY
 out=$("$X" "${common[@]}" salloc -N 2 "$ezpz" launch -- sh -c "$SHOW" 2>/dev/null)
 expect_layout "$out" 2 1 "salloc -N 2"
+# Whole nodes (--exclusive, as HPC jobs get them): each rank gets its node's 2 CPUs, not srun's
+# default of one (srun sets SLURM_CPUS_PER_TASK in the step's tasks).
+out=$("$X" "${common[@]}" salloc -N 2 --exclusive "$ezpz" launch -- sh -c 'echo "cpus=$SLURM_CPUS_PER_TASK"' \
+      2>/dev/null)
+[ "$(echo "$out" | grep -c '^cpus=2$')" -eq 2 ] || fail "salloc -N 2 --exclusive: each rank should get 2 CPUs: $out"
+# No GPUs: the job's --ntasks-per-node decides (2 a node), not the default of one GPU.
+out=$("$X" "${common[@]}" salloc -N 2 --ntasks-per-node=2 "$ezpz" launch -- sh -c "$SHOW" 2>/dev/null)
+expect_layout "$out" 4 2 "salloc -N 2 --ntasks-per-node=2"
 
 cat > "$D/job.sh" <<JOB
 #!/bin/sh
@@ -98,7 +107,7 @@ plan=$("$X" "${gpusim[@]}" salloc "${alloc[@]}" "$ezpz" launch --dry-run --json 
 python3 - "$plan" <<'PY' || fail "salloc --ntasks-per-node=1 plan: $plan"
 import json, sys
 p = json.loads(sys.argv[1])
-assert p["argv"][:5] == ["srun", "--verbose", "-N3", "-n3", "--gpus-per-node=1"], p["argv"]
+assert p["argv"][:4] == ["srun", "-N3", "-n3", "--gpus-per-node=1"], p["argv"]
 assert (p["gpus_per_node"], p["gpus_source"]) == (4, "SLURM_GPUS_PER_NODE"), p
 assert (p["ppn_limit"], p["ppn_limit_source"]) == (1, "SLURM_NTASKS_PER_NODE"), p
 assert p["warnings"] == [], p["warnings"]

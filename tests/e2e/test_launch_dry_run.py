@@ -104,15 +104,16 @@ class SlurmLike(TempDirTest):
         env = base_env(SLURM_JOB_ID="42", SLURM_NODELIST="nid[001-004]", EZPZ_MACHINE="perlmutter")
         p = plan(["--nhosts", "2", "--no-rank-env", "--", "python3", "train.py"], env)
         self.assertEqual(p["scheduler"], "slurm")
-        self.assertEqual(p["argv"], ["srun", "--verbose", "-N2", "-n8", "--gpus-per-node=4",
-                                     "--nodelist=nid001,nid002", "python3", "train.py"])
+        # NERSC's binding: -c 32 --cpu-bind=cores for 4 ranks a node (128 CPUs).
+        self.assertEqual(p["argv"], ["srun", "-N2", "-n8", "--cpus-per-task=32", "--gpus-per-node=4",
+                                     "--nodelist=nid001,nid002", "--cpu-bind=cores", "python3", "train.py"])
         self.assertEqual(p["env"], {"FI_MR_CACHE_MONITOR": "userfaultfd"})  # NERSC's job scripts
 
     def test_frontier_full_allocation(self):
         env = base_env(SLURM_JOBID="42", SLURM_JOB_NODELIST="frontier[00001-00002]", EZPZ_MACHINE="frontier")
         p = plan(["--", "python3", "train.py"], env)
         self.assertEqual(p["hosts"], ["frontier00001", "frontier00002"])
-        self.assertEqual(p["argv"][:5], ["srun", "--verbose", "-N2", "-n16", "--gpus-per-node=8"])
+        self.assertEqual(p["argv"][:5], ["srun", "-N2", "-n16", "--cpus-per-task=7", "--gpus-per-node=8"])
 
     def test_frontier_site_settings(self):
         env = base_env(SLURM_JOB_ID="4242", SLURM_JOB_NODELIST="frontier[00001-00002]", EZPZ_MACHINE="frontier")
@@ -128,8 +129,7 @@ class SlurmLike(TempDirTest):
         env = base_env(SLURM_JOBID="42", SLURM_JOB_NODELIST="frontier[00001-00002]", EZPZ_MACHINE="frontier",
                        SLURM_NTASKS_PER_NODE="1", SLURM_JOB_CPUS_PER_NODE="1(x2)")
         p = plan(["--no-rank-env", "--", "python3", "train.py"], env)
-        self.assertEqual(p["argv"], ["srun", "--verbose", "-N2", "-n2", "--gpus-per-node=1",
-                                     "python3", "train.py"])
+        self.assertEqual(p["argv"], ["srun", "-N2", "-n2", "--gpus-per-node=1", "python3", "train.py"])
         self.assertEqual((p["gpus_per_node"], p["gpus_source"]), (8, "machine profile"))
         self.assertEqual((p["ppn_limit"], p["ppn_limit_source"]), (1, "SLURM_NTASKS_PER_NODE"))
         proc = run(["launch", "--dry-run", "-n", "16", "--", "true"], env, check=2)
@@ -186,7 +186,7 @@ class Local(TempDirTest):
         env = base_env(EZPZ_CONFIG=cfg, SLURM_JOB_ID="1", SLURM_NODELIST="b[1-2]")
         p = plan(["--machine", "box", "--", "x"], env)
         self.assertEqual(p["machine"], "box")
-        self.assertEqual(p["argv"][:5], ["srun", "--verbose", "-N2", "-n4", "--gpus-per-node=2"])
+        self.assertEqual(p["argv"][:4], ["srun", "-N2", "-n4", "--gpus-per-node=2"])
         self.assertEqual(p["env"], {"BOX": "1"})
 
     def test_bad_config_names_file_line_key(self):

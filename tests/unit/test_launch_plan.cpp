@@ -23,6 +23,7 @@ struct Job {
   LauncherInventory inventory;
   unsigned uid = 1000;
   bool rank_env = false;  ///< the golden lines show the launcher's part; the shim is tested apart
+  std::string config;     ///< the user's config.toml, merged over the built-in machines
 };
 
 /// A job inside a PBS (or Slurm) allocation of `nhosts` hosts on `machine`.
@@ -30,6 +31,7 @@ ezpz::Expected<LaunchPlan> plan(Job job) {
   FakeProbe probe;
   auto set = MachineSet::builtin();
   REQUIRE(set);
+  REQUIRE(set->merge_toml(job.config, "config.toml"));
   const auto* m = set->find(job.machine);
   REQUIRE(m != nullptr);
   auto vars = job.extra_env;
@@ -110,9 +112,9 @@ TEST_CASE("golden argv: Frontier and Perlmutter", "[launch_plan]") {
   for (int n : {1, 2, 4}) {
     auto ns = std::to_string(n);
     CHECK(line({"frontier", n}) ==
-          "srun --verbose -N" + ns + " -n" + std::to_string(8 * n) + " --gpus-per-node=8 python3 -m app.train");
-    CHECK(line({"perlmutter", n}) ==
-          "srun --verbose -N" + ns + " -n" + std::to_string(4 * n) + " --gpus-per-node=4 python3 -m app.train");
+          "srun -N" + ns + " -n" + std::to_string(8 * n) + " --cpus-per-task=7 --gpus-per-node=8 python3 -m app.train");
+    CHECK(line({"perlmutter", n}) == "srun -N" + ns + " -n" + std::to_string(4 * n) +
+                                         " --cpus-per-task=32 --gpus-per-node=4 --cpu-bind=cores python3 -m app.train");
   }
 }
 
@@ -199,7 +201,9 @@ TEST_CASE("passthrough: launcher flags go before the command, verbatim", "[launc
 TEST_CASE("Slurm passes the nodes when a subset or a hostfile is used", "[launch_plan]") {
   Job subset{"perlmutter", 4};
   subset.request.topology.nhosts = 2;
-  CHECK(line(subset) == "srun --verbose -N2 -n8 --gpus-per-node=4 --nodelist=host0,host1 python3 -m app.train");
+  CHECK(
+      line(subset) ==
+      "srun -N2 -n8 --cpus-per-task=32 --gpus-per-node=4 --nodelist=host0,host1 --cpu-bind=cores python3 -m app.train");
   Job hf{"frontier", 2};
   hf.request.hostfile = "/my/hosts";
   CHECK_THAT(line(hf), Catch::Contains("--nodelist=host0,host1 python3"));
@@ -439,11 +443,11 @@ TEST_CASE("allocation: CUDA_VISIBLE_DEVICES on Polaris, ROCR/HIP_VISIBLE_DEVICES
         "python3 -m app.train");
   CHECK_THAT(line({"polaris", 1, {{"ROCR_VISIBLE_DEVICES", "0"}}}), Catch::Contains("--np=4 --ppn=4 "));
   CHECK(line({"frontier", 2, {{"ROCR_VISIBLE_DEVICES", "0,1,2,3"}}}) ==
-        "srun --verbose -N2 -n8 --gpus-per-node=4 python3 -m app.train");
+        "srun -N2 -n8 --cpus-per-task=14 --gpus-per-node=4 python3 -m app.train");
   CHECK(line({"frontier", 2, {{"HIP_VISIBLE_DEVICES", "0,1"}}}) ==
-        "srun --verbose -N2 -n4 --gpus-per-node=2 python3 -m app.train");
+        "srun -N2 -n4 --cpus-per-task=28 --gpus-per-node=2 python3 -m app.train");
   CHECK(line({"frontier", 1, {{"ROCR_VISIBLE_DEVICES", "0,1,2,3"}, {"HIP_VISIBLE_DEVICES", "0,1,2"}}}) ==
-        "srun --verbose -N1 -n3 --gpus-per-node=3 python3 -m app.train");
+        "srun -N1 -n3 --cpus-per-task=18 --gpus-per-node=3 python3 -m app.train");
   // More devices listed than the node has: the profile's number stands.
   CHECK_THAT(line({"polaris", 1, {{"CUDA_VISIBLE_DEVICES", "0,1,2,3,4,5"}}}), Catch::Contains("--np=4 --ppn=4 "));
 }
@@ -453,34 +457,34 @@ TEST_CASE("allocation: Slurm --ntasks-per-node, SLURM_GPUS_ON_NODE and SLURM_GPU
                                LauncherProgram{"srun", "/usr/bin/srun", LauncherStyle::srun}};
   auto one = plan({"frontier", 2, {{"SLURM_NTASKS_PER_NODE", "1"}, {"SLURM_JOB_CPUS_PER_NODE", "1(x2)"}}, {}, srun});
   REQUIRE(one);
-  CHECK(shell_join(one->argv) == "srun --verbose -N2 -n2 --gpus-per-node=1 python3 -m app.train");
+  CHECK(shell_join(one->argv) == "srun -N2 -n2 --gpus-per-node=1 python3 -m app.train");
   CHECK(one->ppn_limit.value == 1);
   CHECK(one->ppn_limit.source == "SLURM_NTASKS_PER_NODE");
   CHECK(one->warnings.empty());
 
   CHECK(line({"frontier", 2, {{"SLURM_GPUS_ON_NODE", "4"}}}) ==
-        "srun --verbose -N2 -n8 --gpus-per-node=4 python3 -m app.train");
+        "srun -N2 -n8 --cpus-per-task=14 --gpus-per-node=4 python3 -m app.train");
   for (const char* value : {"4", "gpu:4", "a100:4", "gpu:a100:4"}) {
     INFO(value);
     CHECK(line({"frontier", 2, {{"SLURM_GPUS_PER_NODE", value}}}) ==
-          "srun --verbose -N2 -n8 --gpus-per-node=4 python3 -m app.train");
+          "srun -N2 -n8 --cpus-per-task=14 --gpus-per-node=4 python3 -m app.train");
     // A machine of no profile: the allocation's GPUs are the number.
     CHECK(
         line({"local", 3, {{"SLURM_GPUS_PER_NODE", value}, {"SLURM_JOB_ID", "7"}, {"SLURM_NODELIST", "host[0-2]"}}}) ==
-        "srun --verbose -N3 -n12 --gpus-per-node=4 python3 -m app.train");
+        "srun -N3 -n12 --gpus-per-node=4 python3 -m app.train");
   }
   CHECK_THAT(line({"frontier", 1, {{"SLURM_GPUS_ON_NODE", "2"}, {"SLURM_GPUS_PER_NODE", "4"}}}),
-             Catch::Contains("-n2 --gpus-per-node=2 "));  // what this node has wins
+             Catch::Contains("-n2 --cpus-per-task=28 --gpus-per-node=2 "));  // what this node has wins
   // Both: GPUs per node, no more than the job's tasks per node.
   CHECK(line({"frontier", 3, {{"SLURM_GPUS_PER_NODE", "gpu:4"}, {"SLURM_NTASKS_PER_NODE", "2"}}}) ==
-        "srun --verbose -N3 -n6 --gpus-per-node=2 python3 -m app.train");
+        "srun -N3 -n6 --cpus-per-task=28 --gpus-per-node=2 python3 -m app.train");
   // The CPUs srun may use per node bound the default too.
   auto cpus = plan({"frontier", 2, {{"SLURM_JOB_CPUS_PER_NODE", "6,4"}, {"SLURM_CPUS_PER_TASK", "2"}}});
   REQUIRE(cpus);
-  CHECK_THAT(shell_join(cpus->argv), Catch::StartsWith("srun --verbose -N2 -n4 --gpus-per-node=2 "));
+  CHECK_THAT(shell_join(cpus->argv), Catch::StartsWith("srun -N2 -n4 --cpus-per-task=2 --gpus-per-node=2 "));
   CHECK(cpus->ppn_limit.source == "SLURM_JOB_CPUS_PER_NODE");
   CHECK(line({"frontier", 2, {{"SLURM_JOB_CPUS_PER_NODE", "1(x2)"}, {"SLURM_OVERCOMMIT", "1"}}}) ==
-        "srun --verbose -N2 -n16 --gpus-per-node=8 python3 -m app.train");
+        "srun -N2 -n16 --cpus-per-task=7 --gpus-per-node=8 python3 -m app.train");
 }
 
 TEST_CASE("allocation: asking beyond it warns, unless srun would refuse", "[launch_plan]") {
@@ -489,7 +493,7 @@ TEST_CASE("allocation: asking beyond it warns, unless srun would refuse", "[laun
   wide.request.topology.ppn = 16;
   auto p = plan(wide);
   REQUIRE(p);
-  CHECK(shell_join(p->argv) == "srun --verbose -N2 -n32 --gpus-per-node=8 python3 -m app.train");
+  CHECK(shell_join(p->argv) == "srun -N2 -n32 --cpus-per-task=3 --gpus-per-node=8 python3 -m app.train");
   CHECK_THAT(join(p->warnings, "\n"), Catch::Contains("--ppn 16: srun ignores the job's --ntasks-per-node=1") &&
                                           Catch::Contains("ranks will share GPUs"));
   // Too few CPUs: srun would say "More processors requested than permitted".
@@ -515,13 +519,13 @@ TEST_CASE("allocation: asking beyond it warns, unless srun would refuse", "[laun
 TEST_CASE("Slurm with -n alone spreads the ranks evenly over the allocation", "[launch_plan]") {
   Job eight{"frontier", 2};
   eight.request.topology.nprocs = 8;
-  CHECK(line(eight) == "srun --verbose -N2 -n8 --gpus-per-node=4 python3 -m app.train");
+  CHECK(line(eight) == "srun -N2 -n8 --cpus-per-task=14 --gpus-per-node=4 python3 -m app.train");
   Job two{"frontier", 4};
   two.request.topology.nprocs = 2;
-  CHECK(line(two) == "srun --verbose -N2 -n2 --gpus-per-node=1 --nodelist=host0,host1 python3 -m app.train");
+  CHECK(line(two) == "srun -N2 -n2 --cpus-per-task=56 --gpus-per-node=1 --nodelist=host0,host1 python3 -m app.train");
   Job three{"local", 3, {{"SLURM_NTASKS_PER_NODE", "1"}, {"SLURM_JOB_ID", "7"}, {"SLURM_NODELIST", "host[0-2]"}}};
   three.request.topology.nprocs = 3;
-  CHECK(line(three) == "srun --verbose -N3 -n3 python3 -m app.train");
+  CHECK(line(three) == "srun -N3 -n3 python3 -m app.train");
 }
 
 TEST_CASE("Aurora login node without a job: the built-in launcher, not PALS mpiexec", "[launch_plan]") {
@@ -586,4 +590,51 @@ TEST_CASE("the rank hub's variables: -x for Open MPI only, the whole environment
   }
   Job pals{"aurora", 2};
   CHECK_THAT(line(pals), Catch::StartsWith("mpiexec --envall --line-buffer "));
+}
+
+TEST_CASE("Slurm without GPUs: the job's tasks per node decide", "[launch_plan]") {
+  // salloc -N2 --ntasks-per-node=2 on CPU nodes: two ranks a node, not one per default GPU.
+  const std::map<std::string, std::string, std::less<>> cpu_job = {
+      {"SLURM_JOB_ID", "7"}, {"SLURM_NODELIST", "host[0-1]"}, {"SLURM_NTASKS_PER_NODE", "2"}};
+  CHECK(line({"local", 2, cpu_job}) == "srun -N2 -n4 python3 -m app.train");
+  auto with_cpus = cpu_job;
+  with_cpus.emplace("SLURM_JOB_CPUS_PER_NODE", "8(x2)");
+  CHECK(line({"local", 2, with_cpus}) == "srun -N2 -n4 --cpus-per-task=4 python3 -m app.train");
+  // With GPUs the GPUs still decide (within the job's tasks per node).
+  auto gpus = cpu_job;
+  gpus.emplace("SLURM_GPUS_ON_NODE", "1");
+  CHECK(line({"local", 2, gpus}) == "srun -N2 -n2 --gpus-per-node=1 python3 -m app.train");
+}
+
+TEST_CASE("srun gets CPUs per rank: the job's, the machine's or the node's, and the user's -c wins", "[launch_plan]") {
+  // The job's own --cpus-per-task (srun 22.05 to 23.02 does not inherit it).
+  CHECK(line({"perlmutter", 1, {{"SLURM_CPUS_PER_TASK", "16"}}}) ==
+        "srun -N1 -n4 --cpus-per-task=16 --gpus-per-node=4 --cpu-bind=cores python3 -m app.train");
+  // The machine's, within what the job has on a node.
+  CHECK_THAT(line({"perlmutter", 1, {{"SLURM_JOB_CPUS_PER_NODE", "64"}}}), Catch::Contains(" --cpus-per-task=16 "));
+  // The user's own -c or --cpus-per-task: kept, nothing added.
+  for (const auto& flag : std::vector<std::vector<std::string>>{{"-c", "8"}, {"--cpus-per-task=8"}}) {
+    Job own{"frontier", 1};
+    own.request.launcher_args = flag;
+    const auto got = line(own);
+    CHECK(got.find("--cpus-per-task=7") == std::string::npos);
+    CHECK_THAT(got, Catch::EndsWith(join(flag, " ") + " python3 -m app.train"));
+  }
+}
+
+TEST_CASE("a machine's own launcher flags: after ezpz's, before the user's", "[launch_plan]") {
+  Job closest{"frontier", 2};
+  closest.config =
+      "[[machine]]\nname = \"frontier\"\nlauncher_args = [\"--gpus-per-task=1\", \"--gpu-bind=closest\"]\n";
+  closest.request.launcher_args = {"--verbose"};
+  // Its own GPU request replaces ezpz's --gpus-per-node.
+  CHECK(line(closest) ==
+        "srun -N2 -n16 --cpus-per-task=7 --gpus-per-task=1 --gpu-bind=closest --verbose python3 -m app.train");
+  Job bad{"frontier", 1};
+  bad.config = "[[machine]]\nname = \"frontier\"\nlauncher_args = \"--verbose\"\n";
+  auto set = MachineSet::builtin();
+  REQUIRE(set);
+  auto merged = set->merge_toml(bad.config, "config.toml");
+  REQUIRE_FALSE(merged);
+  CHECK_THAT(merged.error().message, Catch::Contains("launcher_args") && Catch::Contains("list of strings"));
 }
