@@ -282,7 +282,7 @@ void LaunchCommand::show_plan(Context& ctx, const core::LaunchPlan& plan, const 
   } else if (json_) {
     ctx.term.print_json(plan_json(plan, cluster, ctx.env));
   } else {
-    ctx.term.out() << dry_run_line(plan) << '\n';
+    ctx.term.out() << dry_run_line(plan, ctx.term.out_is_tty()) << '\n';
   }
 }
 

@@ -1,5 +1,6 @@
 #include "cli/launch_report.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <set>
@@ -183,9 +184,16 @@ void report_failure(Context& ctx, const core::LaunchPlan& plan, const core::RunR
   }
 }
 
-std::string dry_run_line(const core::LaunchPlan& plan) {
+std::string dry_run_line(const core::LaunchPlan& plan, bool folded) {
   if (plan.style != core::LauncherStyle::local) {
-    return core::shell_command_line(plan.env, plan.argv);
+    const auto shim = std::find(plan.argv.begin(), plan.argv.end(), "__rank-env");
+    const auto command = std::find(shim, plan.argv.end(), "--");
+    if (!folded || shim == plan.argv.end() || shim == plan.argv.begin() || command == plan.argv.end()) {
+      return core::shell_command_line(plan.env, plan.argv);
+    }
+    // The launcher's part; the shim (its binary, __rank-env and its settings); the command.
+    return core::shell_command_line(plan.env, {plan.argv.begin(), shim - 1}) + " \\\n  " +
+           core::shell_join({shim - 1, command}) + " \\\n  " + core::shell_join({command, plan.argv.end()});
   }
   std::vector<std::string> line = {
       "ezpz", "launch", "--launcher", "local", "--np=" + std::to_string(plan.topology.nprocs), "--"};

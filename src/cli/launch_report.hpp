@@ -20,7 +20,9 @@ namespace ezpz::cli {
 
 /// `--dry-run`'s line: what runs, shell-quoted, with the variables ezpz adds in front (the
 /// built-in launcher: the equivalent `ezpz launch --launcher local` command).
-[[nodiscard]] std::string dry_run_line(const core::LaunchPlan& plan);
+/// `folded`: for a person at a terminal, the same words on three lines joined by ` \\`
+/// (the launcher's part, the rank shim's, then `-- COMMAND`), which a shell still runs as one.
+[[nodiscard]] std::string dry_run_line(const core::LaunchPlan& plan, bool folded = false);
 
 /// The per-rank variables for every rank (`--print-env`), as text or as a JSON array (one line,
 /// without its newline).

@@ -36,6 +36,8 @@ class Terminal {
 
   /// Whether stderr is a terminal: progress bars are drawn only then.
   [[nodiscard]] bool interactive() const { return interactive_; }
+  /// Whether stdout is a terminal (a person reads it, not a script).
+  [[nodiscard]] bool out_is_tty() const { return out_tty_; }
 
   /// For each stream: `mode` always/never decides; else FORCE_COLOR or CLICOLOR_FORCE (set, not
   /// empty, not "0") turns colour on; else NO_COLOR (set, not empty) turns it off; else colour

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "core/agents.hpp"
 #include "core/rank_output.hpp"
 #include "core/strings.hpp"
 
@@ -450,6 +451,11 @@ Expected<LaunchPlan> plan_launch(const LaunchRequest& request, const Env& env, c
     if (auto flag = label_flag(plan.style)) {
       argv.push_back(*flag);  // no shim to label the lines: the launcher's own format
     }
+  }
+  if (request.rank_env && !builtin && plan.hosts.size() > 1 && node_local_binary(env.self_exe)) {
+    plan.warnings.push_back("ezpz is at " + env.self_exe + ", node-local storage, and the rank shim runs it from " +
+                            "that path on all " + std::to_string(plan.hosts.size()) +
+                            " hosts: put ezpz on a shared filesystem (or at that path on every node)");
   }
   if (request.rank_env && plan.topology.ppn > 1 && !env.has("OMP_NUM_THREADS")) {
     plan.notes.push_back("OMP_NUM_THREADS=1 for every rank (" + std::to_string(plan.topology.ppn) +

@@ -1,8 +1,11 @@
 """What a new user of ezpz launch tripped over (issue #27): DNS, flags, notices, warnings."""
 import json
 import os
+import shlex
+import shutil
 import subprocess
 import sys
+import tempfile
 
 sys.path.insert(0, os.path.dirname(__file__))
 from ezpz_e2e import EZPZ, TempDirTest, base_env, main  # noqa: E402
@@ -36,6 +39,54 @@ class Lookups(TempDirTest):
         self.assertGreater(launched["queries"], 0)
         self.assertIn("did not resolve within 2.0 s (slow DNS): MASTER_ADDR=", launched["stderr"])
         self.assertLess(launched["seconds"], 4.9)
+
+
+
+class DryRun(TempDirTest):
+    def polaris(self):
+        nodes = self.write("nodes", "x3005c0s7b0n0\nx3005c0s7b1n0\n")
+        return base_env(PBS_JOBID="1.polaris", PBS_NODEFILE=nodes, EZPZ_MACHINE="polaris",
+                        EZPZ_HOME=os.path.join(self.tmp, "home"))
+
+    def words(self, text):
+        """The words bash reads in `text` (one command, maybe over several lines)."""
+        got = subprocess.run(["bash", "-c", "printf '%s\\0' " + text], capture_output=True, text=True, check=True)
+        return got.stdout.split("\0")[:-1]
+
+    def test_the_line_is_folded_for_a_terminal_and_runs_the_same(self):
+        argv = [EZPZ, "launch", "--dry-run", "-n", "8", "--", "python3", "-c", "print(1)"]
+        env = self.polaris()
+        env["MASTER_PORT"] = "29500"  # the same line twice
+        flat = subprocess.run(argv, env=env, capture_output=True, text=True, check=True).stdout
+        self.assertEqual(flat.count("\n"), 1, flat)  # a pipe or a file: one line, as documented
+        tty = subprocess.run(["script", "-qec", shlex.join(argv), "/dev/null"], env=env, capture_output=True,
+                             text=True, check=True).stdout.replace("\r\n", "\n")
+        lines = tty.rstrip("\n").split("\n")
+        self.assertEqual(len(lines), 3, tty)
+        self.assertTrue(lines[0].startswith("mpiexec ") and lines[0].endswith(" \\"), lines)
+        self.assertTrue(lines[1].startswith(f"  {EZPZ} __rank-env ") and lines[1].endswith(" \\"), lines)
+        self.assertEqual(lines[2], "  -- python3 -c 'print(1)'")
+        # The same words either way: the shim is half of the real line, shown in both.
+        strip = [w for w in self.words(flat) if not w.startswith(("--record-dir=", "--log-dir=", "--run-id="))]
+        folded = [w for w in self.words(tty) if not w.startswith(("--record-dir=", "--log-dir=", "--run-id="))]
+        self.assertEqual(strip, folded)
+        self.assertIn("__rank-env", strip)
+
+    def test_a_binary_on_node_local_storage_is_a_warning_for_several_hosts(self):
+        local = tempfile.mkdtemp(prefix="ezpz-bin-", dir="/tmp")
+        try:
+            exe = os.path.join(local, "ezpz")
+            shutil.copy(EZPZ, exe)
+            proc = subprocess.run([exe, "launch", "--dry-run", "--", "true"], env=self.polaris(),
+                                  capture_output=True, text=True)
+            self.assertEqual(proc.returncode, 0, proc.stderr)
+            self.assertIn(f"ezpz is at {exe}, node-local storage, and the rank shim runs it from that path on "
+                          "all 2 hosts", proc.stderr)
+            proc = subprocess.run([exe, "launch", "--dry-run", "--nhosts", "1", "--", "true"], env=self.polaris(),
+                                  capture_output=True, text=True)
+            self.assertNotIn("node-local", proc.stderr)
+        finally:
+            shutil.rmtree(local, ignore_errors=True)
 
 
 if __name__ == "__main__":

@@ -638,3 +638,32 @@ TEST_CASE("a machine's own launcher flags: after ezpz's, before the user's", "[l
   REQUIRE_FALSE(merged);
   CHECK_THAT(merged.error().message, Catch::Contains("launcher_args") && Catch::Contains("list of strings"));
 }
+
+TEST_CASE("a rank shim on node-local storage is a warning when the job spans hosts", "[launch_plan]") {
+  Job two{"polaris", 2};
+  two.rank_env = true;
+  auto p = plan(two);
+  REQUIRE(p);
+  CHECK_THAT(join(p->warnings, "\n"), !Catch::Contains("node-local"));  // /opt/ezpz/bin/ezpz: shared
+  for (const char* exe : {"/tmp/ezpz", "/dev/shm/u/ezpz"}) {
+    FakeProbe probe;
+    auto set = MachineSet::builtin();
+    REQUIRE(set);
+    probe.files["/pbs/nodefile"] = "host0\nhost1\n";
+    auto env = make_env({{"PBS_JOBID", "7.pbs"}, {"PBS_NODEFILE", "/pbs/nodefile"}}, "host0", 1000);
+    env.self_exe = exe;
+    auto cluster = discover_cluster(env, *set, std::string("polaris"), std::nullopt, probe);
+    REQUIRE(cluster);
+    LaunchRequest request;
+    request.command = {"true"};
+    auto local = plan_launch(request, env, *cluster, {});
+    REQUIRE(local);
+    CHECK_THAT(join(local->warnings, "\n"), Catch::Contains(std::string("ezpz is at ") + exe +
+                                                            ", node-local storage, and the rank shim runs it "
+                                                            "from that path on all 2 hosts"));
+    request.topology.nhosts = 1;  // one host: its own /tmp is fine
+    auto one = plan_launch(request, env, *cluster, {});
+    REQUIRE(one);
+    CHECK_THAT(join(one->warnings, "\n"), !Catch::Contains("node-local"));
+  }
+}
