@@ -30,11 +30,19 @@ bool is_global_flag(const std::string& token) {
   return token.size() >= 2 && token[0] == '-' && token.find_first_not_of('v', 1) == std::string::npos;
 }
 
-/// Take every --color flag (`--color=W`, `--color W`) out of a command's arguments.
-std::vector<std::string> take_color_flags(std::vector<std::string>& tail) {
+bool is_verbose_flag(const std::string& token) {
+  return token == "--verbose" ||
+         (token.size() >= 2 && token[0] == '-' && token.find_first_not_of('v', 1) == std::string::npos);
+}
+
+/// Take every --color flag (`--color=W`, `--color W`) and -v (-vv, --verbose) out of a command's
+/// arguments: they are ezpz's, wherever they are.
+std::vector<std::string> take_global_flags(std::vector<std::string>& tail) {
   std::vector<std::string> taken;
   for (std::size_t k = 0; k < tail.size();) {
-    const std::size_t n = tail[k] == "--color" && k + 1 < tail.size() ? 2 : is_color_flag(tail[k]) ? 1 : 0;
+    const std::size_t n = tail[k] == "--color" && k + 1 < tail.size()          ? 2
+                          : is_color_flag(tail[k]) || is_verbose_flag(tail[k]) ? 1
+                                                                               : 0;
     if (n == 0) {
       ++k;
       continue;
@@ -138,8 +146,12 @@ Cli::Parsed Cli::parse(std::vector<std::string> args, Terminal& term, const core
     }
     std::vector<std::string> tail(args.begin() + static_cast<std::ptrdiff_t>(i) + 1, args.end());
     target->normalize(tail, had_separator);
-    // --color is global: after the command word too (not inside launch's command).
-    auto hoisted = target->takes_trailing_command() ? std::vector<std::string>{} : take_color_flags(tail);
+    // --color and -v are global: after the command word too (not inside launch's command).
+    auto hoisted = target->take_globals();
+    if (!target->takes_trailing_command() || had_separator) {
+      const auto more = take_global_flags(tail);
+      hoisted.insert(hoisted.end(), more.begin(), more.end());
+    }
     // --json: a failure, a usage error included, is one JSON object on stdout too.
     const bool json = std::any_of(tail.begin(), tail.end(), [](const std::string& t) {
       return t == "--json" || core::starts_with(t, "--json=");

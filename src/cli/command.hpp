@@ -104,6 +104,8 @@ class Command {
   /// Rewrite the tokens between the subcommand name and "--" before CLI11 sees them (launch maps
   /// ezpz's single-dash aliases such as -np and keeps the launcher's flags aside). Default: none.
   virtual void normalize(std::vector<std::string>& /*tokens*/, bool /*had_separator*/) {}
+  /// ezpz's global flags normalize took out of the command's tokens (launch's -v before its command).
+  [[nodiscard]] virtual std::vector<std::string> take_globals() { return {}; }
   /// Whether a command after "--" belongs to this subcommand.
   [[nodiscard]] virtual bool takes_trailing_command() const { return false; }
   virtual void set_trailing_command(std::vector<std::string> /*command*/, bool /*had_separator*/) {}

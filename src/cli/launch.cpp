@@ -129,6 +129,7 @@ void LaunchCommand::normalize(std::vector<std::string>& tokens, bool had_separat
   tokens = std::move(split.ezpz);
   launcher_tokens_ = std::move(split.launcher);
   token_error_ = std::move(split.error);
+  globals_ = std::move(split.global);
 }
 
 void LaunchCommand::set_trailing_command(std::vector<std::string> command, bool had_separator) {
@@ -336,6 +337,11 @@ Expected<PlannedJob> plan_job(Context& ctx, core::LaunchRequest request, std::st
   if (!machines) {
     return machines.error();
   }
+  if (auto settings = core::load_launch_settings(ctx.env, ctx.probe())) {
+    request.omp_notice = settings->omp_notice;
+  } else {
+    return settings.error();
+  }
   // 2. Scheduler, machine, hosts and GPUs of this job.
   auto cluster = core::discover_cluster(ctx.env, *machines, request.machine, request.hostfile, ctx.probe(), lookups);
   if (!cluster) {
@@ -438,6 +444,7 @@ Expected<core::RunResult> run_plan(Context& ctx, const core::LaunchPlan& plan, c
   if (plan.style == core::LauncherStyle::local) {
     options.label = plan.label;
     options.stop_what = ranks;
+    options.stop_what_many = n != 1;
     processes = local_processes(ctx, plan, options);
   } else {
     options.is_launcher = true;

@@ -64,6 +64,7 @@ class LaunchCommand final : public Command {
   /// ezpz's flags (anywhere before --) for CLI11; the launcher's flags kept aside (launch_args.hpp).
   void normalize(std::vector<std::string>& tokens, bool had_separator) override;
   [[nodiscard]] bool takes_trailing_command() const override { return true; }
+  [[nodiscard]] std::vector<std::string> take_globals() override { return std::move(globals_); }
   void set_trailing_command(std::vector<std::string> command, bool had_separator) override;
 
   /// The request as parsed (after set_trailing_command); tests read it.
@@ -80,6 +81,7 @@ class LaunchCommand final : public Command {
   core::LaunchRequest request_;
   std::vector<std::string> positional_;
   std::vector<std::string> launcher_tokens_;  ///< tokens before -- that are not ezpz's
+  std::vector<std::string> globals_;          ///< ezpz's own -v flags found among them
   std::string token_error_;                   ///< a typo or a torchrun-only flag among them
   int nprocs_ = 0;
   int ppn_ = 0;

@@ -20,10 +20,11 @@ const std::array<std::pair<std::string_view, std::string_view>, 5> kAliases = {
 /// Launcher flags (srun, mpiexec, mpirun) near one of ezpz's that are never taken for a typo.
 const std::vector<std::string_view>& launcher_flags() {
   static const std::vector<std::string_view> names = {
-      "--nodes",   "--nodelist", "--host",  "--hosts",      "-host",    "-hosts",         "--ntasks",     "--gpus",
-      "--env",     "-env",       "--genv",  "-genv",        "--envall", "-envall",        "--depth",      "-depth",
-      "--mca",     "--map-by",   "-map-by", "--bind-to",    "-bind-to", "--rank-by",      "--verbose",    "--exclusive",
-      "--overlap", "-launcher",  "-label",  "--labels-off", "-l",       "--prepend-rank", "-prepend-rank"};
+      "--nodes",   "--nodelist", "--host",       "--hosts",   "-host",          "-hosts",
+      "--ntasks",  "--gpus",     "--env",        "-env",      "--genv",         "-genv",
+      "--envall",  "-envall",    "--depth",      "-depth",    "--mca",          "--map-by",
+      "-map-by",   "--bind-to",  "-bind-to",     "--rank-by", "--exclusive",    "--overlap",
+      "-launcher", "-label",     "--labels-off", "-l",        "--prepend-rank", "-prepend-rank"};
   return names;
 }
 
@@ -161,7 +162,15 @@ LaunchTokens split_launch_tokens(const std::vector<std::string>& tokens, bool ha
       i += eq == std::string::npos && next_is_value && name != "--standalone" ? 1 : 0;
       continue;
     }
+    if (t == "--verbose" || t.find_first_not_of('v', 1) == std::string::npos) {
+      out.global.push_back(t);  // ezpz's own -v, anywhere before the command
+      continue;
+    }
     if (const auto* opt = ezpz_option(t, app)) {
+      if (eq == 2 && t[1] != '-') {  // -n=2: as -n 2
+        out.ezpz.insert(out.ezpz.end(), {name, value});
+        continue;
+      }
       out.ezpz.push_back(t);
       if (takes_value(*opt, t) && i + 1 < tokens.size()) {
         out.ezpz.push_back(tokens[++i]);

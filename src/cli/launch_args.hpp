@@ -16,6 +16,7 @@ struct LaunchTokens {
   std::vector<std::string> ezpz;      ///< for CLI11: ezpz's flags with their values, then the command
   std::vector<std::string> launcher;  ///< passed to the launcher verbatim, in order
   std::string error;                  ///< the first usage problem ("" when none)
+  std::vector<std::string> global;    ///< ezpz's own -v, -vv, --verbose before the command
 };
 
 /// Split the tokens after `launch` (up to "--" when `had_separator`). Without "--", the command

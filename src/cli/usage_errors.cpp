@@ -228,6 +228,25 @@ std::optional<std::string> refused_value(CLI::App& sub, const Scan& s, const std
   return std::nullopt;
 }
 
+/// A one-value option given more than once (-N 2 ... --nodes 3), said with both as typed.
+std::optional<std::string> given_twice(const Scan& s) {
+  for (std::size_t i = 0; i < s.uses.size(); ++i) {
+    const auto* opt = s.uses[i].opt;
+    if (opt->get_items_expected_max() != 1 || opt->get_multi_option_policy() != CLI::MultiOptionPolicy::Throw) {
+      continue;
+    }
+    for (std::size_t k = i + 1; k < s.uses.size(); ++k) {
+      if (s.uses[k].opt == opt) {
+        const auto& a = s.uses[i];
+        const auto& b = s.uses[k];
+        return a.typed + " " + a.value.value_or("") + " and " + b.typed + " " + b.value.value_or("") + " both set " +
+               opt->get_name() + ": give it once";
+      }
+    }
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 ValueFacts value_facts(const CLI::Option& opt) {
@@ -330,6 +349,9 @@ std::string explain_usage_error(CLI::App& root, CLI::App* sub, const std::vector
   }
   if (auto refused = refused_value(*sub, s, command)) {
     return *refused;
+  }
+  if (auto twice = given_twice(s)) {
+    return *twice;
   }
   for (const auto* opt : sub->get_options()) {
     if (opt->get_required() && opt->count() == 0) {

@@ -232,6 +232,18 @@ Expected<YeetSettings> load_yeet_settings(const Env& env, const SystemProbe& pro
   return read;
 }
 
+Expected<LaunchSettings> load_launch_settings(const Env& env, const SystemProbe& probe) {
+  auto where = config_location(env);
+  if (!where || !probe.is_file(where->path)) {
+    return LaunchSettings{};
+  }
+  auto text = probe.read_file(where->path);
+  if (!text) {
+    return usage_error(text.error().message);
+  }
+  return launch_settings_from_toml(*text, where->path);
+}
+
 Expected<MachineSet> load_machines(const Env& env, const SystemProbe& probe) {
   auto machines = MachineSet::builtin();
   if (!machines) {

@@ -77,6 +77,9 @@ struct ConfigLocation {
 /// The config file's [yeet] settings, its allowed_roots after default_yeet_roots().
 [[nodiscard]] Expected<YeetSettings> load_yeet_settings(const Env& env, const SystemProbe& probe);
 
+/// The config file's [launch] settings (their defaults without one).
+[[nodiscard]] Expected<LaunchSettings> load_launch_settings(const Env& env, const SystemProbe& probe);
+
 /// Built-in machines merged with the user's config file.
 [[nodiscard]] Expected<MachineSet> load_machines(const Env& env, const SystemProbe& probe);
 

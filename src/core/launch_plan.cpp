@@ -457,7 +457,7 @@ Expected<LaunchPlan> plan_launch(const LaunchRequest& request, const Env& env, c
                             "that path on all " + std::to_string(plan.hosts.size()) +
                             " hosts: put ezpz on a shared filesystem (or at that path on every node)");
   }
-  if (request.rank_env && plan.topology.ppn > 1 && !env.has("OMP_NUM_THREADS")) {
+  if (request.rank_env && request.omp_notice && plan.topology.ppn > 1 && !env.has("OMP_NUM_THREADS")) {
     plan.notes.push_back("OMP_NUM_THREADS=1 for every rank (" + std::to_string(plan.topology.ppn) +
                          " share a node), as torchrun sets it: export OMP_NUM_THREADS to tune it");
   }

@@ -24,6 +24,7 @@ struct LaunchRequest {
   bool rank_env = true;                    ///< insert the per-rank shim (--no-rank-env: false)
   std::optional<std::string> gpu_bind;     ///< --gpu-bind: auto, cuda, ze, rocr or none
   bool label = false;                      ///< --label: prefix output lines with "[host rank] "
+  bool omp_notice = true;                  ///< note OMP_NUM_THREADS=1 (config: [launch] omp_notice)
   std::optional<std::string> log_dir;      ///< --log-dir: each rank's output files (default: the record directory)
   std::string console;                     ///< --console-ranks, normalized ("0-3,8"); "": every rank
   // What the caller decided for this launch (not flags):

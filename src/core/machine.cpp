@@ -280,8 +280,8 @@ Expected<void> MachineSet::merge_toml(std::string_view text, std::string_view so
   const toml::table& doc = *parsed;
   std::vector<MachineProfile> added;
   for (const auto& [top_key, top_node] : doc) {
-    if (top_key.str() == "yeet") {
-      continue;  // read by yeet_settings_from_toml
+    if (top_key.str() == "yeet" || top_key.str() == "launch") {
+      continue;  // read by yeet_settings_from_toml, launch_settings_from_toml
     }
     if (top_key.str() != "machine") {
       return key_error(source, top_node, top_key.str(),
@@ -359,6 +359,31 @@ Expected<YeetSettings> yeet_settings_from_toml(std::string_view text, std::strin
         return key_error(source, item, key.str(), "must hold absolute paths other than /");
       }
       roots.push_back(*s);
+    }
+  }
+  return settings;
+}
+
+Expected<LaunchSettings> launch_settings_from_toml(std::string_view text, std::string_view source) {
+  auto parsed = parse_document(text, source);
+  if (!parsed) {
+    return parsed.error();
+  }
+  LaunchSettings settings;
+  const auto* launch = parsed->get("launch");
+  if (launch == nullptr) {
+    return settings;
+  }
+  const auto* tbl = launch->as_table();
+  if (tbl == nullptr) {
+    return key_error(source, *launch, "launch", "must be a table: [launch]");
+  }
+  for (const auto& [key, value] : *tbl) {
+    if (key.str() != "omp_notice") {
+      return key_error(source, value, key.str(), "is not a launch setting; known keys: omp_notice");
+    }
+    if (auto r = set_bool(source, settings.omp_notice, key.str(), value); !r) {
+      return r.error();
     }
   }
   return settings;

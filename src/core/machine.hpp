@@ -97,6 +97,12 @@ struct YeetSettings {
 };
 [[nodiscard]] Expected<YeetSettings> yeet_settings_from_toml(std::string_view text, std::string_view source);
 
+/// The config file's [launch] settings.
+struct LaunchSettings {
+  bool omp_notice = true;  ///< say that every rank gets OMP_NUM_THREADS=1 (torchrun's default)
+};
+[[nodiscard]] Expected<LaunchSettings> launch_settings_from_toml(std::string_view text, std::string_view source);
+
 /// A profile's env value with `{uid}` and `{job_id}` (SLURM_JOB_ID or PBS_JOBID up to its first
 /// '.', characters other than [A-Za-z0-9._-] made '_'; "nojob" outside a job) filled in.
 [[nodiscard]] std::string expand_machine_value(std::string_view value, const Env& env);

@@ -65,6 +65,7 @@ struct RunOptions {
   bool is_launcher = false;        ///< an MPI launcher (gets SIGTERM, not SIGKILL, if ezpz dies)
   bool whole_lines = false;        ///< pass output on whole lines at a time (lines of processes never merge)
   std::string stop_what;           ///< what a stop signal reaches, for the notice ("4 ranks", "mpiexec")
+  bool stop_what_many = false;     ///< stop_what names several ("4 ranks": "them", not "it")
   std::vector<std::string> names;  ///< how notices name each process ("rank 2 on host")
   std::function<void(std::string_view)> notice;  ///< one-line messages for the user
   JobSideChannel* side = nullptr;                ///< the rank hub of a launcher's job (nullptr: none)

@@ -84,6 +84,11 @@ TEST_CASE("usage errors: a bad or missing value names the flag as typed, with an
   CHECK(refusal({"completions"}).second == "ezpz: error: ezpz completions needs SHELL, e.g. ezpz completions bash");
   CHECK(refusal({"doctor", "--nodes", "--transport", "x"}).second ==
         "ezpz: error: --transport must be one of auto, launcher, ssh, e.g. --transport auto (got 'x')");
+  // One value given twice, under two spellings or one.
+  CHECK(refusal({"submit", "-N", "2", "-t", "10", "--nodes", "3", "--", "true"}) ==
+        std::pair(2, std::string("ezpz: error: -N 2 and --nodes 3 both set --nodes: give it once")));
+  CHECK(refusal({"yeet", "--fanout", "2", "--fanout=3"}).second ==
+        "ezpz: error: --fanout 2 and --fanout 3 both set --fanout: give it once");
 }
 
 TEST_CASE("usage errors: every option's missing value, in every command, is said in ezpz's voice", "[cli][usage]") {

@@ -284,7 +284,9 @@ class Contract(TempDirTest):
                 _, err = proc.communicate(timeout=60)
                 self.assertEqual(proc.returncode, 130, err)
                 want = "SIGINT sent to 2 ranks" if launcher == "local" else "SIGINT sent to mpirun (2 ranks)"
-                self.assertIn(want + ": waiting up to 20 s", err)
+                # (several ranks are "them"; one launcher is "it")
+                self.assertIn(want + ": waiting up to 20 s for " + ("them" if launcher == "local" else "it") +
+                              " to stop", err)
                 self.assertNotIn("job failed", err)
 
 

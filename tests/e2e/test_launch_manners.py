@@ -89,5 +89,50 @@ class DryRun(TempDirTest):
             shutil.rmtree(local, ignore_errors=True)
 
 
+
+class Flags(TempDirTest):
+    def env(self, **extra):
+        return base_env(EZPZ_HOME=os.path.join(self.tmp, "home"), **extra)
+
+    def ezpz(self, *args, env=None):
+        return subprocess.run([EZPZ, *args], env=env or self.env(), capture_output=True, text=True, timeout=120)
+
+    def test_n_with_an_equals_sign(self):
+        for flag in ("-n=2", "-n2", "--np=2"):
+            with self.subTest(flag=flag):
+                proc = self.ezpz("launch", flag, "--dry-run", "--", "true")
+                self.assertEqual(proc.returncode, 0, proc.stderr)
+                self.assertEqual(proc.stdout.strip(), "ezpz launch --launcher local --np=2 -- true")
+
+    def test_v_before_the_command_is_ezpz_s_own(self):
+        for flags in (["-v"], ["-vv"], ["--verbose"], ["-vv", "--launcher", "mpirun"]):
+            with self.subTest(flags=flags):
+                proc = self.ezpz("launch", *flags, "-n", "2", "--dry-run", "--", "true")
+                self.assertEqual(proc.returncode, 0, proc.stderr)
+                self.assertNotIn(" -v", proc.stdout)  # not the launcher's
+                self.assertNotIn("--verbose", proc.stdout)
+        self.assertIn("[debug]", self.ezpz("launch", "-vv", "--dry-run", "--", "true").stderr)
+        # Without --: the command's own -v stays the command's.
+        proc = self.ezpz("launch", "--dry-run", "python3", "x.py", "-v")
+        self.assertEqual(proc.stdout.strip(), "ezpz launch --launcher local --np=1 -- python3 x.py -v")
+        # Every command takes -v after its name.
+        proc = self.ezpz("env", "-vv")
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+
+    def test_the_omp_notice_once_per_launch_and_silenced_by_config(self):
+        proc = self.ezpz("launch", "-n", "2", "--retries", "2", "--retry-delay", "0", "--", "false")
+        self.assertEqual(proc.stderr.count("OMP_NUM_THREADS=1 for every rank"), 1, proc.stderr)
+        self.assertEqual(proc.stderr.count("attempt "), 2, proc.stderr)
+        cfg = self.write("config.toml", "[launch]\nomp_notice = false\n")
+        proc = self.ezpz("launch", "-n", "2", "--", "true", env=self.env(EZPZ_CONFIG=cfg))
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertNotIn("OMP_NUM_THREADS", proc.stderr)
+        bad = self.write("bad.toml", "[launch]\nomp_notise = false\n")
+        proc = self.ezpz("launch", "-n", "2", "--", "true", env=self.env(EZPZ_CONFIG=bad))
+        self.assertEqual(proc.returncode, 2)
+        self.assertIn("omp_notise", proc.stderr)
+        self.assertIn("known keys: omp_notice", proc.stderr)
+
+
 if __name__ == "__main__":
     main(verbosity=2)

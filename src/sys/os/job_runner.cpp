@@ -317,7 +317,8 @@ class Supervisor {
         if (signo == SIGINT && running_ > 0) {
           notice("SIGINT sent to " + options_.stop_what + ": waiting up to " +
                  std::to_string(static_cast<long>(options_.kill_after_s)) +
-                 " s for it to stop, then SIGKILL (Ctrl-C again to kill now)");
+                 (options_.stop_what_many ? " s for them" : " s for it") +
+                 " to stop, then SIGKILL (Ctrl-C again to kill now)");
           quiet_report();
         }
         stop_.signal = stop_.signal != 0 ? stop_.signal : signo;
