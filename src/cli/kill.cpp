@@ -1,8 +1,12 @@
 #include "cli/kill.hpp"
 
+#include <algorithm>
 #include <csignal>
+#include <cstdio>
 #include <optional>
 #include <tuple>
+#include <utility>
+#include <vector>
 
 #include <CLI/App.hpp>
 #include <CLI/Validators.hpp>
@@ -105,53 +109,66 @@ int KillCommand::run(Context& ctx) {
   const auto targets =
       core::select_kill_targets(ctx.processes().job_processes(), pattern_, ctx.processes().self_and_ancestors());
   nlohmann::json procs = nlohmann::json::array();
-  int survivors = 0;
-  if (!dry_run_) {
-    for (const auto& p : targets) {
-      ctx.processes().send_signal(p.pid, *sig);
-    }
-    // Those still running after the grace period get SIGKILL.
-    const bool escalate = *sig != SIGKILL && grace_s_ > 0;
-    for (double waited = 0; escalate && waited < grace_s_; waited += 0.1) {
-      bool any = false;
-      for (const auto& p : targets) {
-        any = any || ctx.processes().alive(p.pid);
-      }
-      if (!any || !ctx.jobs().sleep_unless_interrupted(0.1)) {
-        break;
-      }
-    }
-    std::vector<int> killed;
-    for (const auto& p : targets) {
-      if (escalate && ctx.processes().alive(p.pid)) {
-        ctx.processes().send_signal(p.pid, SIGKILL);
-        killed.push_back(p.pid);
-      }
-    }
-    for (int waited = 0; !killed.empty() && waited < 20; ++waited) {  // SIGKILL takes a moment
-      std::erase_if(killed, [&](int pid) { return !ctx.processes().alive(pid); });
-      if (!killed.empty() && !ctx.jobs().sleep_unless_interrupted(0.05)) {
-        break;
-      }
-    }
-    for (const auto& p : targets) {
-      survivors += ctx.processes().alive(p.pid) ? 1 : 0;
-    }
-  }
+  auto [escalated, survivors] = dry_run_ ? std::pair<std::vector<int>, int>{} : signal_here(ctx, targets, *sig);
   for (const auto& p : targets) {
-    procs.push_back({{"pid", p.pid}, {"job", p.job_id}, {"command", p.cmdline}});
+    const bool killed = std::find(escalated.begin(), escalated.end(), p.pid) != escalated.end();
+    procs.push_back({{"pid", p.pid}, {"job", p.job_id}, {"command", p.cmdline}, {"escalated", killed}});
   }
-  nlohmann::json me = {{"host", host},
-                       {"signal", core::signal_name(*sig)},
-                       {"dry_run", dry_run_},
-                       {"processes", procs},
-                       {"still_running", survivors}};
+  nlohmann::json me = {{"host", host},        {"signal", core::signal_name(*sig)},
+                       {"dry_run", dry_run_}, {"grace_s", grace_s_},
+                       {"processes", procs},  {"still_running", survivors}};
   std::vector<nlohmann::json> reports = {me};
   bool failed = survivors > 0;
   // Every other node: the same command there.
   if (others) {
     failed = other_nodes(ctx, reach, reports) || failed;
   }
+  print_reports(ctx, reports);
+  // Nothing matched anywhere: exit 1, as pkill.
+  const bool none = std::all_of(reports.begin(), reports.end(), [](const nlohmann::json& r) {
+    return !r.contains("error") && r.value("processes", nlohmann::json::array()).empty();
+  });
+  return failed || none ? static_cast<int>(ExitCode::failure) : 0;
+}
+
+std::pair<std::vector<int>, int> KillCommand::signal_here(Context& ctx, const std::vector<core::ProcessInfo>& targets,
+                                                          int sig) const {
+  for (const auto& p : targets) {
+    ctx.processes().send_signal(p.pid, sig);
+  }
+  // Those still running after the grace period get SIGKILL.
+  const bool escalate = sig != SIGKILL && grace_s_ > 0;
+  for (double waited = 0; escalate && waited < grace_s_; waited += 0.1) {
+    bool any = false;
+    for (const auto& p : targets) {
+      any = any || ctx.processes().alive(p.pid);
+    }
+    if (!any || !ctx.jobs().sleep_unless_interrupted(0.1)) {
+      break;
+    }
+  }
+  std::vector<int> escalated;
+  for (const auto& p : targets) {
+    if (escalate && ctx.processes().alive(p.pid)) {
+      ctx.processes().send_signal(p.pid, SIGKILL);
+      escalated.push_back(p.pid);
+    }
+  }
+  auto killed = escalated;
+  for (int waited = 0; !killed.empty() && waited < 20; ++waited) {  // SIGKILL takes a moment
+    std::erase_if(killed, [&](int pid) { return !ctx.processes().alive(pid); });
+    if (!killed.empty() && !ctx.jobs().sleep_unless_interrupted(0.05)) {
+      break;
+    }
+  }
+  int survivors = 0;
+  for (const auto& p : targets) {
+    survivors += ctx.processes().alive(p.pid) ? 1 : 0;
+  }
+  return {escalated, survivors};
+}
+
+void KillCommand::print_reports(Context& ctx, const std::vector<nlohmann::json>& reports) const {
   auto& out = ctx.term.out();
   for (const auto& r : reports) {
     if (json_) {
@@ -167,17 +184,22 @@ int KillCommand::run(Context& ctx) {
       out << where << ": no ezpz-launched processes" << (pattern_.empty() ? "" : " matching '" + pattern_ + "'")
           << "\n";
     }
+    const auto sig = r["signal"].get<std::string>();
+    char grace[32];
+    std::snprintf(grace, sizeof(grace), "%g", r.value("grace_s", grace_s_));
     for (const auto& p : r["processes"]) {
-      out << where << ": " << (dry_run_ ? "would send " : "sent ") << r["signal"].get<std::string>() << " to "
-          << p["pid"].get<int>() << " (job " << p["job"].get<std::string>() << "): " << p["command"].get<std::string>()
-          << "\n";
+      // A process that ignored the signal was killed: say so, not only what was sent first.
+      const std::string sent = dry_run_                      ? "would send " + sig
+                               : p.value("escalated", false) ? "sent " + sig + ", then SIGKILL after " + grace + " s,"
+                                                             : "sent " + sig;
+      out << where << ": " << sent << " to " << p["pid"].get<int>() << " (job " << p["job"].get<std::string>()
+          << "): " << p["command"].get<std::string>() << "\n";
     }
     if (r.value("still_running", 0) > 0) {
       out << where << ": " << core::count_of(r["still_running"].get<int>(), "process", "processes")
           << " still running\n";
     }
   }
-  return failed ? static_cast<int>(ExitCode::failure) : 0;
 }
 
 }  // namespace ezpz::cli

@@ -5,6 +5,8 @@
 #pragma once
 
 #include <string>
+#include <utility>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -20,6 +22,11 @@ class KillCommand final : public Command {
 
  private:
   bool other_nodes(Context& ctx, const core::NodeReach& reach, std::vector<nlohmann::json>& reports) const;
+  /// Signal this node's targets; those still running after --grace get SIGKILL. The pids that
+  /// needed it, and how many are still running.
+  std::pair<std::vector<int>, int> signal_here(Context& ctx, const std::vector<core::ProcessInfo>& targets,
+                                               int sig) const;
+  void print_reports(Context& ctx, const std::vector<nlohmann::json>& reports) const;
   std::string pattern_;
   bool all_nodes_ = false;
   std::string hostfile_;

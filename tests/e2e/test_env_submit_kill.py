@@ -178,7 +178,9 @@ class Kill(TempDirTest):
         self.assertEqual(out.count("sent SIGTERM"), 2, out)
         job.wait(timeout=20)
         self.assertEqual(job_pids(token), [])
-        self.assertIn("no ezpz-launched processes", run(["kill", token], env, check=0).stdout)
+        # Nothing matched: exit 1, as pkill (and the same with --dry-run).
+        self.assertIn("no ezpz-launched processes", run(["kill", token], env, check=1).stdout)
+        run(["kill", "--dry-run", token], env, check=1)
 
     def test_term_ignored_then_kill(self):
         # A rank that never forks: a shell loop's `sleep` children carry the shell's command line
@@ -190,7 +192,8 @@ class Kill(TempDirTest):
         self.assertTrue(wait_until(lambda: all(term_ignored(pid) for pid in job_pids(token))),
                         "the ranks never came to ignore SIGTERM: the escalation to SIGKILL would go untested")
         out = run(["kill", "--grace", "0.5", token], env, check=0).stdout
-        self.assertEqual(out.count("sent SIGTERM"), 2, out)
+        # It says what it did: SIGTERM, then SIGKILL for each rank that ignored it.
+        self.assertEqual(out.count("sent SIGTERM, then SIGKILL after 0.5 s, to "), 2, out)
         job.wait(timeout=20)
         self.assertEqual(job_pids(token), [])
 
@@ -201,7 +204,7 @@ class Kill(TempDirTest):
         hosts = [f"host{i:02d}" for i in range(1, 41)]
         hostfile = self.write("hostfile", "\n".join(hosts) + "\n")
         out = run(["kill", "--all-nodes", "--hostfile", hostfile, "--ssh-command", fake, "--dry-run", "--json",
-                   "no-such-job-304"], base_env(EZPZ_MACHINE="local"), check=0).stdout
+                   "no-such-job-304"], base_env(EZPZ_MACHINE="local"), check=1).stdout
         reports = [json.loads(line) for line in out.splitlines()]
         self.assertEqual(len(reports), 41)
         self.assertEqual(sorted(r["host"] for r in reports[1:]), hosts)

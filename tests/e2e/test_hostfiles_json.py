@@ -216,7 +216,7 @@ class JsonOnFailure(Case):
         self.assertIs(t["ok"], True)
         # doctor's array and kill's per-node lines keep their format.
         self.assertIsInstance(json.loads(run(["doctor", "--json"], self.env(WANDB_MODE="offline")).stdout)["checks"], list)
-        k = json.loads(run(["kill", "--json", "no-such-job-17"], self.env(), check=0).stdout)
+        k = json.loads(run(["kill", "--json", "no-such-job-17"], self.env(), check=1).stdout)
         self.assertNotIn("ok", k)
 
 
