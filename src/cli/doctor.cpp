@@ -161,6 +161,7 @@ int DoctorCommand::run(Context& ctx) {
     local.push_back(start_check([&] { return core::check_machine(env, facts); }));
     local.push_back(start_check([&] { return core::check_launcher(env, probe, facts); }));
     local.push_back(start_check([&] { return core::check_python(env, probe, facts); }));
+    local.push_back(start_check([&] { return core::check_torch(probe); }));
     local.push_back(start_check([&] { return core::check_space(env, probe); }));
     local.push_back(start_check([&] { return core::check_ulimits(probe, facts); }));
     local.push_back(start_check([&] { return core::check_wandb(env, probe); }));

@@ -89,7 +89,10 @@ struct LocalFacts {
 [[nodiscard]] CheckResult check_python(const Env& env, const SystemProbe& probe, const LocalFacts& facts);
 [[nodiscard]] CheckResult check_space(const Env& env, const SystemProbe& probe);
 [[nodiscard]] CheckResult check_ulimits(const SystemProbe& probe, const LocalFacts& facts);
+/// W&B credentials (WANDB_API_KEY, ~/.netrc, offline): nothing to check where wandb is not installed.
 [[nodiscard]] CheckResult check_wandb(const Env& env, const SystemProbe& probe);
+/// `import torch` in the python3 the ranks run (PATH's), within 30 s; which python was asked.
+[[nodiscard]] CheckResult check_torch(const SystemProbe& probe);
 [[nodiscard]] CheckResult check_accelerators(const Env& env, const SystemProbe& probe, const LocalFacts& facts);
 [[nodiscard]] CheckResult check_network_env(const Env& env, const SystemProbe& probe, const LocalFacts& facts);
 [[nodiscard]] CheckResult check_ezpz(const Env& env, const LocalFacts& facts);

@@ -376,51 +376,6 @@ CheckResult check_ulimits(const SystemProbe& probe, const LocalFacts& facts) {
   return check_ok(name, msg);
 }
 
-CheckResult check_wandb(const Env& env, const SystemProbe& probe) {
-  const std::string name = "wandb";
-  const auto mode = to_lower(env.get("WANDB_MODE").value_or(""));
-  if (mode == "offline" || mode == "disabled" || mode == "dryrun" ||
-      to_lower(env.get("WANDB_DISABLED").value_or("")) == "true") {
-    return check_ok(name, "W&B is " +
-                              (mode.empty() ? std::string("disabled (WANDB_DISABLED)") : mode + " (WANDB_MODE)") +
-                              ": no credentials needed");
-  }
-  if (env.has("WANDB_API_KEY")) {
-    return check_ok(name, "WANDB_API_KEY is set");
-  }
-  std::string host = "api.wandb.ai";
-  if (auto base = env.get("WANDB_BASE_URL")) {
-    auto h = *base;
-    if (auto p = h.find("://"); p != std::string::npos) {
-      h = h.substr(p + 3);
-    }
-    host = h.substr(0, h.find_first_of("/:"));
-  }
-  const auto netrc = env.get("NETRC").value_or(env.get("HOME").value_or("") + "/.netrc");
-  if (auto text = probe.read_file(netrc)) {
-    std::vector<std::string> words;
-    std::string word;
-    for (char ch : *text + "\n") {
-      if (ch == ' ' || ch == '\t' || ch == '\n' || ch == '\r') {
-        if (!word.empty()) {
-          words.push_back(std::move(word));
-        }
-        word.clear();
-      } else {
-        word += ch;
-      }
-    }
-    for (std::size_t i = 0; i + 1 < words.size(); ++i) {
-      if (words[i] == "machine" && words[i + 1] == host) {
-        return check_ok(name, netrc + " has credentials for " + host);
-      }
-    }
-  }
-  return check_warning(name, "no W&B credentials (WANDB_API_KEY, " + netrc + " for " + host + ") and not offline",
-                       "wandb login, export WANDB_API_KEY=..., or WANDB_MODE=offline (compute nodes are often "
-                       "offline)");
-}
-
 CheckResult check_accelerators(const Env& env, const SystemProbe& probe, const LocalFacts& facts) {
   const std::string name = "accelerators";
   int nvidia = 0;
@@ -468,10 +423,11 @@ CheckResult check_accelerators(const Env& env, const SystemProbe& probe, const L
                                (expected == 1 ? "is" : "are") + " expected (" + expected_from + "): a login node?",
                            "run on a compute node, or check the driver (nvidia-smi, xpu-smi, rocm-smi)");
     }
-    return check_warning(name,
-                         "no accelerator device files (/dev/nvidia*, /dev/dri/renderD*, /dev/kfd): ranks run on "
-                         "the CPU with gloo",
-                         "set TORCH_DEVICE=cpu to make CPU runs explicit, or run on a GPU node");
+    if (!device.empty()) {  // the companion library and the Python ezpz read it: it would fail
+      return check_warning(name, "TORCH_DEVICE=" + device + " but no accelerator device files",
+                           "unset TORCH_DEVICE (or set it to cpu), or run on a node with that device");
+    }
+    return check_ok(name, "no accelerator device files and none expected: ranks run on the CPU with gloo");
   }
   if (expected > 0 && count < expected) {
     return check_warning(name, found + ", but " + std::to_string(expected) + " expected (" + expected_from + ")",

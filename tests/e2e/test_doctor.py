@@ -28,7 +28,7 @@ class Doctor(TempDirTest):
     def test_clean_host_passes_with_the_documented_fields(self):
         env = base_env(WANDB_MODE="offline", TORCH_DEVICE="cpu")
         checks = self.doctor_json([], env, 0)
-        for name in ("scheduler", "machine", "launcher", "python", "space", "ulimits", "wandb", "accelerators",
+        for name in ("scheduler", "machine", "launcher", "python", "torch", "space", "ulimits", "wandb", "accelerators",
                      "network-env", "ezpz"):
             self.assertIn(name, checks)
         self.assertEqual(checks["wandb"]["status"], "ok")
@@ -52,13 +52,43 @@ class Doctor(TempDirTest):
         self.assertEqual(checks["scheduler"]["status"], "error")
         self.assertIn("SLURM_NNODES=2", checks["scheduler"]["message"])
 
-    def test_wandb_netrc_without_wandb_installed(self):
-        env = base_env()
+    def test_wandb_credentials_only_where_wandb_is_installed(self):
+        # A wandb module the python3 on PATH finds (PYTHONPATH): its credentials are checked.
+        site = os.path.join(self.tmp, "site")
+        os.makedirs(os.path.join(site, "wandb"))
+        with open(os.path.join(site, "wandb", "__init__.py"), "w") as f:
+            f.write("")
+        env = base_env(PYTHONPATH=site)
         with open(os.path.join(env["HOME"], ".netrc"), "w") as f:
             f.write("machine api.wandb.ai\n  login user\n  password secret\n")
         self.assertEqual(self.doctor_json([], env, None)["wandb"]["status"], "ok")
         os.remove(os.path.join(env["HOME"], ".netrc"))
         self.assertEqual(self.doctor_json([], env, None)["wandb"]["status"], "warning")
+        # Not installed: nothing to check, no warning.
+        env.pop("PYTHONPATH")
+        wandb = self.doctor_json([], env, None)["wandb"]
+        self.assertEqual(wandb["status"], "ok", wandb)
+        self.assertIn("wandb is not installed for ", wandb["message"])
+
+    def test_torch_is_imported_by_the_python_ranks_run(self):
+        # A python3 first on PATH that cannot import torch: a warning naming that python.
+        bin_dir = os.path.join(self.tmp, "bin")
+        os.makedirs(bin_dir)
+        fake = os.path.join(bin_dir, "python3")
+        with open(fake, "w") as f:
+            f.write("#!/bin/sh\necho \"ModuleNotFoundError: No module named 'torch'\" >&2\nexit 1\n")
+        os.chmod(fake, 0o755)
+        env = base_env(WANDB_MODE="offline")
+        env["PATH"] = bin_dir + ":" + env["PATH"]
+        torch = self.doctor_json([], env, None)["torch"]
+        self.assertEqual(torch["status"], "warning", torch)
+        self.assertEqual(torch["message"],
+                         f"python3 ({fake}) cannot import torch: ModuleNotFoundError: No module named 'torch'")
+        # Debian's python3 has torch (python3-torch, from scripts/install-deps.sh).
+        env["PATH"] = "/usr/bin:" + env["PATH"]
+        torch = self.doctor_json([], env, None)["torch"]
+        self.assertEqual(torch["status"], "ok", torch)
+        self.assertRegex(torch["message"], r"^torch \S+ imports in python3 \(/usr/bin/python3\)$")
 
     def test_env_bigger_than_tmp_is_an_error(self):
         venv = os.path.join(self.tmp, "venv")

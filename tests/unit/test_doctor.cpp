@@ -240,7 +240,7 @@ TEST_CASE("doctor: accelerator device files", "[doctor]") {
   auto masked = make_env({{"CUDA_VISIBLE_DEVICES", "0,3"}});
   CHECK(core::check_accelerators(masked, probe, facts_for(masked, probe)).status == CheckStatus::error);
   FakeProbe none;
-  CHECK(core::check_accelerators(env, none, facts_for(env, none)).status == CheckStatus::warning);
+  CHECK(core::check_accelerators(env, none, facts_for(env, none)).status == CheckStatus::ok);
   auto cpu = make_env({{"TORCH_DEVICE", "cpu"}});
   CHECK(core::check_accelerators(cpu, none, facts_for(cpu, none)).status == CheckStatus::ok);
   // Aurora expects 12 XPUs: none here is a login node.
@@ -334,6 +334,55 @@ TEST_CASE("doctor: the launch probe needs every rank's variables from every host
   CHECK(core::launch_check(o).status == CheckStatus::error);
   o.output.timed_out = true;
   CHECK_THAT(core::launch_check(o).message, Catch::Contains("did not finish"));
+  // The launcher's own words: the line naming the error, not its usage hint or its banners.
+  o.output = {1, "mpiexec: Error: unknown option \"--line-buffer\"\nType 'mpiexec --help' for usage.\n", false};
+  CHECK_THAT(core::launch_check(o).message, Catch::EndsWith(": mpiexec: Error: unknown option \"--line-buffer\""));
+  o.output = {
+      1,
+      std::string(74, '-') + "\nYour job has requested more processes than the ppr for\n" + std::string(74, '-') + "\n",
+      false};
+  CHECK_THAT(core::launch_check(o).message,
+             Catch::EndsWith(": Your job has requested more processes than the ppr for"));
+}
+
+TEST_CASE("doctor: torch is imported by the python3 ranks run, and that python is named", "[doctor]") {
+  FakeProbe probe;
+  CHECK(core::check_torch(probe).status == CheckStatus::warning);  // no python3 at all
+  probe.programs["python3"] = "/venv/bin/python3";
+  const std::string import = "/venv/bin/python3 -c import torch; print(torch.__version__)";
+  probe.outputs[import] = {1, "Traceback (most recent call last):\nModuleNotFoundError: No module named 'torch'\n",
+                           false};
+  auto missing = core::check_torch(probe);
+  CHECK(missing.status == CheckStatus::warning);
+  CHECK(missing.message ==
+        "python3 (/venv/bin/python3) cannot import torch: ModuleNotFoundError: No module named 'torch'");
+  probe.outputs[import] = {0, "2.5.1\n", false};
+  CHECK(core::check_torch(probe).message == "torch 2.5.1 imports in python3 (/venv/bin/python3)");
+  CHECK(core::check_torch(probe).status == CheckStatus::ok);
+  probe.outputs[import] = {-1, "", true};
+  CHECK_THAT(core::check_torch(probe).message, Catch::Contains("took over 30 s"));
+}
+
+TEST_CASE("doctor: no W&B warning where wandb is not installed; TORCH_DEVICE's remedy only where it applies",
+          "[doctor]") {
+  FakeProbe probe;
+  probe.programs["python3"] = "/venv/bin/python3";
+  probe.outputs
+      ["/venv/bin/python3 -c import importlib.util, sys; sys.exit(0 if importlib.util.find_spec('wandb') "
+       "else 3)"] = {3, "", false};
+  auto r = core::check_wandb(make_env({{"HOME", "/home/me"}}), probe);
+  CHECK(r.status == CheckStatus::ok);
+  CHECK(r.message == "wandb is not installed for /venv/bin/python3: nothing to check");
+  // No GPUs and none expected: ranks run on the CPU, nothing to fix.
+  FakeProbe none;
+  auto env = make_env({});
+  auto cpu = core::check_accelerators(env, none, facts_for(env, none));
+  CHECK(cpu.status == CheckStatus::ok);
+  CHECK(cpu.remedy.empty());
+  auto cuda = make_env({{"TORCH_DEVICE", "cuda"}});
+  auto asked = core::check_accelerators(cuda, none, facts_for(cuda, none));
+  CHECK(asked.status == CheckStatus::warning);
+  CHECK_THAT(asked.remedy, Catch::Contains("unset TORCH_DEVICE"));
 }
 
 TEST_CASE("doctor: JSON has the documented fields; text has tags and remedies", "[doctor]") {
