@@ -139,6 +139,17 @@ void DoctorCommand::add_cli(CLI::App& app) {
       "  ezpz doctor --nodes --launch --json");
 }
 
+namespace {
+
+/// The user check on this host's /etc/passwd and /etc/nsswitch.conf.
+core::CheckResult check_user_here(const core::Env& env, const core::SystemProbe& probe) {
+  const auto passwd = probe.read_file("/etc/passwd");
+  const auto nsswitch = probe.read_file("/etc/nsswitch.conf");
+  return core::check_user(env, passwd ? *passwd : std::string(), nsswitch ? *nsswitch : std::string());
+}
+
+}  // namespace
+
 int DoctorCommand::run(Context& ctx) {
   auto opt = [](const std::string& s) { return s.empty() ? std::nullopt : std::optional<std::string>(s); };
   const auto facts_start = Clock::now();
@@ -168,11 +179,7 @@ int DoctorCommand::run(Context& ctx) {
     local.push_back(start_check([&] { return core::check_accelerators(env, probe, facts); }));
     local.push_back(start_check([&] { return core::check_network_env(env, probe, facts); }));
     local.push_back(start_check([&] { return core::check_ezpz(env, facts); }));
-    local.push_back(start_check([&] {
-      const auto passwd = probe.read_file("/etc/passwd");
-      const auto nsswitch = probe.read_file("/etc/nsswitch.conf");
-      return core::check_user(env, passwd ? *passwd : std::string(), nsswitch ? *nsswitch : std::string());
-    }));
+    local.push_back(start_check([&] { return check_user_here(env, probe); }));
     if (launch_) {
       launch = std::async(std::launch::async,
                           [&] { return launch_probe(ctx, facts, hostfile_, machine_, launcher_, timeout_s_); });
