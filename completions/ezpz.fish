@@ -144,6 +144,8 @@ complete -c ezpz -n '__fish_seen_subcommand_from submit' -l job-name -x -d 'Job 
 complete -c ezpz -n '__fish_seen_subcommand_from submit' -l scheduler -x -a 'pbs slurm PBS SLURM' -d 'pbs or slurm (default: the one whose qsub/sbatch is on PATH)'
 complete -c ezpz -n '__fish_seen_subcommand_from submit' -l env -x -d 'NAME=VALUE exported in the script (repeatable)'
 complete -c ezpz -n '__fish_seen_subcommand_from submit' -l launch-arg -x -d 'An option for the script\'s `ezpz launch` (repeatable), e.g. --ppn=4'
+complete -c ezpz -n '__fish_seen_subcommand_from submit' -l sched-arg -x -d 'A scheduler directive for the script (repeatable), e.g. --sched-arg \'-C gpu\' (#SBATCH -C gpu)'
+complete -c ezpz -n '__fish_seen_subcommand_from submit' -l force -d 'Write the script even when the command\'s program or script is not found'
 complete -c ezpz -n '__fish_seen_subcommand_from submit' -s o -l output -r -F -d 'Script path (default ezpz-submit-<time>-<pid>.sh here)'
 complete -c ezpz -n '__fish_seen_subcommand_from submit' -l submit -d 'Submit it with qsub or sbatch after writing it'
 complete -c ezpz -n '__fish_seen_subcommand_from submit' -l dry-run -d 'Print the script on stdout; write and submit nothing'

@@ -1,5 +1,6 @@
 #include "cli/submit.hpp"
 
+#include <algorithm>
 #include <chrono>
 
 #include <CLI/App.hpp>
@@ -9,6 +10,7 @@
 #include "core/cluster.hpp"
 #include "core/job_env.hpp"
 #include "core/shell.hpp"
+#include "core/strings.hpp"
 
 namespace ezpz::cli {
 namespace {
@@ -30,6 +32,7 @@ std::string script_name(Context& ctx) {
 }  // namespace
 
 void SubmitCommand::add_cli(CLI::App& app) {
+  app_ = &app;
   app.add_option("-N,--nodes", nodes_, "Nodes to ask for (default 1)")->type_name("N");
   app.add_option("-t,--time", walltime_, "Walltime: HH:MM:SS, MM:SS or minutes (Slurm also D-HH:MM:SS)")
       ->type_name("TIME");
@@ -43,6 +46,10 @@ void SubmitCommand::add_cli(CLI::App& app) {
   app.add_option("--env", env_, "NAME=VALUE exported in the script (repeatable)")->type_name("NAME=VALUE");
   app.add_option("--launch-arg", launch_args_, "An option for the script's `ezpz launch` (repeatable), e.g. --ppn=4")
       ->type_name("ARG");
+  app.add_option("--sched-arg", sched_args_,
+                 "A scheduler directive for the script (repeatable), e.g. --sched-arg '-C gpu' (#SBATCH -C gpu)")
+      ->type_name("ARG");
+  app.add_flag("--force", force_, "Write the script even when the command's program or script is not found");
   app.add_option("-o,--output", output_, "Script path (default ezpz-submit-<time>-<pid>.sh here)")->type_name("FILE");
   app.add_flag("--submit", submit_, "Submit it with qsub or sbatch after writing it");
   app.add_flag("--dry-run", dry_run_, "Print the script on stdout; write and submit nothing");
@@ -83,6 +90,13 @@ int SubmitCommand::run(Context& ctx) {
     spec.env.push_back(*kv);
   }
   spec.workdir = ctx.env.get("PWD").value_or("");
+  // What the job will run, found from where it runs: a typo fails now, not after the queue.
+  if (auto ok = check_command(ctx, spec.workdir); !ok) {
+    return ctx.term.fail(ok.error());
+  }
+  if (auto ok = add_sched_args(ctx, spec); !ok) {
+    return ctx.term.fail(ok.error());
+  }
   spec.ezpz = ctx.env.self_exe;
   spec.launch_args = launch_args_;
   spec.command = command_;
@@ -135,6 +149,47 @@ int SubmitCommand::run(Context& ctx) {
     ctx.term.out() << ran->output << "submitted " << path << " with " << tool << "\n";
   }
   return 0;
+}
+
+Expected<void> SubmitCommand::add_sched_args(Context& ctx, core::SubmitSpec& spec) const {
+  auto machines = core::load_machines(ctx.env, ctx.probe());
+  if (!machines) {
+    return machines.error();
+  }
+  const auto named = ctx.env.get("EZPZ_MACHINE");
+  const auto* found = named ? machines->find(*named) : nullptr;
+  const auto& profile = found != nullptr ? *found : *machines->identify(ctx.env).profile;
+  if (!profile.scheduler || *profile.scheduler == spec.scheduler) {
+    spec.sched_args = profile.sched_args;
+  }
+  // Filesystems once: yours (--filesystems), else the machine's, else the default.
+  auto filesystems = [](const std::string& a) { return core::starts_with(a, "-l filesystems="); };
+  if (app_->count("--filesystems") > 0) {
+    std::erase_if(spec.sched_args, filesystems);
+  } else if (std::any_of(spec.sched_args.begin(), spec.sched_args.end(), filesystems)) {
+    spec.filesystems.clear();
+  }
+  spec.sched_args.insert(spec.sched_args.end(), sched_args_.begin(), sched_args_.end());
+  return {};
+}
+
+Expected<void> SubmitCommand::check_command(Context& ctx, const std::string& workdir) const {
+  for (const auto& f : core::command_files(command_)) {
+    const bool found = f.on_path ? ctx.probe().find_program(f.path).has_value()
+                                 : ctx.probe().is_file(f.path.front() == '/' ? f.path : workdir + "/" + f.path);
+    if (found) {
+      continue;
+    }
+    const std::string why = f.on_path
+                                ? f.path + " is not on PATH: the job's command would not start"
+                                : f.path + " does not exist in " + (workdir.empty() ? std::string(".") : workdir) +
+                                      ", where the job runs " + core::shell_join(command_);
+    if (!force_) {
+      return usage_error(why + ": fix the command, or pass --force to write the script anyway");
+    }
+    ctx.term.warn(why + ": written anyway (--force)");
+  }
+  return {};
 }
 
 }  // namespace ezpz::cli

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "cli/command.hpp"
+#include "core/job_env.hpp"
 
 namespace ezpz::cli {
 
@@ -13,6 +14,11 @@ class SubmitCommand final : public Command {
  public:
   void add_cli(CLI::App& app) override;
   int run(Context& ctx) override;
+  /// The machine's directives, then --sched-arg's; the machine's filesystems unless --filesystems.
+  [[nodiscard]] Expected<void> add_sched_args(Context& ctx, core::SubmitSpec& spec) const;
+  /// A program or script the command names that the job will not find: refused, or with
+  /// --force a warning.
+  [[nodiscard]] Expected<void> check_command(Context& ctx, const std::string& workdir) const;
   [[nodiscard]] bool takes_trailing_command() const override { return true; }
   void set_trailing_command(std::vector<std::string> command, bool had_separator) override;
 
@@ -27,6 +33,9 @@ class SubmitCommand final : public Command {
   std::vector<std::string> env_;
   std::string output_;
   std::vector<std::string> launch_args_;
+  std::vector<std::string> sched_args_;
+  bool force_ = false;
+  CLI::App* app_ = nullptr;
   bool submit_ = false;
   bool dry_run_ = false;
   std::vector<std::string> command_;

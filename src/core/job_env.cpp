@@ -194,6 +194,11 @@ Expected<std::string> render_submit_script(const SubmitSpec& spec) {
       }
     }
   }
+  for (const auto& arg : spec.sched_args) {
+    if (arg.empty() || arg.find_first_of("\n\r") != std::string::npos || arg.front() != '-') {
+      return usage_error("--sched-arg '" + arg + "' must be one line of scheduler options, e.g. --sched-arg '-C gpu'");
+    }
+  }
   std::string s = "#!/bin/bash -l\n";
   if (spec.scheduler == Scheduler::pbs) {
     s += "#PBS -N " + spec.job_name + "\n";
@@ -209,6 +214,9 @@ Expected<std::string> render_submit_script(const SubmitSpec& spec) {
       s += "#PBS -A " + spec.account + "\n";
     }
     s += "#PBS -k doe\n#PBS -j oe\n";
+    for (const auto& arg : spec.sched_args) {
+      s += "#PBS " + arg + "\n";
+    }
   } else if (spec.scheduler == Scheduler::slurm) {
     s += "#SBATCH --job-name=" + spec.job_name + "\n";
     s += "#SBATCH --nodes=" + std::to_string(spec.nodes) + "\n";
@@ -218,6 +226,9 @@ Expected<std::string> render_submit_script(const SubmitSpec& spec) {
     }
     if (!spec.account.empty()) {
       s += "#SBATCH --account=" + spec.account + "\n";
+    }
+    for (const auto& arg : spec.sched_args) {
+      s += "#SBATCH " + arg + "\n";
     }
   } else {
     return usage_error("ezpz submit writes PBS or Slurm scripts: pass --scheduler pbs or --scheduler slurm");
@@ -245,6 +256,37 @@ Expected<std::string> render_submit_script(const SubmitSpec& spec) {
   argv.insert(argv.end(), spec.command.begin(), spec.command.end());
   s += "exec " + shell_join(argv) + "\n";
   return s;
+}
+
+std::vector<CommandFile> command_files(const std::vector<std::string>& command) {
+  std::vector<CommandFile> files;
+  if (command.empty()) {
+    return files;
+  }
+  const auto& program = command.front();
+  files.push_back({program, program.find('/') == std::string::npos});
+  const auto name = program.substr(program.rfind('/') + 1);
+  const bool python = name.rfind("python", 0) == 0;
+  const bool shell = name == "bash" || name == "sh" || name == "zsh" || name == "ksh";
+  if (!python && !shell) {
+    return files;
+  }
+  // The interpreter's script: its first word that is not an option (python -m MODULE, -c CODE
+  // and a shell's -c run no file).
+  for (std::size_t i = 1; i < command.size(); ++i) {
+    const auto& w = command[i];
+    if (w == "-m" || w == "-c" || w == "-" || w == "--") {
+      break;
+    }
+    if (w.empty() || w.front() != '-') {
+      files.push_back({w, false});
+      break;
+    }
+    if (python && (w == "-W" || w == "-X")) {
+      ++i;  // an option with a value
+    }
+  }
+  return files;
 }
 
 ActiveEnv active_env(const Env& env) {

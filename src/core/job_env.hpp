@@ -56,7 +56,17 @@ struct SubmitSpec {
   std::vector<std::string> launch_args;                  ///< extra `ezpz launch` options
   std::vector<std::string> command;                      ///< after "--"
   ActiveEnv activate;                                    ///< activated before the launch
+  std::vector<std::string> sched_args;  ///< more directives: the machine's, then --sched-arg's ("-C gpu")
 };
+
+/// What the command needs to find when the job starts: its program (a path, or a name looked
+/// up on PATH) and, for an interpreter (python, bash, sh...), the script it is given. Each
+/// with whether it is a PATH name.
+struct CommandFile {
+  std::string path;      ///< as written in the command
+  bool on_path = false;  ///< a bare program name: looked up on PATH, not in the directory
+};
+[[nodiscard]] std::vector<CommandFile> command_files(const std::vector<std::string>& command);
 
 /// HH:MM:SS, H:MM:SS, MM:SS or minutes; Slurm also D-HH[:MM[:SS]]. Returns it normalised to
 /// what the scheduler takes (PBS: HH:MM:SS), or a usage error naming the formats.

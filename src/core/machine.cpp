@@ -16,7 +16,7 @@ namespace {
 constexpr std::string_view kKnownKeys =
     "name, description, match_prefix, match_contains, scheduler, launcher, style, cpu_bind, depth, "
     "gpus_per_node, gpu_bind, gpu_reverse, master_addr_suffix, env, shared_prefix, match_env, guess_from_prefix, "
-    "at_scale_nodes, env_at_scale, cpus_per_node, launcher_args";
+    "at_scale_nodes, env_at_scale, cpus_per_node, launcher_args, sched_args";
 
 std::string where(std::string_view source, const toml::node& node) {
   return std::string(source) + ":" + std::to_string(node.source().begin.line);
@@ -202,8 +202,8 @@ Expected<void> apply_key(std::string_view source, MachineProfile& m, std::string
   if (key == "match_prefix" || key == "shared_prefix") {
     return set_prefixes(source, key == "match_prefix" ? m.match_prefix : m.shared_prefix, key, node);
   }
-  if (key == "launcher_args") {
-    return set_words(source, m.launcher_args, key, node);
+  if (key == "launcher_args" || key == "sched_args") {
+    return set_words(source, key == "launcher_args" ? m.launcher_args : m.sched_args, key, node);
   }
   if (key == "env" || key == "env_at_scale") {
     return set_pairs(source, key == "env" ? m.env : m.env_at_scale, key, node, false);

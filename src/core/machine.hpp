@@ -32,6 +32,7 @@ struct MachineProfile {
   int gpus_per_node = 0;                   ///< 0 = unknown
   int cpus_per_node = 0;                   ///< CPUs a node's tasks may use, in srun's unit: -c is this / ranks per node
   std::vector<std::string> launcher_args;  ///< flags added to this machine's launcher line (before the user's)
+  std::vector<std::string> sched_args;     ///< batch directives `ezpz submit` writes ("-C gpu", "-l filesystems=...")
   std::string gpu_bind = "none";           ///< what --gpu-bind auto pins: none, cuda, ze or rocr
   bool gpu_reverse = false;                ///< local rank 0 takes the last GPU (Polaris' affinity script)
   std::string master_addr_suffix;          ///< high-speed-network name: short host + this, used when it resolves

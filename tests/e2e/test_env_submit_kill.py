@@ -65,6 +65,45 @@ class Env(TempDirTest):
 
 
 class Submit(TempDirTest):
+    def test_a_command_the_job_would_not_find_is_refused_before_the_queue(self):
+        env = base_env(PWD=self.tmp)
+        out = os.path.join(self.tmp, "job.sh")
+        for command, named in ((["python3", "nosuch.py"], "nosuch.py does not exist in " + self.tmp),
+                               (["nosuchprog", "--x"], "nosuchprog is not on PATH"),
+                               (["bash", "missing.sh"], "missing.sh does not exist"),
+                               (["./run.sh"], "./run.sh does not exist")):
+            with self.subTest(command=command):
+                proc = run(["submit", "--scheduler", "pbs", "-o", out, "--", *command], env, check=2)
+                self.assertIn(named, proc.stderr)
+                self.assertIn("--force", proc.stderr)
+                self.assertFalse(os.path.exists(out), "a script was written")
+        # What is there passes: a script beside, a module, a program on PATH.
+        self.write("train.py", "print(1)\n")
+        for command in (["python3", "-u", "train.py"], ["python3", "-m", "app.train"], ["hostname"]):
+            with self.subTest(command=command):
+                run(["submit", "--scheduler", "pbs", "--dry-run", "--", *command], env, check=0)
+        # --force: written, with a warning.
+        proc = run(["submit", "--scheduler", "pbs", "-o", out, "--force", "--", "python3", "nosuch.py"], env, check=0)
+        self.assertIn("nosuch.py does not exist", proc.stderr)
+        self.assertTrue(os.path.exists(out))
+
+    def test_scheduler_lines_from_the_machine_and_sched_arg(self):
+        env = base_env(PWD=self.tmp, EZPZ_MACHINE="perlmutter")
+        out = run(["submit", "--scheduler", "slurm", "--dry-run", "--sched-arg", "-q regular", "--sched-arg",
+                   "--gpus-per-node=4", "--", "hostname"], env, check=0).stdout
+        self.assertIn("#SBATCH -C gpu\n#SBATCH -q regular\n#SBATCH --gpus-per-node=4\n", out)
+        env = base_env(PWD=self.tmp, EZPZ_MACHINE="polaris")
+        out = run(["submit", "--scheduler", "pbs", "--dry-run", "--", "hostname"], env, check=0).stdout
+        self.assertEqual(out.count("filesystems="), 1, out)
+        self.assertIn("#PBS -l filesystems=home:eagle\n#PBS -l place=scatter\n", out)
+        out = run(["submit", "--scheduler", "pbs", "--dry-run", "--filesystems", "home:grand", "--", "hostname"],
+                  env, check=0).stdout
+        self.assertIn("#PBS -l filesystems=home:grand\n", out)  # the user's wins over the machine's
+        self.assertEqual(out.count("filesystems="), 1, out)
+        proc = run(["submit", "--scheduler", "pbs", "--dry-run", "--sched-arg", "gpu", "--", "hostname"], env,
+                   check=2)
+        self.assertIn("--sched-arg 'gpu' must be one line of scheduler options", proc.stderr)
+
     def test_dry_run_pbs_and_slurm(self):
         env = base_env(PWD=self.tmp)
         out = run(["submit", "--scheduler", "pbs", "-N", "2", "-t", "30", "-q", "debug", "-A", "P", "--dry-run",
@@ -84,6 +123,7 @@ class Submit(TempDirTest):
         log = os.path.join(self.tmp, "qsub.log")
         self.write("bin/qsub", f"#!/bin/sh\necho \"$@\" > '{log}'\necho 4242.pbs01\n", 0o755)
         env = base_env(PWD=self.tmp, PATH=f"{self.tmp}/bin:" + os.environ["PATH"])
+        self.write("train.py", "print('hi')\n")  # the command's script, found where the job runs
         script = os.path.join(self.tmp, "job.sh")
         proc = run(["submit", "-N", "1", "-o", script, "--submit", "--", "python3", "train.py"], env, check=0)
         self.assertIn("4242.pbs01", proc.stdout)
@@ -103,6 +143,7 @@ class Submit(TempDirTest):
         venv = os.path.join(self.tmp, "my venv")
         os.makedirs(os.path.join(venv, "bin"))
         env = base_env(PWD=self.tmp, PATH=f"{self.tmp}/bin:" + os.environ["PATH"], VIRTUAL_ENV=venv)
+        self.write("t.py", "print('hi')\n")
 
         def submit(env):
             return subprocess.run([EZPZ, "submit", "--scheduler", "slurm", "--submit", "--", "python3", "t.py"],

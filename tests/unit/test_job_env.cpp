@@ -140,3 +140,34 @@ TEST_CASE("kill: signal names and which processes are targets", "[kill]") {
   CHECK(ids(select_kill_targets(procs, "train", {14})) == std::vector<int>{10});
   CHECK(ids(select_kill_targets(procs, "x2:", {14})) == std::vector<int>{13});
 }
+
+TEST_CASE("submit: the files a command needs when the job starts", "[job_env]") {
+  auto paths = [](const std::vector<std::string>& command) {
+    std::vector<std::string> out;
+    for (const auto& f : command_files(command)) {
+      out.push_back((f.on_path ? "PATH:" : "") + f.path);
+    }
+    return out;
+  };
+  using V = std::vector<std::string>;
+  CHECK(paths({"python3", "train.py", "--lr", "1"}) == V{"PATH:python3", "train.py"});
+  CHECK(paths({"/venv/bin/python", "-u", "-W", "ignore", "src/t.py"}) == V{"/venv/bin/python", "src/t.py"});
+  CHECK(paths({"python3", "-m", "app.train"}) == V{"PATH:python3"});
+  CHECK(paths({"python3", "-c", "print(1)"}) == V{"PATH:python3"});
+  CHECK(paths({"bash", "run.sh"}) == V{"PATH:bash", "run.sh"});
+  CHECK(paths({"./run.sh", "x.py"}) == V{"./run.sh"});
+  CHECK(paths({"torchrun", "train.py"}) == V{"PATH:torchrun"});
+  CHECK(paths({}).empty());
+}
+
+TEST_CASE("submit: scheduler directives from the machine and --sched-arg, one line each", "[job_env]") {
+  auto slurm = spec(Scheduler::slurm);
+  slurm.sched_args = {"-C gpu", "-q regular"};
+  auto script = render_submit_script(slurm);
+  REQUIRE(script);
+  CHECK_THAT(*script, Catch::Contains("#SBATCH -C gpu\n#SBATCH -q regular\n# written by ezpz submit"));
+  slurm.sched_args = {"-C gpu\nrm -rf ~"};
+  auto bad = render_submit_script(slurm);
+  REQUIRE_FALSE(bad);
+  CHECK(bad.error().code == ezpz::ExitCode::usage);
+}
