@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/broadcast.hpp"
+#include "core/failure.hpp"
 #include "core/strings.hpp"
 
 namespace ezpz::core {
@@ -440,30 +441,6 @@ std::string encode_rank_line(const Env& env) {
   return std::string(kRankLinePrefix) + j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
-namespace {
-
-/// What a launcher said that explains its failure: its first line naming an error, else its
-/// first line of words (not a banner of dashes, not "Type 'mpiexec --help' for usage.", not a
-/// rank's report).
-std::string launcher_says(const std::vector<std::string>& lines) {
-  std::string first;
-  for (const auto& raw : lines) {
-    const auto line = std::string(trim(raw));
-    const bool words = line.find_first_not_of("-=*# ") != std::string::npos;
-    if (!words || line.find(kRankLinePrefix) != std::string::npos || starts_with(line, "Type '") ||
-        line.find("--help' for usage") != std::string::npos) {
-      continue;
-    }
-    if (to_lower(line).find("error") != std::string::npos) {
-      return line;
-    }
-    first = first.empty() ? line : first;
-  }
-  return first;
-}
-
-}  // namespace
-
 CheckResult launch_check(const LaunchProbeOutcome& o) {
   const std::string remedy_base = "run the launch line by hand: ezpz launch --ppn 1 -- hostname";
   if (!o.start_error.empty()) {
@@ -492,7 +469,7 @@ CheckResult launch_check(const LaunchProbeOutcome& o) {
     ranks[std::atoi(j.value("RANK", "0").c_str())] = j;
   }
   auto tail = [&] {
-    const auto said = launcher_says(split_lines(o.output.output));
+    const auto said = launcher_says(o.output.output, kRankLinePrefix);
     return said.empty() ? std::string() : ": " + said;
   };
   char secs[32];

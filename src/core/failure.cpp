@@ -194,4 +194,21 @@ std::string launcher_death_note(std::string_view launcher, const RunResult& resu
          ": ezpz exits with rank " + std::to_string(failure->exit.rank) + "'s code, " + std::to_string(code);
 }
 
+std::string launcher_says(std::string_view output, std::string_view skip) {
+  std::string first;
+  for (const auto& raw : split(output, '\n')) {
+    const auto line = std::string(trim(raw));
+    const bool words = line.find_first_not_of("-=*# ") != std::string::npos;
+    if (!words || (!skip.empty() && line.find(skip) != std::string::npos) || starts_with(line, "Type '") ||
+        line.find("--help' for usage") != std::string::npos) {
+      continue;
+    }
+    if (to_lower(line).find("error") != std::string::npos) {
+      return line;
+    }
+    first = first.empty() ? line : first;
+  }
+  return first;
+}
+
 }  // namespace ezpz::core

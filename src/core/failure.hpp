@@ -74,4 +74,9 @@ struct FirstFailure {
 [[nodiscard]] std::string launcher_death_note(std::string_view launcher, const RunResult& result,
                                               const std::optional<FirstFailure>& failure);
 
+/// What a launcher said that explains its failure, from its output: its first line naming an
+/// error, else its first line of words (not a banner of dashes, not "Type 'mpiexec --help' for
+/// usage.", not a line holding `skip`); "" when it said nothing.
+[[nodiscard]] std::string launcher_says(std::string_view output, std::string_view skip = {});
+
 }  // namespace ezpz::core

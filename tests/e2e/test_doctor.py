@@ -70,6 +70,24 @@ class Doctor(TempDirTest):
         self.assertEqual(wandb["status"], "ok", wandb)
         self.assertIn("wandb is not installed for ", wandb["message"])
 
+    def test_a_failing_launcher_is_quoted_by_its_error_not_its_usage_hint(self):
+        # An mpiexec that refuses its flags, as Open MPI's does: its usage hint must not reach the
+        # terminal raw; each node's result quotes the line that names the error.
+        bin_dir = os.path.join(self.tmp, "bin")
+        os.makedirs(bin_dir)
+        with open(os.path.join(bin_dir, "mpiexec"), "w") as f:
+            f.write("#!/bin/sh\necho 'mpiexec: Error: unknown option \"--envall\"' >&2\n"
+                    "echo \"Type 'mpiexec --help' for usage.\" >&2\nexit 1\n")
+        os.chmod(os.path.join(bin_dir, "mpiexec"), 0o755)
+        nodes = self.write("nodes", "n1\nn2\n")
+        env = base_env(WANDB_MODE="offline", PBS_JOBID="1.pbs", PBS_NODEFILE=nodes)
+        env["PATH"] = bin_dir + ":" + env["PATH"]
+        proc = subprocess.run([EZPZ, "doctor", "--nodes", "--transport", "launcher", "--timeout", "20"], env=env,
+                              capture_output=True, text=True, timeout=120)
+        self.assertNotIn("Type '", proc.stdout + proc.stderr)
+        self.assertIn('(it said: mpiexec: Error: unknown option "--envall")', proc.stdout)
+        self.assertIn("[FAIL] node (n1): no agent on n1: mpiexec ended", proc.stdout)
+
     def test_torch_is_imported_by_the_python_ranks_run(self):
         # A python3 first on PATH that cannot import torch: a warning naming that python.
         bin_dir = os.path.join(self.tmp, "bin")

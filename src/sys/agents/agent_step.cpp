@@ -1,4 +1,5 @@
 // AgentTransport's run: the launcher step that starts the agents, their registrations, the end.
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <csignal>
@@ -7,8 +8,11 @@
 
 #include <nlohmann/json.hpp>
 #include <poll.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include "core/failure.hpp"
 #include "sys/agents/agent_transport.hpp"
 #include "sys/agents/exec_words.hpp"
 #include "sys/agents/net.hpp"
@@ -18,8 +22,10 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-/// Start `argv` (found on PATH) with `env`, stdin from /dev/null and stdout onto our stderr.
-OwnedChild start_step(std::vector<std::string> argv_words, std::vector<std::string> env_words) {
+/// Start `argv` (found on PATH) with `env`, stdin from /dev/null, stdout and stderr into `out`
+/// (kept for a failure's message: a launcher's usage text is not the user's to read), or onto
+/// our stderr when there is none.
+OwnedChild start_step(std::vector<std::string> argv_words, std::vector<std::string> env_words, int out) {
   auto argv = pointers(argv_words);
   auto envp = pointers(env_words);
   const OwnedFd null = open_null(O_RDONLY);
@@ -27,6 +33,9 @@ OwnedChild start_step(std::vector<std::string> argv_words, std::vector<std::stri
   if (pid == 0) {  // async-signal-safe calls only until exec
     if (null.valid()) {
       move_fd(null.get(), 0);
+    }
+    if (out >= 0) {
+      ::dup2(out, 2);
     }
     ::dup2(2, 1);
     ::signal(SIGPIPE, SIG_DFL);
@@ -75,6 +84,13 @@ std::optional<std::pair<std::string, SecureChannel>> registration(OwnedFd conn, 
 std::map<std::string, std::string> AgentTransport::open_nodes(const core::HostList& hosts,
                                                               const core::BroadcastSpec& spec,
                                                               const std::atomic<bool>* stop) {
+  missing_ = start_agents(hosts, spec, stop);  // a command started on one of them says why
+  return missing_;
+}
+
+std::map<std::string, std::string> AgentTransport::start_agents(const core::HostList& hosts,
+                                                                const core::BroadcastSpec& spec,
+                                                                const std::atomic<bool>* stop) {
   std::map<std::string, std::string> missing;
   auto fail_all = [&](const std::string& why) {
     for (const auto& h : hosts) {
@@ -96,8 +112,11 @@ std::map<std::string, std::string> AgentTransport::open_nodes(const core::HostLi
   }
   secret_ = sys::secret_hex(*secret);
   const std::string head = spec.agent_head + ":" + std::to_string(listener->port);
-  step_ = start_step(spec.agent_step, environment_plus({std::string(core::kSecretVar) + "=" + secret_,
-                                                        std::string(core::kHeadVar) + "=" + head}));
+  step_output_ = OwnedFd(::memfd_create("ezpz-agent-step", MFD_CLOEXEC));
+  step_ = start_step(
+      spec.agent_step,
+      environment_plus({std::string(core::kSecretVar) + "=" + secret_, std::string(core::kHeadVar) + "=" + head}),
+      step_output_.get());
   if (!step_.owned()) {
     return fail_all("cannot start " + spec.agent_step.front());
   }
@@ -132,14 +151,15 @@ std::map<std::string, std::string> AgentTransport::open_nodes(const core::HostLi
       missing[host] = "its agent closed its connection";
     }
   }
+  const auto said = step_ended ? step_said() : std::string();
   if (registered.empty() && step_ended) {  // not one agent ran: the binary, most likely
     return fail_all(spec.agent_step.front() + " ended (wait status " + std::to_string(*step_ended) +
-                    ") before any agent called back: can every node run " + spec.agent_step.end()[-2] +
+                    ") before any agent called back" + said + ": can every node run " + spec.agent_step.end()[-2] +
                     "? (srun ships it; mpiexec and mpirun need it on a shared filesystem: copy ezpz there)");
   }
   for (const auto& h : waiting) {
     missing[h] = step_ended ? spec.agent_step.front() + " ended (wait status " + std::to_string(*step_ended) +
-                                  ") before an agent called back from " + h
+                                  ") before an agent called back from " + h + said
                             : "no agent called back from " + h + " within " +
                                   std::to_string(static_cast<int>(spec.agent_timeout_s)) + " s (started by " +
                                   spec.agent_step.front() + ")";
@@ -150,6 +170,20 @@ std::map<std::string, std::string> AgentTransport::open_nodes(const core::HostLi
 void AgentTransport::close_nodes() {
   controls_.clear();  // each agent sees its connection end and stops; then the step ends
   end_step(false);
+}
+
+std::string AgentTransport::step_said() const {
+  if (!step_output_.valid()) {
+    return "";
+  }
+  struct stat st {};
+  const off_t size = ::fstat(step_output_.get(), &st) == 0 ? st.st_size : 0;
+  const off_t from = std::max<off_t>(0, size - (64 << 10));  // the end of it is what it last said
+  std::string text(static_cast<std::size_t>(size - from), '\0');
+  const auto n = ::pread(step_output_.get(), text.data(), text.size(), from);
+  text.resize(n > 0 ? static_cast<std::size_t>(n) : 0);
+  const auto said = core::launcher_says(text);
+  return said.empty() ? "" : " (it said: " + said + ")";
 }
 
 void AgentTransport::end_step(bool at_once) {

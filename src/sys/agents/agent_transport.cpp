@@ -18,6 +18,9 @@
 #include "sys/agents/session.hpp"
 
 namespace ezpz::sys {
+
+/// Why the host an agent-stdio child is for has no agent (the head's open_nodes knows).
+constexpr const char* kNoAgentVar = "EZPZ_NO_AGENT_WHY";
 namespace {
 
 using Clock = std::chrono::steady_clock;
@@ -72,8 +75,11 @@ core::RemoteProcess AgentTransport::start(const std::string& host, const core::R
                                     spec.encrypt ? "1" : "0"};
   words.insert(words.end(), command.args.begin(), command.args.end());
   auto argv = pointers(words);
-  // The secret goes in the child's environment, never on its command line.
-  auto env_words = environment_plus({std::string(core::kSecretVar) + "=" + secret_hex()});
+  // The secret goes in the child's environment, never on its command line (and why the host
+  // has no agent, when it has none).
+  const auto why = missing_.find(host);
+  auto env_words = environment_plus({std::string(core::kSecretVar) + "=" + secret_hex(),
+                                     std::string(kNoAgentVar) + "=" + (why == missing_.end() ? "" : why->second)});
   auto envp = pointers(env_words);
   const int child_in = with_stdin ? to_child.read_end() : null_in.get();
   const pid_t pid = ::fork();
@@ -115,8 +121,11 @@ int AgentTransport::child_main(core::TransportKind /*kind*/, const std::vector<s
     return 255;
   }
   if (address.empty()) {
-    report_failure(report_as,
-                   "no agent on " + host + ": the launcher did not start one there, or it never called back");
+    const char* why = std::getenv(kNoAgentVar);
+    report_failure(report_as, "no agent on " + host + ": " +
+                                  (why != nullptr && *why != '\0'
+                                       ? std::string(why)
+                                       : std::string("the launcher did not start one there, or it never called back")));
     return 255;
   }
   std::string why;

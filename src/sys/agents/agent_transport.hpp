@@ -39,12 +39,19 @@ class AgentTransport final : public core::Transport {
   /// Wait up to 3 s for the step to end on its own (unless `at_once`), then SIGTERM it and wait
   /// up to 3 s more; then SIGKILL.
   void end_step(bool at_once);
+  /// open_nodes' work: the step, the registrations; why each host that has no agent has none.
+  std::map<std::string, std::string> start_agents(const core::HostList& hosts, const core::BroadcastSpec& spec,
+                                                  const std::atomic<bool>* stop);
+  /// "; mpiexec said: ..." from what the step printed, or "".
+  [[nodiscard]] std::string step_said() const;
 
   bool have_directory_ = false;
   core::AgentDirectory directory_;
   std::string secret_;
-  OwnedChild step_;                      ///< the launcher step running the agents
-  std::vector<SecureChannel> controls_;  ///< each agent's registration: closing it stops the agent
+  OwnedChild step_;                             ///< the launcher step running the agents
+  OwnedFd step_output_;                         ///< what the step printed (a memfd): its words when it fails
+  std::map<std::string, std::string> missing_;  ///< why a host has no agent (open_nodes)
+  std::vector<SecureChannel> controls_;         ///< each agent's registration: closing it stops the agent
 };
 
 }  // namespace ezpz::sys
