@@ -42,11 +42,13 @@ Expected<int> get_count(std::string_view source, const toml::node& node, std::st
 }
 
 /// A list of lower-case hostname prefixes (match_prefix, shared_prefix).
-Expected<void> set_prefixes(std::string_view source, std::vector<std::string>& out, std::string_view key,
-                            const toml::node& node) {
+/// A list of non-empty strings: hostname prefixes (`lower`: kept in lower case) or launcher and
+/// scheduler flags (kept as written); `example` shows the form in the error.
+Expected<void> set_list(std::string_view source, std::vector<std::string>& out, std::string_view key,
+                        const toml::node& node, bool lower, std::string_view example) {
   const auto* arr = node.as_array();
   if (arr == nullptr) {
-    return key_error(source, node, key, "must be a list of strings, e.g. [\"x4\", \"aurora\"]");
+    return key_error(source, node, key, "must be a list of strings, e.g. " + std::string(example));
   }
   out.clear();
   for (const auto& item : *arr) {
@@ -54,25 +56,7 @@ Expected<void> set_prefixes(std::string_view source, std::vector<std::string>& o
     if (!s || s->empty()) {
       return key_error(source, item, key, "must hold only non-empty strings");
     }
-    out.push_back(to_lower(*s));
-  }
-  return {};
-}
-
-/// A list of launcher flags, each a non-empty string kept as written.
-Expected<void> set_words(std::string_view source, std::vector<std::string>& out, std::string_view key,
-                         const toml::node& node) {
-  const auto* arr = node.as_array();
-  if (arr == nullptr) {
-    return key_error(source, node, key, "must be a list of strings, e.g. [\"--verbose\"]");
-  }
-  out.clear();
-  for (const auto& item : *arr) {
-    auto s = item.value<std::string>();
-    if (!s || s->empty()) {
-      return key_error(source, item, key, "must hold only non-empty strings");
-    }
-    out.push_back(*s);
+    out.push_back(lower ? to_lower(*s) : *s);
   }
   return {};
 }
@@ -200,10 +184,12 @@ Expected<void> apply_key(std::string_view source, MachineProfile& m, std::string
     return {};
   }
   if (key == "match_prefix" || key == "shared_prefix") {
-    return set_prefixes(source, key == "match_prefix" ? m.match_prefix : m.shared_prefix, key, node);
+    return set_list(source, key == "match_prefix" ? m.match_prefix : m.shared_prefix, key, node, true,
+                    "[\"x4\", \"aurora\"]");
   }
   if (key == "launcher_args" || key == "sched_args") {
-    return set_words(source, key == "launcher_args" ? m.launcher_args : m.sched_args, key, node);
+    return set_list(source, key == "launcher_args" ? m.launcher_args : m.sched_args, key, node, false,
+                    "[\"--verbose\"]");
   }
   if (key == "env" || key == "env_at_scale") {
     return set_pairs(source, key == "env" ? m.env : m.env_at_scale, key, node, false);

@@ -6,73 +6,16 @@
 #include "core/shell.hpp"
 #include "core/strings.hpp"
 #include "fake_probe.hpp"
+#include "unit/launch_plan_job.hpp"
 
 using namespace ezpz::core;
 using ezpz::test::FakeProbe;
+using ezpz::test::Job;
+using ezpz::test::kAuroraBind;
+using ezpz::test::line;
 using ezpz::test::make_env;
-
-namespace {
-
-const std::string kAuroraBind = "list:1-8:9-16:17-24:25-32:33-40:41-48:53-60:61-68:69-76:77-84:85-92:93-100";
-
-struct Job {
-  std::string machine;
-  int nhosts = 1;
-  std::map<std::string, std::string, std::less<>> extra_env;
-  LaunchRequest request;
-  LauncherInventory inventory;
-  unsigned uid = 1000;
-  bool rank_env = false;  ///< the golden lines show the launcher's part; the shim is tested apart
-  std::string config;     ///< the user's config.toml, merged over the built-in machines
-};
-
-/// A job inside a PBS (or Slurm) allocation of `nhosts` hosts on `machine`.
-ezpz::Expected<LaunchPlan> plan(Job job) {
-  FakeProbe probe;
-  auto set = MachineSet::builtin();
-  REQUIRE(set);
-  REQUIRE(set->merge_toml(job.config, "config.toml"));
-  const auto* m = set->find(job.machine);
-  REQUIRE(m != nullptr);
-  auto vars = job.extra_env;
-  std::string nodes;
-  for (int i = 0; i < job.nhosts; ++i) {
-    nodes += "host" + std::to_string(i) + "\n";
-  }
-  if (m->scheduler == Scheduler::slurm) {
-    vars.emplace("SLURM_JOB_ID", "7");
-    vars.emplace("SLURM_NODELIST", "host[0-" + std::to_string(job.nhosts - 1) + "]");
-  } else if (m->scheduler == Scheduler::pbs) {
-    vars.emplace("PBS_JOBID", "7.pbs");
-    vars.emplace("PBS_NODEFILE", "/pbs/nodefile");
-    probe.files["/pbs/nodefile"] = nodes;
-  }
-  if (job.request.hostfile) {
-    probe.files[*job.request.hostfile] = nodes;
-  }
-  if (job.request.command.empty()) {
-    job.request.command = {"python3", "-m", "app.train"};
-  }
-  job.request.rank_env = job.rank_env;
-  auto env = make_env(vars, "host0", job.uid);
-  env.self_exe = "/opt/ezpz/bin/ezpz";
-  auto cluster = discover_cluster(env, *set, job.machine, job.request.hostfile, probe);
-  REQUIRE(cluster);
-  return plan_launch(job.request, env, *cluster, job.inventory);
-}
-
-std::string line(Job job) {
-  auto p = plan(std::move(job));
-  INFO((p ? "" : p.error().message));
-  REQUIRE(p);
-  return shell_join(p->argv);
-}
-
-LauncherInventory openmpi() {
-  return {std::nullopt, LauncherProgram{"mpirun", "/usr/bin/mpirun", LauncherStyle::openmpi}, std::nullopt};
-}
-
-}  // namespace
+using ezpz::test::openmpi;
+using ezpz::test::plan;
 
 TEST_CASE("golden argv: Aurora and SunSpot for 1, 2 and 4 nodes", "[launch_plan]") {
   for (const char* machine : {"aurora", "sunspot"}) {
@@ -196,17 +139,6 @@ TEST_CASE("passthrough: launcher flags go before the command, verbatim", "[launc
   auto p = plan(local);
   REQUIRE_FALSE(p);
   CHECK_THAT(p.error().message, Catch::Contains("launcher flag -x needs an MPI launcher"));
-}
-
-TEST_CASE("Slurm passes the nodes when a subset or a hostfile is used", "[launch_plan]") {
-  Job subset{"perlmutter", 4};
-  subset.request.topology.nhosts = 2;
-  CHECK(
-      line(subset) ==
-      "srun -N2 -n8 --cpus-per-task=32 --gpus-per-node=4 --nodelist=host0,host1 --cpu-bind=cores python3 -m app.train");
-  Job hf{"frontier", 2};
-  hf.request.hostfile = "/my/hosts";
-  CHECK_THAT(line(hf), Catch::Contains("--nodelist=host0,host1 python3"));
 }
 
 TEST_CASE("profile env is added unless the user already set it", "[launch_plan]") {
@@ -417,117 +349,6 @@ TEST_CASE("each retry gets its restart count and a record directory of its own",
 
 // Part 4 of issue 16: GPUs per node from the allocation, not only the profile.
 
-TEST_CASE("allocation: Aurora and SunSpot devices with ZE_FLAT_DEVICE_HIERARCHY and ZE_AFFINITY_MASK",
-          "[launch_plan]") {
-  auto pals = [](int np, int ppn) {
-    return "mpiexec --envall --line-buffer --np=" + std::to_string(np) + " --ppn=" + std::to_string(ppn) +
-           " --hostfile=/pbs/nodefile --cpu-bind=" + kAuroraBind + " python3 -m app.train";
-  };
-  for (const char* machine : {"aurora", "sunspot"}) {
-    INFO(machine);
-    CHECK(line({machine, 2, {{"ZE_FLAT_DEVICE_HIERARCHY", "COMPOSITE"}}}) == pals(12, 6));
-    CHECK(line({machine, 2, {{"ZE_FLAT_DEVICE_HIERARCHY", "FLAT"}}}) == pals(24, 12));
-    CHECK(line({machine, 2, {{"ZE_AFFINITY_MASK", "0,1,2,3"}}}) == pals(8, 4));
-    CHECK(line({machine, 1, {{"ZE_AFFINITY_MASK", "0.0,0.1,1.0"}}}) == pals(3, 3));  // FLAT: one per entry
-    // COMPOSITE: a card's tiles are one device.
-    CHECK(line({machine, 1, {{"ZE_FLAT_DEVICE_HIERARCHY", "COMPOSITE"}, {"ZE_AFFINITY_MASK", "0.0,0.1,1"}}}) ==
-          pals(2, 2));
-  }
-  // Another kind's variable does not apply to Intel GPUs.
-  CHECK(line({"aurora", 1, {{"CUDA_VISIBLE_DEVICES", "0"}}}) == pals(12, 12));
-}
-
-TEST_CASE("allocation: CUDA_VISIBLE_DEVICES on Polaris, ROCR/HIP_VISIBLE_DEVICES on Frontier", "[launch_plan]") {
-  CHECK(line({"polaris", 2, {{"CUDA_VISIBLE_DEVICES", "0,1"}}}) ==
-        "mpiexec --envall --line-buffer --np=4 --ppn=2 --hostfile=/pbs/nodefile --cpu-bind=depth --depth=8 "
-        "python3 -m app.train");
-  CHECK_THAT(line({"polaris", 1, {{"ROCR_VISIBLE_DEVICES", "0"}}}), Catch::Contains("--np=4 --ppn=4 "));
-  CHECK(line({"frontier", 2, {{"ROCR_VISIBLE_DEVICES", "0,1,2,3"}}}) ==
-        "srun -N2 -n8 --cpus-per-task=14 --gpus-per-node=4 python3 -m app.train");
-  CHECK(line({"frontier", 2, {{"HIP_VISIBLE_DEVICES", "0,1"}}}) ==
-        "srun -N2 -n4 --cpus-per-task=28 --gpus-per-node=2 python3 -m app.train");
-  CHECK(line({"frontier", 1, {{"ROCR_VISIBLE_DEVICES", "0,1,2,3"}, {"HIP_VISIBLE_DEVICES", "0,1,2"}}}) ==
-        "srun -N1 -n3 --cpus-per-task=18 --gpus-per-node=3 python3 -m app.train");
-  // More devices listed than the node has: the profile's number stands.
-  CHECK_THAT(line({"polaris", 1, {{"CUDA_VISIBLE_DEVICES", "0,1,2,3,4,5"}}}), Catch::Contains("--np=4 --ppn=4 "));
-}
-
-TEST_CASE("allocation: Slurm --ntasks-per-node, SLURM_GPUS_ON_NODE and SLURM_GPUS_PER_NODE", "[launch_plan]") {
-  const LauncherInventory srun{std::nullopt, std::nullopt,
-                               LauncherProgram{"srun", "/usr/bin/srun", LauncherStyle::srun}};
-  auto one = plan({"frontier", 2, {{"SLURM_NTASKS_PER_NODE", "1"}, {"SLURM_JOB_CPUS_PER_NODE", "1(x2)"}}, {}, srun});
-  REQUIRE(one);
-  CHECK(shell_join(one->argv) == "srun -N2 -n2 --gpus-per-node=1 python3 -m app.train");
-  CHECK(one->ppn_limit.value == 1);
-  CHECK(one->ppn_limit.source == "SLURM_NTASKS_PER_NODE");
-  CHECK(one->warnings.empty());
-
-  CHECK(line({"frontier", 2, {{"SLURM_GPUS_ON_NODE", "4"}}}) ==
-        "srun -N2 -n8 --cpus-per-task=14 --gpus-per-node=4 python3 -m app.train");
-  for (const char* value : {"4", "gpu:4", "a100:4", "gpu:a100:4"}) {
-    INFO(value);
-    CHECK(line({"frontier", 2, {{"SLURM_GPUS_PER_NODE", value}}}) ==
-          "srun -N2 -n8 --cpus-per-task=14 --gpus-per-node=4 python3 -m app.train");
-    // A machine of no profile: the allocation's GPUs are the number.
-    CHECK(
-        line({"local", 3, {{"SLURM_GPUS_PER_NODE", value}, {"SLURM_JOB_ID", "7"}, {"SLURM_NODELIST", "host[0-2]"}}}) ==
-        "srun -N3 -n12 --gpus-per-node=4 python3 -m app.train");
-  }
-  CHECK_THAT(line({"frontier", 1, {{"SLURM_GPUS_ON_NODE", "2"}, {"SLURM_GPUS_PER_NODE", "4"}}}),
-             Catch::Contains("-n2 --cpus-per-task=28 --gpus-per-node=2 "));  // what this node has wins
-  // Both: GPUs per node, no more than the job's tasks per node.
-  CHECK(line({"frontier", 3, {{"SLURM_GPUS_PER_NODE", "gpu:4"}, {"SLURM_NTASKS_PER_NODE", "2"}}}) ==
-        "srun -N3 -n6 --cpus-per-task=28 --gpus-per-node=2 python3 -m app.train");
-  // The CPUs srun may use per node bound the default too.
-  auto cpus = plan({"frontier", 2, {{"SLURM_JOB_CPUS_PER_NODE", "6,4"}, {"SLURM_CPUS_PER_TASK", "2"}}});
-  REQUIRE(cpus);
-  CHECK_THAT(shell_join(cpus->argv), Catch::StartsWith("srun -N2 -n4 --cpus-per-task=2 --gpus-per-node=2 "));
-  CHECK(cpus->ppn_limit.source == "SLURM_JOB_CPUS_PER_NODE");
-  CHECK(line({"frontier", 2, {{"SLURM_JOB_CPUS_PER_NODE", "1(x2)"}, {"SLURM_OVERCOMMIT", "1"}}}) ==
-        "srun -N2 -n16 --cpus-per-task=7 --gpus-per-node=8 python3 -m app.train");
-}
-
-TEST_CASE("allocation: asking beyond it warns, unless srun would refuse", "[launch_plan]") {
-  // Enough CPUs: srun runs it, ignoring the job's --ntasks-per-node; ranks share GPUs.
-  Job wide{"frontier", 2, {{"SLURM_NTASKS_PER_NODE", "1"}, {"SLURM_JOB_CPUS_PER_NODE", "128(x2)"}}};
-  wide.request.topology.ppn = 16;
-  auto p = plan(wide);
-  REQUIRE(p);
-  CHECK(shell_join(p->argv) == "srun -N2 -n32 --cpus-per-task=3 --gpus-per-node=8 python3 -m app.train");
-  CHECK_THAT(join(p->warnings, "\n"), Catch::Contains("--ppn 16: srun ignores the job's --ntasks-per-node=1") &&
-                                          Catch::Contains("ranks will share GPUs"));
-  // Too few CPUs: srun would say "More processors requested than permitted".
-  Job tight{"frontier", 2, {{"SLURM_NTASKS_PER_NODE", "1"}, {"SLURM_JOB_CPUS_PER_NODE", "1(x2)"}}};
-  tight.request.topology.nprocs = 16;
-  auto q = plan(tight);
-  REQUIRE_FALSE(q);
-  CHECK(q.error().code == ezpz::ExitCode::usage);
-  CHECK(q.error().message ==
-        "-n 16 (8 per node) is more than the 1 per node srun starts in this job (SLURM_JOB_CPUS_PER_NODE=1(x2)): "
-        "use --ppn 1 or fewer, or allocate with --ntasks-per-node=8");
-  tight.request.launcher_args = {"--overcommit"};
-  CHECK(plan(tight));
-  // Polaris and Aurora keep warning: PALS starts what it is asked.
-  Job pbs{"polaris", 1, {{"CUDA_VISIBLE_DEVICES", "0,1"}}};
-  pbs.request.topology.ppn = 4;
-  auto r = plan(pbs);
-  REQUIRE(r);
-  CHECK_THAT(join(r->warnings, "\n"),
-             Catch::Contains("more than the 2 GPUs per node") && Catch::Contains("CUDA_VISIBLE_DEVICES=0,1 (2)"));
-}
-
-TEST_CASE("Slurm with -n alone spreads the ranks evenly over the allocation", "[launch_plan]") {
-  Job eight{"frontier", 2};
-  eight.request.topology.nprocs = 8;
-  CHECK(line(eight) == "srun -N2 -n8 --cpus-per-task=14 --gpus-per-node=4 python3 -m app.train");
-  Job two{"frontier", 4};
-  two.request.topology.nprocs = 2;
-  CHECK(line(two) == "srun -N2 -n2 --cpus-per-task=56 --gpus-per-node=1 --nodelist=host0,host1 python3 -m app.train");
-  Job three{"local", 3, {{"SLURM_NTASKS_PER_NODE", "1"}, {"SLURM_JOB_ID", "7"}, {"SLURM_NODELIST", "host[0-2]"}}};
-  three.request.topology.nprocs = 3;
-  CHECK(line(three) == "srun -N3 -n3 python3 -m app.train");
-}
-
 TEST_CASE("Aurora login node without a job: the built-in launcher, not PALS mpiexec", "[launch_plan]") {
   FakeProbe probe;
   probe.programs["mpiexec"] = "/opt/cray/pals/1.4/bin/mpiexec";
@@ -590,53 +411,6 @@ TEST_CASE("the rank hub's variables: -x for Open MPI only, the whole environment
   }
   Job pals{"aurora", 2};
   CHECK_THAT(line(pals), Catch::StartsWith("mpiexec --envall --line-buffer "));
-}
-
-TEST_CASE("Slurm without GPUs: the job's tasks per node decide", "[launch_plan]") {
-  // salloc -N2 --ntasks-per-node=2 on CPU nodes: two ranks a node, not one per default GPU.
-  const std::map<std::string, std::string, std::less<>> cpu_job = {
-      {"SLURM_JOB_ID", "7"}, {"SLURM_NODELIST", "host[0-1]"}, {"SLURM_NTASKS_PER_NODE", "2"}};
-  CHECK(line({"local", 2, cpu_job}) == "srun -N2 -n4 python3 -m app.train");
-  auto with_cpus = cpu_job;
-  with_cpus.emplace("SLURM_JOB_CPUS_PER_NODE", "8(x2)");
-  CHECK(line({"local", 2, with_cpus}) == "srun -N2 -n4 --cpus-per-task=4 python3 -m app.train");
-  // With GPUs the GPUs still decide (within the job's tasks per node).
-  auto gpus = cpu_job;
-  gpus.emplace("SLURM_GPUS_ON_NODE", "1");
-  CHECK(line({"local", 2, gpus}) == "srun -N2 -n2 --gpus-per-node=1 python3 -m app.train");
-}
-
-TEST_CASE("srun gets CPUs per rank: the job's, the machine's or the node's, and the user's -c wins", "[launch_plan]") {
-  // The job's own --cpus-per-task (srun 22.05 to 23.02 does not inherit it).
-  CHECK(line({"perlmutter", 1, {{"SLURM_CPUS_PER_TASK", "16"}}}) ==
-        "srun -N1 -n4 --cpus-per-task=16 --gpus-per-node=4 --cpu-bind=cores python3 -m app.train");
-  // The machine's, within what the job has on a node.
-  CHECK_THAT(line({"perlmutter", 1, {{"SLURM_JOB_CPUS_PER_NODE", "64"}}}), Catch::Contains(" --cpus-per-task=16 "));
-  // The user's own -c or --cpus-per-task: kept, nothing added.
-  for (const auto& flag : std::vector<std::vector<std::string>>{{"-c", "8"}, {"--cpus-per-task=8"}}) {
-    Job own{"frontier", 1};
-    own.request.launcher_args = flag;
-    const auto got = line(own);
-    CHECK(got.find("--cpus-per-task=7") == std::string::npos);
-    CHECK_THAT(got, Catch::EndsWith(join(flag, " ") + " python3 -m app.train"));
-  }
-}
-
-TEST_CASE("a machine's own launcher flags: after ezpz's, before the user's", "[launch_plan]") {
-  Job closest{"frontier", 2};
-  closest.config =
-      "[[machine]]\nname = \"frontier\"\nlauncher_args = [\"--gpus-per-task=1\", \"--gpu-bind=closest\"]\n";
-  closest.request.launcher_args = {"--verbose"};
-  // Its own GPU request replaces ezpz's --gpus-per-node.
-  CHECK(line(closest) ==
-        "srun -N2 -n16 --cpus-per-task=7 --gpus-per-task=1 --gpu-bind=closest --verbose python3 -m app.train");
-  Job bad{"frontier", 1};
-  bad.config = "[[machine]]\nname = \"frontier\"\nlauncher_args = \"--verbose\"\n";
-  auto set = MachineSet::builtin();
-  REQUIRE(set);
-  auto merged = set->merge_toml(bad.config, "config.toml");
-  REQUIRE_FALSE(merged);
-  CHECK_THAT(merged.error().message, Catch::Contains("launcher_args") && Catch::Contains("list of strings"));
 }
 
 TEST_CASE("a rank shim on node-local storage is a warning when the job spans hosts", "[launch_plan]") {
