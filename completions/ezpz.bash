@@ -55,11 +55,11 @@ _ezpz_takes_value() {
         "yeet --hostfile") return 0 ;;
         "yeet --fanout") return 0 ;;
         "yeet --strategy") return 0 ;;
-        "yeet --transport") return 0 ;;
-        "yeet --ssh-command") return 0 ;;
         "yeet --stream-level") return 0 ;;
         "yeet --stall-timeout") return 0 ;;
         "yeet --max-bytes") return 0 ;;
+        "yeet --transport") return 0 ;;
+        "yeet --ssh-command") return 0 ;;
         "yeet --min-success-nodes") return 0 ;;
         "yeet --min-success-fraction") return 0 ;;
         "tar-env -o") return 0 ;;
@@ -205,16 +205,16 @@ _ezpz() {
                 --hostfile) _ezpz_files; return 0 ;;
                 --fanout) COMPREPLY=(); return 0 ;;
                 --strategy) COMPREPLY=($(compgen -W "tree greedy" -- "$cur")); return 0 ;;
-                --transport) COMPREPLY=($(compgen -W "auto launcher ssh" -- "$cur")); return 0 ;;
-                --ssh-command) COMPREPLY=(); return 0 ;;
                 --stream-level) COMPREPLY=(); return 0 ;;
                 --stall-timeout) COMPREPLY=(); return 0 ;;
                 --max-bytes) COMPREPLY=(); return 0 ;;
+                --transport) COMPREPLY=($(compgen -W "auto launcher ssh" -- "$cur")); return 0 ;;
+                --ssh-command) COMPREPLY=(); return 0 ;;
                 --min-success-nodes) COMPREPLY=(); return 0 ;;
                 --min-success-fraction) COMPREPLY=(); return 0 ;;
             esac
             if [[ "$cur" == -* ]]; then
-                COMPREPLY=($(compgen -W "-h --help --src --dst --copy --compress --include-pycache --force --dry-run --full --json --hostfile --fanout --strategy --transport --no-encrypt --ssh-command --accept-new-host-keys --stream-level --no-reattach --stall-timeout --max-bytes --no-hsn --min-success-nodes --min-success-fraction" -- "$cur"))
+                COMPREPLY=($(compgen -W "-h --help --src --dst --copy --compress --include-pycache --force --dry-run --full --json --hostfile --fanout --strategy --no-encrypt --stream-level --no-reattach --stall-timeout --max-bytes --transport --ssh-command --accept-new-host-keys --no-hsn --min-success-nodes --min-success-fraction" -- "$cur"))
             elif ((nargs == 0)); then
                 _ezpz_files
             fi
@@ -328,7 +328,7 @@ _ezpz() {
                 --ssh-command) COMPREPLY=(); return 0 ;;
             esac
             if [[ "$cur" == -* ]]; then
-                COMPREPLY=($(compgen -W "-h --help --pattern --all-nodes --hostfile --signal --grace --dry-run --json --transport --ssh-command" -- "$cur"))
+                COMPREPLY=($(compgen -W "-h --help --pattern --all-nodes --hostfile --signal --grace --dry-run --json --transport --ssh-command --accept-new-host-keys --no-hsn" -- "$cur"))
             elif ((nargs == 0)); then
                 COMPREPLY=()
             fi

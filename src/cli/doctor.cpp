@@ -10,6 +10,7 @@
 
 #include "cli/launch.hpp"
 #include "cli/launch_report.hpp"
+#include "cli/reach_options.hpp"
 #include "cli/terminal.hpp"
 #include "cli/yeet_relay.hpp"
 #include "core/agents.hpp"
@@ -109,7 +110,7 @@ void DoctorCommand::add_cli(CLI::App& app) {
                "Also reach every host of the job over ssh: round trip, clock skew, free space, same ezpz");
   app.add_flag("--launch", launch_, "Also run one rank per host through the real launcher and check its variables");
   app.add_flag("--all", all_, "List every node's line, not only those with a problem (text output)");
-  app.add_option("--hostfile", hostfile_, "Hosts of the job (default: the job's own, as for launch)")
+  app.add_option("--hostfile", reach_.hostfile, "Hosts of the job (default: the job's own, as for launch)")
       ->type_name("FILE");
   app.add_option("--machine", machine_, "Check against this machine's profile instead of detecting it")
       ->type_name("MACHINE");
@@ -117,16 +118,7 @@ void DoctorCommand::add_cli(CLI::App& app) {
       ->check(CLI::IsMember({"mpiexec", "mpirun", "srun", "local"}));
   app.add_option("--dst", dst_, "With --nodes: the yeet destination whose free space counts (default /tmp)")
       ->type_name("PATH");
-  app.add_option("--transport", transport_,
-                 "With --nodes: launcher (the job's srun/mpiexec/mpirun starts an agent per node; no SSH), ssh, or "
-                 "auto (default: the launcher inside a job; [yeet] transport in config.toml sets another)")
-      ->check(CLI::IsMember({"auto", "launcher", "ssh"}));
-  app.add_option("--ssh-command", ssh_command_,
-                 "With --nodes: reach the nodes with this ssh client instead of the built-in libssh")
-      ->type_name("CMD");
-  app.add_flag("--accept-new-host-keys", accept_new_host_keys_,
-               "With --nodes: add host keys of nodes not yet in ~/.ssh/known_hosts");
-  app.add_flag("--no-hsn", no_hsn_, "With --nodes: use the hostfile's names, not <host>-hsn0 when that resolves");
+  add_reach_options(app, reach_, "With --nodes: ");
   app.add_option("--timeout", timeout_s_, "Seconds a node or the launch probe may take (default 10)")
       ->type_name("SECONDS")
       ->check(CLI::Range(1, 3600));
@@ -153,10 +145,10 @@ core::CheckResult check_user_here(const core::Env& env, const core::SystemProbe&
 int DoctorCommand::run(Context& ctx) {
   auto opt = [](const std::string& s) { return s.empty() ? std::nullopt : std::optional<std::string>(s); };
   const auto facts_start = Clock::now();
-  const auto facts = core::gather_local_facts(ctx.env, ctx.probe(), opt(hostfile_), opt(machine_), EZPZ_VERSION);
+  const auto facts = core::gather_local_facts(ctx.env, ctx.probe(), opt(reach_.hostfile), opt(machine_), EZPZ_VERSION);
   const double facts_ms = ms_since(facts_start);
   if (!facts.cluster) {  // a hostfile of lines that are not host names stops doctor as it stops launch
-    if (auto bad = core::malformed_hostfile(ctx.env, opt(hostfile_), ctx.probe())) {
+    if (auto bad = core::malformed_hostfile(ctx.env, opt(reach_.hostfile), ctx.probe())) {
       return ctx.term.fail(*bad);
     }
   }
@@ -182,7 +174,7 @@ int DoctorCommand::run(Context& ctx) {
     local.push_back(start_check([&] { return check_user_here(env, probe); }));
     if (launch_) {
       launch = std::async(std::launch::async,
-                          [&] { return launch_probe(ctx, facts, hostfile_, machine_, launcher_, timeout_s_); });
+                          [&] { return launch_probe(ctx, facts, reach_.hostfile, machine_, launcher_, timeout_s_); });
     }
     if (nodes_) {
       env_bytes = std::async(std::launch::async, [&]() -> std::optional<unsigned long long> {
@@ -193,23 +185,13 @@ int DoctorCommand::run(Context& ctx) {
   };
 
   std::vector<core::CheckResult> node_results;
-  const auto ask = core::transport_request(transport_, ssh_command_, env, probe);
-  const auto reach = !ask            ? Expected<core::NodeReach>(ask.error())
-                     : facts.cluster ? core::reach_from(*facts.cluster, env, probe, !no_hsn_, *ask)
-                                     : Expected<core::NodeReach>(usage_error(facts.cluster_error));
+  const auto reach = facts.cluster ? core::plan_reach_spec(reach_, env, probe, &*facts.cluster)
+                                   : Expected<core::ReachSpec>(usage_error(facts.cluster_error));
   if (nodes_ && reach) {
     const auto start = Clock::now();
-    const auto& targets = reach->targets;
-    core::BroadcastSpec spec;
-    spec.transport = reach->choice.kind;
-    spec.agent_step = reach->agent_step;
-    spec.agent_head = reach->agent_head;
+    const auto& targets = reach->reach.targets;
+    core::BroadcastSpec spec = reach->spec;
     spec.destination = dst_;
-    spec.self_exe = env.self_exe;
-    spec.ssh_command = split_command(ssh_command_);
-    spec.accept_new_host_keys = accept_new_host_keys_;
-    spec.user = env.get("USER").value_or("");
-    std::tie(spec.exe_digest, spec.exe_size) = ctx.probe().self_digest();
     const std::vector<std::string> args = {"__doctor-node", "--dst", dst_, "--exe", env.self_exe};
     auto replies = ctx.node_query().ask_nodes(targets, core::RemoteCommand{args, true}, spec, timeout_s_, start_local);
     if (local.empty()) {
@@ -220,9 +202,7 @@ int DoctorCommand::run(Context& ctx) {
     options.exe = env.self_exe;
     options.dst = dst_;
     options.need_bytes = env_bytes.valid() ? env_bytes.get().value_or(0) : 0;
-    options.transport = spec.transport == core::TransportKind::launcher ? "the job's launcher (agents over TCP)"
-                        : ssh_command_.empty()                          ? "ssh (built-in libssh)"
-                                                                        : "ssh (" + ssh_command_ + ")";
+    options.transport = core::reach_transport_text(*reach);
     node_results = core::node_checks(replies, options);
     const double took = ms_since(start);
     for (auto& r : node_results) {
@@ -239,7 +219,8 @@ int DoctorCommand::run(Context& ctx) {
     start_local();
     if (nodes_) {
       node_results.push_back(core::check_error("nodes", "no nodes to reach: " + reach.error().message,
-                                               !ask            ? "fix the config file's [yeet] table at the line named"
+                                               reach.error().kind == ErrorKind::config
+                                                   ? "fix the config file's [yeet] table at the line named"
                                                : facts.cluster ? "use --transport ssh"
                                                                : "fix the scheduler check first"));
     }

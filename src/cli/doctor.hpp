@@ -5,6 +5,7 @@
 #include <string>
 
 #include "cli/command.hpp"
+#include "core/reach.hpp"
 
 namespace ezpz::cli {
 
@@ -19,11 +20,9 @@ class DoctorCommand final : public Command {
   bool nodes_ = false;
   bool launch_ = false;
   bool all_ = false;
-  bool accept_new_host_keys_ = false;
-  bool no_hsn_ = false;
   int timeout_s_ = 10;
-  std::string hostfile_, machine_, launcher_, ssh_command_;
-  std::string transport_;  // "" when not given: --ssh-command, then the config file, decide
+  core::ReachOptions reach_;  ///< --hostfile, --transport, --ssh-command, --accept-new-host-keys, --no-hsn
+  std::string machine_, launcher_;
   std::string dst_ = "/tmp";
 };
 

@@ -12,6 +12,7 @@
 #include <CLI/Validators.hpp>
 #include <nlohmann/json.hpp>
 
+#include "cli/reach_options.hpp"
 #include "cli/terminal.hpp"
 #include "cli/yeet_relay.hpp"
 #include "core/agents.hpp"
@@ -26,19 +27,14 @@ void KillCommand::add_cli(CLI::App& app) {
   app.add_option("pattern,--pattern", pattern_, "Only jobs whose id (MASTER_ADDR:PORT) or command line contains this")
       ->type_name("PATTERN");
   app.add_flag("--all-nodes", all_nodes_, "Also on every other node of the job (as yeet reaches them: --transport)");
-  app.add_option("--hostfile", hostfile_, "The nodes for --all-nodes (default: the job's, as for launch)")
+  app.add_option("--hostfile", reach_.hostfile, "The nodes for --all-nodes (default: the job's, as for launch)")
       ->type_name("FILE");
   app.add_option("--signal", signal_, "TERM (default), INT, HUP, QUIT, USR1, USR2 or KILL")->type_name("SIG");
   app.add_option("--grace", grace_s_, "Seconds before KILL for processes still running (default 3; 0: never)")
       ->type_name("S");
   app.add_flag("--dry-run", dry_run_, "List what would be signalled; signal nothing");
   app.add_flag("--json", json_, "Print one JSON object per node instead of text");
-  app.add_option("--transport", transport_,
-                 "With --all-nodes: launcher (the job's srun/mpiexec/mpirun starts an agent per node; no SSH), ssh, "
-                 "or auto (default: the launcher inside a job; [yeet] transport in config.toml sets another)")
-      ->check(CLI::IsMember({"auto", "launcher", "ssh"}));
-  app.add_option("--ssh-command", ssh_command_, "Reach other nodes with this ssh client instead of the built-in one")
-      ->type_name("CMD");
+  add_reach_options(app, reach_, "With --all-nodes: ");
   app.footer(
       "Examples:\n"
       "  ezpz kill                      # every ezpz-launched process of mine on this node\n"
@@ -48,15 +44,7 @@ void KillCommand::add_cli(CLI::App& app) {
 
 /// `ezpz kill --json ...` on every other node, over the planned transport: their reports added
 /// to `reports`; true when one failed or left a process running.
-bool KillCommand::other_nodes(Context& ctx, const core::NodeReach& reach, std::vector<nlohmann::json>& reports) const {
-  core::BroadcastSpec spec;
-  spec.self_exe = ctx.env.self_exe;
-  spec.ssh_command = split_command(ssh_command_);
-  spec.user = ctx.env.get("USER").value_or("");
-  spec.transport = reach.choice.kind;
-  spec.agent_step = reach.agent_step;
-  spec.agent_head = reach.agent_head;
-  std::tie(spec.exe_digest, spec.exe_size) = ctx.probe().self_digest();
+bool KillCommand::other_nodes(Context& ctx, const core::ReachSpec& reach, std::vector<nlohmann::json>& reports) const {
   std::vector<std::string> args = {"kill", "--json", "--signal", signal_, "--grace", std::to_string(grace_s_)};
   if (dry_run_) {
     args.emplace_back("--dry-run");
@@ -65,7 +53,7 @@ bool KillCommand::other_nodes(Context& ctx, const core::NodeReach& reach, std::v
     args.push_back("--pattern=" + pattern_);
   }
   bool failed = false;
-  for (const auto& o : ctx.node_commands().run_on_nodes(reach.targets, args, spec, 30 + grace_s_)) {
+  for (const auto& o : ctx.node_commands().run_on_nodes(reach.reach.targets, args, reach.spec, 30 + grace_s_)) {
     auto j = nlohmann::json::parse(o.output.substr(0, o.output.find('\n')), nullptr, false);
     const bool refused = j.is_object() && !j.value("ok", true);  // its failure object
     if (!o.error.empty() || j.is_discarded() || !j.is_object() || refused) {
@@ -90,19 +78,13 @@ int KillCommand::run(Context& ctx) {
     return ctx.term.fail(usage_error("--grace must be >= 0 (got " + std::to_string(grace_s_) + ")"));
   }
   // The other nodes first: a bad hostfile stops the command before anything is signalled.
-  std::optional<core::HostList> others;
-  core::NodeReach reach;
+  std::optional<core::ReachSpec> reach;
   if (all_nodes_) {
-    auto ask = core::transport_request(transport_, ssh_command_, ctx.env, ctx.probe());
-    if (!ask) {
-      return ctx.term.fail(ask.error());
-    }
-    auto planned = core::plan_reach(ctx.env, ctx.probe(), hostfile_, false, *ask);
+    auto planned = core::plan_reach_spec(reach_, ctx.env, ctx.probe());
     if (!planned) {
       return ctx.term.fail(planned.error());
     }
     reach = std::move(*planned);
-    others = reach.targets;
   }
   const std::string host = ctx.env.hostname.empty() ? "localhost" : ctx.env.hostname;
   // This node.
@@ -120,8 +102,8 @@ int KillCommand::run(Context& ctx) {
   std::vector<nlohmann::json> reports = {me};
   bool failed = survivors > 0;
   // Every other node: the same command there.
-  if (others) {
-    failed = other_nodes(ctx, reach, reports) || failed;
+  if (reach) {
+    failed = other_nodes(ctx, *reach, reports) || failed;
   }
   print_reports(ctx, reports);
   // Nothing matched anywhere: exit 1, as pkill.

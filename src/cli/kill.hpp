@@ -12,6 +12,7 @@
 
 #include "cli/command.hpp"
 #include "core/agents.hpp"
+#include "core/reach.hpp"
 
 namespace ezpz::cli {
 
@@ -21,7 +22,7 @@ class KillCommand final : public Command {
   int run(Context& ctx) override;
 
  private:
-  bool other_nodes(Context& ctx, const core::NodeReach& reach, std::vector<nlohmann::json>& reports) const;
+  bool other_nodes(Context& ctx, const core::ReachSpec& reach, std::vector<nlohmann::json>& reports) const;
   /// Signal this node's targets; those still running after --grace get SIGKILL. The pids that
   /// needed it, and how many are still running.
   std::pair<std::vector<int>, int> signal_here(Context& ctx, const std::vector<core::ProcessInfo>& targets,
@@ -29,13 +30,11 @@ class KillCommand final : public Command {
   void print_reports(Context& ctx, const std::vector<nlohmann::json>& reports) const;
   std::string pattern_;
   bool all_nodes_ = false;
-  std::string hostfile_;
+  core::ReachOptions reach_;  ///< --hostfile, --transport, --ssh-command, --accept-new-host-keys, --no-hsn
   std::string signal_ = "TERM";
   double grace_s_ = 3;
   bool dry_run_ = false;
   bool json_ = false;
-  std::string ssh_command_;
-  std::string transport_;  // "" when not given: --ssh-command, then the config file, decide
 };
 
 }  // namespace ezpz::cli

@@ -6,6 +6,7 @@
 #include <CLI/Validators.hpp>
 #include <nlohmann/json.hpp>
 
+#include "cli/reach_options.hpp"
 #include "cli/terminal.hpp"
 #include "cli/yeet_relay.hpp"
 #include "cli/yeet_report.hpp"
@@ -36,27 +37,17 @@ void YeetCommand::add_cli(CLI::App& app) {
                "transfer nothing");
   app.add_flag("--full", full_, "Send other nodes everything, not only what changed since the last yeet");
   app.add_flag("--json", json_, "Print a JSON summary on stdout instead of text");
-  app.add_option("--hostfile", hostfile_, "Nodes to copy to (default: the job's, as for launch)")->type_name("FILE");
+  app.add_option("--hostfile", reach_.hostfile, "Nodes to copy to (default: the job's, as for launch)")
+      ->type_name("FILE");
   app.add_option("--fanout", fanout_, "Nodes each relay feeds in the streaming tree (default 2)")
       ->type_name("N")
       ->check(CLI::Range(1, 64));
   app.add_option("--strategy", strategy_,
                  "tree: stream through relays (default); greedy: ezpz's store-and-forward, 8 per source")
       ->check(CLI::IsMember({"tree", "greedy"}));
-  app.add_option("--transport", transport_,
-                 "How relays start on other nodes: launcher (the job's srun/mpiexec/mpirun starts one agent per "
-                 "node; relays stream over TCP, no SSH), ssh, or auto (default: the launcher inside a job; [yeet] "
-                 "transport in config.toml sets another)")
-      ->check(CLI::IsMember({"auto", "launcher", "ssh"}));
   app.add_flag("--no-encrypt", no_encrypt_,
                "Launcher transport: authenticate every frame but send the data unencrypted (faster on a trusted "
                "network)");
-  app.add_option("--ssh-command", ssh_command_,
-                 "Reach the nodes with this ssh client (e.g. ssh, for host-based or GSSAPI login) instead of the "
-                 "built-in libssh")
-      ->type_name("CMD");
-  app.add_flag("--accept-new-host-keys", accept_new_host_keys_,
-               "Add host keys of nodes not yet in ~/.ssh/known_hosts (a changed key is always an error)");
   app.add_option("--stream-level", stream_level_,
                  "zstd level of the stream to other nodes, 1-19 (default: adaptive, from none through zstd's "
                  "fast levels to 9, following the link)")
@@ -73,7 +64,7 @@ void YeetCommand::add_cli(CLI::App& app) {
                  "Refuse a tarball source that holds more than this (e.g. 20G); the free space is always checked")
       ->type_name("SIZE")
       ->transform(CLI::AsSizeValue(false));
-  app.add_flag("--no-hsn", no_hsn_, "Use the hostfile's names, not <host>-hsn0 when that resolves");
+  add_reach_options(app, reach_, "");
   app.add_option("--min-success-nodes", min_success_nodes_, "Succeed when at least N nodes have the copy")
       ->type_name("N");
   app.add_option("--min-success-fraction", min_success_fraction_,
@@ -126,34 +117,23 @@ Expected<core::BroadcastPlan> YeetCommand::plan_nodes(Context& ctx, const core::
     return ok.error();
   }
   // The other nodes: the job's hosts (as for launch) less this one; how they are reached.
-  auto ask = core::transport_request(transport_, ssh_command_, ctx.env, ctx.probe());
-  if (!ask) {
-    return ask.error();
-  }
-  auto reach = core::plan_reach(ctx.env, ctx.probe(), hostfile_, !no_hsn_, *ask);
+  auto reach = core::plan_reach_spec(reach_, ctx.env, ctx.probe());
   if (!reach) {
     return reach.error();
   }
-  core::BroadcastSpec spec;
-  spec.transport = reach->choice.kind;
+  core::BroadcastSpec spec = reach->spec;
   spec.encrypt = !no_encrypt_;
-  spec.agent_step = reach->agent_step;
-  spec.agent_head = reach->agent_head;
   spec.agent_timeout_s = std::max(60.0, stall_timeout_s_);
   spec.destination = plan.destination;
-  spec.self_exe = ctx.env.self_exe;
-  spec.ssh_command = split_command(ssh_command_);
-  spec.accept_new_host_keys = accept_new_host_keys_;
   spec.stream_level = stream_level_;
   spec.reattach = !no_reattach_;
   spec.force = force_;
   spec.stall_timeout_s = stall_timeout_s_;
   spec.this_host = host;
-  spec.user = ctx.env.get("USER").value_or("");
   const auto strategy = strategy_ == "greedy" ? core::Strategy::greedy : core::Strategy::tree;
-  auto nodes = core::plan_broadcast(std::move(reach->targets), fanout_, strategy, rule, std::move(spec));
+  auto nodes = core::plan_broadcast(std::move(reach->reach.targets), fanout_, strategy, rule, std::move(spec));
   if (nodes) {
-    nodes->transport_why = reach->choice.why;
+    nodes->transport_why = reach->reach.choice.why;
   }
   return nodes;
 }

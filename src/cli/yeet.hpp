@@ -6,6 +6,7 @@
 
 #include "cli/command.hpp"
 #include "cli/yeet_steps.hpp"
+#include "core/reach.hpp"
 #include "core/yeet_broadcast.hpp"
 #include "core/yeet_plan.hpp"
 
@@ -33,19 +34,15 @@ class YeetCommand final : public Command {
   bool force_ = false;
   bool dry_run_ = false;
   bool json_ = false;
-  std::string hostfile_;
-  std::string ssh_command_;  ///< empty: built-in libssh
-  bool accept_new_host_keys_ = false;
-  int stream_level_ = 0;  ///< 0: adaptive
+  core::ReachOptions reach_;  ///< --hostfile, --transport, --ssh-command, --accept-new-host-keys, --no-hsn
+  int stream_level_ = 0;      ///< 0: adaptive
   bool no_reattach_ = false;
   bool full_ = false;
   unsigned long long max_bytes_ = 0;
   double stall_timeout_s_ = 30;
   int fanout_ = 2;
   std::string strategy_ = "tree";
-  std::string transport_;  // "" when not given: --ssh-command, then the config file, decide
   bool no_encrypt_ = false;
-  bool no_hsn_ = false;
   int min_success_nodes_ = 0;
   double min_success_fraction_ = 0;
   CLI::App* app_ = nullptr;

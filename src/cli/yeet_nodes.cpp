@@ -68,8 +68,7 @@ void send_to_nodes(YeetRun& run) {
   auto& report = run.report;
   const auto& nodes = report.nodes;
   const auto start = Clock::now();
-  auto& spec = report.nodes.spec;
-  std::tie(spec.exe_digest, spec.exe_size) = ctx.probe().self_digest();  // what nodes check or are sent
+  auto& spec = report.nodes.spec;  // with this binary's digest (core::plan_reach_spec)
   // 0. Reach: the launcher transport's agents start (one launcher step) and call back; a node
   //    without one fails as an unreachable node does (its subtree re-attached).
   const auto unreachable = ctx.broadcaster().open_nodes(nodes.targets, spec);

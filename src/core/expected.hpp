@@ -24,6 +24,7 @@ enum class ExitCode : int {
 enum class ErrorKind {
   other,
   needs_full_copy,  ///< an incremental update cannot apply to this copy: send the whole tree
+  config,           ///< the user's config file is wrong (fix it at the line named)
 };
 
 struct Error {

@@ -1,0 +1,30 @@
+#include "cli/reach_options.hpp"
+
+#include <CLI/App.hpp>
+#include <CLI/Validators.hpp>
+
+namespace ezpz::cli {
+
+void add_reach_options(CLI::App& app, core::ReachOptions& options, const std::string& when) {
+  // "With --nodes: launcher ..." reads well; alone, the text starts with a capital.
+  auto text = [&](std::string s) {
+    if (when.empty() && !s.empty()) {
+      s[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(s[0])));
+    }
+    return when + s;
+  };
+  app.add_option("--transport", options.transport,
+                 text("how ezpz starts on other nodes: launcher (the job's srun/mpiexec/mpirun starts one agent per "
+                      "node; TCP, no SSH), ssh, or auto (default: the launcher inside a job; [yeet] transport in "
+                      "config.toml sets another)"))
+      ->check(CLI::IsMember({"auto", "launcher", "ssh"}));
+  app.add_option("--ssh-command", options.ssh_command,
+                 text("reach the nodes with this ssh client (e.g. ssh, for host-based or GSSAPI login) instead of "
+                      "the built-in libssh"))
+      ->type_name("CMD");
+  app.add_flag("--accept-new-host-keys", options.accept_new_host_keys,
+               text("add host keys of nodes not yet in ~/.ssh/known_hosts (a changed key is always an error)"));
+  app.add_flag("--no-hsn", options.no_hsn, text("use the hostfile's names, not <host>-hsn0 when that resolves"));
+}
+
+}  // namespace ezpz::cli
