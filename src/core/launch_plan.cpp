@@ -175,22 +175,35 @@ Expected<void> check_srun_ppn(const LaunchRequest& request, const ClusterInfo& c
   return {};
 }
 
+}  // namespace
+
+int default_ppn(const ClusterInfo& cluster, bool builtin) {
+  int per_node = cluster.gpus.per_node;
+  if (builtin || cluster.scheduler != Scheduler::slurm) {
+    return per_node;
+  }
+  const auto limit = slurm_ppn_limit(cluster.slurm);
+  if (limit.value > 0 && limit.value < per_node) {
+    per_node = limit.value;
+  }
+  if (!cluster.gpus.known && cluster.slurm.ntasks_per_node) {
+    per_node = limit.value;  // no GPUs: the job's own tasks per node decide (within its CPUs)
+  }
+  return per_node;
+}
+
+namespace {
+
 /// How many processes on which hosts: the user's numbers, else GPUs per node within what the
 /// allocation allows (Slurm's tasks and CPUs per node).
 Expected<void> plan_topology(const LaunchRequest& request, const ClusterInfo& cluster, LaunchPlan& plan) {
   const bool builtin = plan.style == LauncherStyle::local;
   // The built-in launcher starts processes on this host only.
   const int available = builtin ? 1 : static_cast<int>(cluster.hosts.size());
-  int per_node = cluster.gpus.per_node;
   if (!builtin && cluster.scheduler == Scheduler::slurm) {
     plan.ppn_limit = slurm_ppn_limit(cluster.slurm);
-    if (plan.ppn_limit.value > 0 && plan.ppn_limit.value < per_node) {
-      per_node = plan.ppn_limit.value;
-    }
   }
-  if (!builtin && cluster.scheduler == Scheduler::slurm && !cluster.gpus.known && cluster.slurm.ntasks_per_node) {
-    per_node = plan.ppn_limit.value;  // no GPUs: the job's own tasks per node decide (within its CPUs)
-  }
+  const int per_node = default_ppn(cluster, builtin);
   auto topo = resolve_topology(request.topology, available, per_node);
   if (!topo) {
     if (builtin && request.topology.nhosts && *request.topology.nhosts > 1) {
@@ -264,7 +277,7 @@ void srun_argv(const LaunchRequest& request, const ClusterInfo& cluster, LaunchP
     // One GPU per rank; ranks beyond the node's GPUs share them (a step asking for more is refused).
     plan.argv.push_back("--gpus-per-node=" + std::to_string(std::min(t.ppn, cluster.gpus.per_node)));
   }
-  if (request.hostfile || t.nhosts < static_cast<int>(cluster.hosts.size())) {
+  if (request.hostfile || request.pin_hosts || t.nhosts < static_cast<int>(cluster.hosts.size())) {
     plan.argv.push_back("--nodelist=" + join(plan.hosts, ","));
   }
   if (!plan.cpu_bind.empty()) {

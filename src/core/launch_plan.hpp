@@ -31,6 +31,7 @@ struct LaunchRequest {
   std::string run_id;      ///< TORCHELASTIC_RUN_ID: the job id
   std::string record_dir;  ///< the launch's record directory (error files, failure reports); "" = none
   int max_restarts = 0;    ///< --retries
+  bool pin_hosts = false;  ///< run on exactly the cluster's hosts, named to the launcher (failover's active set)
 };
 
 /// An MPI program found on PATH, with its flag dialect.
@@ -66,6 +67,8 @@ struct LaunchPlan {
   bool label = false;
   std::vector<std::string> warnings;
   std::vector<std::string> notes;  ///< said once on stderr when the job runs (not by dry runs)
+  bool write_hostfile = false;     ///< ezpz writes `hosts` to `hostfile` before the launch (failover's active set)
+  HostList spare_hosts;            ///< failover: the job's hosts kept out of the launch for a swap
 };
 
 /// Which program to run and its dialect (before topology is known).
@@ -79,6 +82,10 @@ struct LauncherChoice {
 
 [[nodiscard]] Expected<LaunchPlan> plan_launch(const LaunchRequest& request, const Env& env, const ClusterInfo& cluster,
                                                const LauncherInventory& inventory);
+
+/// Processes per node when the user does not say: GPUs per node, within what a Slurm allocation
+/// allows (its tasks and CPUs per node).
+[[nodiscard]] int default_ppn(const ClusterInfo& cluster, bool builtin);
 
 /// The plan for attempt `attempt` (0 = the first) of --retries: TORCHELASTIC_RESTART_COUNT, and
 /// a record directory of its own (<dir>/retry-K) so that reports of earlier attempts never count.

@@ -28,8 +28,14 @@ struct Job {
   std::string config;     ///< the user's config.toml, merged over the built-in machines
 };
 
+/// The job's environment and what discover_cluster finds for it.
+struct JobSetting {
+  Env env;
+  ClusterInfo cluster;
+};
+
 /// A job inside a PBS (or Slurm) allocation of `nhosts` hosts on `machine`.
-inline ezpz::Expected<LaunchPlan> plan(Job job) {
+inline JobSetting setting(Job& job) {
   FakeProbe probe;
   auto set = MachineSet::builtin();
   REQUIRE(set);
@@ -60,7 +66,12 @@ inline ezpz::Expected<LaunchPlan> plan(Job job) {
   env.self_exe = "/opt/ezpz/bin/ezpz";
   auto cluster = discover_cluster(env, *set, job.machine, job.request.hostfile, probe);
   REQUIRE(cluster);
-  return plan_launch(job.request, env, *cluster, job.inventory);
+  return {env, *cluster};
+}
+
+inline ezpz::Expected<LaunchPlan> plan(Job job) {
+  const auto s = setting(job);
+  return plan_launch(job.request, s.env, s.cluster, job.inventory);
 }
 
 inline std::string line(Job job) {
