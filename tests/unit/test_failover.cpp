@@ -30,7 +30,7 @@ RankWatch rank(int r, const std::string& host, int code, double at) {
 
 }  // namespace
 
-TEST_CASE("--spare-nodes: a count or auto", "[failover]") {
+TEST_CASE("spare nodes: a count or auto", "[failover]") {
   CHECK(parse_spare_nodes("auto").value() == std::nullopt);
   CHECK(parse_spare_nodes("2").value() == 2);
   for (const char* bad : {"0", "-1", "x", "2x", ""}) {
