@@ -50,6 +50,11 @@ _ezpz_takes_value() {
         "launch --kill-after") return 0 ;;
         "launch --retries") return 0 ;;
         "launch --retry-delay") return 0 ;;
+        "launch --spare-nodes") return 0 ;;
+        "launch --max-failover-retries") return 0 ;;
+        "launch --min-attempt-time") return 0 ;;
+        "launch --transport") return 0 ;;
+        "launch --ssh-command") return 0 ;;
         "yeet --src") return 0 ;;
         "yeet --dst") return 0 ;;
         "yeet --hostfile") return 0 ;;
@@ -189,9 +194,14 @@ _ezpz() {
                 --kill-after) COMPREPLY=(); return 0 ;;
                 --retries) COMPREPLY=(); return 0 ;;
                 --retry-delay) COMPREPLY=(); return 0 ;;
+                --spare-nodes) COMPREPLY=(); return 0 ;;
+                --max-failover-retries) COMPREPLY=(); return 0 ;;
+                --min-attempt-time) COMPREPLY=(); return 0 ;;
+                --transport) COMPREPLY=($(compgen -W "auto launcher ssh" -- "$cur")); return 0 ;;
+                --ssh-command) COMPREPLY=(); return 0 ;;
             esac
             if [[ "$cur" == -* ]]; then
-                COMPREPLY=($(compgen -W "-h --help -n --nproc --ppn --nhosts --hostfile --machine --launcher --cpu-bind --gpu-bind --no-rank-env --label --log-dir --console-ranks --idle-timeout --time-limit --kill-after --retries --retry-delay --keep-going --no-record --dry-run --print-env --json" -- "$cur"))
+                COMPREPLY=($(compgen -W "-h --help -n --nproc --ppn --nhosts --hostfile --machine --launcher --cpu-bind --gpu-bind --no-rank-env --label --log-dir --console-ranks --idle-timeout --time-limit --kill-after --retries --retry-delay --spare-nodes --auto-retry --max-failover-retries --min-attempt-time --transport --ssh-command --accept-new-host-keys --no-hsn --keep-going --no-record --dry-run --print-env --json" -- "$cur"))
             elif ((nargs == 0)); then
                 COMPREPLY=($(compgen -c -- "$cur"))
             else

@@ -38,6 +38,10 @@ class DoctorNodeCommand final : public Command {
   std::string dst_ = "/tmp";
   std::string exe_;
   bool rank_env_ = false;
+  bool probe_ = false;  ///< failover's probe: one JSON line, exit 0 when this node is fit
+  int gpus_ = 0;
+  std::string need_;
+  [[nodiscard]] int fitness(Context& ctx) const;
 };
 
 }  // namespace ezpz::cli

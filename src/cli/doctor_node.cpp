@@ -3,11 +3,14 @@
 #include <iostream>
 
 #include <CLI/App.hpp>
+#include <nlohmann/json.hpp>
+#include <unistd.h>
 
 #include "cli/doctor.hpp"
 #include "cli/terminal.hpp"
 #include "core/broadcast.hpp"
 #include "core/doctor.hpp"
+#include "core/strings.hpp"
 #include "ezpz/version.hpp"
 
 namespace ezpz::cli {
@@ -17,9 +20,34 @@ void DoctorNodeCommand::add_cli(CLI::App& app) {
   app.add_option("--exe", exe_, "The head's ezpz path: report whether this node has the same binary there")
       ->type_name("PATH");
   app.add_flag("--rank-env", rank_env_, "Print this rank's torchrun variables as one EZPZ-RANK line and exit");
+  app.add_flag("--probe", probe_,
+               "Is this node fit to run ranks (launch's failover)? --dst writable, --gpus visible, --need present: "
+               "one JSON line, exit 0 when it is");
+  app.add_option("--gpus", gpus_, "With --probe: the GPUs this node must show")->type_name("N");
+  app.add_option("--need", need_, "With --probe: a program (absolute path) this node must have")->type_name("PATH");
+}
+
+/// --probe: {"host", "ok", "why"}; the first check that fails is the why.
+int DoctorNodeCommand::fitness(Context& ctx) const {
+  std::string why;
+  const auto dir = dst_ + "/.ezpz-probe-" + std::to_string(::getpid());
+  if (auto made = ctx.probe().make_dirs(dir); !made || !ctx.probe().remove_empty_dir(dir)) {
+    why = dst_ + " is not writable" + (made ? "" : " (" + made.error().message + ")");
+  } else if (const int seen = ctx.probe().count_gpu_devices(); seen < gpus_) {
+    why = "it shows " + core::count_of(static_cast<std::size_t>(seen), "GPU") + " of the " + std::to_string(gpus_) +
+          " expected";
+  } else if (!need_.empty() && !ctx.probe().is_file(need_)) {
+    why = need_ + " is not there (the command's interpreter: yeet the env to this node)";
+  }
+  const nlohmann::json j = {{"host", ctx.env.hostname}, {"ok", why.empty()}, {"why", why}};
+  ctx.term.out() << j.dump() << '\n' << std::flush;
+  return why.empty() ? 0 : 1;
 }
 
 int DoctorNodeCommand::run(Context& ctx) {
+  if (probe_) {
+    return fitness(ctx);
+  }
   if (rank_env_) {
     ctx.term.out() << core::encode_rank_line(ctx.env) << '\n' << std::flush;
     return 0;

@@ -11,6 +11,7 @@
 
 #include "cli/launch_args.hpp"
 #include "cli/launch_report.hpp"
+#include "cli/reach_options.hpp"
 #include "cli/terminal.hpp"
 #include "core/job_record.hpp"
 #include "core/log.hpp"
@@ -103,6 +104,21 @@ void LaunchCommand::add_cli(CLI::App& app) {
                  "First retry delay in seconds, doubled each time up to 60 (default 5)")
       ->type_name("SECONDS")
       ->check(CLI::NonNegativeNumber);
+  app.add_option("--spare-nodes", spare_nodes_,
+                 "Keep N of the job's nodes (auto: all that -n/--nhosts leave) as spares: a node found bad after a "
+                 "failure is swapped for one and the job runs again (implies --auto-retry)")
+      ->type_name("N|auto");
+  app.add_flag("--auto-retry", auto_retry_,
+               "Fail over to spare nodes when a node is found bad (spares: --spare-nodes, default auto)");
+  app.add_option("--max-failover-retries", max_failover_retries_,
+                 "Swap spares in at most K times (default: until the spares run out)")
+      ->type_name("K")
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("--min-attempt-time", min_attempt_s_,
+                 "Start no failover attempt less than this many seconds before the job's end (default 120)")
+      ->type_name("SECONDS")
+      ->check(CLI::NonNegativeNumber);
+  add_reach_options(app, reach_, "With --spare-nodes, how suspect nodes are probed: ");
   app.add_flag("--keep-going", keep_going_,
                "Built-in launcher: let the other ranks finish when one fails (default: stop them)");
   app.add_flag("--no-record", no_record_,
@@ -168,6 +184,19 @@ void LaunchCommand::set_trailing_command(std::vector<std::string> command, bool 
     }
     request_.console = ranges ? core::ranges_text(*ranges) : "";
   }
+  failover_ = {};
+  failover_.on = auto_retry_ || app_->count("--spare-nodes") > 0;
+  failover_.min_attempt_s = min_attempt_s_;
+  if (app_->count("--max-failover-retries") > 0) {
+    failover_.max_retries = max_failover_retries_;
+  }
+  if (app_->count("--spare-nodes") > 0) {
+    auto n = core::parse_spare_nodes(spare_nodes_);
+    if (!n && request_error_.empty()) {
+      request_error_ = n.error().message;
+    }
+    failover_.spares = n ? *n : std::nullopt;
+  }
   if (json_ && !dry_run_ && !print_env_ && request_error_.empty()) {
     request_error_ = "--json needs --dry-run or --print-env";
   }
@@ -220,7 +249,7 @@ int LaunchCommand::run(Context& ctx) {
   }
   const bool record = core::records_wanted(ctx.env, no_record_);
   // A dry run looks nothing up on the network (a lost DNS answer costs 5 s).
-  auto job = plan_job(ctx, request, stamp, record, dry_run_ ? core::Lookups::none : core::Lookups::network);
+  auto job = plan_job(ctx, request, stamp, record, dry_run_ ? core::Lookups::none : core::Lookups::network, &failover_);
   if (!job) {
     return ctx.term.fail(job.error());
   }
@@ -246,7 +275,7 @@ int LaunchCommand::run(Context& ctx) {
   log::info("launch: " + core::shell_command_line(plan.env, plan.argv));
   std::optional<core::FirstFailure> failure;
   std::vector<AttemptFacts> facts;
-  auto ran = run_attempts(ctx, plan, failure, facts);
+  auto ran = job->split ? run_failover(ctx, *job, failure, facts) : run_attempts(ctx, plan, failure, facts);
   if (!ran) {
     return ctx.term.fail(ran.error());
   }
@@ -265,6 +294,9 @@ int LaunchCommand::run(Context& ctx) {
   if (auto path = core::record_path(ctx.env, plan.scheduler, stamp); path && record) {
     auto text = record_json(plan, job->cluster, request_.command, times, result, attempts, failure);
     text = with_rank_hosts(text, plan, facts);
+    if (job->split) {
+      text = with_failover(text, *job->split, facts, job->request.record_dir + "/bad-nodes");
+    }
     if (auto written = ctx.probe().write_file(*path, text); !written) {
       ctx.term.warn("job record not saved (" + written.error().message + "): set EZPZ_HOME to a writable directory");
     } else {
@@ -283,6 +315,10 @@ void LaunchCommand::show_plan(Context& ctx, const core::LaunchPlan& plan, const 
   } else if (json_) {
     ctx.term.print_json(plan_json(plan, cluster, ctx.env));
   } else {
+    if (!plan.spare_hosts.empty()) {
+      ctx.term.warn("spare " + std::string(plan.spare_hosts.size() == 1 ? "node" : "nodes") +
+                    " (not in this line): " + core::join(plan.spare_hosts, ", "));
+    }
     ctx.term.out() << dry_run_line(plan, ctx.term.out_is_tty()) << '\n';
   }
 }
@@ -331,7 +367,7 @@ Expected<core::RunResult> LaunchCommand::run_once(Context& ctx, const core::Laun
 }
 
 Expected<PlannedJob> plan_job(Context& ctx, core::LaunchRequest request, std::string_view timestamp, bool record,
-                              core::Lookups lookups) {
+                              core::Lookups lookups, const core::FailoverRequest* failover) {
   // 1. Machine profiles: built-in, then the user's config.
   auto machines = core::load_machines(ctx.env, ctx.probe());
   if (!machines) {
@@ -358,12 +394,16 @@ Expected<PlannedJob> plan_job(Context& ctx, core::LaunchRequest request, std::st
     request.run_id = core::job_run_id(ctx.env, cluster->scheduler, timestamp);
     request.record_dir = record ? core::record_dir(ctx.env, cluster->scheduler, timestamp).value_or("") : "";
   }
-  auto plan = core::plan_launch(request, ctx.env, *cluster, core::find_launchers(ctx.probe()));
+  auto inventory = core::find_launchers(ctx.probe());
+  if (failover != nullptr && failover->on) {
+    return plan_failover(ctx, PlannedJob{{}, std::move(*cluster), std::nullopt, request, inventory}, *failover);
+  }
+  auto plan = core::plan_launch(request, ctx.env, *cluster, inventory);
   if (!plan) {
     return plan.error();
   }
   plan->warnings.insert(plan->warnings.end(), cluster->warnings.begin(), cluster->warnings.end());
-  return PlannedJob{std::move(*plan), std::move(*cluster)};
+  return PlannedJob{std::move(*plan), std::move(*cluster), std::nullopt, request, inventory};
 }
 
 namespace {

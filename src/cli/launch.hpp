@@ -8,23 +8,35 @@
 #include <vector>
 
 #include "cli/command.hpp"
+#include "core/failover.hpp"
 #include "core/failure.hpp"
 #include "core/launch_plan.hpp"
+#include "core/reach.hpp"
 
 namespace ezpz::cli {
 
-/// A planned job: the plan and the cluster it was planned for.
+/// A planned job: the plan and the cluster it was planned for; with failover, the split of its
+/// nodes and what each attempt is planned again from.
 struct PlannedJob {
   core::LaunchPlan plan;
   core::ClusterInfo cluster;
+  std::optional<core::NodeSplit> split;
+  core::LaunchRequest request;
+  core::LauncherInventory inventory;
 };
 /// What `ezpz launch` does before running anything: machine profiles, scheduler and hosts,
 /// a MASTER_PORT, the plan. `ezpz test` plans its companion program the same way.
 /// With a `timestamp` (20261122T003418), ranks get the job id as TORCHELASTIC_RUN_ID and the
 /// launch's record directory for their error files and failure reports.
 /// With a `timestamp`, the job gets its run id, and (when `record`) a record directory.
+/// With `failover` on, the plan runs on the active nodes only (plan_failover).
 [[nodiscard]] Expected<PlannedJob> plan_job(Context& ctx, core::LaunchRequest request, std::string_view timestamp = {},
-                                            bool record = true, core::Lookups lookups = core::Lookups::network);
+                                            bool record = true, core::Lookups lookups = core::Lookups::network,
+                                            const core::FailoverRequest* failover = nullptr);
+/// The job's nodes split into active and spare ones, the first attempt planned on the active.
+[[nodiscard]] Expected<PlannedJob> plan_failover(Context& ctx, PlannedJob job, const core::FailoverRequest& failover);
+/// Where attempt `k`'s hostfile goes: the record directory, else $TMPDIR (or /tmp).
+[[nodiscard]] std::string failover_hostfile(const core::LaunchRequest& request, const core::Env& env, int k);
 
 /// What one attempt left beside its result: what the ranks said of themselves (through the
 /// rank hub under a launcher; the built-in launcher knows it first hand).
@@ -32,6 +44,11 @@ struct AttemptFacts {
   bool hub = false;                    ///< the ranks' shims reported to the hub
   std::vector<core::RankExit> exits;   ///< how each rank that reported its end ended
   std::vector<core::RankWatch> ranks;  ///< every rank: its host, its end, its last line
+  // Failover (--spare-nodes): the attempt's nodes and the verdict on it.
+  core::HostList hosts;
+  std::string verdict;  ///< "success", "bad_nodes", "application", "walltime", "interrupted"
+  std::vector<core::Eviction> evicted;
+  std::vector<core::ProbeResult> probes;
 };
 
 /// How run_plan supervises a job.
@@ -59,6 +76,10 @@ class LaunchCommand final : public Command {
   void show_plan(Context& ctx, const core::LaunchPlan& plan, const core::ClusterInfo& cluster) const;
   /// Run the plan, again after failures up to --retries; the last attempt's result and its number.
   Expected<std::pair<core::RunResult, int>> run_attempts(Context& ctx, const core::LaunchPlan& plan,
+                                                         std::optional<core::FirstFailure>& failure,
+                                                         std::vector<AttemptFacts>& facts);
+  /// The same with --spare-nodes: a bad node's verdict swaps a spare in (launch_failover.cpp).
+  Expected<std::pair<core::RunResult, int>> run_failover(Context& ctx, const PlannedJob& job,
                                                          std::optional<core::FirstFailure>& failure,
                                                          std::vector<AttemptFacts>& facts);
   /// ezpz's flags (anywhere before --) for CLI11; the launcher's flags kept aside (launch_args.hpp).
@@ -99,7 +120,16 @@ class LaunchCommand final : public Command {
   double kill_after_s_ = 10;
   double retry_delay_s_ = 5;
   int retries_ = 0;
+  std::string spare_nodes_;
+  bool auto_retry_ = false;
+  int max_failover_retries_ = -1;
+  double min_attempt_s_ = core::kDefaultMinAttemptS;
+  core::ReachOptions reach_{"ssh", "", false, true, ""};  ///< probes ask the nodes themselves, over SSH
+  core::FailoverRequest failover_;
   std::string request_error_;
+  /// The verdict on failed attempt `k` of `plan`: suspects probed, evictions; kept in `facts`.
+  core::Verdict judge(Context& ctx, const PlannedJob& job, const core::LaunchPlan& plan, const core::RunResult& result,
+                      AttemptFacts& facts);
 };
 
 }  // namespace ezpz::cli

@@ -32,6 +32,7 @@ nlohmann::json plan_object(const core::LaunchPlan& plan, const core::ClusterInfo
       {"machine", plan.machine},
       {"machine_evidence", cluster.machine_reason},
       {"hosts", plan.hosts},
+      {"spare_hosts", plan.spare_hosts},
       {"nhosts", plan.topology.nhosts},
       {"ppn", plan.topology.ppn},
       {"nprocs", plan.topology.nprocs},

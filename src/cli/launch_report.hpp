@@ -54,6 +54,10 @@ struct LaunchTimes {
 [[nodiscard]] std::string with_rank_hosts(const std::string& record, const core::LaunchPlan& plan,
                                           const std::vector<AttemptFacts>& facts);
 
+/// The record with "failover": the spares, each attempt's nodes, verdict and evictions.
+[[nodiscard]] std::string with_failover(const std::string& record, const core::NodeSplit& split,
+                                        const std::vector<AttemptFacts>& facts, const std::string& bad_nodes_file);
+
 /// The one summary of a failed job on stderr, under every launcher.
 void report_failure(Context& ctx, const core::LaunchPlan& plan, const core::RunResult& result,
                     const std::optional<core::FirstFailure>& failure, double started);

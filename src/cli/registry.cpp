@@ -20,7 +20,7 @@ namespace ezpz::cli {
 const std::vector<CommandInfo>& command_table() {
   static const std::vector<CommandInfo> table = {
       {"launch", "Launch a command on every process of the job (mpiexec, srun, mpirun or built-in)",
-       [] { return std::unique_ptr<Command>(new LaunchCommand); }, kProbe | kJobs | kStaging | kRanks},
+       [] { return std::unique_ptr<Command>(new LaunchCommand); }, kProbe | kJobs | kStaging | kRanks | kNodeCommands},
       {"yeet", "Copy an env, directory or tarball to node-local storage (/tmp) and patch a venv for it",
        [] { return std::unique_ptr<Command>(new YeetCommand); },
        kProbe | kTrees | kStaging | kArchives | kManifests | kBroadcast},

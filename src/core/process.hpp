@@ -77,11 +77,12 @@ struct RunResult {
   int exit_code = 0;  ///< the job's code (see RunOptions), 124 on timeout, 128+N if ezpz got signal N
   int signal = 0;     ///< terminating signal ezpz received and forwarded (0 = none)
   bool timed_out = false;
-  int failed = -1;                       ///< index of the first process that failed (-1 = none)
-  int failed_code = 0;                   ///< its exit code (128+N when killed by signal N)
-  int failed_signal = 0;                 ///< N when it was killed by signal N
-  double failed_time = 0;                ///< when it ended (seconds since the epoch)
-  std::vector<std::string> failed_tail;  ///< the last lines of its stderr (the built-in launcher)
+  int failed = -1;                         ///< index of the first process that failed (-1 = none)
+  int failed_code = 0;                     ///< its exit code (128+N when killed by signal N)
+  int failed_signal = 0;                   ///< N when it was killed by signal N
+  double failed_time = 0;                  ///< when it ended (seconds since the epoch)
+  std::vector<std::string> failed_tail;    ///< the last lines of its stderr (the built-in launcher)
+  std::vector<std::string> launcher_tail;  ///< an MPI launcher's last lines (stdout's, then stderr's)
 };
 
 /// A process of an ezpz-launched job on this node.

@@ -46,7 +46,8 @@ std::string describe(int code) {
 struct Supervised {
   std::vector<ProcessEnd> ends;
   JobStop stop;
-  std::vector<std::string> failed_tail;  ///< the last stderr lines of the first that failed
+  std::vector<std::string> failed_tail;    ///< the last stderr lines of the first that failed
+  std::vector<std::string> launcher_tail;  ///< a launcher's last lines, stdout's then stderr's
 };
 
 /// One run of a job: its processes in one process group, their output, the signals ezpz gets,
@@ -99,9 +100,14 @@ class Supervisor {
     if (options_.side != nullptr) {
       options_.side->finish(2.0, options_.kill_after_s + 1);  // the launcher may have left ranks behind
     }
-    Supervised out{std::move(ends_), stop_, {}};
+    Supervised out{std::move(ends_), stop_, {}, {}};
     if (const auto* f = first_failure(out.ends); f != nullptr && 2 * f->index + 1 < streams_.size()) {
       out.failed_tail = streams_.at(2 * f->index + 1).tail.lines();
+    }
+    if (options_.is_launcher && streams_.size() >= 2) {  // what it said of nodes (failover's evidence)
+      out.launcher_tail = streams_[0].tail.lines();
+      const auto err = streams_[1].tail.lines();
+      out.launcher_tail.insert(out.launcher_tail.end(), err.begin(), err.end());
     }
     streams_.clear();
     return out;
@@ -221,7 +227,7 @@ class Supervisor {
         s.label = label;
         s.whole = whole;
         s.log_path = k == 1 ? spec.log_out : spec.log_err;
-        if (k == 1) {
+        if (k == 1 && !options_.is_launcher) {
           s.tail = core::LineTail(1, 300);  // its last line; stderr keeps the last words
         }
       }
@@ -436,6 +442,7 @@ Expected<RunResult> PosixProcessControl::run(const std::vector<ProcessSpec>& pro
   //    reaped with the supervisor.
   auto result = decide_result(supervised.ends, supervised.stop);
   result.failed_tail = supervised.failed_tail;
+  result.launcher_tail = supervised.launcher_tail;
   return result;
 }
 

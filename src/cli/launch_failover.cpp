@@ -1,0 +1,287 @@
+// ezpz launch --spare-nodes / --auto-retry: the job's nodes split into active and spare ones;
+// after a failed attempt, a verdict from facts (the shims' reports, the launcher's words, a
+// probe of each suspect) and, for a bad node, a spare swapped in and the job run again.
+#include <algorithm>
+#include <chrono>
+#include <csignal>
+
+#include <nlohmann/json.hpp>
+
+#include "cli/launch.hpp"
+#include "cli/launch_report.hpp"
+#include "cli/terminal.hpp"
+#include "core/cluster.hpp"
+#include "core/hostlist.hpp"
+#include "core/log.hpp"
+#include "core/strings.hpp"
+
+namespace ezpz::cli {
+namespace {
+
+double now_epoch() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+/// The fitness of `hosts` (failover's probe: __doctor-node --probe on each, over SSH by default);
+/// this node (where ezpz runs) answers for itself.
+std::vector<core::ProbeResult> probe_nodes(Context& ctx, const core::ReachOptions& options, const PlannedJob& job,
+                                           const core::HostList& hosts) {
+  std::vector<core::ProbeResult> out;
+  core::ClusterInfo cluster = job.cluster;
+  cluster.hosts = hosts;
+  auto reach = core::plan_reach_spec(options, ctx.env, ctx.probe(), &cluster);
+  if (!reach) {
+    for (const auto& h : hosts) {
+      out.push_back({h, true, "not probed: " + reach.error().message});  // no probe: no eviction
+    }
+    return out;
+  }
+  const auto& command = job.request.command;
+  std::string need;
+  if (!command.empty()) {
+    need = command.front().front() == '/' ? command.front() : ctx.probe().find_program(command.front()).value_or("");
+  }
+  std::vector<std::string> args = {"__doctor-node", "--probe", "--dst", "/tmp"};
+  if (job.cluster.gpus.known && job.cluster.gpus.per_node > 0) {
+    args.insert(args.end(), {"--gpus", std::to_string(job.cluster.gpus.per_node)});
+  }
+  if (!need.empty()) {
+    args.insert(args.end(), {"--need", need});
+  }
+  for (const auto& h : hosts) {
+    if (std::find(reach->reach.targets.begin(), reach->reach.targets.end(), h) == reach->reach.targets.end()) {
+      out.push_back({h, true, "this node"});
+    }
+  }
+  const auto timeout = static_cast<int>(core::kProbeTimeoutS);
+  for (const auto& o : ctx.node_commands().run_on_nodes(reach->reach.targets, args, reach->spec, timeout)) {
+    auto j = nlohmann::json::parse(o.output.substr(0, o.output.find('\n')), nullptr, false);
+    if (!o.error.empty() || !j.is_object()) {
+      out.push_back({o.host, false,
+                     "no answer in " + std::to_string(timeout) + " s" + (o.error.empty() ? "" : " (" + o.error + ")")});
+    } else {
+      out.push_back({o.host, j.value("ok", false), j.value("why", std::string())});
+    }
+  }
+  return out;
+}
+
+/// The attempt's verdict as a word for the record.
+std::string verdict_word(core::VerdictKind kind) {
+  switch (kind) {
+    case core::VerdictKind::bad_nodes:
+      return "bad_nodes";
+    case core::VerdictKind::walltime:
+      return "walltime";
+    case core::VerdictKind::application:
+      break;
+  }
+  return "application";
+}
+
+/// The bad-nodes file: one host a line, with why ("# ..."), for `ezpz submit --exclude-from`.
+std::string bad_nodes_text(const std::vector<AttemptFacts>& facts) {
+  std::string text = "# nodes ezpz launch evicted (ezpz submit --exclude-from FILE keeps the next job off them)\n";
+  for (const auto& f : facts) {
+    for (const auto& e : f.evicted) {
+      text += e.host + "  # " + e.why + "\n";
+    }
+  }
+  return text;
+}
+
+}  // namespace
+
+std::string failover_hostfile(const core::LaunchRequest& request, const core::Env& env, int k) {
+  const auto dir = !request.record_dir.empty()
+                       ? request.record_dir
+                       : env.get("TMPDIR").value_or("/tmp") + "/ezpz-" + std::to_string(env.uid) + "-" +
+                             (request.run_id.empty() ? "launch" : request.run_id);
+  return dir + "/hostfile-" + std::to_string(k);
+}
+
+Expected<PlannedJob> plan_failover(Context& ctx, PlannedJob job, const core::FailoverRequest& failover) {
+  if (!job.request.rank_env) {
+    return usage_error("--spare-nodes needs the ranks' own reports (the rank shim): drop --no-rank-env");
+  }
+  if (job.request.launcher == std::string("local")) {
+    return usage_error(
+        "--spare-nodes needs a launcher that reaches other nodes (srun, mpiexec or mpirun), not the "
+        "built-in local launcher");
+  }
+  auto split =
+      core::split_nodes(job.request.topology, job.cluster.hosts, core::default_ppn(job.cluster, false), failover);
+  if (!split) {
+    return split.error();
+  }
+  auto plan = core::plan_on_hosts(job.request, ctx.env, job.cluster, job.inventory, *split,
+                                  failover_hostfile(job.request, ctx.env, 0), job.cluster.master_addr);
+  if (!plan) {
+    return plan.error();
+  }
+  plan->warnings.insert(plan->warnings.end(), job.cluster.warnings.begin(), job.cluster.warnings.end());
+  job.plan = std::move(*plan);
+  job.split = std::move(*split);
+  return job;
+}
+
+core::Verdict LaunchCommand::judge(Context& ctx, const PlannedJob& job, const core::LaunchPlan& plan,
+                                   const core::RunResult& result, AttemptFacts& facts) {
+  core::AttemptEvidence evidence;
+  evidence.ranks = facts.ranks;
+  evidence.claims = core::launcher_claims(core::join(result.launcher_tail, "\n"));
+  evidence.ended = now_epoch();
+  evidence.job_end = core::job_end_time(ctx.env.get("SLURM_JOB_END_TIME"), ctx.env.get("EZPZ_JOB_END_TIME"));
+  const auto suspects = core::find_suspects(evidence, plan.hosts);
+  core::HostList probe;
+  for (const auto& s : suspects) {
+    probe.push_back(s.host);
+  }
+  if (probe.empty()) {
+    probe = plan.hosts;  // nothing points at a node: ask every active one
+  }
+  ctx.term.warn("probing " + core::count_of(probe.size(), "node") + ": " + core::join(probe, ", "));
+  facts.probes = probe_nodes(ctx, reach_, job, probe);
+  auto verdict = core::decide(evidence, suspects, facts.probes);
+  facts.verdict = verdict_word(verdict.kind);
+  facts.evicted = verdict.evicted;
+  return verdict;
+}
+
+Expected<std::pair<core::RunResult, int>> LaunchCommand::run_failover(Context& ctx, const PlannedJob& job,
+                                                                      std::optional<core::FirstFailure>& failure,
+                                                                      std::vector<AttemptFacts>& facts) {
+  core::RunResult result;
+  core::NodeSplit split = *job.split;
+  core::LaunchPlan plan = job.plan;
+  int attempt = 0;
+  int swaps = 0;
+  int retried = 0;
+  int silent = 0;  // attempts in a row that failed before any rank printed a line
+  const auto job_end = core::job_end_time(ctx.env.get("SLURM_JOB_END_TIME"), ctx.env.get("EZPZ_JOB_END_TIME"));
+  const auto bad_nodes = job.request.record_dir.empty() ? "" : job.request.record_dir + "/bad-nodes";
+  while (true) {
+    // 1. This attempt's plan: its nodes named to the launcher, its own record directory.
+    const auto this_try = core::plan_for_attempt(plan, attempt++);
+    if (this_try.write_hostfile) {
+      if (auto w = ctx.probe().write_file(this_try.hostfile, core::join(this_try.hosts, "\n") + "\n"); !w) {
+        return ezpz::failure(w.error().message);
+      }
+    }
+    for (const auto& dir : {this_try.rank.record_dir, this_try.rank.log_dir}) {
+      if (!dir.empty()) {
+        (void)ctx.probe().make_dirs(dir);
+      }
+    }
+    if (job_end && now_epoch() + failover_.min_attempt_s > *job_end) {
+      ctx.term.warn("no attempt " + std::to_string(attempt) + ": the job ends in " +
+                    std::to_string(static_cast<int>(*job_end - now_epoch())) + " s, less than --min-attempt-time " +
+                    std::to_string(static_cast<int>(failover_.min_attempt_s)) + " s");
+      break;
+    }
+    // 2. Run it; a success or a signal to ezpz ends the job.
+    const double started = now_epoch();
+    auto& f = facts.emplace_back();
+    f.hosts = this_try.hosts;
+    auto r = run_once(ctx, this_try, f);
+    if (!r) {
+      return r.error();
+    }
+    result = *r;
+    if (result.exit_code == 0 || result.signal != 0) {
+      f.verdict = result.exit_code == 0 ? "success" : "interrupted";
+      break;
+    }
+    if (!result.timed_out) {
+      failure = find_first_failure(ctx, this_try, result, started, f);
+      report_failure(ctx, this_try, result, failure, started);
+      result.exit_code = core::job_exit_code(result, failure);
+    }
+    // 3. The verdict, from facts; then swap, run the same nodes again (--retries), or stop.
+    const auto verdict = judge(ctx, job, this_try, result, f);
+    const bool said_nothing =
+        std::all_of(f.ranks.begin(), f.ranks.end(), [](const core::RankWatch& w) { return w.last_output == 0; });
+    silent = said_nothing ? silent + 1 : 0;
+    if (verdict.kind == core::VerdictKind::walltime) {
+      ctx.term.warn("the job reached its time limit: no node is to blame, and no attempt starts after it");
+      break;
+    }
+    if (verdict.kind == core::VerdictKind::application) {
+      ctx.term.warn("every node of the attempt passed its probe: the application failed, not a node" +
+                    std::string(retried < retries_ ? "; --retries runs it again on the same nodes" : ""));
+      if (retried++ >= retries_) {
+        break;
+      }
+    } else {
+      if (!bad_nodes.empty()) {
+        (void)ctx.probe().write_file(bad_nodes, bad_nodes_text(facts));
+      }
+      auto swapped = core::swap_nodes(split, verdict.evicted);
+      if (!swapped) {
+        ctx.term.warn(swapped.error().message);
+        break;
+      }
+      if (failover_.max_retries && swaps >= *failover_.max_retries) {
+        ctx.term.warn("--max-failover-retries " + std::to_string(*failover_.max_retries) + " reached: not swapping " +
+                      core::count_of(verdict.evicted.size(), "node") + " again");
+        break;
+      }
+      for (const auto& e : verdict.evicted) {
+        const auto at = std::find(split.active.begin(), split.active.end(), e.host) - split.active.begin();
+        const auto left = split.spare.size() - static_cast<std::size_t>(&e - verdict.evicted.data()) - 1;
+        ctx.term.warn(core::swap_line(e, swapped->active[static_cast<std::size_t>(at)], left));
+      }
+      split = std::move(*swapped);
+      ++swaps;
+      auto next = core::plan_on_hosts(job.request, ctx.env, job.cluster, job.inventory, split,
+                                      failover_hostfile(job.request, ctx.env, attempt),
+                                      core::master_address(split.active, job.cluster.machine, ctx.probe()));
+      if (!next) {
+        return next.error();
+      }
+      plan = std::move(*next);
+    }
+    if (silent >= 2) {
+      ctx.term.warn("two attempts in a row failed before any rank printed a line: not trying again");
+      break;
+    }
+    // 4. A short backoff; Ctrl-C during it starts nothing.
+    const double delay = std::min(retry_delay_s_, 2.0);
+    ctx.term.warn("attempt " + std::to_string(attempt + 1) + " on " + core::join(plan.hosts, ",") + " in " +
+                  std::to_string(static_cast<int>(delay)) + " s");
+    if (!ctx.jobs().sleep_unless_interrupted(delay)) {
+      result.signal = SIGINT;
+      result.exit_code = 128 + SIGINT;
+      break;
+    }
+  }
+  return std::make_pair(result, attempt);
+}
+
+std::string with_failover(const std::string& record, const core::NodeSplit& split,
+                          const std::vector<AttemptFacts>& facts, const std::string& bad_nodes_file) {
+  auto j = nlohmann::ordered_json::parse(record, nullptr, false);
+  if (!j.is_object()) {
+    return record;
+  }
+  auto attempts = nlohmann::ordered_json::array();
+  for (const auto& f : facts) {
+    auto evicted = nlohmann::ordered_json::array();
+    for (const auto& e : f.evicted) {
+      evicted.push_back({{"host", e.host}, {"why", e.why}, {"evidence", e.evidence}});
+    }
+    auto probes = nlohmann::ordered_json::array();
+    for (const auto& p : f.probes) {
+      probes.push_back({{"host", p.host}, {"ok", p.ok}, {"why", p.why}});
+    }
+    attempts.push_back({{"hosts", f.hosts}, {"verdict", f.verdict}, {"evicted", evicted}, {"probes", probes}});
+  }
+  const bool any = std::any_of(facts.begin(), facts.end(), [](const AttemptFacts& f) { return !f.evicted.empty(); });
+  j["failover"] = {{"active_hosts", split.active},
+                   {"spare_hosts", split.spare},
+                   {"attempts", attempts},
+                   {"bad_nodes_file", any ? bad_nodes_file : ""}};
+  return j.dump(2) + "\n";
+}
+
+}  // namespace ezpz::cli
