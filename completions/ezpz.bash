@@ -128,6 +128,7 @@ _ezpz_takes_value() {
         "submit --scheduler") return 0 ;;
         "submit --env") return 0 ;;
         "submit --launch-arg") return 0 ;;
+        "submit --exclude-from") return 0 ;;
         "submit --sched-arg") return 0 ;;
         "submit -o") return 0 ;;
         "submit --output") return 0 ;;
@@ -319,11 +320,12 @@ _ezpz() {
                 --scheduler) COMPREPLY=($(compgen -W "pbs slurm PBS SLURM" -- "$cur")); return 0 ;;
                 --env) COMPREPLY=(); return 0 ;;
                 --launch-arg) COMPREPLY=(); return 0 ;;
+                --exclude-from) _ezpz_files; return 0 ;;
                 --sched-arg) COMPREPLY=(); return 0 ;;
                 -o|--output) _ezpz_files; return 0 ;;
             esac
             if [[ "$cur" == -* ]]; then
-                COMPREPLY=($(compgen -W "-h --help -N --nodes -t --time -q --queue -A --account --filesystems --job-name --scheduler --env --launch-arg --sched-arg --force -o --output --submit --dry-run" -- "$cur"))
+                COMPREPLY=($(compgen -W "-h --help -N --nodes -t --time -q --queue -A --account --filesystems --job-name --scheduler --env --launch-arg --exclude-from --sched-arg --force -o --output --submit --dry-run" -- "$cur"))
             elif ((nargs == 0)); then
                 COMPREPLY=()
             fi

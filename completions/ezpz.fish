@@ -152,6 +152,7 @@ complete -c ezpz -n '__fish_seen_subcommand_from submit' -l job-name -x -d 'Job 
 complete -c ezpz -n '__fish_seen_subcommand_from submit' -l scheduler -x -a 'pbs slurm PBS SLURM' -d 'pbs or slurm (default: the one whose qsub/sbatch is on PATH)'
 complete -c ezpz -n '__fish_seen_subcommand_from submit' -l env -x -d 'NAME=VALUE exported in the script (repeatable)'
 complete -c ezpz -n '__fish_seen_subcommand_from submit' -l launch-arg -x -d 'An option for the script\'s `ezpz launch` (repeatable), e.g. --ppn=4'
+complete -c ezpz -n '__fish_seen_subcommand_from submit' -l exclude-from -r -F -d 'Keep the job off the nodes in FILE (a host a line; ezpz launch\'s bad-nodes file): Slurm --exclude'
 complete -c ezpz -n '__fish_seen_subcommand_from submit' -l sched-arg -x -d 'A scheduler directive for the script (repeatable), e.g. --sched-arg \'-C gpu\' (#SBATCH -C gpu)'
 complete -c ezpz -n '__fish_seen_subcommand_from submit' -l force -d 'Write the script even when the command\'s program or script is not found'
 complete -c ezpz -n '__fish_seen_subcommand_from submit' -s o -l output -r -F -d 'Script path (default ezpz-submit-<time>-<pid>.sh here)'

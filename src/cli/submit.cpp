@@ -8,6 +8,7 @@
 
 #include "cli/terminal.hpp"
 #include "core/cluster.hpp"
+#include "core/failover.hpp"
 #include "core/job_env.hpp"
 #include "core/shell.hpp"
 #include "core/strings.hpp"
@@ -46,6 +47,9 @@ void SubmitCommand::add_cli(CLI::App& app) {
   app.add_option("--env", env_, "NAME=VALUE exported in the script (repeatable)")->type_name("NAME=VALUE");
   app.add_option("--launch-arg", launch_args_, "An option for the script's `ezpz launch` (repeatable), e.g. --ppn=4")
       ->type_name("ARG");
+  app.add_option("--exclude-from", exclude_from_,
+                 "Keep the job off the nodes in FILE (a host a line; ezpz launch's bad-nodes file): Slurm --exclude")
+      ->type_name("FILE");
   app.add_option("--sched-arg", sched_args_,
                  "A scheduler directive for the script (repeatable), e.g. --sched-arg '-C gpu' (#SBATCH -C gpu)")
       ->type_name("ARG");
@@ -170,6 +174,17 @@ Expected<void> SubmitCommand::add_sched_args(Context& ctx, core::SubmitSpec& spe
     spec.filesystems.clear();
   }
   spec.sched_args.insert(spec.sched_args.end(), sched_args_.begin(), sched_args_.end());
+  if (!exclude_from_.empty()) {  // the nodes a failover evicted (the record's bad-nodes file)
+    auto text = ctx.probe().read_file(exclude_from_);
+    if (!text) {
+      return usage_error("--exclude-from " + exclude_from_ + " cannot be read: " + text.error().message);
+    }
+    auto arg = core::exclusion_arg(spec.scheduler == core::Scheduler::slurm, *text, exclude_from_);
+    if (!arg) {
+      return arg.error();
+    }
+    spec.sched_args.push_back(*arg);
+  }
   return {};
 }
 

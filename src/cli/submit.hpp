@@ -34,6 +34,7 @@ class SubmitCommand final : public Command {
   std::string output_;
   std::vector<std::string> launch_args_;
   std::vector<std::string> sched_args_;
+  std::string exclude_from_;
   bool force_ = false;
   CLI::App* app_ = nullptr;
   bool submit_ = false;

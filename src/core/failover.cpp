@@ -346,6 +346,34 @@ std::string swap_line(const Eviction& eviction, const std::string& replacement, 
          count_of(spares_left, "spare") + " left)";
 }
 
+Expected<std::string> exclusion_arg(bool slurm, std::string_view text, const std::string& path) {
+  HostList hosts;
+  for (std::size_t pos = 0; pos < text.size();) {
+    auto end = text.find('\n', pos);
+    if (end == std::string_view::npos) {
+      end = text.size();
+    }
+    auto line = trim(text.substr(pos, end - pos).substr(0, text.substr(pos, end - pos).find('#')));
+    pos = end + 1;
+    if (line.empty()) {
+      continue;
+    }
+    if (line.find_first_of(" \t,;'\"$`\\") != std::string_view::npos) {
+      return usage_error("--exclude-from " + path + ": '" + std::string(line) +
+                         "' is not a host name: one host a line, # for comments");
+    }
+    hosts.emplace_back(line);
+  }
+  if (hosts.empty()) {
+    return usage_error("--exclude-from " + path + " names no host: one host a line (ezpz launch writes bad-nodes)");
+  }
+  if (!slurm) {
+    return usage_error("--exclude-from: PBS's qsub cannot leave nodes out by name; ask the site to offline " +
+                       join(hosts, ", ") + " (pbsnodes -o), or pick hosts with -l select=...:host=NAME");
+  }
+  return "--exclude=" + join(hosts, ",");
+}
+
 std::optional<double> job_end_time(const std::optional<std::string>& slurm_end,
                                    const std::optional<std::string>& ezpz_end) {
   for (const auto& v : {ezpz_end, slurm_end}) {

@@ -131,6 +131,11 @@ struct Verdict {
 /// "node x evicted: WHY; y takes its place (1 spare left)".
 [[nodiscard]] std::string swap_line(const Eviction& eviction, const std::string& replacement, std::size_t spares_left);
 
+/// The scheduler directive that keeps a job off the nodes of a bad-nodes file (`path`, its
+/// `text`: a host a line, "# ..." comments): Slurm's --exclude=a,b. PBS's qsub cannot leave
+/// nodes out by name: a usage error that says what to do instead.
+[[nodiscard]] Expected<std::string> exclusion_arg(bool slurm, std::string_view text, const std::string& path);
+
 /// The scheduler's end of the job (seconds since the epoch): SLURM_JOB_END_TIME, or
 /// EZPZ_JOB_END_TIME where the site or the job script sets it (PBS has no variable for it).
 [[nodiscard]] std::optional<double> job_end_time(const std::optional<std::string>& slurm_end,

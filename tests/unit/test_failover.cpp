@@ -247,3 +247,15 @@ TEST_CASE("each attempt's launcher line runs on the active nodes only", "[failov
           "mpirun -np 8 --hostfile /rec/hostfile-1 --map-by ppr:2:node python3 -m app.train");
   }
 }
+
+TEST_CASE("submit --exclude-from: Slurm's --exclude from a bad-nodes file; PBS says what to do", "[failover]") {
+  const std::string file = "# nodes ezpz launch evicted\nnid001  # probe: no answer\n\nnid007\n";
+  CHECK(exclusion_arg(true, file, "bad-nodes").value() == "--exclude=nid001,nid007");
+  auto pbs = exclusion_arg(false, file, "bad-nodes");
+  REQUIRE_FALSE(pbs);
+  CHECK_THAT(pbs.error().message, Catch::Contains("pbsnodes -o") && Catch::Contains("nid001, nid007"));
+  CHECK_FALSE(exclusion_arg(true, "# nothing\n", "f"));
+  auto bad = exclusion_arg(true, "a;rm -rf /\n", "f");
+  REQUIRE_FALSE(bad);
+  CHECK_THAT(bad.error().message, Catch::Contains("is not a host name"));
+}
