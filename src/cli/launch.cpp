@@ -185,6 +185,7 @@ void LaunchCommand::set_trailing_command(std::vector<std::string> command, bool 
     request_.console = ranges ? core::ranges_text(*ranges) : "";
   }
   failover_ = {};
+  retry_delay_given_ = app_->count("--retry-delay") > 0;
   failover_.on = auto_retry_ || app_->count("--spare-nodes") > 0;
   failover_.min_attempt_s = min_attempt_s_;
   if (app_->count("--max-failover-retries") > 0) {

@@ -121,6 +121,7 @@ class LaunchCommand final : public Command {
   double retry_delay_s_ = 5;
   int retries_ = 0;
   std::string spare_nodes_;
+  bool retry_delay_given_ = false;
   bool auto_retry_ = false;
   int max_failover_retries_ = -1;
   double min_attempt_s_ = core::kDefaultMinAttemptS;

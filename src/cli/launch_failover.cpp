@@ -57,8 +57,7 @@ std::vector<core::ProbeResult> probe_nodes(Context& ctx, const core::ReachOption
   for (const auto& o : ctx.node_commands().run_on_nodes(reach->reach.targets, args, reach->spec, timeout)) {
     auto j = nlohmann::json::parse(o.output.substr(0, o.output.find('\n')), nullptr, false);
     if (!o.error.empty() || !j.is_object()) {
-      out.push_back({o.host, false,
-                     "no answer in " + std::to_string(timeout) + " s" + (o.error.empty() ? "" : " (" + o.error + ")")});
+      out.push_back({o.host, false, o.error.empty() ? "no answer in " + std::to_string(timeout) + " s" : o.error});
     } else {
       out.push_back({o.host, j.value("ok", false), j.value("why", std::string())});
     }
@@ -131,6 +130,7 @@ core::Verdict LaunchCommand::judge(Context& ctx, const PlannedJob& job, const co
   evidence.ranks = facts.ranks;
   evidence.claims = core::launcher_claims(core::join(result.launcher_tail, "\n"));
   evidence.ended = now_epoch();
+  evidence.stopped_at = result.stopped_at;
   evidence.job_end = core::job_end_time(ctx.env.get("SLURM_JOB_END_TIME"), ctx.env.get("EZPZ_JOB_END_TIME"));
   const auto suspects = core::find_suspects(evidence, plan.hosts);
   core::HostList probe;
@@ -235,7 +235,7 @@ Expected<std::pair<core::RunResult, int>> LaunchCommand::run_failover(Context& c
       ++swaps;
       auto next = core::plan_on_hosts(job.request, ctx.env, job.cluster, job.inventory, split,
                                       failover_hostfile(job.request, ctx.env, attempt),
-                                      core::master_address(split.active, job.cluster.machine, ctx.probe()));
+                                      core::master_address(split.active, job.cluster.machine, ctx.probe()), true);
       if (!next) {
         return next.error();
       }
@@ -246,7 +246,7 @@ Expected<std::pair<core::RunResult, int>> LaunchCommand::run_failover(Context& c
       break;
     }
     // 4. A short backoff; Ctrl-C during it starts nothing.
-    const double delay = std::min(retry_delay_s_, 2.0);
+    const double delay = retry_delay_given_ ? retry_delay_s_ : 2.0;
     ctx.term.warn("attempt " + std::to_string(attempt + 1) + " on " + core::join(plan.hosts, ",") + " in " +
                   std::to_string(static_cast<int>(delay)) + " s");
     if (!ctx.jobs().sleep_unless_interrupted(delay)) {

@@ -6,6 +6,7 @@
 #include <set>
 
 #include "core/hostlist.hpp"
+#include "core/rank_channel.hpp"
 #include "core/strings.hpp"
 
 namespace ezpz::core {
@@ -63,7 +64,7 @@ Expected<NodeSplit> split_nodes(const TopologyRequest& topology, const HostList&
 
 Expected<LaunchPlan> plan_on_hosts(LaunchRequest request, const Env& env, ClusterInfo cluster,
                                    const LauncherInventory& inventory, const NodeSplit& split,
-                                   const std::string& hostfile, const std::string& master_addr) {
+                                   const std::string& hostfile, const std::string& master_addr, bool after_swap) {
   cluster.hosts = split.active;
   cluster.master_addr = master_addr;
   cluster.host_source = {HostSource::Kind::file, "failover", hostfile};
@@ -72,6 +73,9 @@ Expected<LaunchPlan> plan_on_hosts(LaunchRequest request, const Env& env, Cluste
   auto plan = plan_launch(request, env, cluster, inventory);
   if (!plan) {
     return plan.error();
+  }
+  if (after_swap && plan->style == LauncherStyle::srun) {
+    plan->argv.insert(plan->argv.begin() + 1, "--overlap");
   }
   plan->write_hostfile = plan->style != LauncherStyle::srun && plan->style != LauncherStyle::local;
   if (!plan->write_hostfile) {
@@ -212,12 +216,42 @@ void add_why(Suspect& s, const std::string& why) {
   s.why += (s.why.empty() ? "" : "; ") + why;
 }
 
+/// Hosts whose shims all went silent (no heartbeat) kShimSilenceS before the last word any other
+/// shim sent: the node stopped, or its link went down. Ranks that reported their end are not
+/// silent, they are done.
+void name_silent_hosts(const AttemptEvidence& evidence, const HostList& active, std::vector<Suspect>& out) {
+  std::map<std::string, std::pair<double, int>> heard;  // host -> {latest word, ranks}
+  double latest = 0;
+  for (const auto& r : evidence.ranks) {
+    const bool reported = r.ended && r.exit_code != -1;
+    const auto host = active_host(active, r.host);
+    if (reported || host.empty() || r.heard_at <= 0) {
+      continue;
+    }
+    auto& [at, ranks] = heard[host];
+    at = std::max(at, r.heard_at);
+    ++ranks;
+    latest = std::max(latest, r.heard_at);
+  }
+  for (const auto& [host, h] : heard) {
+    if (latest - h.first > kShimSilenceS) {
+      auto& s = suspect_of(out, host);
+      s.named = true;
+      add_why(s, (h.second == 1 ? std::string("its rank's ezpz shim")
+                                : "the ezpz shims of its " + std::to_string(h.second) + " ranks") +
+                     " said nothing for " + std::to_string(static_cast<int>(latest - h.first)) +
+                     " s while the others' did (the node stopped, or its link went down)");
+    }
+  }
+}
+
 }  // namespace
 
 std::vector<Suspect> find_suspects(const AttemptEvidence& evidence, const HostList& active) {
   std::vector<Suspect> out;
-  // When the first rank reported a failure: ranks gone without a word after it were stopped.
-  double first_report = 0;
+  // When the first rank reported a failure, or ezpz began to stop the job: ranks gone without a
+  // word after that were stopped, by ezpz or by the launcher's cascade.
+  double first_report = evidence.stopped_at;
   for (const auto& r : evidence.ranks) {
     if (r.ended && r.exit_code > 0 && (first_report == 0 || r.ended_at < first_report)) {
       first_report = r.ended_at;
@@ -267,6 +301,7 @@ std::vector<Suspect> find_suspects(const AttemptEvidence& evidence, const HostLi
       }
     }
   }
+  name_silent_hosts(evidence, active, out);
   if (!evidence.ranks.empty()) {
     for (const auto& host : active) {
       if (heard.count(host) == 0) {

@@ -47,9 +47,12 @@ struct NodeSplit {
 /// The plan of one attempt on exactly `split.active`: named to the launcher (srun --nodelist; a
 /// hostfile at `hostfile`, which the caller writes, for mpiexec and mpirun: LaunchPlan::
 /// write_hostfile), MASTER_ADDR `master_addr` (the first active node's), the spares listed.
+/// `after_swap`: srun gets --overlap, as the failed step may still hold the healthy nodes
+/// (Slurm completes it only once the lost node answers or is marked down).
 [[nodiscard]] Expected<LaunchPlan> plan_on_hosts(LaunchRequest request, const Env& env, ClusterInfo cluster,
                                                  const LauncherInventory& inventory, const NodeSplit& split,
-                                                 const std::string& hostfile, const std::string& master_addr);
+                                                 const std::string& hostfile, const std::string& master_addr,
+                                                 bool after_swap = false);
 
 /// What a launcher said about a node, parsed per launcher.
 enum class ClaimKind {
@@ -76,6 +79,7 @@ struct AttemptEvidence {
   std::vector<RankWatch> ranks;       ///< every rank: host, end (exit_code -1: gone without a word)
   std::vector<LauncherClaim> claims;  ///< what the launcher said
   double ended = 0;                   ///< when the attempt ended (seconds since the epoch)
+  double stopped_at = 0;              ///< when ezpz began to stop it (0: it did not): later ends are its doing
   std::optional<double> job_end;      ///< the scheduler's end of the job (epoch), when known
 };
 

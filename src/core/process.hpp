@@ -83,6 +83,7 @@ struct RunResult {
   double failed_time = 0;                  ///< when it ended (seconds since the epoch)
   std::vector<std::string> failed_tail;    ///< the last lines of its stderr (the built-in launcher)
   std::vector<std::string> launcher_tail;  ///< an MPI launcher's last lines (stdout's, then stderr's)
+  double stopped_at = 0;                   ///< when ezpz began to stop the job (epoch seconds; 0: it did not)
 };
 
 /// A process of an ezpz-launched job on this node.

@@ -19,6 +19,10 @@
 namespace ezpz::core {
 
 /// The shim's end: its rank's output goes to the hub.
+/// How often a quiet shim says it is alive, and the silence that names its node (failover).
+inline constexpr double kAliveEveryS = 2;
+inline constexpr double kShimSilenceS = 8;
+
 class RankLink {
  public:
   virtual ~RankLink() = default;
@@ -30,6 +34,9 @@ class RankLink {
   virtual bool send_progress(int stream, std::string_view last_line) = 0;
   /// Send how the rank ended (exit_report_json); false once the hub is gone.
   virtual bool send_exit(const RankExit& exit) = 0;
+  /// "Still here" when the shim has sent nothing for kAliveEvery: a node whose shims go silent
+  /// is stopped or cut off (failover's evidence); false once the hub is gone.
+  virtual bool send_alive() = 0;
   /// The descriptor to wait on: readable when the hub speaks or is gone.
   [[nodiscard]] virtual int fd() const = 0;
   enum class Heard { nothing, kill, gone };

@@ -69,6 +69,7 @@ struct RankWatch {
   double ended_at = 0;     ///< seconds since the epoch (when ended)
   double last_output = 0;  ///< seconds since the epoch of its latest output (0: none yet)
   std::string last_line;   ///< its latest line, on either stream
+  double heard_at = 0;     ///< when its shim last sent anything, heartbeats included (0: unknown)
 };
 
 /// Who went quiet, for a hang (--idle-timeout, Ctrl-C, --time-limit): the running ranks silent

@@ -114,6 +114,74 @@ rc=$?
 [ "$rc" -ne 0 ] || fail "no spare: exit 0"
 grep -q "no spare node left for 1 failed node: node5 (" "$out" || fail "no spare: node5 not named: $(grep ezpz: "$out")"
 
+# stop_node NODE: SIGSTOP every process of the job on NODE (a hang: the others wait in all_reduce).
+stop_node() {
+  local ns p
+  ns=$(readlink "/proc/$(cat "$D/nodes/$1/launcher.pid")/ns/net")
+  for p in $(pgrep -f -- "__rank-env|gloo_loop.py"); do
+    [ "$(readlink "/proc/$p/ns/net" 2>/dev/null)" = "$ns" ] && kill -STOP "$p" 2>/dev/null
+  done
+}
+link_down() { ip netns exec "$EZSIM_PREFIX-$1" ip link set eth0 down; }
+# when_step OUT ATTEMPT CMD...: run CMD once attempt ATTEMPT's ranks are at step 3.
+when_step() {
+  local out=$1 attempt=$2 k
+  shift 2
+  for ((k = 0; k < 600; k++)); do
+    if [ "$(grep -c "^start rank .* restart $attempt$" "$out")" -ge 4 ] && grep -q "^step 3 rank" <(sed -n "/restart $attempt\$/,\$p" "$out"); then
+      "$@"
+      return 0
+    fi
+    sleep 0.1
+  done
+  return 1
+}
+# check_hang WHAT OUT RC EVIDENCE: node3 evicted naming EVIDENCE, the job done on the spare.
+check_hang() {
+  local what=$1 out=$2 rc=$3 evidence=$4
+  [ "$rc" -eq 0 ] || fail "$what: exit $rc, want 0: $(tail -30 "$out")"
+  grep -q "node node3 evicted: .*node5 takes its place" "$out" || fail "$what: no swap line: $(grep ezpz: "$out")"
+  grep "node node3 evicted" "$out" | grep -q "$evidence" || fail "$what: the evidence is not $evidence: $(grep evicted "$out")"
+  [ "$(grep -c "^done rank ./4 host .* OK$" "$out")" -eq 4 ] || fail "$what: want 4 ranks done: $(tail -20 "$out")"
+}
+
+# 5. A hang: node3's processes SIGSTOPped; --idle-timeout stops the attempt, the shims' silence names it.
+out="$D/out/stop.txt"
+: >"$out"
+"$X" "${common[@]}" salloc -N 5 --ntasks-per-node=1 "$ezpz" launch -n 4 --ppn 1 --spare-nodes 1 --idle-timeout 15 \
+  -- "$py" "$D/gloo_loop.py" >"$out" 2>&1 &
+job=$!
+when_step "$out" 0 stop_node node3 || fail "SIGSTOP: the job never reached step 3: $(tail -20 "$out")"
+wait "$job"
+check_hang "node3 stopped" "$out" $? "said nothing for"
+pkill -CONT -f -- "gloo_loop.py" 2>/dev/null
+
+# 6. node3's link goes down mid-run: the probe cannot reach it.
+out="$D/out/link.txt"
+: >"$out"
+# (--no-kill: without it Slurm revokes the whole allocation when a node fails.)
+"$X" "${common[@]}" salloc -N 5 --ntasks-per-node=1 --no-kill "$ezpz" launch -n 4 --ppn 1 --spare-nodes 1 \
+  --idle-timeout 15 -- "$py" "$D/gloo_loop.py" >"$out" 2>&1 &
+job=$!
+when_step "$out" 0 link_down node3 || fail "link: the job never reached step 3: $(tail -20 "$out")"
+wait "$job"
+check_hang "node3's link down" "$out" $? "probe: no answer"
+ip netns exec "$EZSIM_PREFIX-node3" ip link set eth0 up
+
+# 7. Ctrl-C during the backoff: nothing starts after it.
+out="$D/out/int.txt"
+: >"$out"
+"$X" "${common[@]}" PATH="$D/mpich/bin:$PATH" "$ezpz" launch --launcher mpiexec --hostfile "$D/hostfile" -n 4 \
+  --ppn 1 --spare-nodes 1 --retry-delay 30 -- "$py" "$D/gloo_loop.py" >"$out" 2>&1 &
+job=$!
+kill_when "$out" 0 node3 || fail "Ctrl-C: the job never reached step 3"
+for ((k = 0; k < 600; k++)); do grep -q "^ezpz: warning: attempt 2 on " "$out" && break; sleep 0.1; done
+pkill -INT -f -- "^$ezpz launch --launcher mpiexec" || fail "Ctrl-C: no ezpz to interrupt"
+wait "$job"
+rc=$?
+[ "$rc" -eq 130 ] || fail "Ctrl-C in the backoff: exit $rc, want 130: $(tail -5 "$out")"
+grep -q " restart 1$" "$out" && fail "Ctrl-C in the backoff: an attempt started after it"
+
 # Nothing of the job is left on any node.
 sleep 0
 left=$(pgrep -f -- "gloo_loop.py" | wc -l)

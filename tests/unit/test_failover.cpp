@@ -201,9 +201,10 @@ TEST_CASE("the scheduler's end of the job", "[failover]") {
 namespace {
 
 /// The launcher line of a failover attempt on `active` (spares beside it).
-std::string attempt_line(ezpz::test::Job job, const NodeSplit& split) {
+std::string attempt_line(ezpz::test::Job job, const NodeSplit& split, bool after_swap = false) {
   const auto s = ezpz::test::setting(job);
-  auto p = plan_on_hosts(job.request, s.env, s.cluster, job.inventory, split, "/rec/hostfile-1", split.active[0]);
+  auto p = plan_on_hosts(job.request, s.env, s.cluster, job.inventory, split, "/rec/hostfile-1", split.active[0],
+                         after_swap);
   INFO((p ? "" : p.error().message));
   REQUIRE(p);
   CHECK(p->spare_hosts == split.spare);
@@ -221,6 +222,10 @@ TEST_CASE("each attempt's launcher line runs on the active nodes only", "[failov
     job.request.topology.nprocs = 16;
     CHECK(attempt_line(job, split) ==
           "srun -N4 -n16 --cpus-per-task=32 --gpus-per-node=4 "
+          "--nodelist=host0,host4,host2,host3 --cpu-bind=cores python3 -m app.train");
+    // After a swap: --overlap (the failed step may still hold the healthy nodes).
+    CHECK(attempt_line(job, split, true) ==
+          "srun --overlap -N4 -n16 --cpus-per-task=32 --gpus-per-node=4 "
           "--nodelist=host0,host4,host2,host3 --cpu-bind=cores python3 -m app.train");
   }
   SECTION("PALS mpiexec: a hostfile of the active nodes") {
@@ -258,4 +263,38 @@ TEST_CASE("submit --exclude-from: Slurm's --exclude from a bad-nodes file; PBS s
   auto bad = exclusion_arg(true, "a;rm -rf /\n", "f");
   REQUIRE_FALSE(bad);
   CHECK_THAT(bad.error().message, Catch::Contains("is not a host name"));
+}
+
+TEST_CASE("verdict: a node whose shims went silent while the others spoke is named", "[failover]") {
+  const HostList active = {"node0", "node1"};
+  auto watch = [](int r, const std::string& host, double heard) {
+    RankWatch w{r, host, true, -1, 130, 0, "", heard};  // closed when ezpz stopped the hung job
+    return w;
+  };
+  AttemptEvidence ev;
+  ev.ranks = {watch(0, "node0", 129), watch(1, "node1", 110)};
+  // Every rank ended without a word, after ezpz began to stop the hung job (the cascade, not
+  // evidence): node1 alone is a suspect, named by its silence.
+  ev.stopped_at = 125;
+  auto named = [&] {
+    std::vector<std::string> out;
+    for (const auto& s : find_suspects(ev, active)) {
+      if (s.named) {
+        out.push_back(s.host + ": " + s.why);
+      }
+    }
+    return out;
+  };
+  REQUIRE(named().size() == 1);
+  CHECK_THAT(named()[0], Catch::StartsWith("node1: ") &&
+                             Catch::Contains("its rank's ezpz shim said nothing for 19 s while the others' did"));
+  CHECK(find_suspects(ev, active).size() == 1);
+  ev.stopped_at = 0;  // (had ezpz not stopped it, every node would be a suspect, to probe)
+  CHECK(find_suspects(ev, active).size() == 2);
+  ev.stopped_at = 125;
+  // Within the bound, or a rank that reported its end (done, not silent): nobody named.
+  ev.ranks = {watch(0, "node0", 117), watch(1, "node1", 110)};
+  CHECK(named().empty());
+  ev.ranks = {watch(0, "node0", 129), RankWatch{1, "node1", true, 0, 110, 0, "", 110}};
+  CHECK(named().empty());
 }

@@ -61,6 +61,8 @@ using Clock = std::chrono::steady_clock;
 constexpr auto kFlushDelay = std::chrono::milliseconds(2);
 /// How often a rank the console does not show sends its last line (at most).
 constexpr auto kProgressEvery = std::chrono::milliseconds(1000);
+/// A shim that sent nothing for this long says it is alive (core::kAliveEveryS).
+constexpr auto kAliveEvery = std::chrono::milliseconds(static_cast<int>(core::kAliveEveryS * 1000));
 /// The most it holds (and reads at once); the link cuts it into the channel's records.
 constexpr std::size_t kMaxHeld = 256 * 1024;
 
@@ -86,6 +88,12 @@ class ChildWatch {
       }
       if (link_ != nullptr && fds[1].revents != 0) {
         hear();
+      }
+      if (link_ != nullptr && Clock::now() - sent_at_ >= kAliveEvery) {
+        sent_at_ = Clock::now();
+        if (!link_->send_alive()) {
+          lost_hub();
+        }
       }
       for (const auto& r : signals_.drain_senders()) {
         if (relayed(r)) {
@@ -185,6 +193,7 @@ class ChildWatch {
   /// Send what is held, stdout's then stderr's; the hub gone, it shows here.
   void flush() {
     flush_at_.reset();
+    sent_at_ = Clock::now();
     progress_at_ = Clock::now() + kProgressEvery;
     for (std::size_t k = 0; k < outbox_.size() && link_ != nullptr; ++k) {
       const int stream = static_cast<int>(k) + 1;
@@ -249,6 +258,7 @@ class ChildWatch {
   std::array<std::string, 2> outbox_;          ///< stdout's and stderr's bytes not yet sent to the hub
   std::optional<Clock::time_point> flush_at_;  ///< when what is held goes
   Clock::time_point progress_at_;              ///< the earliest a hidden rank's next last line goes
+  Clock::time_point sent_at_ = Clock::now();   ///< when the hub last got anything from this shim
 };
 
 /// The rank's exit from how it could be run and how it ended.

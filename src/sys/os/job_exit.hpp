@@ -47,6 +47,7 @@ struct JobStop {
   int signal = 0;          ///< the first stopping signal ezpz received and passed on (0: none)
   bool timed_out = false;  ///< the watchdog (--timeout) stopped it
   int rank_failed = 0;     ///< ezpz stopped a launcher's job when a rank reported this code (0: it did not)
+  double at = 0;           ///< when ezpz first signalled the job to stop (seconds since the epoch; 0: never)
 };
 
 /// The first process among `ends` that failed (a code other than 0); nullptr when none did.

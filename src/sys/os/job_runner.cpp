@@ -303,6 +303,9 @@ class Supervisor {
   }
 
   void start_stopping(int signo) {
+    if (stop_.at == 0) {
+      stop_.at = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+    }
     kill_group(signo);
     if (!kill_deadline_) {
       kill_deadline_ = Clock::now() + seconds(options_.kill_after_s);
@@ -443,6 +446,7 @@ Expected<RunResult> PosixProcessControl::run(const std::vector<ProcessSpec>& pro
   auto result = decide_result(supervised.ends, supervised.stop);
   result.failed_tail = supervised.failed_tail;
   result.launcher_tail = supervised.launcher_tail;
+  result.stopped_at = supervised.stop.at;
   return result;
 }
 

@@ -32,6 +32,7 @@ struct Conn {
   LineStream err;
   std::optional<core::RankExit> exit;
   double closed_at = 0;
+  double heard_at = 0;  ///< when it last sent anything (its heartbeat included)
 };
 
 class Hub final : public core::RankHub {
@@ -106,7 +107,7 @@ class Hub final : public core::RankHub {
       }
       auto& w = by_rank[c.rank];
       const auto& latest = c.out.last_time >= c.err.last_time ? c.out : c.err;
-      w = {c.rank, c.host, c.exit.has_value() || !c.ch, 0, 0, latest.last_time, latest.tail.last()};
+      w = {c.rank, c.host, c.exit.has_value() || !c.ch, 0, 0, latest.last_time, latest.tail.last(), c.heard_at};
       if (c.exit) {
         w.exit_code = c.exit->exit_code;
         w.ended_at = c.exit->time;
@@ -181,6 +182,7 @@ class Hub final : public core::RankHub {
     std::string data;
     SecureChannel::Got next;
     while ((next = c.ch->next(type, data)) == SecureChannel::Got::record) {
+      c.heard_at = wall_clock_seconds();  // 'A': alive, and nothing else to do
       if (type == 'O' || type == 'E') {
         feed(type == 'O' ? c.out : c.err, data);
         output = true;

@@ -30,6 +30,8 @@ class Link final : public core::RankLink {
 
   bool send_exit(const core::RankExit& exit) override { return ch_.send('X', core::exit_report_json(exit)); }
 
+  bool send_alive() override { return ch_.send('A', ""); }
+
   [[nodiscard]] int fd() const override { return ch_.fd(); }
 
   Heard hear() override {
