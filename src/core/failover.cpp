@@ -225,13 +225,13 @@ void name_silent_hosts(const AttemptEvidence& evidence, const HostList& active, 
   for (const auto& r : evidence.ranks) {
     const bool reported = r.ended && r.exit_code != -1;
     const auto host = active_host(active, r.host);
+    latest = std::max(latest, r.heard_at);  // a rank's report is a word too
     if (reported || host.empty() || r.heard_at <= 0) {
       continue;
     }
     auto& [at, ranks] = heard[host];
     at = std::max(at, r.heard_at);
     ++ranks;
-    latest = std::max(latest, r.heard_at);
   }
   for (const auto& [host, h] : heard) {
     if (latest - h.first > kShimSilenceS) {

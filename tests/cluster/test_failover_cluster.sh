@@ -14,7 +14,7 @@ fails=0
 fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
 
 "$sim/down.sh" >/dev/null 2>&1
-trap '"$sim/down.sh" >/dev/null 2>&1' EXIT
+trap '[ -n "${KEEP:-}" ] || "$sim/down.sh" >/dev/null 2>&1' EXIT
 "$sim/up.sh" 5 || { echo "FAIL: the simulated cluster could not start (reason above)"; exit 1; }
 "$sim/slurm-up.sh" || { echo "FAIL: Slurm could not start on the simulated cluster"; exit 1; }
 export SLURM_CONF="$D/slurm/slurm.conf"
@@ -25,7 +25,7 @@ ln -s /usr/bin/mpiexec.mpich "$D/mpich/bin/mpiexec"
 ln -s /usr/bin/hydra_pmi_proxy "$D/mpich/bin/hydra_pmi_proxy"
 printf 'node%s\n' 1 2 3 4 5 >"$D/hostfile"
 ezpz="$D/bin/ezpz"
-common=(env EZPZ_MACHINE=local EZPZ_HOME="$D/home" HOME="$D/home" PYTHONUNBUFFERED=1)
+common=(env EZPZ_MACHINE=local EZPZ_HOME="$D/home" HOME="$D/home" PYTHONUNBUFFERED=1 STEPS=15)
 py=/usr/bin/python3  # torch is there (a pyenv shim would add a bash per rank)
 
 # kill_node NODE: SIGKILL every process of the job on NODE (its ranks' shims and the ranks).
@@ -36,83 +36,8 @@ kill_node() {
     [ "$(readlink "/proc/$p/ns/net" 2>/dev/null)" = "$ns" ] && kill -9 "$p" 2>/dev/null
   done
 }
-# kill_when OUT ATTEMPT NODE: once attempt ATTEMPT's ranks are at step 3, kill NODE's (60 s at most).
-kill_when() {
-  local out=$1 attempt=$2 node=$3 k
-  for ((k = 0; k < 600; k++)); do
-    if [ "$(grep -c "^start rank .* restart $attempt$" "$out")" -ge 4 ] && grep -q "^step 3 rank" <(sed -n "/restart $attempt\$/,\$p" "$out"); then
-      kill_node "$node"
-      return 0
-    fi
-    sleep 0.1
-  done
-  return 1
-}
 # latest record's JSON
 record() { ls -t "$D"/home/jobs/*/launch-*.json | head -1; }
-
-# check_swap WHAT OUT RC: exit 0, node3 evicted with evidence, node5 in its place, 4 OKs at the end.
-check_swap() {
-  local what=$1 out=$2 rc=$3
-  [ "$rc" -eq 0 ] || fail "$what: exit $rc, want 0: $(tail -30 "$out")"
-  grep -q "node node3 evicted: .*node5 takes its place (0 spares left)" "$out" ||
-    fail "$what: no swap line for node3: $(grep ezpz: "$out")"
-  [ "$(grep -c "^done rank ./4 host .* OK$" "$out")" -eq 4 ] || fail "$what: want 4 ranks done: $(tail -20 "$out")"
-  grep "^done rank" "$out" | grep -q "host node5 OK" || fail "$what: the spare node5 ran no rank"
-  ! grep "^done rank" "$out" | grep -q "host node3 " || fail "$what: node3 still ran a rank"
-  python3 - "$(record)" <<'PY' || fail "$what: record $(record)"
-import json, sys
-f = json.load(open(sys.argv[1]))["failover"]
-a = f["attempts"]
-assert [x["verdict"] for x in a] == ["bad_nodes", "success"], a
-assert a[0]["evicted"][0]["host"] == "node3", a
-assert any("ended without a word" in e for e in a[0]["evicted"][0]["evidence"]), a
-assert "node5" in a[1]["hosts"] and "node3" not in a[1]["hosts"], a
-assert open(f["bad_nodes_file"]).read().splitlines()[1].startswith("node3  # "), f
-PY
-}
-
-# 1. srun in salloc: node3's processes SIGKILLed mid-run.
-out="$D/out/srun.txt"
-: >"$out"
-"$X" "${common[@]}" salloc -N 5 --ntasks-per-node=1 "$ezpz" launch -n 4 --ppn 1 --spare-nodes 1 \
-  -- "$py" "$D/gloo_loop.py" >"$out" 2>&1 &
-job=$!
-kill_when "$out" 0 node3 || fail "srun: the job never reached step 3: $(tail -20 "$out")"
-wait "$job"
-check_swap "srun, node3 killed" "$out" $?
-
-# 2. MPICH mpiexec over ssh with a hostfile: the same.
-out="$D/out/mpich.txt"
-: >"$out"
-"$X" "${common[@]}" PATH="$D/mpich/bin:$PATH" "$ezpz" launch --launcher mpiexec --hostfile "$D/hostfile" -n 4 \
-  --ppn 1 --spare-nodes 1 -- "$py" "$D/gloo_loop.py" >"$out" 2>&1 &
-job=$!
-kill_when "$out" 0 node3 || fail "mpiexec: the job never reached step 3: $(tail -20 "$out")"
-wait "$job"
-check_swap "mpiexec, node3 killed" "$out" $?
-
-# 3. An application error on healthy nodes: no swap, the rank's own code and words, one attempt.
-out=$("$X" "${common[@]}" FAIL_RANK=1 salloc -N 5 --ntasks-per-node=1 "$ezpz" launch -n 4 --ppn 1 --spare-nodes 1 \
-  -- "$py" "$D/gloo_loop.py" 2>&1)
-rc=$?
-[ "$rc" -eq 1 ] || fail "application error: exit $rc, want 1: $out"
-grep -q "evicted" <<<"$out" && fail "application error: a node was evicted: $out"
-grep -q "the application failed, not a node" <<<"$out" || fail "application error: no verdict line: $out"
-grep -q "bad input at step 2" <<<"$out" || fail "application error: the rank's words are missing: $out"
-[ "$(grep -c '^start rank 0 ' <<<"$out")" -eq 1 ] || fail "application error: more than one attempt: $out"
-
-# 4. No spare left: node3 killed in the first attempt, then node5 (its replacement) in the second.
-out="$D/out/nospare.txt"
-: >"$out"
-"$X" "${common[@]}" salloc -N 5 --ntasks-per-node=1 "$ezpz" launch -n 4 --ppn 1 --spare-nodes 1 \
-  -- "$py" "$D/gloo_loop.py" >"$out" 2>&1 &
-job=$!
-kill_when "$out" 0 node3 && kill_when "$out" 1 node5 || fail "no spare: the kills did not happen: $(tail -20 "$out")"
-wait "$job"
-rc=$?
-[ "$rc" -ne 0 ] || fail "no spare: exit 0"
-grep -q "no spare node left for 1 failed node: node5 (" "$out" || fail "no spare: node5 not named: $(grep ezpz: "$out")"
 
 # stop_node NODE: SIGSTOP every process of the job on NODE (a hang: the others wait in all_reduce).
 stop_node() {
@@ -145,10 +70,73 @@ check_hang() {
   [ "$(grep -c "^done rank ./4 host .* OK$" "$out")" -eq 4 ] || fail "$what: want 4 ranks done: $(tail -20 "$out")"
 }
 
+# check_swap WHAT OUT RC: exit 0, node3 evicted with evidence, node5 in its place, 4 OKs at the end.
+check_swap() {
+  local what=$1 out=$2 rc=$3
+  [ "$rc" -eq 0 ] || fail "$what: exit $rc, want 0: $(tail -30 "$out")"
+  grep -q "node node3 evicted: .*node5 takes its place (0 spares left)" "$out" ||
+    fail "$what: no swap line for node3: $(grep ezpz: "$out")"
+  [ "$(grep -c "^done rank ./4 host .* OK$" "$out")" -eq 4 ] || fail "$what: want 4 ranks done: $(tail -20 "$out")"
+  grep "^done rank" "$out" | grep -q "host node5 OK" || fail "$what: the spare node5 ran no rank"
+  ! grep "^done rank" "$out" | grep -q "host node3 " || fail "$what: node3 still ran a rank"
+  python3 - "$(record)" <<'PY' || fail "$what: record $(record)"
+import json, sys
+f = json.load(open(sys.argv[1]))["failover"]
+a = f["attempts"]
+assert [x["verdict"] for x in a] == ["bad_nodes", "success"], a
+assert a[0]["evicted"][0]["host"] == "node3", a
+assert any("ended without a word" in e for e in a[0]["evicted"][0]["evidence"]), a
+assert "node5" in a[1]["hosts"] and "node3" not in a[1]["hosts"], a
+assert open(f["bad_nodes_file"]).read().splitlines()[1].startswith("node3  # "), f
+PY
+}
+
+# 1. srun in salloc: node3's processes SIGKILLed mid-run.
+out="$D/out/srun.txt"
+: >"$out"
+"$X" "${common[@]}" salloc -N 5 --ntasks-per-node=1 "$ezpz" launch -n 4 --ppn 1 --spare-nodes 1 \
+  -- "$py" "$D/gloo_loop.py" >"$out" 2>&1 &
+job=$!
+when_step "$out" 0 kill_node node3 || fail "srun: the job never reached step 3: $(tail -20 "$out")"
+wait "$job"
+check_swap "srun, node3 killed" "$out" $?
+
+# 2. MPICH mpiexec over ssh with a hostfile: the same.
+out="$D/out/mpich.txt"
+: >"$out"
+"$X" "${common[@]}" PATH="$D/mpich/bin:$PATH" "$ezpz" launch --launcher mpiexec --hostfile "$D/hostfile" -n 4 \
+  --ppn 1 --spare-nodes 1 -- "$py" "$D/gloo_loop.py" >"$out" 2>&1 &
+job=$!
+when_step "$out" 0 kill_node node3 || fail "mpiexec: the job never reached step 3: $(tail -20 "$out")"
+wait "$job"
+check_swap "mpiexec, node3 killed" "$out" $?
+
+# 3. An application error on healthy nodes: no swap, the rank's own code and words, one attempt.
+out=$("$X" "${common[@]}" FAIL_RANK=1 salloc -N 5 --ntasks-per-node=1 "$ezpz" launch -n 4 --ppn 1 --spare-nodes 1 \
+  -- "$py" "$D/gloo_loop.py" 2>&1)
+rc=$?
+[ "$rc" -eq 1 ] || fail "application error: exit $rc, want 1: $out"
+grep -q "evicted" <<<"$out" && fail "application error: a node was evicted: $out"
+grep -q "the application failed, not a node" <<<"$out" || fail "application error: no verdict line: $out"
+grep -q "bad input at step 2" <<<"$out" || fail "application error: the rank's words are missing: $out"
+[ "$(grep -c '^start rank 0 ' <<<"$out")" -eq 1 ] || fail "application error: more than one attempt: $out"
+
+# 4. No spare left: node3 killed in the first attempt, then node5 (its replacement) in the second.
+out="$D/out/nospare.txt"
+: >"$out"
+"$X" "${common[@]}" salloc -N 5 --ntasks-per-node=1 "$ezpz" launch -n 4 --ppn 1 --spare-nodes 1 \
+  -- "$py" "$D/gloo_loop.py" >"$out" 2>&1 &
+job=$!
+when_step "$out" 0 kill_node node3 && when_step "$out" 1 kill_node node5 || fail "no spare: the kills did not happen: $(tail -20 "$out")"
+wait "$job"
+rc=$?
+[ "$rc" -ne 0 ] || fail "no spare: exit 0"
+grep -q "no spare node left for 1 failed node: node5 (" "$out" || fail "no spare: node5 not named: $(grep ezpz: "$out")"
+
 # 5. A hang: node3's processes SIGSTOPped; --idle-timeout stops the attempt, the shims' silence names it.
 out="$D/out/stop.txt"
 : >"$out"
-"$X" "${common[@]}" salloc -N 5 --ntasks-per-node=1 "$ezpz" launch -n 4 --ppn 1 --spare-nodes 1 --idle-timeout 15 \
+"$X" "${common[@]}" salloc -N 5 --ntasks-per-node=1 "$ezpz" launch -n 4 --ppn 1 --spare-nodes 1 --idle-timeout 15 --kill-after 3 \
   -- "$py" "$D/gloo_loop.py" >"$out" 2>&1 &
 job=$!
 when_step "$out" 0 stop_node node3 || fail "SIGSTOP: the job never reached step 3: $(tail -20 "$out")"
@@ -156,12 +144,23 @@ wait "$job"
 check_hang "node3 stopped" "$out" $? "said nothing for"
 pkill -CONT -f -- "gloo_loop.py" 2>/dev/null
 
+# 5b. The same hang under MPICH mpiexec.
+out="$D/out/stop-mpich.txt"
+: >"$out"
+"$X" "${common[@]}" PATH="$D/mpich/bin:$PATH" "$ezpz" launch --launcher mpiexec --hostfile "$D/hostfile" -n 4 \
+  --ppn 1 --spare-nodes 1 --idle-timeout 15 --kill-after 3 -- "$py" "$D/gloo_loop.py" >"$out" 2>&1 &
+job=$!
+when_step "$out" 0 stop_node node3 || fail "SIGSTOP (mpiexec): the job never reached step 3: $(tail -20 "$out")"
+wait "$job"
+check_hang "node3 stopped (mpiexec)" "$out" $? "said nothing for"
+pkill -CONT -f -- "gloo_loop.py" 2>/dev/null
+
 # 6. node3's link goes down mid-run: the probe cannot reach it.
 out="$D/out/link.txt"
 : >"$out"
 # (--no-kill: without it Slurm revokes the whole allocation when a node fails.)
 "$X" "${common[@]}" salloc -N 5 --ntasks-per-node=1 --no-kill "$ezpz" launch -n 4 --ppn 1 --spare-nodes 1 \
-  --idle-timeout 15 -- "$py" "$D/gloo_loop.py" >"$out" 2>&1 &
+  --idle-timeout 15 --kill-after 3 -- "$py" "$D/gloo_loop.py" >"$out" 2>&1 &
 job=$!
 when_step "$out" 0 link_down node3 || fail "link: the job never reached step 3: $(tail -20 "$out")"
 wait "$job"
@@ -174,7 +173,7 @@ out="$D/out/int.txt"
 "$X" "${common[@]}" PATH="$D/mpich/bin:$PATH" "$ezpz" launch --launcher mpiexec --hostfile "$D/hostfile" -n 4 \
   --ppn 1 --spare-nodes 1 --retry-delay 30 -- "$py" "$D/gloo_loop.py" >"$out" 2>&1 &
 job=$!
-kill_when "$out" 0 node3 || fail "Ctrl-C: the job never reached step 3"
+when_step "$out" 0 kill_node node3 || fail "Ctrl-C: the job never reached step 3"
 for ((k = 0; k < 600; k++)); do grep -q "^ezpz: warning: attempt 2 on " "$out" && break; sleep 0.1; done
 pkill -INT -f -- "^$ezpz launch --launcher mpiexec" || fail "Ctrl-C: no ezpz to interrupt"
 wait "$job"

@@ -297,4 +297,8 @@ TEST_CASE("verdict: a node whose shims went silent while the others spoke is nam
   CHECK(named().empty());
   ev.ranks = {watch(0, "node0", 129), RankWatch{1, "node1", true, 0, 110, 0, "", 110}};
   CHECK(named().empty());
+  // The others answered the stop with their reports (MPICH's SIGTERM): still words after node1's.
+  ev.ranks = {RankWatch{0, "node0", true, 143, 129, 0, "", 129}, watch(1, "node1", 110)};
+  REQUIRE(named().size() == 1);
+  CHECK_THAT(named()[0], Catch::StartsWith("node1: "));
 }
