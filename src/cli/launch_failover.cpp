@@ -89,6 +89,24 @@ std::string bad_nodes_text(const std::vector<AttemptFacts>& facts) {
   return text;
 }
 
+/// The summary of every attempt, when failover ran more than one or evicted a node.
+void print_summary(Context& ctx, const std::vector<AttemptFacts>& facts) {
+  const bool evicted =
+      std::any_of(facts.begin(), facts.end(), [](const AttemptFacts& f) { return !f.evicted.empty(); });
+  if (facts.size() < 2 && !evicted) {
+    return;
+  }
+  ctx.term.err() << "ezpz: failover: " << core::count_of(facts.size(), "attempt") << '\n';
+  for (std::size_t k = 0; k < facts.size(); ++k) {
+    const auto& f = facts[k];
+    std::string line = "  attempt " + std::to_string(k + 1) + " on " + core::join(f.hosts, ",") + ": " + f.verdict;
+    for (const auto& e : f.evicted) {
+      line += "; " + e.host + " evicted (" + e.why + ")";
+    }
+    ctx.term.err() << line << '\n';
+  }
+}
+
 }  // namespace
 
 std::string failover_hostfile(const core::LaunchRequest& request, const core::Env& env, int k) {
@@ -255,6 +273,7 @@ Expected<std::pair<core::RunResult, int>> LaunchCommand::run_failover(Context& c
       break;
     }
   }
+  print_summary(ctx, facts);
   return std::make_pair(result, attempt);
 }
 

@@ -68,6 +68,14 @@ check_hang() {
   grep -q "node node3 evicted: .*node5 takes its place" "$out" || fail "$what: no swap line: $(grep ezpz: "$out")"
   grep "node node3 evicted" "$out" | grep -q "$evidence" || fail "$what: the evidence is not $evidence: $(grep evicted "$out")"
   [ "$(grep -c "^done rank ./4 host .* OK$" "$out")" -eq 4 ] || fail "$what: want 4 ranks done: $(tail -20 "$out")"
+  grep -q "^  attempt 1 on node1,node2,node3,node4: bad_nodes; node3 evicted (" "$out" ||
+    fail "$what: no summary of the attempts: $(grep -A3 'ezpz: failover:' "$out")"
+  python3 - "$(record)" <<'PY' || fail "$what: record $(record)"
+import json, sys
+a = json.load(open(sys.argv[1]))["failover"]["attempts"]
+assert [x["verdict"] for x in a] == ["bad_nodes", "success"], a
+assert [e["host"] for e in a[0]["evicted"]] == ["node3"] and a[0]["evicted"][0]["evidence"], a
+PY
 }
 
 # check_swap WHAT OUT RC: exit 0, node3 evicted with evidence, node5 in its place, 4 OKs at the end.
