@@ -122,6 +122,7 @@ class LaunchCommand final : public Command {
   int retries_ = 0;
   std::string spare_nodes_;
   bool retry_delay_given_ = false;
+  std::optional<double> job_end_;  ///< the scheduler's end of the job (failover), when known
   bool auto_retry_ = false;
   int max_failover_retries_ = -1;
   double min_attempt_s_ = core::kDefaultMinAttemptS;

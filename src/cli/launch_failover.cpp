@@ -18,6 +18,19 @@
 namespace ezpz::cli {
 namespace {
 
+/// The job's end: SLURM_JOB_END_TIME or EZPZ_JOB_END_TIME, else on PBS from qstat -f (once).
+std::optional<double> end_of_job(Context& ctx) {
+  if (auto t = core::job_end_time(ctx.env.get("SLURM_JOB_END_TIME"), ctx.env.get("EZPZ_JOB_END_TIME"))) {
+    return t;
+  }
+  const auto id = ctx.env.get("PBS_JOBID");
+  if (!id || !ctx.probe().find_program("qstat")) {
+    return std::nullopt;
+  }
+  auto out = ctx.probe().run_program({"qstat", "-f", *id}, {}, {}, 10);
+  return out && out->exit_code == 0 ? core::pbs_end_time(out->output) : std::nullopt;
+}
+
 double now_epoch() {
   return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
@@ -149,7 +162,7 @@ core::Verdict LaunchCommand::judge(Context& ctx, const PlannedJob& job, const co
   evidence.claims = core::launcher_claims(core::join(result.launcher_tail, "\n"));
   evidence.ended = now_epoch();
   evidence.stopped_at = result.stopped_at;
-  evidence.job_end = core::job_end_time(ctx.env.get("SLURM_JOB_END_TIME"), ctx.env.get("EZPZ_JOB_END_TIME"));
+  evidence.job_end = job_end_;
   const auto suspects = core::find_suspects(evidence, plan.hosts);
   core::HostList probe;
   for (const auto& s : suspects) {
@@ -176,7 +189,8 @@ Expected<std::pair<core::RunResult, int>> LaunchCommand::run_failover(Context& c
   int swaps = 0;
   int retried = 0;
   int silent = 0;  // attempts in a row that failed before any rank printed a line
-  const auto job_end = core::job_end_time(ctx.env.get("SLURM_JOB_END_TIME"), ctx.env.get("EZPZ_JOB_END_TIME"));
+  job_end_ = end_of_job(ctx);
+  const auto job_end = job_end_;
   const auto bad_nodes = job.request.record_dir.empty() ? "" : job.request.record_dir + "/bad-nodes";
   while (true) {
     // 1. This attempt's plan: its nodes named to the launcher, its own record directory.

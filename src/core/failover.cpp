@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cstdio>
+#include <ctime>
 #include <map>
 #include <set>
 
@@ -407,6 +409,43 @@ Expected<std::string> exclusion_arg(bool slurm, std::string_view text, const std
                        join(hosts, ", ") + " (pbsnodes -o), or pick hosts with -l select=...:host=NAME");
   }
   return "--exclude=" + join(hosts, ",");
+}
+
+std::optional<double> pbs_end_time(std::string_view qstat_f) {
+  std::optional<double> walltime;
+  std::optional<double> start;
+  for (std::size_t pos = 0; pos < qstat_f.size();) {
+    auto end = qstat_f.find('\n', pos);
+    if (end == std::string_view::npos) {
+      end = qstat_f.size();
+    }
+    const auto line = trim(qstat_f.substr(pos, end - pos));
+    pos = end + 1;
+    const auto eq = line.find(" = ");
+    if (eq == std::string_view::npos) {
+      continue;
+    }
+    const auto key = line.substr(0, eq);
+    const std::string value(line.substr(eq + 3));
+    if (key == "Resource_List.walltime") {
+      int h = 0;
+      int m = 0;
+      int s = 0;
+      if (std::sscanf(value.c_str(), "%d:%d:%d", &h, &m, &s) == 3) {
+        walltime = h * 3600.0 + m * 60.0 + s;
+      }
+    } else if (key == "stime") {
+      std::tm tm{};
+      if (const char* rest = ::strptime(value.c_str(), "%a %b %d %H:%M:%S %Y", &tm); rest != nullptr && *rest == 0) {
+        tm.tm_isdst = -1;
+        start = static_cast<double>(std::mktime(&tm));
+      }
+    }
+  }
+  if (!walltime || !start) {
+    return std::nullopt;
+  }
+  return *start + *walltime;
 }
 
 std::optional<double> job_end_time(const std::optional<std::string>& slurm_end,

@@ -140,8 +140,12 @@ struct Verdict {
 /// nodes out by name: a usage error that says what to do instead.
 [[nodiscard]] Expected<std::string> exclusion_arg(bool slurm, std::string_view text, const std::string& path);
 
-/// The scheduler's end of the job (seconds since the epoch): SLURM_JOB_END_TIME, or
-/// EZPZ_JOB_END_TIME where the site or the job script sets it (PBS has no variable for it).
+/// A PBS job's end from `qstat -f JOBID`: its start (`stime = Fri Nov 27 18:00:00 2026`, the
+/// server's local time, as this host reads it) plus `Resource_List.walltime = HH:MM:SS`.
+[[nodiscard]] std::optional<double> pbs_end_time(std::string_view qstat_f);
+
+/// The scheduler's end of the job (seconds since the epoch): EZPZ_JOB_END_TIME where the job
+/// script sets it, else SLURM_JOB_END_TIME (PBS has no variable for it: pbs_end_time).
 [[nodiscard]] std::optional<double> job_end_time(const std::optional<std::string>& slurm_end,
                                                  const std::optional<std::string>& ezpz_end);
 

@@ -2,6 +2,8 @@
 // verdict on a failed attempt (never blind), the swap, and each attempt's launcher line.
 #include <catch2/catch.hpp>
 
+#include <ctime>
+
 #include "core/failover.hpp"
 #include "core/shell.hpp"
 #include "fake_probe.hpp"
@@ -301,4 +303,17 @@ TEST_CASE("verdict: a node whose shims went silent while the others spoke is nam
   ev.ranks = {RankWatch{0, "node0", true, 143, 129, 0, "", 129}, watch(1, "node1", 110)};
   REQUIRE(named().size() == 1);
   CHECK_THAT(named()[0], Catch::StartsWith("node1: "));
+}
+
+TEST_CASE("a PBS job's end from qstat -f: its start plus its walltime", "[failover]") {
+  const std::string qstat =
+      "Job Id: 4242.aurora-pbs-0001\n    Job_Name = train\n"
+      "    Resource_List.walltime = 06:00:00\n    stime = Fri Nov 27 18:00:00 2026\n";
+  std::tm tm{};
+  REQUIRE(::strptime("Fri Nov 27 18:00:00 2026", "%a %b %d %H:%M:%S %Y", &tm) != nullptr);
+  tm.tm_isdst = -1;
+  const auto start = static_cast<double>(std::mktime(&tm));
+  CHECK(pbs_end_time(qstat) == start + 6 * 3600);
+  CHECK_FALSE(pbs_end_time("Job Id: 1\n    Resource_List.walltime = 01:00:00\n"));  // not started
+  CHECK_FALSE(pbs_end_time("    stime = yesterday\n    Resource_List.walltime = 01:00:00\n"));
 }
