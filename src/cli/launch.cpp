@@ -397,7 +397,11 @@ Expected<PlannedJob> plan_job(Context& ctx, core::LaunchRequest request, std::st
   }
   auto inventory = core::find_launchers(ctx.probe());
   if (failover != nullptr && failover->on) {
-    return plan_failover(ctx, PlannedJob{{}, std::move(*cluster), std::nullopt, request, inventory}, *failover);
+    PlannedJob job;  // (named: gcc -O3 warns of the temporary's fields)
+    job.cluster = std::move(*cluster);
+    job.request = request;
+    job.inventory = inventory;
+    return plan_failover(ctx, std::move(job), *failover);
   }
   auto plan = core::plan_launch(request, ctx.env, *cluster, inventory);
   if (!plan) {
