@@ -292,8 +292,9 @@ std::vector<Suspect> find_suspects(const AttemptEvidence& evidence, const HostLi
       continue;
     }
     auto& s = suspect_of(out, host);
-    add_why(s, "its " + count_of(static_cast<std::size_t>(counts.first), "rank") +
-                   " and their ezpz shims ended without a word, before any rank reported a failure");
+    add_why(s, (counts.first == 1 ? std::string("its rank and its ezpz shim")
+                                  : "its " + std::to_string(counts.first) + " ranks and their ezpz shims") +
+                   " ended without a word, before any rank reported a failure");
     if (killed_tasks.count(host) > 0) {
       s.named = true;
       for (const auto& c : evidence.claims) {

@@ -189,6 +189,34 @@ rc=$?
 [ "$rc" -eq 130 ] || fail "Ctrl-C in the backoff: exit $rc, want 130: $(tail -5 "$out")"
 grep -q " restart 1$" "$out" && fail "Ctrl-C in the backoff: an attempt started after it"
 
+# 8. Under MPICH mpiexec too: an application error (no swap), node3's link down (probe), no spare left.
+mpich=(env PATH="$D/mpich/bin:$PATH" "$ezpz" launch --launcher mpiexec --hostfile "$D/hostfile" -n 4 --ppn 1
+       --spare-nodes 1)
+out=$("$X" "${common[@]}" FAIL_RANK=1 "${mpich[@]}" -- "$py" "$D/gloo_loop.py" 2>&1)
+rc=$?
+[ "$rc" -eq 1 ] || fail "application error (mpiexec): exit $rc, want 1: $out"
+grep -q "evicted" <<<"$out" && fail "application error (mpiexec): a node was evicted: $out"
+grep -q "bad input at step 2" <<<"$out" || fail "application error (mpiexec): the rank's words are missing: $out"
+out="$D/out/link-mpich.txt"
+: >"$out"
+"$X" "${common[@]}" "${mpich[@]}" --idle-timeout 15 --kill-after 3 -- "$py" "$D/gloo_loop.py" >"$out" 2>&1 &
+job=$!
+when_step "$out" 0 link_down node3 || fail "link (mpiexec): the job never reached step 3: $(tail -20 "$out")"
+wait "$job"
+check_hang "node3's link down (mpiexec)" "$out" $? "node3"
+ip netns exec "$EZSIM_PREFIX-node3" ip link set eth0 up
+out="$D/out/nospare-mpich.txt"
+: >"$out"
+"$X" "${common[@]}" "${mpich[@]}" -- "$py" "$D/gloo_loop.py" >"$out" 2>&1 &
+job=$!
+when_step "$out" 0 kill_node node3 && when_step "$out" 1 kill_node node5 ||
+  fail "no spare (mpiexec): the kills did not happen: $(tail -20 "$out")"
+wait "$job"
+rc=$?
+[ "$rc" -ne 0 ] || fail "no spare (mpiexec): exit 0"
+grep -q "no spare node left for 1 failed node: node5 (" "$out" ||
+  fail "no spare (mpiexec): node5 not named: $(grep ezpz: "$out")"
+
 # Nothing of the job is left on any node.
 sleep 0
 left=$(pgrep -f -- "gloo_loop.py" | wc -l)
