@@ -202,7 +202,7 @@ _ezpz() {
                 --ssh-command) COMPREPLY=(); return 0 ;;
             esac
             if [[ "$cur" == -* ]]; then
-                COMPREPLY=($(compgen -W "-h --help -n --nproc --ppn --nhosts --hostfile --machine --launcher --cpu-bind --gpu-bind --no-rank-env --label --log-dir --console-ranks --idle-timeout --time-limit --kill-after --retries --retry-delay --spare-nodes --auto-retry --max-failover-retries --min-attempt-time --transport --ssh-command --accept-new-host-keys --no-hsn --keep-going --no-record --dry-run --print-env --json" -- "$cur"))
+                COMPREPLY=($(compgen -W "-h --help -n --nproc --ppn --nhosts --hostfile --machine --launcher --cpu-bind --gpu-bind --no-rank-env --label --log-dir --console-ranks --idle-timeout --time-limit --kill-after --retries --retry-delay --spare-nodes --auto-retry --max-failover-retries --min-attempt-time --transport --ssh-command --accept-new-host-keys --keep-going --no-record --dry-run --print-env --json" -- "$cur"))
             elif ((nargs == 0)); then
                 COMPREPLY=($(compgen -c -- "$cur"))
             else
@@ -340,7 +340,7 @@ _ezpz() {
                 --ssh-command) COMPREPLY=(); return 0 ;;
             esac
             if [[ "$cur" == -* ]]; then
-                COMPREPLY=($(compgen -W "-h --help --pattern --all-nodes --hostfile --signal --grace --dry-run --json --transport --ssh-command --accept-new-host-keys --no-hsn" -- "$cur"))
+                COMPREPLY=($(compgen -W "-h --help --pattern --all-nodes --hostfile --signal --grace --dry-run --json --transport --ssh-command --accept-new-host-keys" -- "$cur"))
             elif ((nargs == 0)); then
                 COMPREPLY=()
             fi

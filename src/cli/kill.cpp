@@ -34,7 +34,7 @@ void KillCommand::add_cli(CLI::App& app) {
       ->type_name("S");
   app.add_flag("--dry-run", dry_run_, "List what would be signalled; signal nothing");
   app.add_flag("--json", json_, "Print one JSON object per node instead of text");
-  add_reach_options(app, reach_, "With --all-nodes: ");
+  add_reach_options(app, reach_, "With --all-nodes: ", false);
   app.footer(
       "Examples:\n"
       "  ezpz kill                      # every ezpz-launched process of mine on this node\n"

@@ -30,7 +30,7 @@ class KillCommand final : public Command {
   void print_reports(Context& ctx, const std::vector<nlohmann::json>& reports) const;
   std::string pattern_;
   bool all_nodes_ = false;
-  core::ReachOptions reach_;  ///< --hostfile, --transport, --ssh-command, --accept-new-host-keys, --no-hsn
+  core::ReachOptions reach_{"", "", false, true, ""};  ///< the hostfile's names: no -hsn0 look-ups
   std::string signal_ = "TERM";
   double grace_s_ = 3;
   bool dry_run_ = false;

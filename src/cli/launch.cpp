@@ -118,7 +118,7 @@ void LaunchCommand::add_cli(CLI::App& app) {
                  "Start no failover attempt less than this many seconds before the job's end (default 120)")
       ->type_name("SECONDS")
       ->check(CLI::NonNegativeNumber);
-  add_reach_options(app, reach_, "With --spare-nodes, how suspect nodes are probed: ");
+  add_reach_options(app, reach_, "With --spare-nodes, how suspect nodes are probed: ", false);
   app.add_flag("--keep-going", keep_going_,
                "Built-in launcher: let the other ranks finish when one fails (default: stop them)");
   app.add_flag("--no-record", no_record_,

@@ -5,7 +5,7 @@
 
 namespace ezpz::cli {
 
-void add_reach_options(CLI::App& app, core::ReachOptions& options, const std::string& when) {
+void add_reach_options(CLI::App& app, core::ReachOptions& options, const std::string& when, bool hsn_flag) {
   // "With --nodes: launcher ..." reads well; alone, the text starts with a capital.
   auto text = [&](std::string s) {
     if (when.empty() && !s.empty()) {
@@ -24,7 +24,9 @@ void add_reach_options(CLI::App& app, core::ReachOptions& options, const std::st
       ->type_name("CMD");
   app.add_flag("--accept-new-host-keys", options.accept_new_host_keys,
                text("add host keys of nodes not yet in ~/.ssh/known_hosts (a changed key is always an error)"));
-  app.add_flag("--no-hsn", options.no_hsn, text("use the hostfile's names, not <host>-hsn0 when that resolves"));
+  if (hsn_flag) {
+    app.add_flag("--no-hsn", options.no_hsn, text("use the hostfile's names, not <host>-hsn0 when that resolves"));
+  }
 }
 
 }  // namespace ezpz::cli
