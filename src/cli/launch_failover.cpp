@@ -190,7 +190,6 @@ Expected<std::pair<core::RunResult, int>> LaunchCommand::run_failover(Context& c
   int retried = 0;
   int silent = 0;  // attempts in a row that failed before any rank printed a line
   job_end_ = end_of_job(ctx);
-  const auto job_end = job_end_;
   const auto bad_nodes = job.request.record_dir.empty() ? "" : job.request.record_dir + "/bad-nodes";
   while (true) {
     // 1. This attempt's plan: its nodes named to the launcher, its own record directory.
@@ -205,9 +204,9 @@ Expected<std::pair<core::RunResult, int>> LaunchCommand::run_failover(Context& c
         (void)ctx.probe().make_dirs(dir);
       }
     }
-    if (job_end && now_epoch() + failover_.min_attempt_s > *job_end) {
+    if (job_end_ && now_epoch() + failover_.min_attempt_s > *job_end_) {
       ctx.term.warn("no attempt " + std::to_string(attempt) + ": the job ends in " +
-                    std::to_string(static_cast<int>(*job_end - now_epoch())) + " s, less than --min-attempt-time " +
+                    std::to_string(static_cast<int>(*job_end_ - now_epoch())) + " s, less than --min-attempt-time " +
                     std::to_string(static_cast<int>(failover_.min_attempt_s)) + " s");
       break;
     }
@@ -258,10 +257,10 @@ Expected<std::pair<core::RunResult, int>> LaunchCommand::run_failover(Context& c
                       core::count_of(verdict.evicted.size(), "node") + " again");
         break;
       }
-      for (const auto& e : verdict.evicted) {
+      for (std::size_t i = 0; i < verdict.evicted.size(); ++i) {
+        const auto& e = verdict.evicted[i];
         const auto at = std::find(split.active.begin(), split.active.end(), e.host) - split.active.begin();
-        const auto left = split.spare.size() - static_cast<std::size_t>(&e - verdict.evicted.data()) - 1;
-        ctx.term.warn(core::swap_line(e, swapped->active[static_cast<std::size_t>(at)], left));
+        ctx.term.warn(core::swap_line(e, swapped->active[static_cast<std::size_t>(at)], split.spare.size() - i - 1));
       }
       split = std::move(*swapped);
       ++swaps;

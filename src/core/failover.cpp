@@ -253,10 +253,10 @@ std::vector<Suspect> find_suspects(const AttemptEvidence& evidence, const HostLi
   std::vector<Suspect> out;
   // When the first rank reported a failure, or ezpz began to stop the job: ranks gone without a
   // word after that were stopped, by ezpz or by the launcher's cascade.
-  double first_report = evidence.stopped_at;
+  double cutoff = evidence.stopped_at;
   for (const auto& r : evidence.ranks) {
-    if (r.ended && r.exit_code > 0 && (first_report == 0 || r.ended_at < first_report)) {
-      first_report = r.ended_at;
+    if (r.ended && r.exit_code > 0 && (cutoff == 0 || r.ended_at < cutoff)) {
+      cutoff = r.ended_at;
     }
   }
   std::map<std::string, std::pair<int, int>> per_host;  // host -> {ranks, ranks gone without a word first}
@@ -269,7 +269,7 @@ std::vector<Suspect> find_suspects(const AttemptEvidence& evidence, const HostLi
     heard.insert(host);
     auto& [ranks, vanished] = per_host[host];
     ++ranks;
-    if (r.ended && r.exit_code == -1 && (first_report == 0 || r.ended_at < first_report)) {
+    if (r.ended && r.exit_code == -1 && (cutoff == 0 || r.ended_at < cutoff)) {
       ++vanished;
     }
   }

@@ -28,25 +28,19 @@ ezpz="$D/bin/ezpz"
 common=(env EZPZ_MACHINE=local EZPZ_HOME="$D/home" HOME="$D/home" PYTHONUNBUFFERED=1 STEPS=15)
 py=/usr/bin/python3  # torch is there (a pyenv shim would add a bash per rank)
 
-# kill_node NODE: SIGKILL every process of the job on NODE (its ranks' shims and the ranks).
-kill_node() {
+# signal_node SIG NODE: send SIG to every process of the job on NODE (its ranks' shims and the ranks).
+signal_node() {
   local ns p
-  ns=$(readlink "/proc/$(cat "$D/nodes/$1/launcher.pid")/ns/net")
+  ns=$(readlink "/proc/$(cat "$D/nodes/$2/launcher.pid")/ns/net")
   for p in $(pgrep -f -- "__rank-env|gloo_loop.py"); do
-    [ "$(readlink "/proc/$p/ns/net" 2>/dev/null)" = "$ns" ] && kill -9 "$p" 2>/dev/null
+    [ "$(readlink "/proc/$p/ns/net" 2>/dev/null)" = "$ns" ] && kill "-$1" "$p" 2>/dev/null
   done
 }
+kill_node() { signal_node KILL "$1"; }  # every process gone at once
+stop_node() { signal_node STOP "$1"; }  # a hang: the others wait in all_reduce
 # latest record's JSON
 record() { ls -t "$D"/home/jobs/*/launch-*.json | head -1; }
 
-# stop_node NODE: SIGSTOP every process of the job on NODE (a hang: the others wait in all_reduce).
-stop_node() {
-  local ns p
-  ns=$(readlink "/proc/$(cat "$D/nodes/$1/launcher.pid")/ns/net")
-  for p in $(pgrep -f -- "__rank-env|gloo_loop.py"); do
-    [ "$(readlink "/proc/$p/ns/net" 2>/dev/null)" = "$ns" ] && kill -STOP "$p" 2>/dev/null
-  done
-}
 link_down() { ip netns exec "$EZSIM_PREFIX-$1" ip link set eth0 down; }
 # when_step OUT ATTEMPT CMD...: run CMD once attempt ATTEMPT's ranks are at step 3.
 when_step() {
