@@ -25,6 +25,9 @@ tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 export EZPZ_HOME="$tmp/home"
 export PYTHONUNBUFFERED=1 OMP_NUM_THREADS=1   # OMP_NUM_THREADS: no warning from ezpz on every launch
 unset EZPZ_RANK_HUB EZPZ_RANK_HUB_KEY
+# Open MPI's PMIx tries munge first where its plugin is installed; with no munged running it
+# retries for ~2.3 s per mpirun, which would swamp every number below (bare and ezpz alike).
+export PMIX_MCA_psec=${PMIX_MCA_psec:-native}
 py=/usr/bin/python3; [ -x "$py" ] || py=$(command -v python3)  # not a pyenv shim: no bash per rank
 spew="$py $PWD/scripts/bench/spew.py @LINES@"
 root_flags=""; [ "$(id -u)" = 0 ] && root_flags="--allow-run-as-root"

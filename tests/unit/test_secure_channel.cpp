@@ -10,6 +10,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "sys/agents/aes_gcm.hpp"
 #include "sys/agents/secure_channel.hpp"
 
 using ezpz::sys::OwnedFd;
@@ -211,4 +212,66 @@ TEST_CASE("secure channel: a long stream read in pieces keeps a small buffer", "
   }
   CHECK(sent.get());
   CHECK(p.server->buffered() < 2 * (ezpz::sys::kMaxRecord + 64));
+}
+
+namespace {
+
+std::string hex(const unsigned char* p, std::size_t n) {
+  static constexpr char kDigits[] = "0123456789abcdef";
+  std::string out;
+  for (std::size_t i = 0; i < n; ++i) {
+    out += kDigits[p[i] >> 4];
+    out += kDigits[p[i] & 15];
+  }
+  return out;
+}
+
+std::string hmac_hex(const std::string& key, std::string_view message) {
+  const auto mac = ezpz::sys::hmac_sha256(reinterpret_cast<const unsigned char*>(key.data()), key.size(), message);
+  return hex(mac.data(), mac.size());
+}
+
+}  // namespace
+
+TEST_CASE("secure channel: HMAC-SHA256 without a provider gives RFC 4231's values", "[secure_channel]") {
+  CHECK(hmac_hex(std::string(20, '\x0b'), "Hi There") ==
+        "b0344c61d8db38535ca8afceaf0bf12b881dc200c9833da726e9376c2e32cff7");
+  CHECK(hmac_hex("Jefe", "what do ya want for nothing?") ==
+        "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843");
+  CHECK(hmac_hex(std::string(131, '\xaa'), "Test Using Larger Than Block-Size Key - Hash Key First") ==
+        "60e431591ee0b67f0d8a26aacbf5b77f8e0bc6213728c5140546040f0ee37f54");
+}
+
+TEST_CASE("secure channel: the quick AES-GCM and EVP's seal the same records, and EVP takes over", "[secure_channel]") {
+  using ezpz::sys::AesGcm;
+  ezpz::sys::CipherKey key{};
+  key.fill(0x5a);
+  AesGcm quick(key, std::uint64_t{1} << 40);  // never leaves the low-level code
+  AesGcm evp(key, 0);                         // EVP from the first record
+  AesGcm mixed(key, 1000);                    // the low-level code for 1000 bytes, then EVP
+  std::string record(4 + 700, 'r');
+  for (std::uint64_t seq = 0; seq < 4; ++seq) {
+    ezpz::sys::GcmIv iv{};
+    iv[11] = static_cast<unsigned char>(seq);
+    record[5] = static_cast<char>('a' + seq);
+    const auto* in = reinterpret_cast<const unsigned char*>(record.data());
+    std::string a(record), b(record);
+    unsigned char tag_a[16], tag_b[16];
+    auto* pa = reinterpret_cast<unsigned char*>(a.data());
+    auto* pb = reinterpret_cast<unsigned char*>(b.data());
+    REQUIRE(quick.seal(iv, in, 4, in + 4, pa + 4, record.size() - 4, tag_a));
+    REQUIRE(evp.seal(iv, in, 4, in + 4, pb + 4, record.size() - 4, tag_b));
+    CHECK(a == b);
+    CHECK(hex(tag_a, 16) == hex(tag_b, 16));
+    CHECK(a.substr(4) != record.substr(4));
+    std::string plain(record.size() - 4, '\0');
+    auto* out = reinterpret_cast<unsigned char*>(plain.data());
+    REQUIRE(mixed.open(iv, pa, 4, pa + 4, out, plain.size(), tag_a));  // crosses 1000 bytes at seq 1
+    CHECK(plain == record.substr(4));
+    tag_a[0] ^= 1;
+    CHECK_FALSE(mixed.open(iv, pa, 4, pa + 4, out, plain.size(), tag_a));
+  }
+  CHECK_FALSE(quick.using_evp());
+  CHECK(evp.using_evp());
+  CHECK(mixed.using_evp());
 }

@@ -7,12 +7,12 @@
 
 #include <fcntl.h>
 #include <openssl/crypto.h>
-#include <openssl/evp.h>
-#include <openssl/hmac.h>
 #include <openssl/rand.h>
 #include <poll.h>
 #include <sys/random.h>
 #include <sys/socket.h>
+
+#include "sys/agents/aes_gcm.hpp"
 
 namespace ezpz::sys {
 namespace {
@@ -23,18 +23,15 @@ constexpr std::size_t kNonce = 32;
 constexpr std::size_t kTag = 16;
 constexpr unsigned char kFlagEncrypt = 1;
 
-using Key = std::array<unsigned char, 32>;
+using Key = CipherKey;
 
 Key hmac(const Secret& secret, std::string_view label, unsigned char flags, const unsigned char* nc,
          const unsigned char* ns) {
-  std::vector<unsigned char> msg(label.begin(), label.end());
-  msg.push_back(flags);
-  msg.insert(msg.end(), nc, nc + kNonce);
-  msg.insert(msg.end(), ns, ns + kNonce);
-  Key out{};
-  unsigned int len = 0;
-  ::HMAC(EVP_sha256(), secret.data(), static_cast<int>(secret.size()), msg.data(), msg.size(), out.data(), &len);
-  return out;
+  std::string msg(label);
+  msg += static_cast<char>(flags);
+  msg.append(reinterpret_cast<const char*>(nc), kNonce);
+  msg.append(reinterpret_cast<const char*>(ns), kNonce);
+  return hmac_sha256(secret.data(), secret.size(), msg);
 }
 
 /// Read exactly `size` bytes before `deadline` (the socket is non-blocking).
@@ -82,14 +79,6 @@ bool write_whole(int fd, const unsigned char* data, std::size_t size) {
   return true;
 }
 
-struct CipherCtx {
-  EVP_CIPHER_CTX* ctx = EVP_CIPHER_CTX_new();
-  CipherCtx() = default;
-  CipherCtx(const CipherCtx&) = delete;
-  CipherCtx& operator=(const CipherCtx&) = delete;
-  ~CipherCtx() { EVP_CIPHER_CTX_free(ctx); }
-};
-
 void put_be32(unsigned char* p, std::uint32_t v) {
   p[0] = static_cast<unsigned char>(v >> 24);
   p[1] = static_cast<unsigned char>(v >> 16);
@@ -97,7 +86,8 @@ void put_be32(unsigned char* p, std::uint32_t v) {
   p[3] = static_cast<unsigned char>(v);
 }
 
-/// libcrypto without the system's openssl.cnf: the default provider is all the channel uses.
+/// libcrypto without the system's openssl.cnf: the default provider is all the channel uses
+/// (and only once a direction has carried kQuickBytes).
 void init_crypto() {
   static const bool done = OPENSSL_init_crypto(OPENSSL_INIT_NO_LOAD_CONFIG, nullptr) == 1;
   (void)done;
@@ -166,20 +156,18 @@ std::optional<Secret> secret_from_hex(std::string_view hex) {
 struct SecureChannel::State {
   OwnedFd fd;
   bool encrypt = true;
-  Key send_key{};
-  Key recv_key{};
   std::uint64_t send_seq = 0;
   std::uint64_t recv_seq = 0;
-  CipherCtx seal;
-  CipherCtx open;
+  std::unique_ptr<AesGcm> seal;
+  std::unique_ptr<AesGcm> open;
   std::vector<unsigned char> in;  ///< bytes read, not yet opened
   std::size_t in_start = 0;
   std::vector<unsigned char> out;    ///< a record being sealed
   std::vector<unsigned char> plain;  ///< a record being opened
 
   /// The nonce of record `seq`: 4 zero bytes, then the sequence number (each direction has its own key).
-  static std::array<unsigned char, 12> nonce(std::uint64_t seq) {
-    std::array<unsigned char, 12> iv{};
+  static GcmIv nonce(std::uint64_t seq) {
+    GcmIv iv{};
     for (int i = 0; i < 8; ++i) {
       iv[11 - i] = static_cast<unsigned char>(seq >> (8 * i));
     }
@@ -257,14 +245,8 @@ std::optional<SecureChannel> SecureChannel::open(OwnedFd fd, Role role, const Se
   st->encrypt = (flags & kFlagEncrypt) != 0;
   const auto c2s = hmac(secret, "c2s", flags, nc, ns.data());
   const auto s2c = hmac(secret, "s2c", flags, nc, ns.data());
-  st->send_key = role == Role::client ? c2s : s2c;
-  st->recv_key = role == Role::client ? s2c : c2s;
-  if (st->seal.ctx == nullptr || st->open.ctx == nullptr ||
-      EVP_EncryptInit_ex(st->seal.ctx, EVP_aes_256_gcm(), nullptr, st->send_key.data(), nullptr) != 1 ||
-      EVP_DecryptInit_ex(st->open.ctx, EVP_aes_256_gcm(), nullptr, st->recv_key.data(), nullptr) != 1) {
-    why = "libcrypto has no AES-256-GCM";
-    return std::nullopt;
-  }
+  st->seal = std::make_unique<AesGcm>(role == Role::client ? c2s : s2c);
+  st->open = std::make_unique<AesGcm>(role == Role::client ? s2c : c2s);
   return SecureChannel(std::move(st));
 }
 
@@ -282,17 +264,10 @@ bool SecureChannel::send(char type, std::string_view data) {
     std::memcpy(p + 5, data.data(), data.size());
   }
   const auto iv = State::nonce(s.send_seq++);
-  int len = 0;
-  bool ok = EVP_EncryptInit_ex(s.seal.ctx, nullptr, nullptr, nullptr, iv.data()) == 1;
-  if (s.encrypt) {  // the length is authenticated, the rest sealed in place
-    ok = ok && EVP_EncryptUpdate(s.seal.ctx, nullptr, &len, p, 4) == 1 &&
-         EVP_EncryptUpdate(s.seal.ctx, p + 4, &len, p + 4, static_cast<int>(n)) == 1;
-  } else {  // all of it authenticated, nothing hidden
-    ok = ok && EVP_EncryptUpdate(s.seal.ctx, nullptr, &len, p, static_cast<int>(4 + n)) == 1;
-  }
-  unsigned char none[16];
-  ok = ok && EVP_EncryptFinal_ex(s.seal.ctx, none, &len) == 1 &&
-       EVP_CIPHER_CTX_ctrl(s.seal.ctx, EVP_CTRL_GCM_GET_TAG, kTag, p + 4 + n) == 1;
+  // Encrypted: the length is authenticated, the rest sealed in place; otherwise all of it is
+  // authenticated and nothing hidden.
+  const std::size_t aad = s.encrypt ? 4 : 4 + n;
+  const bool ok = s.seal->seal(iv, p, aad, p + aad, p + aad, 4 + n - aad, p + 4 + n);
   return ok && write_whole(s.fd.get(), p, s.out.size());
 }
 
@@ -337,23 +312,13 @@ SecureChannel::Got SecureChannel::next(char& type, std::string& data) {
     return Got::need_more;
   }
   const auto iv = State::nonce(s.recv_seq++);
-  int len = 0;
-  std::array<unsigned char, kTag> tag{};
-  std::memcpy(tag.data(), p + 4 + n, kTag);
-  bool ok = EVP_DecryptInit_ex(s.open.ctx, nullptr, nullptr, nullptr, iv.data()) == 1 &&
-            EVP_CIPHER_CTX_ctrl(s.open.ctx, EVP_CTRL_GCM_SET_TAG, kTag, tag.data()) == 1;
   auto& plain = s.plain;
   plain.resize(n);
-  unsigned char none[16];
-  if (s.encrypt) {
-    ok = ok && EVP_DecryptUpdate(s.open.ctx, nullptr, &len, p, 4) == 1 &&
-         EVP_DecryptUpdate(s.open.ctx, plain.data(), &len, p + 4, static_cast<int>(n)) == 1;
-  } else {
-    ok = ok && EVP_DecryptUpdate(s.open.ctx, nullptr, &len, p, static_cast<int>(4 + n)) == 1;
+  const std::size_t aad = s.encrypt ? 4 : 4 + n;
+  if (!s.encrypt) {
     std::memcpy(plain.data(), p + 4, n);
   }
-  ok = ok && EVP_DecryptFinal_ex(s.open.ctx, none, &len) == 1;
-  if (!ok) {
+  if (!s.open->open(iv, p, aad, p + aad, plain.data(), 4 + n - aad, p + 4 + n)) {
     return Got::forged;  // nothing of it is used
   }
   s.in_start += 4 + n + kTag;

@@ -41,6 +41,38 @@ std::string describe(int code) {
   return "exited with code " + std::to_string(code);
 }
 
+/// What a child of the run needs between vfork and exec, fixed before vfork.
+struct ChildStart {
+  pid_t parent;
+  pid_t pgid;        ///< the run's process group (0: the child starts it)
+  int death_signal;  ///< what it gets when ezpz dies
+  int in;            ///< its stdin
+  int out, err;      ///< its stdout and stderr (-1: ezpz's own)
+  int error_fd;      ///< where exec's errno goes when exec fails
+};
+
+/// In the child, after vfork: it shares ezpz's memory until exec, so system calls only and no
+/// destructor runs (every end is close-on-exec: the program inherits only 0-2). Never returns.
+[[noreturn]] void exec_started(const Prepared& p, const ChildStart& c, const sigset_t& ignored) {
+  ::setpgid(0, c.pgid);
+  ::prctl(PR_SET_PDEATHSIG, c.death_signal);
+  if (::getppid() != c.parent) {
+    ::_exit(128 + c.death_signal);
+  }
+  reset_child_signals(ignored);
+  if (c.in != 0) {
+    ::dup2(c.in, 0);
+  }
+  if (c.out >= 0) {
+    ::dup2(c.out, 1);
+    ::dup2(c.err, 2);
+  }
+  ::execvpe(p.argv[0], p.argv.data(), p.envp.data());
+  const int e = errno;
+  [[maybe_unused]] auto n = ::write(c.error_fd, &e, sizeof(e));
+  ::_exit(exec_failure_code(e));
+}
+
 /// What supervising a job saw: how each process ended, in the order they were reaped, and
 /// how ezpz stopped the job, if it did (decide_result turns it into the result).
 struct Supervised {
@@ -183,30 +215,16 @@ class Supervisor {
     }
     // stdin: the first process keeps a non-terminal stdin; a terminal would stop a
     // background process group with SIGTTIN, so it gets /dev/null like the rest.
-    const int in_fd = (i == 0 && !stdin_is_tty_) ? 0 : devnull_.get();
-    const int death_signal = options_.is_launcher ? SIGTERM : SIGKILL;
-    const pid_t self = ::getpid();
-    const pid_t pid = ::fork();
+    const ChildStart start{::getpid(),
+                           pgid_,
+                           options_.is_launcher ? SIGTERM : SIGKILL,
+                           (i == 0 && !stdin_is_tty_) ? 0 : devnull_.get(),
+                           capture() ? out.write_end() : -1,
+                           capture() ? err.write_end() : -1,
+                           exec_error.write_end()};
+    const pid_t pid = ::vfork();  // no copy of ezpz's memory: the child only execs
     if (pid == 0) {
-      // The child until exec: system calls only, no destructor runs (every end above is
-      // close-on-exec, so the program inherits only 0-2).
-      ::setpgid(0, pgid_);
-      ::prctl(PR_SET_PDEATHSIG, death_signal);
-      if (::getppid() != self) {
-        ::_exit(128 + death_signal);
-      }
-      reset_child_signals(signals_.inherited_ignored());
-      if (in_fd != 0) {
-        ::dup2(in_fd, 0);
-      }
-      if (capture()) {
-        ::dup2(out.write_end(), 1);
-        ::dup2(err.write_end(), 2);
-      }
-      ::execvpe(prepared.argv[0], prepared.argv.data(), prepared.envp.data());
-      const int e = errno;
-      [[maybe_unused]] auto n = ::write(exec_error.write_end(), &e, sizeof(e));
-      ::_exit(exec_failure_code(e));
+      exec_started(prepared, start, signals_.inherited_ignored());
     }
     exec_error.close_write();
     if (pid < 0) {
