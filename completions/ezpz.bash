@@ -98,6 +98,8 @@ _ezpz_takes_value() {
         "test --print-freq") return 0 ;;
         "test --seed") return 0 ;;
         "test --outdir") return 0 ;;
+        "test --engine") return 0 ;;
+        "test --python") return 0 ;;
         "test --program") return 0 ;;
         "test --idle-timeout") return 0 ;;
         "test --timeout") return 0 ;;
@@ -260,11 +262,13 @@ _ezpz() {
                 --print-freq) COMPREPLY=(); return 0 ;;
                 --seed) COMPREPLY=(); return 0 ;;
                 --outdir) COMPREPLY=(); return 0 ;;
+                --engine) COMPREPLY=($(compgen -W "auto python cpp" -- "$cur")); return 0 ;;
+                --python) COMPREPLY=(); return 0 ;;
                 --program) _ezpz_files; return 0 ;;
                 --idle-timeout|--timeout) COMPREPLY=(); return 0 ;;
             esac
             if [[ "$cur" == -* ]]; then
-                COMPREPLY=($(compgen -W "-h --help -n --np --ppn --nhosts --hostfile --machine --launcher --cpu-bind --gpu-bind --train-iters --batch-size --dtype --tp --pp --cp --print-freq --seed --outdir --program --idle-timeout --json --dry-run" -- "$cur"))
+                COMPREPLY=($(compgen -W "-h --help -n --np --ppn --nhosts --hostfile --machine --launcher --cpu-bind --gpu-bind --train-iters --batch-size --dtype --tp --pp --cp --print-freq --seed --outdir --engine --python --program --idle-timeout --json --dry-run" -- "$cur"))
             elif ((nargs == 0)); then
                 COMPREPLY=()
             fi

@@ -27,8 +27,8 @@ const std::vector<CommandInfo>& command_table() {
       {"tar-env", "Pack an env into <name>.tar.zst for fast copies with yeet",
        [] { return std::unique_ptr<Command>(new TarEnvCommand); }, kTrees | kStaging | kArchives},
       {"test",
-       "Smoke-test distributed training: launch a small MLP run on every rank (needs the libtorch companion "
-       "ezpz-test-train; exit 127 without it)",
+       "Smoke-test distributed training: launch a small MLP run on every rank (with the job's python3 and "
+       "torch, or the C++ companion; exit 127 when neither is there)",
        [] { return std::unique_ptr<Command>(new TestCommand); }, kProbe | kJobs | kRanks},
       {"plot", "Plot JSONL metrics files (ezpz History) in the terminal, overlaid",
        [] { return std::unique_ptr<Command>(new PlotCommand); }, kProbe},

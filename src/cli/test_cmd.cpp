@@ -21,6 +21,17 @@ std::string dirname(const std::string& path) {
   return slash == std::string::npos ? "." : path.substr(0, slash);
 }
 
+/// The last line of `text` that is not blank ("" when none).
+std::string last_line(std::string_view text) {
+  std::string_view last;
+  for (auto line : core::split(text, '\n')) {
+    if (!core::trim(line).empty()) {
+      last = core::trim(line);
+    }
+  }
+  return std::string(last);
+}
+
 }  // namespace
 
 void TestCommand::add_cli(CLI::App& app) {
@@ -61,6 +72,12 @@ void TestCommand::add_cli(CLI::App& app) {
       ->check(CLI::NonNegativeNumber);
   app.add_option("--outdir", outdir_, "Where the run's history, report and JSON go (default outputs/ezpz-test)")
       ->type_name("DIR");
+  app.add_option("--engine", engine_,
+                 "What trains: cpp (the companion ezpz-test-train), python (a script run with the job's python3 "
+                 "and torch), or auto (default: cpp where the companion is installed, else python)")
+      ->check(CLI::IsMember({"auto", "python", "cpp"}));
+  app.add_option("--python", python_, "The python the Python engine runs on every rank (default: python3 on PATH)")
+      ->type_name("PYTHON");
   app.add_option("--program", program_,
                  "The companion program (default: ezpz-test-train beside ezpz; also "
                  "EZPZ_TORCH_TRAIN)")
@@ -75,7 +92,8 @@ void TestCommand::add_cli(CLI::App& app) {
   app.footer(
       "Trains ezpz's MLP (784 -> 512, 256, 128 -> 10) on synthetic MNIST-shaped data with data parallel\n"
       "(and tensor parallel with --tp), printing iter= loss= dt= lines and a summary. Fails when the\n"
-      "loss does not fall on every rank or the replicas' parameters differ.\n\n"
+      "loss does not fall on every rank or the replicas' parameters differ. Without the companion\n"
+      "program the job's own python3 and torch train (scripts/build-companion.sh builds the companion).\n\n"
       "Examples:\n"
       "  ezpz test -n 2 --train-iters 50\n"
       "  ezpz test -n 4 --tp 2 --json");
@@ -95,7 +113,7 @@ void TestCommand::normalize(std::vector<std::string>& tokens, bool /*had_separat
   }
 }
 
-core::LaunchRequest TestCommand::request(const std::string& program, const std::string& json_out) const {
+core::LaunchRequest TestCommand::request(const std::vector<std::string>& engine, const std::string& json_out) const {
   core::LaunchRequest r;
   auto set_if = [this](const char* name, auto& field, const auto& value) {
     if (app_->count(name) > 0) {
@@ -110,25 +128,12 @@ core::LaunchRequest TestCommand::request(const std::string& program, const std::
   set_if("--launcher", r.launcher, launcher_);
   set_if("--cpu-bind", r.cpu_bind, cpu_bind_);
   set_if("--gpu-bind", r.gpu_bind, gpu_bind_);
-  r.command = {program,
-               "--train-iters",
-               std::to_string(train_iters_),
-               "--batch-size",
-               std::to_string(batch_size_),
-               "--dtype",
-               dtype_,
-               "--tp",
-               std::to_string(tp_),
-               "--pp",
-               std::to_string(pp_),
-               "--cp",
-               std::to_string(cp_),
-               "--print-freq",
-               std::to_string(print_freq_),
-               "--seed",
-               std::to_string(seed_),
-               "--outdir",
-               outdir_};
+  r.command = engine;
+  r.command.insert(
+      r.command.end(),
+      {"--train-iters", std::to_string(train_iters_), "--batch-size", std::to_string(batch_size_), "--dtype", dtype_,
+       "--tp", std::to_string(tp_), "--pp", std::to_string(pp_), "--cp", std::to_string(cp_), "--print-freq",
+       std::to_string(print_freq_), "--seed", std::to_string(seed_), "--outdir", outdir_});
   if (!json_out.empty()) {
     r.command.insert(r.command.end(), {"--json-out", json_out});
   }
@@ -159,33 +164,84 @@ Expected<std::string> TestCommand::find_program(const Context& ctx, const std::s
   if (auto found = ctx.probe().find_program(kProgram)) {
     return *found;
   }
-  return Error{
-      ExitCode::not_found,
-      "ezpz test needs the companion program ezpz-test-train, which is not in this build: build ezpz "
-      "dynamically with "
-      "libtorch (apt install libtorch-dev libgloo-dev, or -DTorch_DIR=<libtorch>/share/cmake/Torch; cmake --preset "
-      "dev) or set EZPZ_TORCH_TRAIN to its path"};
+  if (auto home = ctx.env.get("HOME"); home && ctx.probe().is_file(*home + "/.local/bin/" + kProgram)) {
+    return *home + "/.local/bin/" + kProgram;
+  }
+  return Error{ExitCode::not_found,
+               "ezpz test --engine cpp needs the companion program ezpz-test-train, which is not installed: build it "
+               "against your torch with scripts/build-companion.sh, set EZPZ_TORCH_TRAIN to its path, or use "
+               "--engine python"};
+}
+
+Expected<TestEngine> TestCommand::python_engine(const Context& ctx, const std::string& outdir) const {
+  // The job's python: --python, else python3 on PATH (the environment the training will use).
+  const std::string asked = python_.empty() ? "python3" : python_;
+  auto python =
+      asked.find('/') != std::string::npos ? std::optional<std::string>(asked) : ctx.probe().find_program(asked);
+  if (!python || !ctx.probe().is_file(*python)) {
+    return Error{ExitCode::not_found,
+                 "no " + asked + " found: activate the environment that has torch, or pass --python PATH"};
+  }
+  const std::string script = outdir + "/.ezpz-test-train.py";
+  if (dry_run_) {  // nothing run, nothing written
+    return TestEngine{"python", {*python, script}, *python};
+  }
+  // It must import torch here, where the job starts (its ranks run the same path).
+  auto out = ctx.probe().run_program({*python, "-c", "import torch, torch.distributed; print(torch.__version__)"}, {},
+                                     {}, 300);
+  if (!out || out->exit_code != 0) {
+    const auto said = last_line(out ? out->output : out.error().message);
+    const std::string why = said.empty() ? "it failed" : said;
+    return Error{ExitCode::not_found, *python + " cannot import torch (" + why +
+                                          "): activate the environment that has torch, pass --python PATH, or "
+                                          "install it (" +
+                                          *python + " -m pip install torch)"};
+  }
+  const auto version = last_line(out->output);
+  // The script goes beside the outputs, which every rank must reach (as --json needs).
+  if (auto written = ctx.probe().write_file(script, std::string(test_train_py())); !written) {
+    return Error{written.error().code, written.error().message + ": is --outdir writable?"};
+  }
+  return TestEngine{"python", {*python, script}, *python + " with torch " + (version.empty() ? "?" : version)};
+}
+
+Expected<TestEngine> TestCommand::pick_engine(const Context& ctx, const std::string& outdir) const {
+  if (engine_ == "python" && !program_.empty()) {
+    return usage_error("--program names the C++ companion: drop it, or use --engine cpp");
+  }
+  if (engine_ == "python") {
+    return python_engine(ctx, outdir);
+  }
+  auto program = find_program(ctx, program_);
+  if (program) {
+    return TestEngine{"cpp", {*program}, *program};
+  }
+  if (engine_ == "cpp" || !program_.empty() || program.error().code == ExitCode::usage) {
+    return program.error();
+  }
+  return python_engine(ctx, outdir);
 }
 
 int TestCommand::run(Context& ctx) {
-  auto program = find_program(ctx, program_);
-  if (!program) {
-    return ctx.term.fail(program.error());
+  // 1. Where outputs go (every rank reaches it: the Python script and --json's file live there).
+  std::string outdir = outdir_;
+  if (!outdir.empty() && outdir[0] != '/') {
+    outdir = ctx.env.get("PWD").value_or(".") + "/" + outdir;
+  }
+  // 2. The engine: the companion program, or the job's python with the script this binary carries.
+  auto engine = pick_engine(ctx, outdir);
+  if (!engine) {
+    return ctx.term.fail(engine.error());
   }
   std::string json_out;
   if (json_) {
-    // The ranks' results come back through a file in the output directory (shared by the
-    // ranks' working directory, like Python ezpz's outputs/).
-    std::string dir = outdir_;
-    if (!dir.empty() && dir[0] != '/') {
-      dir = ctx.env.get("PWD").value_or(".") + "/" + dir;
-    }
     const auto stamp =
         std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
             .count();
-    json_out = dir + "/ezpz-test-" + std::to_string(stamp) + "-" + std::to_string(ctx.env.pid) + ".json";
+    json_out = outdir + "/ezpz-test-" + std::to_string(stamp) + "-" + std::to_string(ctx.env.pid) + ".json";
   }
-  auto job = plan_job(ctx, request(*program, json_out));
+  // 3. Plan it as launch would, then run it under launch's supervision.
+  auto job = plan_job(ctx, request(engine->argv, json_out));
   if (!job) {
     return ctx.term.fail(job.error());
   }
@@ -197,6 +253,7 @@ int TestCommand::run(Context& ctx) {
     ctx.term.out() << dry_run_line(plan) << '\n';
     return 0;
   }
+  ctx.term.err() << "ezpz test: engine " << engine->name << " (" << engine->about << ")\n";
   auto result = run_plan(ctx, plan, SupervisionOptions{timeout_s_, 0, 10, false});
   if (!result) {
     return ctx.term.fail(result.error());
@@ -216,6 +273,7 @@ int TestCommand::run(Context& ctx) {
     auto j = nlohmann::ordered_json::parse(*text, nullptr, false);
     if (j.is_object()) {
       j["ok"] = true;
+      j["engine"] = engine->name;
       ctx.term.print_json(j.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace));
     } else {
       ctx.term.print_json(std::string(core::trim(*text)));

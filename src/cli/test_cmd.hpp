@@ -1,15 +1,28 @@
-// ezpz test [SIZE FLAGS] [TRAINING FLAGS]: a real distributed smoke run. Launches the companion
-// program ezpz-test-train (built with libezpz_torch) on every rank through `ezpz launch`'s
-// planning and supervision, so it runs wherever launch does (PBS, Slurm, local).
+// ezpz test [SIZE FLAGS] [TRAINING FLAGS]: a real distributed smoke run on every rank through
+// `ezpz launch`'s planning and supervision, so it runs wherever launch does (PBS, Slurm, local).
+// Two engines train the same model and report the same way: the C++ companion program
+// ezpz-test-train (built with libezpz_torch), or a Python script carried in this binary and run
+// with the job's own python3 and torch (the default where no companion is installed).
 #pragma once
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "cli/command.hpp"
 #include "core/launch_plan.hpp"
 
 namespace ezpz::cli {
+
+/// The Python engine's script (src/cli/test_train.py, generated into the build).
+[[nodiscard]] std::string_view test_train_py();
+
+/// What runs on every rank: which engine, and the argv before the training flags.
+struct TestEngine {
+  std::string name;  ///< "cpp" or "python"
+  std::vector<std::string> argv;
+  std::string about;  ///< for the start line: the program, or the python and its torch
+};
 
 class TestCommand final : public Command {
  public:
@@ -18,9 +31,10 @@ class TestCommand final : public Command {
   /// -np/-ppn/-nh like launch.
   void normalize(std::vector<std::string>& tokens, bool had_separator) override;
 
-  /// The launch request for `program` (tests read it).
-  [[nodiscard]] core::LaunchRequest request(const std::string& program, const std::string& json_out) const;
-  /// The companion program: --program, EZPZ_TORCH_TRAIN, next to ezpz, the build tree, PATH.
+  /// The launch request for the engine's argv (tests read it).
+  [[nodiscard]] core::LaunchRequest request(const std::vector<std::string>& engine, const std::string& json_out) const;
+  /// The companion program: --program, EZPZ_TORCH_TRAIN, next to ezpz, the build tree, PATH,
+  /// ~/.local/bin (where scripts/build-companion.sh installs it).
   [[nodiscard]] static Expected<std::string> find_program(const Context& ctx, const std::string& given);
 
  private:
@@ -28,7 +42,12 @@ class TestCommand final : public Command {
   int nprocs_ = 0;
   int ppn_ = 0;
   int nhosts_ = 0;
+  [[nodiscard]] Expected<TestEngine> pick_engine(const Context& ctx, const std::string& outdir) const;
+  [[nodiscard]] Expected<TestEngine> python_engine(const Context& ctx, const std::string& outdir) const;
+
   std::string hostfile_, machine_, launcher_, cpu_bind_, gpu_bind_, program_;
+  std::string engine_ = "auto";
+  std::string python_;
   int train_iters_ = 200;
   int batch_size_ = 128;
   std::string dtype_ = "auto";

@@ -168,7 +168,7 @@ Setup set_up(const Args& a) {
            << " cp=" << ezpz::tp::get_context_parallel_world_size()
            << " dp=" << ezpz::tp::get_data_parallel_world_size() << " device=" << s.info.device_type
            << " backend=" << (s.info.backend.empty() ? "none" : s.info.backend) << " dtype=" << a.dtype
-           << " setup=" << s.setup_s << "s" << std::endl;
+           << " setup=" << s.setup_s << "s engine=cpp" << std::endl;
   }
   return s;
 }

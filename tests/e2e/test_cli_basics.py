@@ -45,16 +45,17 @@ class Basics(TempDirTest):
         run(["completions", "bash"], env, check=0)
 
     def test_test_without_the_companion_is_127(self):
-        # A lone copy (what every build has without libtorch beside it): 127, one line, and help says so.
+        # A lone copy (what every build has without libtorch beside it) asked for the C++ engine: 127,
+        # one line, and help says so (tests/e2e/test_ezpz_test_python.py runs its Python engine).
         lone = os.path.join(self.tmp, "bin", "ezpz")
         os.makedirs(os.path.dirname(lone))
         shutil.copy(EZPZ, lone)
-        proc = subprocess.run([lone, "test", "-n", "2"], env=base_env(PATH="/usr/bin:/bin"), capture_output=True,
-                              text=True, timeout=30)
+        proc = subprocess.run([lone, "test", "-n", "2", "--engine", "cpp"], env=base_env(PATH="/usr/bin:/bin"),
+                              capture_output=True, text=True, timeout=30)
         self.assertEqual(proc.returncode, 127, proc.stderr)
-        self.assertIn("not in this build", proc.stderr)
+        self.assertIn("needs the companion program ezpz-test-train, which is not installed", proc.stderr)
         self.assertEqual(len(proc.stderr.strip().splitlines()), 1, proc.stderr)
-        self.assertIn("exit 127 without it", " ".join(run(["--help"], check=0).stdout.split()))
+        self.assertIn("exit 127 when neither is there", " ".join(run(["--help"], check=0).stdout.split()))
 
     def test_tar_env_without_an_env_names_its_own_form(self):
         proc = run(["tar-env"], base_env(), check=2)

@@ -114,7 +114,10 @@ class EzpzTest(TorchTest):
     def run_test(self, *args):
         proc = self.ezpz(["test", "--launcher", "local", "--json", *args])
         self.assertEqual(proc.returncode, 0, f"stdout: {proc.stdout}\nstderr: {proc.stderr}")
-        return json.loads(proc.stdout), proc.stderr
+        result = json.loads(proc.stdout)
+        self.assertEqual(result["engine"], "cpp")  # the companion, found through EZPZ_TORCH_TRAIN
+        self.assertIn("engine=cpp", proc.stderr)
+        return result, proc.stderr
 
     def assert_loss_fell(self, result, iters):
         for r in result["ranks"]:
@@ -182,11 +185,13 @@ class EzpzTest(TorchTest):
         lone = os.path.join(self.tmp, "bin", "ezpz")
         os.makedirs(os.path.dirname(lone))
         shutil.copy(EZPZ, lone)
-        proc = subprocess.run([lone, "test", "-n", "2"], env=clean_env(HOME=self.tmp, PATH="/usr/bin:/bin"),
-                              capture_output=True, text=True, timeout=30)
+        proc = subprocess.run([lone, "test", "-n", "2", "--engine", "cpp"],
+                              env=clean_env(HOME=self.tmp, PATH="/usr/bin:/bin"), capture_output=True, text=True,
+                              timeout=30)
         self.assertEqual(proc.returncode, 127)
         self.assertEqual(proc.stdout, "")
-        self.assertIn("ezpz test needs the companion program ezpz-test-train, which is not in this build", proc.stderr)
+        self.assertIn("ezpz test --engine cpp needs the companion program ezpz-test-train, which is not installed",
+                      proc.stderr)
         self.assertEqual(len(proc.stderr.strip().splitlines()), 1, proc.stderr)
 
 
