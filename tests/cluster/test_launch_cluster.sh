@@ -180,6 +180,17 @@ if [ -x /usr/bin/python3 ] && /usr/bin/python3 -c 'import torch' 2>/dev/null; th
   out=$("$X" "${common[@]}" "$ezpz" launch --launcher mpirun --hostfile "$D/hostfile" -n 4 --ppn 2 -- \
         /usr/bin/python3 "$D/gloo_allreduce.py" 2>&1)
   [ "$(grep -c ' OK' <<<"$out")" -eq 4 ] || fail "gloo across nodes: $out"
+  # ezpz test's Python engine on two Slurm nodes (srun), the script and outputs in a shared directory.
+  out=$("$X" "${common[@]}" salloc -N 2 --ntasks-per-node=2 "$ezpz" test --python /usr/bin/python3 \
+        --train-iters 20 --outdir "$D/ezpz-test" --json 2>"$D/test.err")
+  python3 - "$out" <<'PY' || fail "ezpz test under srun: $out $(tail -20 "$D/test.err")"
+import json, sys
+r = json.loads(sys.argv[1])
+assert r["engine"] == "python" and r["world_size"] == 4, r
+assert [x["groups"]["dp"] for x in r["ranks"]] == [[0, 1, 2, 3]] * 4, r
+for x in r["ranks"]:
+    assert sum(x["loss"][-5:]) < sum(x["loss"][:5]), x
+PY
 else
   fail "Debian's python3-torch is missing: run scripts/install-deps.sh"
 fi
