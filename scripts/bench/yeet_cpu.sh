@@ -1,0 +1,130 @@
+#!/usr/bin/env bash
+# yeet's CPU per node, side by side in one run on the simulated cluster: every process of a node
+# (its sshd, its slurmd, and all they start) is put in a cpuacct cgroup of its own, so the CPU
+# seconds (user + system) each node spends are read from the kernel, whatever the process:
+#   ezpz yeet --transport ssh       (the relay tree over libssh; the head is node1)
+#   ezpz yeet --transport launcher  (agents started by srun inside an sbatch job on every node)
+#   rsync greedy                    (scripts/bench/rsync_greedy.py: ezpz's original algorithm)
+#   one node's own `zstd -d | tar -x` of the venv as a zstd tar stream (the floor: nothing but
+#   decompressing and writing the files)
+# Each line: wall seconds, the head's CPU (node1: the source and its own copy), the mean CPU of
+# a receiving node, and the highest. Unshaped: every node shares this machine's cores.
+# PROFILE=1: one more run of each yeet case under `perf record -a`, then the top symbols of every
+# ezpz process and the top commands (give an unstripped binary, e.g. release linked without -s:
+# cmake --preset release -B build/profile -DEZPZ_STRIP=OFF).
+# Needs root. Usage: scripts/bench/yeet_cpu.sh [path/to/ezpz]   (NODES=6 RUNS=2 CASES="ssh launcher rsync tar")
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+ezpz_src=$(readlink -f "${1:-build/release/ezpz}")
+N=${NODES:-6}; RUNS=${RUNS:-2}
+export EZSIM_DIR=/var/tmp/ezpz-bench-cpu EZSIM_PREFIX=ezbcpu EZSIM_NET=10.250.35 EZSIM_TMP_SIZE=2g
+sim=$PWD/scripts/cluster-sim
+D=$EZSIM_DIR
+P=/var/tmp/ezpz-bench-payload
+CG=/sys/fs/cgroup/cpuacct
+[ -d "$CG" ] || { echo "yeet_cpu: no cgroup v1 cpuacct at $CG: cannot count CPU per node" >&2; exit 1; }
+command -v rsync >/dev/null || DEBIAN_FRONTEND=noninteractive apt-get install -y -qq rsync >/dev/null
+command -v zstd >/dev/null || DEBIAN_FRONTEND=noninteractive apt-get install -y -qq zstd >/dev/null
+scripts/bench/make_payload.sh "$P"
+echo "payload: $(find "$P/venv" -type f | wc -l) files, $(du -sm "$P/venv" | cut -f1) MB; $N nodes on $(nproc) cores"
+
+"$sim/down.sh" >/dev/null 2>&1 || true
+cleanup() {
+  [ "${PROFILE:-0}" = 1 ] && mkdir -p /var/tmp/ezpz-bench-cpu-perf && cp "$D"/out/perf-*.data /var/tmp/ezpz-bench-cpu-perf/ 2>/dev/null
+  "$sim/down.sh" >/dev/null 2>&1
+  for i in $(seq 1 "$N"); do rmdir "$CG/ezbcpu-node$i" 2>/dev/null || true; done
+}
+trap cleanup EXIT
+"$sim/up.sh" "$N" >/dev/null
+"$sim/slurm-up.sh" >/dev/null
+export SLURM_CONF="$D/slurm/slurm.conf"
+mkdir -p "$D/bin" "$D/out"
+cp "$ezpz_src" "$D/bin/ezpz"
+cp scripts/bench/rsync_greedy.py "$D/bin/"
+ez=$D/bin/ezpz
+# Every process in node I's network namespace (sshd, slurmd) goes into cgroup node I: what they
+# start later is counted there too.
+for i in $(seq 1 "$N"); do
+  mkdir -p "$CG/ezbcpu-node$i"
+  for pid in $(ip netns pids "ezbcpu-node$i"); do echo "$pid" > "$CG/ezbcpu-node$i/cgroup.procs" 2>/dev/null || true; done
+done
+# A stream like yeet's: the venv as a zstd tar, for the tar -x floor.
+tar -C "$P/venv" -cf - . | zstd -q -3 -T0 -o "$D/venv.tar.zst" -f
+
+usage() { for i in $(seq 1 "$N"); do echo "$(cat "$CG/ezbcpu-node$i/cpuacct.usage")"; done; }
+on_node() {  # on_node I CMD...: CMD inside node I's namespaces, counted in node I's cgroup
+  local i=$1; shift
+  "$sim/exec.sh" -n "node$i" sh -c 'echo $$ > "$0/cgroup.procs" && exec "$@"' "$CG/ezbcpu-node$i" "$@"
+}
+wipe() { for i in $(seq 1 "$N"); do on_node "$i" rm -rf /tmp/bench /tmp/tarx; done; }
+others=$(tail -n +2 "$D/hostfile" | tr '\n' ' ')
+cat > "$D/out/launcher.sh" <<EOF
+#!/bin/bash
+export EZPZ_MACHINE=local
+exec $ez yeet $P/venv --dst /tmp/bench --copy --transport launcher
+EOF
+chmod +x "$D/out/launcher.sh"
+run_case() {  # run_case NAME: runs it once
+  case $1 in
+    ssh) on_node 1 env EZPZ_MACHINE=local "$ez" yeet "$P/venv" --dst /tmp/bench --hostfile "$D/hostfile" --copy \
+           --transport ssh ;;
+    launcher) (cd "$D/out" && "$sim/exec.sh" sbatch --wait -N "$N" --output="$D/out/launcher.out" "$D/out/launcher.sh") ;;
+    rsync) on_node 1 python3 "$D/bin/rsync_greedy.py" "$P/venv" /tmp/bench $others ;;
+    tar) on_node 2 sh -c "mkdir -p /tmp/tarx && zstd -q -d -c '$D/venv.tar.zst' | tar -x -C /tmp/tarx" ;;
+  esac
+}
+read -r -a cases <<<"${CASES:-ssh launcher rsync tar}"
+declare -A label=(
+  [ssh]="ezpz yeet --transport ssh"
+  [launcher]="ezpz yeet --transport launcher (srun)"
+  [rsync]="rsync greedy (rsync_greedy.py)"
+  [tar]="one node: zstd -d | tar -x"
+)
+run_case ssh >/dev/null 2>&1 || true  # warm-up: the payload in the page cache
+printf '%-40s %7s %9s %12s %9s\n' "-- $N nodes, best of $RUNS (CPU s)" "wall" "head" "node mean" "node max"
+for c in "${cases[@]}"; do
+  lines=()
+  for _ in $(seq "$RUNS"); do
+    wipe; sync
+    mapfile -t before < <(usage)
+    s=$(date +%s.%N)
+    run_case "$c" >"$D/out/$c.log" 2>&1 || { echo "  ($c failed: $(tail -3 "$D/out/$c.log" | tr '\n' ' '))"; continue; }
+    e=$(date +%s.%N)
+    mapfile -t after < <(usage)
+    lines+=("$(python3 - "$c" "$(echo "$e - $s" | bc)" "${before[*]}" "${after[*]}" <<'PY'
+import sys
+case, wall = sys.argv[1], float(sys.argv[2])
+used = [(int(a) - int(b)) / 1e9 for b, a in zip(sys.argv[3].split(), sys.argv[4].split())]
+head, nodes = used[0], used[1:]
+if case == "tar":  # one node did it all
+    head, nodes = 0.0, [used[1]]
+print(f"{wall:.2f} {head:.2f} {sum(nodes) / len(nodes):.2f} {max(nodes):.2f}")
+PY
+)")
+  done
+  # best: the run whose receiving nodes spent the least CPU
+  best=$(printf '%s\n' "${lines[@]:-? ? ? ?}" | sort -k3 -n | head -1)
+  read -r wall head mean max <<<"$best"
+  printf '  %-38s %6ss %8ss %11ss %8ss\n' "${label[$c]}" "$wall" "$head" "$mean" "$max"
+done
+
+[ "${PROFILE:-0}" = 1 ] || exit 0
+command -v perf >/dev/null || DEBIAN_FRONTEND=noninteractive apt-get install -y -qq linux-perf >/dev/null
+for c in ssh launcher; do
+  wipe; sync
+  perf record -q -a -F 2000 -o "$D/out/perf-$c.data" >/dev/null 2>&1 &
+  perf_pid=$!
+  sleep 1  # perf is recording before the case starts
+  run_case "$c" >"$D/out/$c.log" 2>&1 || true
+  kill -INT "$perf_pid"; wait "$perf_pid" 2>/dev/null || true
+  echo "-- $c: where the CPU went (perf, every CPU, whole run)"
+  perf report -q -i "$D/out/perf-$c.data" --sort comm --stdio 2>/dev/null | grep -v '^$' | head -8 | sed 's/^/  /'
+  if [ "$c" = ssh ]; then
+    echo "   sshd (the ssh transport's receiving end on every node), by symbol:"
+    perf report -q -i "$D/out/perf-$c.data" --comm sshd --sort dso,sym --stdio 2>/dev/null | grep -v '^$' | head -10 |
+      sed 's/^/  /'
+  fi
+  echo "   ezpz's own processes, by symbol:"
+  perf report -q -i "$D/out/perf-$c.data" --comm ezpz --sort dso,sym --stdio 2>/dev/null | grep -v '^$' | head -25 |
+    sed 's/^/  /'
+done
