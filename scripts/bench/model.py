@@ -12,8 +12,14 @@
    --transport launcher: one launcher step starts every agent, a level costs a TCP connect,
    and a hop is a sealed TCP stream (AES-256-GCM) rather than an ssh channel.
 
-Usage: python3 scripts/bench/model.py
+3. What each node's CPU allows: --node-cpu SECONDS is the CPU a receiving node spent on
+   --payload-mb MB of tree (scripts/bench/yeet_cpu.sh's "node mean"); a relay cannot write the
+   tree faster than payload / node-cpu, so that rate replaces EXTRACT below, and the prediction
+   at 4,096 nodes says which stage bounds it.
+
+Usage: python3 scripts/bench/model.py [--node-cpu S] [--payload-mb MB] [--transport ssh|launcher]
 """
+import argparse
 import heapq
 import math
 
@@ -105,6 +111,16 @@ def ezpz_tree(nodes, k=2, launcher=False):
 
 
 def main():
+    global EXTRACT
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--node-cpu", type=float, help="CPU seconds a receiving node spent (yeet_cpu.sh node mean)")
+    p.add_argument("--payload-mb", type=float, default=298.0, help="MB of tree those seconds wrote (default 298)")
+    p.add_argument("--transport", choices=["ssh", "launcher"], default="launcher")
+    a = p.parse_args()
+    if a.node_cpu:
+        EXTRACT = a.payload_mb / 1000 / a.node_cpu
+        print(f"per-node CPU {a.node_cpu:.2f} s for {a.payload_mb:.0f} MB: a relay writes at most "
+              f"{EXTRACT:.2f} GB/s of tree per core")
     print(f"{'nodes':>6} {'published':>10} {'model':>8} {'error':>7}   {'ezpz yeet tree (k=2)':>20}")
     worst = 0.0
     for n, pub in PUBLISHED.items():
@@ -116,6 +132,14 @@ def main():
     print(f"prediction at 4096 nodes: ezpz yeet {ezpz_tree(4096):.1f} s over ssh, "
           f"{ezpz_tree(4096, launcher=True):.1f} s with --transport launcher, vs ezpz's algorithm "
           f"{ezpz_greedy(4096):.1f} s (published 750.6 s; target under 60 s)")
+    launcher = a.transport == "launcher"
+    k = 2
+    wire_s = S / RATIO / min(TCP_STREAM if launcher else STREAM, LINK / k)
+    cpu_s = S / EXTRACT
+    bound = "each node's CPU (extracting and verifying)" if cpu_s >= wire_s else "the stream (a hop's link or cipher)"
+    print(f"at 4096 nodes on Aurora's links ({LINK:.0f} GB/s, fan-out {k}, --transport {a.transport}): "
+          f"{ezpz_tree(4096, k, launcher):.1f} s; a hop's stream needs {wire_s:.1f} s, a node's CPU {cpu_s:.1f} s "
+          f"for the {S:.0f} GB tree: bounded by {bound}")
 
 
 if __name__ == "__main__":
