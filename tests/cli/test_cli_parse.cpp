@@ -1,5 +1,7 @@
 #include <catch2/catch.hpp>
 
+#include <set>
+
 #include <nlohmann/json.hpp>
 
 #include "cli/launch.hpp"
@@ -131,9 +133,12 @@ TEST_CASE("version and help output", "[cli]") {
   CHECK(ezpz::test::run_cli({"help", "nothing"}, env, probe).rc == 2);
 }
 
-TEST_CASE("run: --dry-run --json prints the plan; without --dry-run it execs exactly argv", "[cli]") {
+// (No ';' in a test's name: ctest's discovery cuts the name there, runs nothing and passes.)
+TEST_CASE("run: --dry-run --json prints the plan, and without --dry-run it execs exactly argv", "[cli]") {
   ezpz::test::FakeProbe probe;
   probe.files["/pbs/nf"] = "x4000c0s0b0n0\nx4000c0s1b0n0\n";
+  // The real run looks the high-speed name up (--dry-run does not): it resolves here.
+  probe.resolvable.insert("x4000c0s0b0n0.hsn.cm.aurora.alcf.anl.gov");
   probe.programs["mpiexec"] = "/opt/cray/pals/bin/mpiexec";
   auto env = ezpz::test::make_env({{"PBS_JOBID", "9.aurora"}, {"PBS_NODEFILE", "/pbs/nf"}}, "x4000c0s0b0n0");
   auto r = ezpz::test::run_cli({"launch", "--dry-run", "--json", "-n", "8", "--", "python3", "-c", "1"}, env, probe);
@@ -157,7 +162,13 @@ TEST_CASE("run: --dry-run --json prints the plan; without --dry-run it execs exa
   REQUIRE(process.runs.size() == 1);
   REQUIRE(process.runs[0].size() == 1);
   CHECK(process.runs[0][0].argv == j["argv"].get<Strings>());
-  CHECK(process.runs[0][0].set.size() == 2);
+  // The plan's two variables, and the rank hub's address and key the ranks' shims call back to.
+  std::set<std::string> names;
+  for (const auto& [k, v] : process.runs[0][0].set) {
+    names.insert(k);
+  }
+  CHECK(names ==
+        std::set<std::string>{"CCL_PROCESS_LAUNCHER", "FI_MR_CACHE_MONITOR", "EZPZ_RANK_HUB", "EZPZ_RANK_HUB_KEY"});
   CHECK(process.runs[0][0].unset.size() == 6);
   CHECK(process.run_options[0].is_launcher);
 
@@ -214,7 +225,7 @@ TEST_CASE("run: retries back off 5, 10, 20, 40, 60 s and stop at the first succe
   CHECK(failing.runs.size() == 3);
 }
 
-TEST_CASE("run: --console-ranks picks the ranks the terminal shows; --log-dir where the files go", "[cli]") {
+TEST_CASE("run: --console-ranks picks the ranks the terminal shows, --log-dir where the files go", "[cli]") {
   ezpz::test::FakeProbe probe;
   auto env = ezpz::test::make_env({{"HOME", "/h"}, {"PWD", "/work"}}, "box");
   ezpz::test::FakeProcess process;
@@ -293,7 +304,7 @@ TEST_CASE("run: the built-in launcher gives each rank its environment and label"
   CHECK_THAT(w.err, Catch::Contains("job record not saved"));
 }
 
-TEST_CASE("launch: ezpz's flags count anywhere before --; only unknown ones go to the launcher", "[cli]") {
+TEST_CASE("launch: ezpz's flags count anywhere before --, only unknown ones go to the launcher", "[cli]") {
   auto p = parse({"launch", "-x", "FOO=1", "--dry-run", "-n", "2", "--", "python3", "train.py"});
   REQUIRE(p.ran);
   CHECK(p.request.launcher_args == Strings{"-x", "FOO=1"});

@@ -70,7 +70,7 @@ TEST_CASE("help: every command's help fits the width and shows no parser types",
   CHECK(std::any_of(wide.begin(), wide.end(), [](const std::string& l) { return l.size() > 80; }));
 }
 
-TEST_CASE("help: aliases once, after the description; true Usage lines; yeet's expert options apart", "[cli][help]") {
+TEST_CASE("help: aliases once, after the description, true Usage lines, yeet's expert options apart", "[cli][help]") {
   const auto launch = flat(help_of({"launch", "--help"}));
   CHECK_THAT(launch, Catch::Contains(" -n, --nproc N ") && Catch::Contains("(also --np, --nprocs, --world-size)"));
   CHECK(launch.find("--world_size") == std::string::npos);  // torchrun's spelling beside --world-size

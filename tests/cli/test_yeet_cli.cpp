@@ -52,7 +52,7 @@ nlohmann::json remote_of(const nlohmann::json& j, const std::string& host) {
 
 }  // namespace
 
-TEST_CASE("yeet: every node has the copy; the plan's tree, one pass, no repair", "[cli][yeet]") {
+TEST_CASE("yeet: every node has the copy, the plan's tree, one pass, no repair", "[cli][yeet]") {
   YeetWorld w;
   auto run = w.yeet({});
   INFO(run.err);
@@ -91,7 +91,7 @@ TEST_CASE("yeet: a failed relay's subtree is repaired from a peer that has the c
   CHECK(w.probe.written.empty());  // no failed-nodes file below the threshold
 }
 
-TEST_CASE("yeet: the threshold decides; the failed nodes are listed beside the copy when it holds", "[cli][yeet]") {
+TEST_CASE("yeet: the threshold decides, the failed nodes are listed beside the copy when it holds", "[cli][yeet]") {
   YeetWorld w;
   w.broadcaster.first["n2"] = outcome("n2", core::NodeOutcome::failed, "No space left on device");
   SECTION("--min-success-nodes 4 of 5") {
@@ -119,7 +119,7 @@ TEST_CASE("yeet: the threshold decides; the failed nodes are listed beside the c
   }
 }
 
-TEST_CASE("yeet: nodes the delta cannot update get everything; with no peer, from the head", "[cli][yeet]") {
+TEST_CASE("yeet: nodes the delta cannot update get everything, with no peer, from the head", "[cli][yeet]") {
   YeetWorld w;
   w.manifests.held = true;  // this node holds its last copy: the others get a delta
   for (const auto* host : {"n1", "n2", "n3", "n4"}) {
@@ -153,7 +153,7 @@ TEST_CASE("yeet: a signal during the pass ends with 128+N and no repair", "[cli]
   CHECK(run.err.find("interrupted") != std::string::npos);
 }
 
-TEST_CASE("yeet: --strategy greedy pushes and never repairs; --dry-run copies nothing", "[cli][yeet]") {
+TEST_CASE("yeet: --strategy greedy pushes and never repairs, --dry-run copies nothing", "[cli][yeet]") {
   YeetWorld w;
   w.broadcaster.first["n2"] = outcome("n2", core::NodeOutcome::failed, "push failed");
   auto greedy = w.yeet({"--strategy", "greedy", "--min-success-nodes", "1"});
@@ -173,7 +173,7 @@ TEST_CASE("yeet: --strategy greedy pushes and never repairs; --dry-run copies no
   CHECK(dry.broadcaster.calls.empty());
 }
 
-TEST_CASE("tar-env: packs beside the output and renames it in; a failed pack leaves nothing", "[cli][tar-env]") {
+TEST_CASE("tar-env: packs beside the output and renames it in, a failed pack leaves nothing", "[cli][tar-env]") {
   FakeProbe probe;
   FakeTrees trees;
   FakeStaging staging;
@@ -206,7 +206,7 @@ TEST_CASE("tar-env: packs beside the output and renames it in; a failed pack lea
   }
 }
 
-TEST_CASE("command table: rows name their ports; modes ezpz starts itself are raw rows", "[cli][registry]") {
+TEST_CASE("command table: rows name their ports, modes ezpz starts itself are raw rows", "[cli][registry]") {
   for (const char* mode : {"__rank-env", "__yeet-relay", "__yeet-send", "__ssh-stdio", "__yeet-janitor"}) {
     const auto* row = cli::find_command(mode);
     REQUIRE(row != nullptr);
@@ -228,7 +228,7 @@ TEST_CASE("command table: rows name their ports; modes ezpz starts itself are ra
   CHECK(refused.err.find("does not name the port probe") != std::string::npos);
 }
 
-TEST_CASE("relay rows parse their flags from the one table; anything else is a usage error", "[cli][registry]") {
+TEST_CASE("relay rows parse their flags from the one table, anything else is a usage error", "[cli][registry]") {
   FakeBroadcaster broadcaster;
   const cli::Ports ports{nullptr, nullptr, nullptr, nullptr,      nullptr, nullptr,
                          nullptr, nullptr, nullptr, &broadcaster, nullptr};

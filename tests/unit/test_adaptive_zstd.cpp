@@ -71,7 +71,7 @@ TEST_CASE("adaptive zstd: a slow link raises the level, and the stream still dec
   }
 }
 
-TEST_CASE("adaptive zstd: a fixed level stays fixed; a refusing output stops it", "[zstd]") {
+TEST_CASE("adaptive zstd: a fixed level stays fixed, a refusing output stops it", "[zstd]") {
   const auto input = sample(4 << 20);
   std::string frame;
   AdaptiveZstd z(

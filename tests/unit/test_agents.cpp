@@ -31,7 +31,7 @@ ezpz::Expected<NodeReach> reach(const std::string& scheduler, TransportRequest r
 
 }  // namespace
 
-TEST_CASE("choose_transport: auto takes the job's launcher, else SSH; launcher outside a job is refused", "[agents]") {
+TEST_CASE("choose_transport: auto takes the job's launcher, else SSH, launcher outside a job is refused", "[agents]") {
   FakeProbe probe;
   probe.programs["srun"] = "/usr/bin/srun";
   auto r = reach("slurm", TransportRequest::automatic, probe);

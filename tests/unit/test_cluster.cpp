@@ -56,7 +56,7 @@ TEST_CASE("discover_cluster: --machine and EZPZ_MACHINE beat the hostname", "[cl
   CHECK_THAT(bad.error().message, Catch::Contains("--machine nowhere is not a known machine"));
 }
 
-TEST_CASE("discover_cluster: a foreign Cray's nid host is generic; --machine and EZPZ_MACHINE settle it", "[cluster]") {
+TEST_CASE("discover_cluster: a foreign Cray's nid host is generic, --machine and EZPZ_MACHINE settle it", "[cluster]") {
   FakeProbe probe;
   probe.gpus = 8;
   auto env =
@@ -100,7 +100,7 @@ TEST_CASE("discover_cluster: a named hostfile that is missing or empty is a usag
   CHECK_THAT(from_env.error().message, Catch::Contains("PBS_NODEFILE=/gone"));
 }
 
-TEST_CASE("discover_cluster: a hostfile line that is not a host name is a usage error; doctor finds it", "[cluster]") {
+TEST_CASE("discover_cluster: a hostfile line that is not a host name is a usage error, doctor finds it", "[cluster]") {
   FakeProbe probe;
   probe.files["/bad"] = "n1\n-oProxyCommand=x slots=2\n";
   probe.files["/good"] = "n1\nn2:4\n";

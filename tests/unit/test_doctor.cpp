@@ -78,7 +78,7 @@ TEST_CASE("doctor: a venv on Lustre suggests yeet and names its base interpreter
   CHECK_THAT(ok.message, Catch::Contains("tmpfs"));
 }
 
-TEST_CASE("doctor: Slurm variables that disagree are an error; a hostfile outside the allocation too", "[doctor]") {
+TEST_CASE("doctor: Slurm variables that disagree are an error, a hostfile outside the allocation too", "[doctor]") {
   FakeProbe probe;
   auto env = make_env({{"SLURM_JOB_ID", "77"}, {"SLURM_NODELIST", "nid[001-003]"}, {"SLURM_NNODES", "4"}});
   auto r = core::check_scheduler(env, probe, facts_for(env, probe));
@@ -99,7 +99,7 @@ TEST_CASE("doctor: Slurm variables that disagree are an error; a hostfile outsid
   CHECK_THAT(subset.message, Catch::Contains("2 of the 3"));
 }
 
-TEST_CASE("doctor: PBS hostfile against PBS_NODEFILE; a missing hostfile is an error", "[doctor]") {
+TEST_CASE("doctor: PBS hostfile against PBS_NODEFILE, a missing hostfile is an error", "[doctor]") {
   FakeProbe probe;
   probe.files["/var/spool/pbs/aux/42.pbs"] = "x1\nx2\n";
   probe.files["/h/other"] = "x1\nx3\n";
@@ -363,7 +363,7 @@ TEST_CASE("doctor: torch is imported by the python3 ranks run, and that python i
   CHECK_THAT(core::check_torch(probe).message, Catch::Contains("took over 30 s"));
 }
 
-TEST_CASE("doctor: no W&B warning where wandb is not installed; TORCH_DEVICE's remedy only where it applies",
+TEST_CASE("doctor: no W&B warning where wandb is not installed, TORCH_DEVICE's remedy only where it applies",
           "[doctor]") {
   FakeProbe probe;
   probe.programs["python3"] = "/venv/bin/python3";
@@ -385,7 +385,7 @@ TEST_CASE("doctor: no W&B warning where wandb is not installed; TORCH_DEVICE's r
   CHECK_THAT(asked.remedy, Catch::Contains("unset TORCH_DEVICE"));
 }
 
-TEST_CASE("doctor: JSON has the documented fields; text has tags and remedies", "[doctor]") {
+TEST_CASE("doctor: JSON has the documented fields, text has tags and remedies", "[doctor]") {
   auto warn = core::check_warning("wandb", "no key", "wandb login");
   auto node = core::check_error("node", "refused", "fix ssh");
   node.host = "n1";

@@ -180,7 +180,7 @@ TEST_CASE("verdict: never blind", "[failover]") {
   }
 }
 
-TEST_CASE("swap: each evicted node replaced in place by the next spare; none left names the nodes", "[failover]") {
+TEST_CASE("swap: each evicted node replaced in place by the next spare, none left names the nodes", "[failover]") {
   NodeSplit split{{"node0", "node1", "node2"}, {"node3", "node4"}};
   auto s = swap_nodes(split, {{"node1", "probe: no answer in 15 s", {}}});
   REQUIRE(s);
@@ -255,7 +255,7 @@ TEST_CASE("each attempt's launcher line runs on the active nodes only", "[failov
   }
 }
 
-TEST_CASE("submit --exclude-from: Slurm's --exclude from a bad-nodes file; PBS says what to do", "[failover]") {
+TEST_CASE("submit --exclude-from: Slurm's --exclude from a bad-nodes file, PBS says what to do", "[failover]") {
   const std::string file = "# nodes ezpz launch evicted\nnid001  # probe: no answer\n\nnid007\n";
   CHECK(exclusion_arg(true, file, "bad-nodes").value() == "--exclude=nid001,nid007");
   auto pbs = exclusion_arg(false, file, "bad-nodes");

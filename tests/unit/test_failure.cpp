@@ -28,7 +28,7 @@ const char* kErrorFile =
     R"(File \"t.py\", line 5, in f\n    raise RuntimeError(\"boom\")\nRuntimeError: boom\n", "timestamp": "1"}}})";
 }  // namespace
 
-TEST_CASE("a shim's exit report round-trips; other text is refused", "[failure]") {
+TEST_CASE("a shim's exit report round-trips, other text is refused", "[failure]") {
   auto e = exit_of(6, 1700000000.25, 139, 11);
   CHECK(parse_exit_report(exit_report_json(e)) == e);
   CHECK_FALSE(parse_exit_report("not json"));

@@ -51,7 +51,7 @@ TEST_CASE("env: a command variable runs as written in each shell", "[job_env]") 
         "set -gx EZPZ_LAUNCH '/opt/my ezpz/ezpz' 'launch' '--';\n");
 }
 
-TEST_CASE("submit: walltime formats, normalised; bad ones named", "[job_env]") {
+TEST_CASE("submit: walltime formats, normalised, bad ones named", "[job_env]") {
   CHECK(*check_walltime("01:00:00", Scheduler::pbs) == "01:00:00");
   CHECK(*check_walltime("1:30:00", Scheduler::pbs) == "01:30:00");
   CHECK(*check_walltime("90", Scheduler::pbs) == "01:30:00");
@@ -74,7 +74,7 @@ TEST_CASE("submit: --env NAME=VALUE", "[job_env]") {
   CHECK_FALSE(parse_env_assignment("novalue"));
 }
 
-TEST_CASE("submit: golden PBS and Slurm scripts; the command stays data", "[job_env]") {
+TEST_CASE("submit: golden PBS and Slurm scripts, the command stays data", "[job_env]") {
   CHECK(*render_submit_script(spec(Scheduler::pbs)) == golden("pbs.sh"));
   auto slurm = spec(Scheduler::slurm);
   slurm.filesystems.clear();

@@ -20,7 +20,7 @@ TEST_CASE("job records go under EZPZ_HOME or ~/.ezpz, by job id", "[job_record]"
   CHECK_FALSE(record_path(make_env({}), Scheduler::local, "x"));
 }
 
-TEST_CASE("job records: wanted unless --no-record or EZPZ_NO_RECORD; how many are kept", "[job_record]") {
+TEST_CASE("job records: wanted unless --no-record or EZPZ_NO_RECORD, how many are kept", "[job_record]") {
   using ezpz::core::records_to_keep;
   using ezpz::core::records_wanted;
   CHECK(records_wanted(make_env({}), false));

@@ -123,7 +123,7 @@ TEST_CASE("Frontier: sockets on hsn0 and MIOpen's cache under /tmp per user and 
   CHECK_FALSE(value_of(mine, "NCCL_SOCKET_IFNAME"));
 }
 
-TEST_CASE("a guessed machine is a launch warning; a confirmed or named one is not", "[machine_env][launch_plan]") {
+TEST_CASE("a guessed machine is a launch warning, a confirmed or named one is not", "[machine_env][launch_plan]") {
   auto guessed = plan_on("x4102c0s0b0n0", 2, {});
   CHECK(guessed.machine == "aurora");
   REQUIRE(guessed.warnings.size() == 1);

@@ -97,7 +97,7 @@ TEST_CASE("manifest diff: added, removed, changed by content or metadata", "[man
   CHECK(diff_manifests(now, now).changed.empty());
 }
 
-TEST_CASE("tree divergence: a hand edit, a missing or extra file; mtimes to the second", "[manifest]") {
+TEST_CASE("tree divergence: a hand edit, a missing or extra file, mtimes to the second", "[manifest]") {
   const auto m = of({file("a", "1", 10, 5'123'456'789)});
   std::map<std::string, StatEntry> tree = {{"a", StatEntry{'f', 0644, 10, 5'000'000'000, ""}}};
   CHECK(tree_divergence(m, tree).empty());  // the stream carries whole seconds

@@ -140,7 +140,7 @@ TEST_CASE("the shim's arguments round-trip the context", "[rank_env]") {
   CHECK_FALSE(gpu_bind_from_string("opencl"));
 }
 
-TEST_CASE("every rank gets torchrun's whole contract; exported values win where torchrun's do", "[rank_env]") {
+TEST_CASE("every rank gets torchrun's whole contract, exported values win where torchrun's do", "[rank_env]") {
   auto c = ctx8();
   c.run_id = "4242";
   c.record_dir = "/r";

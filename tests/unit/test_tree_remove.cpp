@@ -163,7 +163,7 @@ TEST_CASE("remove_tree: read-only and mode-0000 directories are emptied, also by
   CHECK(outside_intact(outside));
 }
 
-TEST_CASE("remove_tree: symlinks are removed, never followed; a top that is a link or a file is unlinked", "[remove]") {
+TEST_CASE("remove_tree: symlinks are removed, never followed, a top that is a link or a file is unlinked", "[remove]") {
   Scratch s("links");
   const auto outside = make_outside(s.dir);
   const auto link = (s.dir / "link").string();
@@ -246,7 +246,7 @@ TEST_CASE("commit_tree: the previous tree, deeper than PATH_MAX, is swapped out 
   CHECK(outside_intact(outside));
 }
 
-TEST_CASE("open_regular: FIFOs, devices and symlinks are refused at once; files open blocking", "[remove]") {
+TEST_CASE("open_regular: FIFOs, devices and symlinks are refused at once, files open blocking", "[remove]") {
   Scratch s("regular");
   const auto fifo = (s.dir / "fifo").string();
   REQUIRE(::mkfifo(fifo.c_str(), 0644) == 0);

@@ -28,7 +28,7 @@ BroadcastPlan plan_for(HostList targets, Strategy strategy = Strategy::tree, Suc
 
 }  // namespace
 
-TEST_CASE("plan_broadcast: tree, totals, transport; bad thresholds and names refused", "[yeet_broadcast]") {
+TEST_CASE("plan_broadcast: tree, totals, transport, bad thresholds and names refused", "[yeet_broadcast]") {
   auto plan = plan_for({"n1", "n2", "n3", "n4", "n5"});
   CHECK(plan.total_nodes == 6);
   CHECK(encode_tree(plan.tree) == "n1(n3,n4),n2(n5)");
