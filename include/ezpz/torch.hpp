@@ -8,6 +8,7 @@
 //   ezpz::cleanup();
 //
 // Errors are exceptions (std::runtime_error) with one line naming the problem and the fix.
+// The library is built with hidden visibility: what is marked EZPZ_API is its whole ABI.
 #pragma once
 
 #include <chrono>
@@ -20,13 +21,21 @@
 
 #include <torch/torch.h>
 
+/// The library's exported names (it is built with -fvisibility=hidden).
+#ifndef EZPZ_API
+#define EZPZ_API __attribute__((visibility("default")))
+#endif
+
 namespace ezpz {
 
 // ------------------------------------------------------------------ setup
 
 struct SetupOptions {
-  std::string device;                 ///< "" = TORCH_DEVICE, else xpu, cuda, mps, cpu (what this libtorch has)
-  std::string backend;                ///< "" = TORCH_BACKEND, else nccl for cuda, xccl for xpu, gloo otherwise
+  /// "" = TORCH_DEVICE, else xpu, cuda, mps, cpu (what this libtorch has); "cuda:1" names the index.
+  std::string device;
+  /// "" = TORCH_BACKEND, else the backend of the device type chosen above: nccl for cuda, xccl for
+  /// xpu, gloo otherwise (so device "cpu" on a CUDA node gets gloo).
+  std::string backend;
   std::optional<std::uint64_t> seed;  ///< seeds seed * (rank + 1) * (local_rank + 1) when set
   int tensor_parallel_size = 1;       ///< > 1 (or pp/cp > 1): initialize_tensor_parallel
   int pipeline_parallel_size = 1;
@@ -55,25 +64,49 @@ struct DistInfo {
 /// rendezvous with every rank through a TCPStore at MASTER_ADDR:MASTER_PORT and create the
 /// world process group. WORLD_SIZE=1 returns at once without a process group. Calling it
 /// again without cleanup() is an error.
-DistInfo setup(const SetupOptions& options = {});
+EZPZ_API DistInfo setup(const SetupOptions& options = {});
 /// Destroy the parallel groups and the process group (a no-op when not set up).
-void cleanup();
-[[nodiscard]] bool is_initialized();
-[[nodiscard]] const DistInfo& dist_info();
-[[nodiscard]] int get_rank();
-[[nodiscard]] int get_world_size();
-[[nodiscard]] int get_local_rank();
-[[nodiscard]] int get_node_index();
-/// Device type by ezpz's rule: TORCH_DEVICE, else xpu, cuda, mps, cpu.
-[[nodiscard]] std::string get_torch_device_type();
-/// That device, indexed by the local rank for accelerators.
-[[nodiscard]] torch::Device get_torch_device();
-/// TORCH_BACKEND, else nccl (cuda), xccl (xpu), gloo.
-[[nodiscard]] std::string get_torch_backend();
+EZPZ_API void cleanup();
+[[nodiscard]] EZPZ_API bool is_initialized();
+[[nodiscard]] EZPZ_API const DistInfo& dist_info();
+[[nodiscard]] EZPZ_API int get_rank();
+[[nodiscard]] EZPZ_API int get_world_size();
+[[nodiscard]] EZPZ_API int get_local_rank();
+[[nodiscard]] EZPZ_API int get_node_index();
+/// Device type by ezpz's rule: TORCH_DEVICE, else xpu, cuda, mps, cpu. (What setup() chose,
+/// SetupOptions::device included, is dist_info().device_type.)
+[[nodiscard]] EZPZ_API std::string get_torch_device_type();
+/// That device, indexed by the local rank for accelerators (cuda: modulo the visible devices).
+[[nodiscard]] EZPZ_API torch::Device get_torch_device();
+/// TORCH_BACKEND, else the backend of get_torch_device_type(): nccl (cuda), xccl (xpu), gloo.
+[[nodiscard]] EZPZ_API std::string get_torch_backend();
 /// ezpz's per-rank seed: seed * (rank + 1) * (local_rank + 1).
-[[nodiscard]] std::uint64_t rank_seed(std::uint64_t seed, int rank, int local_rank);
+[[nodiscard]] EZPZ_API std::uint64_t rank_seed(std::uint64_t seed, int rank, int local_rank);
 /// Seed libtorch's generators (CPU and accelerators) and std::rand with `seed` as given.
-void seed_everything(std::uint64_t seed);
+EZPZ_API void seed_everything(std::uint64_t seed);
+
+// ------------------------------------------------------------------ Python ezpz's names
+
+/// ezpz.setup_torch: setup() under its Python name.
+EZPZ_API DistInfo setup_torch(const SetupOptions& options = {});
+/// ezpz.get_dist_info: dist_info() under its Python name (defaults before setup()).
+[[nodiscard]] EZPZ_API const DistInfo& get_dist_info();
+/// The number of nodes of the job (1 before setup()).
+[[nodiscard]] EZPZ_API int get_num_nodes();
+/// The accelerators this process sees on its node (the hardware, not SetupOptions::device or
+/// TORCH_DEVICE), checked in ezpz's order: xpu: the XPU runtime's device count (0 when this
+/// libtorch has none); cuda: torch::cuda::device_count() (CUDA_VISIBLE_DEVICES applies); mps: 1;
+/// a CPU-only node: 0.
+[[nodiscard]] EZPZ_API int get_gpus_per_node();
+/// The machine name ezpz's detection gives ("aurora", "polaris", "perlmutter", ... or "local"):
+/// EZPZ_MACHINE, else the hostname rules of ezpz's built-in machine profiles (with the site
+/// variables they read, e.g. PBS_JOBID). Machines added in a user's ezpz config file are not
+/// seen here; `ezpz doctor` shows the full detection.
+[[nodiscard]] EZPZ_API std::string get_machine();
+/// Wait until the work queued on `device` (default: setup()'s device, else get_torch_device())
+/// is done: cuda: torch::cuda::synchronize(index); cpu: returns at once; xpu, mps and others:
+/// the device's streams on libtorch >= 2.5, its current stream before.
+EZPZ_API void synchronize(const std::optional<torch::Device>& device = std::nullopt);
 
 // ------------------------------------------------------------------ groups and collectives
 
@@ -84,7 +117,7 @@ struct GroupImpl;
 }
 
 /// A pending collective.
-class Work {
+class EZPZ_API Work {
  public:
   Work() = default;
   explicit Work(std::shared_ptr<void> impl) : impl_(std::move(impl)) {}
@@ -96,7 +129,7 @@ class Work {
 
 /// A process group this rank belongs to (or an empty one: size 0, it does not belong).
 /// Collectives on a one-rank group return at once.
-class Group {
+class EZPZ_API Group {
  public:
   Group() = default;
   explicit Group(std::shared_ptr<detail::GroupImpl> impl) : impl_(std::move(impl)) {}
@@ -120,13 +153,13 @@ class Group {
 };
 
 /// All ranks (a one-rank group before setup or with WORLD_SIZE=1).
-[[nodiscard]] Group world();
-void barrier();
-void broadcast(torch::Tensor& tensor, int root = 0);
-void all_reduce(torch::Tensor& tensor, ReduceOp op = ReduceOp::sum);
+[[nodiscard]] EZPZ_API Group world();
+EZPZ_API void barrier();
+EZPZ_API void broadcast(torch::Tensor& tensor, int root = 0);
+EZPZ_API void all_reduce(torch::Tensor& tensor, ReduceOp op = ReduceOp::sum);
 /// A group of `ranks` (global, any order). Like torch.distributed.new_group, every rank calls
 /// it with the same lists in the same order; ranks outside the list get an empty Group.
-[[nodiscard]] Group new_group(std::vector<int> ranks);
+[[nodiscard]] EZPZ_API Group new_group(std::vector<int> ranks);
 
 // ------------------------------------------------------------------ tensor parallel
 
@@ -135,39 +168,39 @@ namespace tp {
 /// Reshape the world to (dp, pp, cp, tp), TP fastest, and create this rank's four groups.
 /// tp is clamped to the world size; sizes that do not divide are an error naming them;
 /// a second call without destroy_tensor_parallel() is an error.
-void initialize_tensor_parallel(int tensor_parallel_size, int pipeline_parallel_size = 1,
-                                int context_parallel_size = 1);
-void destroy_tensor_parallel();
-[[nodiscard]] bool tensor_parallel_is_initialized();
+EZPZ_API void initialize_tensor_parallel(int tensor_parallel_size, int pipeline_parallel_size = 1,
+                                         int context_parallel_size = 1);
+EZPZ_API void destroy_tensor_parallel();
+[[nodiscard]] EZPZ_API bool tensor_parallel_is_initialized();
 
 /// Groups (an error before initialize_tensor_parallel).
-[[nodiscard]] Group get_tensor_parallel_group();
-[[nodiscard]] Group get_data_parallel_group();
-[[nodiscard]] Group get_pipeline_parallel_group();
-[[nodiscard]] Group get_context_parallel_group();
+[[nodiscard]] EZPZ_API Group get_tensor_parallel_group();
+[[nodiscard]] EZPZ_API Group get_data_parallel_group();
+[[nodiscard]] EZPZ_API Group get_pipeline_parallel_group();
+[[nodiscard]] EZPZ_API Group get_context_parallel_group();
 /// Ranks and sizes (0 and 1 before initialization, like ezpz).
-[[nodiscard]] int get_tensor_parallel_rank();
-[[nodiscard]] int get_tensor_parallel_world_size();
-[[nodiscard]] int get_data_parallel_rank();
-[[nodiscard]] int get_data_parallel_world_size();
-[[nodiscard]] int get_pipeline_parallel_rank();
-[[nodiscard]] int get_pipeline_parallel_world_size();
-[[nodiscard]] int get_context_parallel_rank();
-[[nodiscard]] int get_context_parallel_world_size();
+[[nodiscard]] EZPZ_API int get_tensor_parallel_rank();
+[[nodiscard]] EZPZ_API int get_tensor_parallel_world_size();
+[[nodiscard]] EZPZ_API int get_data_parallel_rank();
+[[nodiscard]] EZPZ_API int get_data_parallel_world_size();
+[[nodiscard]] EZPZ_API int get_pipeline_parallel_rank();
+[[nodiscard]] EZPZ_API int get_pipeline_parallel_world_size();
+[[nodiscard]] EZPZ_API int get_context_parallel_rank();
+[[nodiscard]] EZPZ_API int get_context_parallel_world_size();
 /// The global rank of TP rank 0 in this rank's TP group: (rank / tp) * tp.
-[[nodiscard]] int get_tensor_parallel_src_rank();
+[[nodiscard]] EZPZ_API int get_tensor_parallel_src_rank();
 
 /// The four region mappings over the TP group (autograd functions):
 /// copy: forward identity, backward all-reduce; reduce: forward all-reduce, backward identity;
 /// scatter: forward keep this rank's slice of the last dim, backward all-gather;
 /// gather: forward all-gather along the last dim, backward keep the slice.
-[[nodiscard]] torch::Tensor copy_to_tensor_parallel_region(const torch::Tensor& input);
-[[nodiscard]] torch::Tensor reduce_from_tensor_parallel_region(const torch::Tensor& input);
-[[nodiscard]] torch::Tensor scatter_to_tensor_parallel_region(const torch::Tensor& input);
-[[nodiscard]] torch::Tensor gather_from_tensor_parallel_region(const torch::Tensor& input);
+[[nodiscard]] EZPZ_API torch::Tensor copy_to_tensor_parallel_region(const torch::Tensor& input);
+[[nodiscard]] EZPZ_API torch::Tensor reduce_from_tensor_parallel_region(const torch::Tensor& input);
+[[nodiscard]] EZPZ_API torch::Tensor scatter_to_tensor_parallel_region(const torch::Tensor& input);
+[[nodiscard]] EZPZ_API torch::Tensor gather_from_tensor_parallel_region(const torch::Tensor& input);
 
 /// Y = X A^T + b with A split by output rows across the TP group (this rank: out/tp rows).
-class ColumnParallelLinearImpl : public torch::nn::Module {
+class EZPZ_API ColumnParallelLinearImpl : public torch::nn::Module {
  public:
   ColumnParallelLinearImpl(std::int64_t in_features, std::int64_t out_features, bool with_bias = true,
                            bool gather_output = true);
@@ -184,7 +217,7 @@ TORCH_MODULE(ColumnParallelLinear);
 
 /// Y = X A^T + b with A split by input columns across the TP group; the bias is not split
 /// (it starts at zero on every rank).
-class RowParallelLinearImpl : public torch::nn::Module {
+class EZPZ_API RowParallelLinearImpl : public torch::nn::Module {
  public:
   RowParallelLinearImpl(std::int64_t in_features, std::int64_t out_features, bool with_bias = true,
                         bool input_is_parallel = false);
@@ -199,7 +232,7 @@ class RowParallelLinearImpl : public torch::nn::Module {
 TORCH_MODULE(RowParallelLinear);
 
 /// An embedding table split along the vocabulary across the TP group.
-class VocabParallelEmbeddingImpl : public torch::nn::Module {
+class EZPZ_API VocabParallelEmbeddingImpl : public torch::nn::Module {
  public:
   VocabParallelEmbeddingImpl(std::int64_t num_embeddings, std::int64_t embedding_dim);
   torch::Tensor forward(const torch::Tensor& ids);
@@ -226,7 +259,7 @@ struct DataParallelOptions {
 /// construction; after each backward, synchronize() leaves every gradient averaged over the
 /// group. One backward per synchronize(); every rank must produce gradients for the same
 /// parameters.
-class DistributedDataParallel {
+class EZPZ_API DistributedDataParallel {
  public:
   explicit DistributedDataParallel(std::shared_ptr<torch::nn::Module> module, Group group = {},
                                    DataParallelOptions options = {});
@@ -249,7 +282,23 @@ class DistributedDataParallel {
 };
 
 /// Broadcast every parameter and buffer of `module` from `root` (a global rank) over `group`.
-void broadcast_parameters(torch::nn::Module& module, const Group& group, int root);
+EZPZ_API void broadcast_parameters(torch::nn::Module& module, const Group& group, int root);
+
+struct WrapOptions {
+  /// "ddp": DistributedDataParallel. "fsdp" is not in libezpz_torch yet: wrap_model throws.
+  std::string strategy = "ddp";
+  Group group;  ///< as DistributedDataParallel's (default: the data-parallel group, else the world)
+  DataParallelOptions data_parallel;
+};
+
+/// ezpz.wrap_model: wrap `module` for data parallel training by `options.strategy`. Throws
+/// std::runtime_error for "fsdp" (not implemented here) and for an unknown strategy.
+[[nodiscard]] EZPZ_API DistributedDataParallel wrap_model(std::shared_ptr<torch::nn::Module> module,
+                                                          const WrapOptions& options = {});
+template <class M>
+[[nodiscard]] DistributedDataParallel wrap_model(torch::nn::ModuleHolder<M> module, const WrapOptions& options = {}) {
+  return wrap_model(module.ptr(), options);
+}
 
 // ------------------------------------------------------------------ metrics
 
@@ -262,7 +311,7 @@ struct HistoryOptions {
 /// Per-step metrics (ezpz's History): update() records a step, adds the cross-rank
 /// statistics {key/mean, key/max, key/min, key/std} and appends a JSONL record in Python
 /// ezpz's layout; finalize() writes report.md and a text plot of each metric.
-class History {
+class EZPZ_API History {
  public:
   using Metrics = std::vector<std::pair<std::string, double>>;
   explicit History(HistoryOptions options = {});

@@ -112,7 +112,7 @@ done
 command -v perf >/dev/null || DEBIAN_FRONTEND=noninteractive apt-get install -y -qq linux-perf >/dev/null
 for c in ssh launcher; do
   wipe; sync
-  perf record -q -a -F 2000 -o "$D/out/perf-$c.data" >/dev/null 2>&1 &
+  perf record -q -a ${PROFILE_GRAPH:+--call-graph dwarf,8192} -F "${PROFILE_HZ:-2000}" -o "$D/out/perf-$c.data" >/dev/null 2>&1 &
   perf_pid=$!
   sleep 1  # perf is recording before the case starts
   run_case "$c" >"$D/out/$c.log" 2>&1 || true

@@ -2,7 +2,6 @@
 // includes c10d's headers), and the tensor-parallel groups.
 #include <algorithm>
 #include <cstdlib>
-#include <cstring>
 #include <functional>
 #include <stdexcept>
 #include <thread>
@@ -23,8 +22,6 @@
 #include "core/strings.hpp"
 #include "torch/state.hpp"
 
-extern char** environ;
-
 namespace ezpz {
 using detail::fail;
 using detail::make_group;
@@ -36,22 +33,6 @@ using Backend = c10d::Backend;  // torch 2 splits the collectives' implementatio
 #else
 using Backend = c10d::ProcessGroup;
 #endif
-
-core::Env snapshot_env() {
-  core::Env env;
-  for (char** e = environ; e != nullptr && *e != nullptr; ++e) {
-    const char* eq = std::strchr(*e, '=');
-    if (eq != nullptr) {
-      env.vars.emplace(std::string(*e, static_cast<std::size_t>(eq - *e)), std::string(eq + 1));
-    }
-  }
-  char host[256] = {};
-  if (gethostname(host, sizeof(host) - 1) == 0) {
-    env.hostname = host;
-  }
-  env.pid = static_cast<int>(getpid());
-  return env;
-}
 
 std::chrono::milliseconds seconds_from(const core::Env& env, const char* name, std::chrono::milliseconds given,
                                        double fallback_s) {
@@ -297,61 +278,6 @@ core::RankContext context_from_hosts(State& s, int world) {
 
 }  // namespace
 
-// ------------------------------------------------------------------ device, backend, seed
-
-std::string get_torch_device_type() {
-  if (const char* d = std::getenv("TORCH_DEVICE"); d != nullptr && *d != '\0') {
-    return d;
-  }
-#if TORCH_VERSION_MAJOR >= 2
-  if (at::hasXPU()) {
-    return "xpu";
-  }
-#endif
-  if (torch::cuda::is_available()) {
-    return "cuda";
-  }
-  if (at::hasMPS()) {
-    return "mps";
-  }
-  return "cpu";
-}
-
-torch::Device get_torch_device() {
-  const auto type = get_torch_device_type();
-  if (type == "cuda") {
-    const auto n = static_cast<int>(torch::cuda::device_count());
-    return {torch::kCUDA, static_cast<c10::DeviceIndex>(n > 0 ? get_local_rank() % n : 0)};
-  }
-  if (type == "cpu" || type == "mps") {
-    return torch::Device(type);
-  }
-  return torch::Device(type + ":" + std::to_string(get_local_rank()));
-}
-
-std::string get_torch_backend() {
-  if (const char* b = std::getenv("TORCH_BACKEND"); b != nullptr && *b != '\0') {
-    return b;
-  }
-  const auto type = get_torch_device_type();
-  if (type == "cuda") {
-    return "nccl";
-  }
-  if (type == "xpu") {
-    return "xccl";
-  }
-  return "gloo";
-}
-
-std::uint64_t rank_seed(std::uint64_t seed, int rank, int local_rank) {
-  return seed * static_cast<std::uint64_t>(rank + 1) * static_cast<std::uint64_t>(local_rank + 1);
-}
-
-void seed_everything(std::uint64_t seed) {
-  torch::manual_seed(seed);
-  std::srand(static_cast<unsigned>(seed));
-}
-
 // ------------------------------------------------------------------ setup
 
 DistInfo setup(const SetupOptions& options) {
@@ -359,7 +285,12 @@ DistInfo setup(const SetupOptions& options) {
   if (s.initialized) {
     fail("setup() was already called in this process: call ezpz::cleanup() before setting up again");
   }
-  s.env = snapshot_env();
+  s.env = detail::snapshot_env();
+  // The device type first (the option, TORCH_DEVICE, what the node has), then the backend for
+  // that type: device "cpu" on a CUDA node gets gloo. A bad device name fails before the rendezvous.
+  const auto facts = detail::device_facts();
+  const auto choice = detail::choose_device(options.device, options.backend, s.env, facts);
+  (void)detail::make_device(choice, 0, facts);
   core::RankContext ctx;
   auto rank = core::detect_rank(s.env, ctx);
   if (!rank) {
@@ -372,7 +303,7 @@ DistInfo setup(const SetupOptions& options) {
   s.info.hostname = s.env.hostname;
   s.groups_made = 0;
   if (rank->world > 1) {
-    s.info.backend = options.backend.empty() ? get_torch_backend() : options.backend;
+    s.info.backend = choice.backend;
     rendezvous(s, *rank, seconds_from(s.env, "EZPZ_RENDEZVOUS_TIMEOUT", options.rendezvous_timeout, 600));
     // Whether the launcher told us the local layout: the fallback (rank % ppn) moves with ppn.
     core::RankContext one;
@@ -388,10 +319,9 @@ DistInfo setup(const SetupOptions& options) {
   s.info.local_world_size = rank->local_world;
   s.info.node_index = rank->node_rank;
   s.info.num_nodes = std::max(1, rank->world / std::max(1, rank->local_world));
-  s.initialized = true;  // get_local_rank() below reads it
-  s.info.device_type = options.device.empty() ? get_torch_device_type() : options.device;
-  s.info.device = s.info.device_type == "cpu" || s.info.device_type == "mps" ? torch::Device(s.info.device_type)
-                                                                             : get_torch_device();
+  s.initialized = true;
+  s.info.device_type = choice.device_type;
+  s.info.device = detail::make_device(choice, s.info.local_rank, facts);
   try {
     if (rank->world > 1) {
       std::vector<int> all(static_cast<std::size_t>(rank->world));

@@ -1,6 +1,7 @@
 // Tensor-parallel mappings and layers, data parallel training and History, all on the
 // public Group API (dist.cpp owns c10d).
 #include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <cmath>
 #include <ctime>
@@ -331,6 +332,24 @@ std::size_t DistributedDataParallel::num_buckets() const {
 
 const Group& DistributedDataParallel::group() const {
   return state_->group;
+}
+
+DistributedDataParallel wrap_model(std::shared_ptr<torch::nn::Module> module, const WrapOptions& options) {
+  std::string strategy = options.strategy;
+  std::transform(strategy.begin(), strategy.end(), strategy.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  if (strategy == "fsdp") {
+    fail(
+        "wrap_model: FSDP is not in libezpz_torch yet: use ddp (WrapOptions::strategy = \"ddp\", "
+        "DistributedDataParallel), or Python ezpz's wrap_model for FSDP");
+  }
+  if (strategy != "ddp") {
+    fail("wrap_model: strategy \"" + options.strategy + "\" is not one of ddp, fsdp: use ddp");
+  }
+  if (!module) {
+    fail("wrap_model: the module is null: pass the model to train");
+  }
+  return DistributedDataParallel(std::move(module), options.group, options.data_parallel);
 }
 
 // ------------------------------------------------------------------ History

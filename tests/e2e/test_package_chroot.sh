@@ -14,7 +14,9 @@ cpack --config "$EZPZ_BUILD_DIR/CPackConfig.cmake" -G TGZ -B "$tmp/pkg" >/dev/nu
 tarball=$(ls "$tmp"/pkg/ezpz-*-Linux.tar.gz)
 [ -f "$tarball.sha256" ] || fail "cpack wrote no .sha256 beside $tarball"
 for f in bin/ezpz share/man/man1/ezpz.1 share/man/man1/ezpz-yeet.1 share/bash-completion/completions/ezpz \
-         share/zsh/vendor-completions/_ezpz share/fish/vendor_completions.d/ezpz.fish; do
+         share/zsh/vendor-completions/_ezpz share/fish/vendor_completions.d/ezpz.fish share/doc/ezpz/CONTENTS.md \
+         share/ezpz/companion/scripts/build-companion.sh share/ezpz/companion/src/torch/CMakeLists.txt \
+         share/ezpz/companion/src/core/parallel_layout.cpp share/ezpz/companion/include/ezpz/torch.hpp; do
   tar -tzf "$tarball" | grep -q "/$f\$" || fail "the package lacks $f"
 done
 
@@ -26,6 +28,8 @@ listing=$(dpkg-deb -c "$deb")
 for f in usr/bin/ezpz usr/share/man/man1/ezpz-kill.1 usr/share/bash-completion/completions/ezpz; do
   grep -q "\./$f\$" <<<"$listing" || fail "the .deb lacks $f"
 done
+grep -q "ezpz test (a distributed smoke training" <<<"$(dpkg-deb -f "$deb" Description)" ||
+  fail "the .deb's description does not say what it holds: $(dpkg-deb -f "$deb" Description)"
 [ -z "$(dpkg-deb -f "$deb" Depends)" ] || fail "the static .deb should depend on nothing: $(dpkg-deb -f "$deb" Depends)"
 
 # A wrong checksum installs nothing.

@@ -5,6 +5,7 @@
 import glob
 import json
 import os
+import re
 import shutil
 import socket
 import subprocess
@@ -73,6 +74,9 @@ class Checks(TorchTest):
     def test_data_parallel_4(self):
         self.launch(4, "data_parallel")
 
+    def test_names_2(self):
+        self.launch(2, "names")
+
 
 def free_port():
     with socket.socket() as s:
@@ -108,6 +112,45 @@ class Rendezvous(TorchTest):
                               timeout=30)
         self.assertEqual(proc.returncode, 1)
         self.assertIn("MASTER_ADDR and MASTER_PORT are not both set", proc.stderr)
+
+
+class Names(TorchTest):
+    """One process (WORLD_SIZE 1), no launcher: what the environment decides."""
+
+    def alone(self, scenario, **extra):
+        return subprocess.run([CHECKS, scenario], env=dict(self.env, **extra), cwd=self.tmp, capture_output=True,
+                              text=True, timeout=60)
+
+    def test_machine_named_by_ezpz_machine(self):
+        proc = self.alone("names", EZPZ_MACHINE="sunspot")
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertIn("machine=sunspot", proc.stdout)
+        self.assertIn("OK names on 1 ranks", proc.stdout)
+
+    def test_unknown_device_is_named(self):
+        proc = self.alone("setup_only", TORCH_DEVICE="bogus")
+        self.assertEqual(proc.returncode, 1, proc.stderr)
+        self.assertIn('device "bogus" (from SetupOptions::device or TORCH_DEVICE) is not a device type libtorch knows',
+                      proc.stderr)
+
+
+class Exports(unittest.TestCase):
+    def test_only_the_api_is_exported(self):
+        """libezpz_torch exports ezpz's public API alone: no ezpz::core or ezpz::detail, no template copies."""
+        if shutil.which("nm") is None:
+            self.skipTest("no nm on PATH")
+        lib = os.environ["EZPZ_TORCH_LIB"]
+        proc = subprocess.run(["nm", "-D", "--defined-only", "-C", lib], capture_output=True, text=True, timeout=60)
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        names = [line.split(maxsplit=2)[2] for line in proc.stdout.splitlines() if len(line.split(maxsplit=2)) == 3]
+        self.assertEqual([n for n in names if "ezpz::core::" in n or "ezpz::detail::" in n], [])
+        if sys.platform.startswith("linux"):  # the version script: nothing but ezpz::
+            foreign = [n for n in names if not re.match(r"((typeinfo|typeinfo name|vtable) for )?ezpz::", n)]
+            self.assertEqual(foreign, [])
+        for want in ("ezpz::setup(", "ezpz::setup_torch(", "ezpz::get_dist_info(", "ezpz::wrap_model(",
+                     "ezpz::synchronize(", "ezpz::Group::all_reduce(", "ezpz::History::update(",
+                     "typeinfo for ezpz::tp::ColumnParallelLinearImpl"):
+            self.assertTrue(any(n.startswith(want) for n in names), f"{want} is not exported:\n{proc.stdout}")
 
 
 class EzpzTest(TorchTest):

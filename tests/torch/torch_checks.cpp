@@ -263,6 +263,61 @@ void check_collectives() {
   expect_error([] { ezpz::setup(); }, "already called", "second setup");
 }
 
+/// Whether `t` holds the same values on every rank.
+bool same_on_all_ranks(const torch::Tensor& t) {
+  auto lo = t.detach().clone();
+  auto hi = t.detach().clone();
+  ezpz::all_reduce(lo, ezpz::ReduceOp::min);
+  ezpz::all_reduce(hi, ezpz::ReduceOp::max);
+  return torch::equal(lo, hi);
+}
+
+/// Python ezpz's names: setup_torch (main called it), get_dist_info, get_num_nodes,
+/// get_gpus_per_node, get_machine, synchronize, wrap_model.
+void check_names(const ezpz::DistInfo& from_setup_torch) {
+  const auto& info = ezpz::get_dist_info();
+  check(&info == &ezpz::dist_info(), "get_dist_info is dist_info");
+  check(info.rank == from_setup_torch.rank && info.world_size == from_setup_torch.world_size &&
+            info.backend == from_setup_torch.backend && info.device_type == from_setup_torch.device_type,
+        "setup_torch returned what get_dist_info holds");
+  check(info.backend == (info.world_size > 1 ? "gloo" : "") && info.device_type == "cpu", "cpu and gloo here");
+  check(ezpz::get_num_nodes() == 1, "one node, got " + std::to_string(ezpz::get_num_nodes()));
+  const int gpus = torch::cuda::is_available() ? static_cast<int>(torch::cuda::device_count()) : 0;
+  check(ezpz::get_gpus_per_node() == gpus,
+        "gpus per node: got " + std::to_string(ezpz::get_gpus_per_node()) + ", want " + std::to_string(gpus));
+  check(!ezpz::get_machine().empty(), "a machine name");
+  if (ezpz::get_rank() == 0) {
+    std::cout << "machine=" << ezpz::get_machine() << std::endl;
+  }
+  ezpz::synchronize();
+  ezpz::synchronize(torch::Device(torch::kCPU));
+  expect_error([] { ezpz::setup_torch(); }, "already called", "second setup_torch");
+
+  torch::manual_seed(7 + ezpz::get_rank());  // different weights per rank: wrap_model broadcasts rank 0's
+  auto model = torch::nn::Sequential(torch::nn::Linear(4, 8), torch::nn::Tanh(), torch::nn::Linear(8, 2));
+  auto ddp = ezpz::wrap_model(model);  // the ModuleHolder overload, strategy "ddp"
+  check(ddp.group().size() == ezpz::get_world_size(), "wrap_model's group is the world");
+  const auto before = model->parameters()[0].detach().clone();
+  check(same_on_all_ranks(before), "wrap_model broadcast the parameters");
+  torch::optim::SGD opt(model->parameters(), 0.1);
+  auto x = torch::randn({3, 4});  // a different batch per rank
+  torch::mse_loss(model->forward(x), torch::zeros({3, 2})).backward();
+  ddp.synchronize();
+  opt.step();
+  for (const auto& p : model->parameters()) {
+    check(same_on_all_ranks(p.grad()) && same_on_all_ranks(p), "one DDP step keeps the replicas equal");
+  }
+  check(!torch::equal(before, model->parameters()[0]), "the step changed the parameters");
+
+  ezpz::WrapOptions fsdp;
+  fsdp.strategy = "fsdp";
+  expect_error([&] { (void)ezpz::wrap_model(model.ptr(), fsdp); },
+               "wrap_model: FSDP is not in libezpz_torch yet: use ddp", "wrap_model fsdp");
+  ezpz::WrapOptions other;
+  other.strategy = "zero3";
+  expect_error([&] { (void)ezpz::wrap_model(model.ptr(), other); }, "is not one of ddp, fsdp", "wrap_model zero3");
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -270,8 +325,15 @@ int main(int argc, char** argv) {
   try {
     ezpz::SetupOptions options;
     options.seed = 1;
-    ezpz::setup(options);
-    if (scenario == "collectives") {
+    if (scenario == "names") {
+      options.device = "cpu";  // gloo, whatever the node has
+      check_names(ezpz::setup_torch(options));
+    } else {
+      ezpz::setup(options);
+    }
+    if (scenario == "names") {
+      // (checked above)
+    } else if (scenario == "collectives") {
       check_collectives();
     } else if (scenario == "groups") {
       check_groups();
@@ -283,7 +345,7 @@ int main(int argc, char** argv) {
     } else if (scenario == "setup_only") {
       // (the rendezvous tests: nothing to do once set up)
     } else {
-      std::cerr << "usage: ezpz_torch_checks collectives|groups|tp_layers|data_parallel|setup_only\n";
+      std::cerr << "usage: ezpz_torch_checks collectives|groups|tp_layers|data_parallel|names|setup_only\n";
       return 2;
     }
     ezpz::cleanup();
