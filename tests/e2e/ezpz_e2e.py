@@ -149,3 +149,20 @@ exit $rc
 def read_counts(counts):
     with open(counts) as f:
         return [int(line) for line in f]
+
+
+def check_ezpz_test_tp2(test, result, iters):
+    """`ezpz test -n 4 --tp 2 --json`, either engine: ezpz's layout (TP fastest), the loss fell on
+    every rank, and the ranks of one TP group (one model, the same batches) had equal losses."""
+    test.assertEqual(result["world_size"], 4)
+    tp = {r["rank"]: r["groups"]["tp"] for r in result["ranks"]}
+    dp = {r["rank"]: r["groups"]["dp"] for r in result["ranks"]}
+    test.assertEqual(tp, {0: [0, 1], 1: [0, 1], 2: [2, 3], 3: [2, 3]})
+    test.assertEqual(dp, {0: [0, 2], 1: [1, 3], 2: [0, 2], 3: [1, 3]})
+    for r in result["ranks"]:
+        test.assertEqual(len(r["loss"]), iters)
+        test.assertLess(sum(r["loss"][-5:]) / 5, sum(r["loss"][:5]) / 5 - 0.05, f"rank {r['rank']}: {r['loss']}")
+    losses = {r["rank"]: r["loss"] for r in result["ranks"]}
+    test.assertEqual(losses[0], losses[1])
+    test.assertEqual(losses[2], losses[3])
+    test.assertNotEqual(losses[0], losses[2])

@@ -10,7 +10,7 @@ import subprocess
 import tempfile
 import unittest
 
-from ezpz_e2e import EZPZ, base_env, main
+from ezpz_e2e import EZPZ, base_env, check_ezpz_test_tp2, main
 
 # Debian's python3-torch (scripts/install-deps.sh installs it): a missing torch fails, never skips.
 TORCH_PYTHON = "/usr/bin/python3"
@@ -77,17 +77,7 @@ class PythonEngine(unittest.TestCase):
     def test_tp2_on_four_ranks_under_open_mpi(self):
         result, stderr = self.run_json("--launcher", "mpirun", "-n", "4", "--tp", "2", "--train-iters", "30",
                                        "--print-freq", "30")
-        self.assertEqual(result["world_size"], 4)
-        tp = {r["rank"]: r["groups"]["tp"] for r in result["ranks"]}
-        dp = {r["rank"]: r["groups"]["dp"] for r in result["ranks"]}
-        self.assertEqual(tp, {0: [0, 1], 1: [0, 1], 2: [2, 3], 3: [2, 3]})
-        self.assertEqual(dp, {0: [0, 2], 1: [1, 3], 2: [0, 2], 3: [1, 3]})
-        self.assert_loss_fell(result, 30)
-        # the ranks of one TP group see the same batch and hold one model: equal losses
-        losses = {r["rank"]: r["loss"] for r in result["ranks"]}
-        self.assertEqual(losses[0], losses[1])
-        self.assertEqual(losses[2], losses[3])
-        self.assertNotEqual(losses[0], losses[2])
+        check_ezpz_test_tp2(self, result, 30)
         self.assertIn("world=4 tp=2 pp=1 cp=1 dp=2", stderr)
 
     def test_pp_and_cp_groups_are_reported(self):

@@ -15,7 +15,7 @@ import time
 import unittest
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "e2e"))
-from ezpz_e2e import main  # noqa: E402  (a skip exits 77, never 0)
+from ezpz_e2e import check_ezpz_test_tp2, main  # noqa: E402  (a skip exits 77, never 0)
 
 EZPZ = os.environ["EZPZ_BIN"]
 CHECKS = os.environ["EZPZ_TORCH_CHECKS"]
@@ -205,17 +205,7 @@ class EzpzTest(TorchTest):
 
     def test_tp2_on_4_ranks(self):
         result, _ = self.run_test("-n", "4", "--tp", "2", "--train-iters", "50", "--print-freq", "50")
-        self.assertEqual(result["world_size"], 4)
-        tp = {r["rank"]: r["groups"]["tp"] for r in result["ranks"]}
-        dp = {r["rank"]: r["groups"]["dp"] for r in result["ranks"]}
-        self.assertEqual(tp, {0: [0, 1], 1: [0, 1], 2: [2, 3], 3: [2, 3]})
-        self.assertEqual(dp, {0: [0, 2], 1: [1, 3], 2: [0, 2], 3: [1, 3]})
-        self.assert_loss_fell(result, 50)
-        # ranks of one TP group see the same batch and hold one model: equal losses
-        losses = {r["rank"]: r["loss"] for r in result["ranks"]}
-        self.assertEqual(losses[0], losses[1])
-        self.assertEqual(losses[2], losses[3])
-        self.assertNotEqual(losses[0], losses[2])
+        check_ezpz_test_tp2(self, result, 50)
 
     def test_pp_cp_groups_reported(self):
         result, _ = self.run_test("-n", "4", "--tp", "2", "--cp", "2", "--train-iters", "3")
