@@ -12,10 +12,13 @@
 # PROFILE=1: one more run of each yeet case under `perf record -a`, then the top symbols of every
 # ezpz process and the top commands (give an unstripped binary, e.g. release linked without -s:
 # cmake --preset release -B build/profile -DEZPZ_STRIP=OFF).
-# Needs root. Usage: scripts/bench/yeet_cpu.sh [path/to/ezpz]   (NODES=6 RUNS=2 CASES="ssh launcher rsync tar")
+# OLD: a second ezpz (an earlier build) whose two yeet cases run beside the first in the same
+# bed (cases ssh-old, launcher-old).
+# Needs root. Usage: scripts/bench/yeet_cpu.sh [path/to/ezpz] [OLD]   (NODES=6 RUNS=2 CASES="ssh launcher rsync tar")
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 ezpz_src=$(readlink -f "${1:-build/release/ezpz}")
+old_src=${2:+$(readlink -f "$2")}
 N=${NODES:-6}; RUNS=${RUNS:-2}
 export EZSIM_DIR=/var/tmp/ezpz-bench-cpu EZSIM_PREFIX=ezbcpu EZSIM_NET=10.250.35 EZSIM_TMP_SIZE=2g
 sim=$PWD/scripts/cluster-sim
@@ -40,8 +43,8 @@ trap cleanup EXIT
 export SLURM_CONF="$D/slurm/slurm.conf"
 mkdir -p "$D/bin" "$D/out"
 cp "$ezpz_src" "$D/bin/ezpz"
+[ -z "$old_src" ] || cp "$old_src" "$D/bin/ezpz-old"
 cp scripts/bench/rsync_greedy.py "$D/bin/"
-ez=$D/bin/ezpz
 # Every process in node I's network namespace (sshd, slurmd) goes into cgroup node I: what they
 # start later is counted there too.
 for i in $(seq 1 "$N"); do
@@ -58,25 +61,32 @@ on_node() {  # on_node I CMD...: CMD inside node I's namespaces, counted in node
 }
 wipe() { for i in $(seq 1 "$N"); do on_node "$i" rm -rf /tmp/bench /tmp/tarx; done; }
 others=$(tail -n +2 "$D/hostfile" | tr '\n' ' ')
-cat > "$D/out/launcher.sh" <<EOF
+for b in ezpz ezpz-old; do
+  cat > "$D/out/launcher-$b.sh" <<EOF
 #!/bin/bash
 export EZPZ_MACHINE=local
-exec $ez yeet $P/venv --dst /tmp/bench --copy --transport launcher
+exec $D/bin/$b yeet $P/venv --dst /tmp/bench --copy --transport launcher
 EOF
-chmod +x "$D/out/launcher.sh"
+  chmod +x "$D/out/launcher-$b.sh"
+done
 run_case() {  # run_case NAME: runs it once
+  local b=ezpz
+  case $1 in *-old) b=ezpz-old ;; esac
   case $1 in
-    ssh) on_node 1 env EZPZ_MACHINE=local "$ez" yeet "$P/venv" --dst /tmp/bench --hostfile "$D/hostfile" --copy \
-           --transport ssh ;;
-    launcher) (cd "$D/out" && "$sim/exec.sh" sbatch --wait -N "$N" --output="$D/out/launcher.out" "$D/out/launcher.sh") ;;
+    ssh|ssh-old) on_node 1 env EZPZ_MACHINE=local "$D/bin/$b" yeet "$P/venv" --dst /tmp/bench --hostfile "$D/hostfile" \
+           --copy --transport ssh ;;
+    launcher|launcher-old) (cd "$D/out" && "$sim/exec.sh" sbatch --wait -N "$N" --output="$D/out/$1.out" \
+           "$D/out/launcher-$b.sh") ;;
     rsync) on_node 1 python3 "$D/bin/rsync_greedy.py" "$P/venv" /tmp/bench $others ;;
     tar) on_node 2 sh -c "mkdir -p /tmp/tarx && zstd -q -d -c '$D/venv.tar.zst' | tar -x -C /tmp/tarx" ;;
   esac
 }
-read -r -a cases <<<"${CASES:-ssh launcher rsync tar}"
+read -r -a cases <<<"${CASES:-ssh ${old_src:+ssh-old }launcher ${old_src:+launcher-old }rsync tar}"
 declare -A label=(
   [ssh]="ezpz yeet --transport ssh"
+  [ssh-old]="  the same, OLD ezpz"
   [launcher]="ezpz yeet --transport launcher (srun)"
+  [launcher-old]="  the same, OLD ezpz"
   [rsync]="rsync greedy (rsync_greedy.py)"
   [tar]="one node: zstd -d | tar -x"
 )
