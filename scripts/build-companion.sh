@@ -9,6 +9,7 @@
 #   --prefix     where to install (bin/, lib/, include/; default ~/.local)
 #   --build-dir  where to build (default: a new directory under ${TMPDIR:-/tmp}, removed after)
 #   --jobs       parallel compile jobs (default: the number of cores)
+#   BUILD_TYPE   (environment) the CMake build type (default Release)
 # Needs CMake >= 3.18 and a C++20 compiler; nothing else of ezpz's build.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)

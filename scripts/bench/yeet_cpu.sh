@@ -51,8 +51,9 @@ for i in $(seq 1 "$N"); do
   mkdir -p "$CG/ezbcpu-node$i"
   for pid in $(ip netns pids "ezbcpu-node$i"); do echo "$pid" > "$CG/ezbcpu-node$i/cgroup.procs" 2>/dev/null || true; done
 done
-# A stream like yeet's: the venv as a zstd tar, for the tar -x floor.
-tar -C "$P/venv" -cf - . | zstd -q -3 -T0 -o "$D/venv.tar.zst" -f
+# A stream like yeet's: the venv as a zstd tar without __pycache__ (yeet leaves it out, as rsync_greedy.py
+# does), for the tar -x floor.
+tar -C "$P/venv" --exclude=__pycache__ -cf - . | zstd -q -3 -T0 -o "$D/venv.tar.zst" -f
 
 usage() { for i in $(seq 1 "$N"); do echo "$(cat "$CG/ezbcpu-node$i/cpuacct.usage")"; done; }
 on_node() {  # on_node I CMD...: CMD inside node I's namespaces, counted in node I's cgroup

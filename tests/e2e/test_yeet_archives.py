@@ -247,6 +247,23 @@ class Entries(ArchiveCase):
         self.accepted(self.save("good.tar", H.tar_bytes(good)))
         self.assertEqual(os.readlink(os.path.join(self.dst, "bin/py")), "../lib64/python")
 
+    def test_nothing_is_written_through_a_link_of_the_archive(self):
+        # Into an empty destination the guard alone stops these (libarchive's walk of every path
+        # component on disk runs only where something was there before): nothing lands outside.
+        outside = os.path.join(self.tmp, "outside")
+        os.makedirs(outside)
+        cases = {
+            "absolute": [H.directory("env"), H.symlink("env/l", outside), H.member("env/l/planted", b"x")],
+            "relative": [H.directory("env"), H.directory("env/d"), H.symlink("env/l", "d"),
+                         H.member("env/l/planted", b"x")],
+            "hardlink": [H.directory("env"), H.symlink("env/l", outside), H.member("env/f", b"x"),
+                         H.hardlink("env/l/planted", "env/f")],
+        }
+        for name, members in cases.items():
+            with self.subTest(case=name):
+                self.refused(self.save(f"{name}.tar", H.tar_bytes(members)), "lies under a symlink of the archive")
+                self.assertEqual(os.listdir(outside), [])
+
     def test_names_past_the_limits_are_refused_quickly(self):
         err = self.refused(self.save("long.tar", H.tar_bytes([H.member(H.deep_name(20, "x" * 250))])),
                            "bytes, past the limit")

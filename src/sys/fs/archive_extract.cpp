@@ -11,6 +11,7 @@
 
 #include <archive.h>
 #include <archive_entry.h>
+#include <dirent.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 
@@ -122,8 +123,24 @@ class SpaceBudget {
   unsigned long long inodes_ = 0;
 };
 
-constexpr int kBaseFlags =
-    ARCHIVE_EXTRACT_TIME | ARCHIVE_EXTRACT_PERM | ARCHIVE_EXTRACT_SECURE_SYMLINKS | ARCHIVE_EXTRACT_SECURE_NODOTDOT;
+constexpr int kBaseFlags = ARCHIVE_EXTRACT_TIME | ARCHIVE_EXTRACT_PERM | ARCHIVE_EXTRACT_SECURE_NODOTDOT;
+
+/// Whether `dir` holds nothing (then every link below it will be one of the archive's).
+bool is_empty_dir(const std::string& dir) {
+  DIR* d = ::opendir(dir.c_str());
+  if (d == nullptr) {
+    return false;
+  }
+  bool empty = true;
+  while (const dirent* e = ::readdir(d)) {
+    if (std::strcmp(e->d_name, ".") != 0 && std::strcmp(e->d_name, "..") != 0) {
+      empty = false;
+      break;
+    }
+  }
+  ::closedir(d);
+  return empty;
+}
 
 struct Extraction {
   archive* in;
@@ -133,7 +150,8 @@ struct Extraction {
   core::ExtractGuard guard;
   SpaceBudget space;
   unsigned umask;
-  bool own;  ///< yeet's own archive of a tree already here: modes kept as they are
+  bool own;        ///< yeet's own archive of a tree already here: modes kept as they are
+  int base_flags;  ///< kBaseFlags, and libarchive's walk of links on disk where the root was not empty
   core::TreeStats stats;
 };
 
@@ -173,9 +191,9 @@ Expected<void> place_entry(Extraction& x, archive_entry* entry) {
   archive_entry_set_pathname(entry, verdict.name.empty() ? x.root.c_str() : (x.root + "/" + verdict.name).c_str());
   // A member stored again replaces the earlier one (as GNU tar and bsdtar do); otherwise
   // nothing on disk is ever replaced.
-  const int flags = kBaseFlags | (verdict.replaces               ? ARCHIVE_EXTRACT_UNLINK
-                                  : kind == core::EntryKind::dir ? 0
-                                                                 : ARCHIVE_EXTRACT_NO_OVERWRITE);
+  const int flags = x.base_flags | (verdict.replaces               ? ARCHIVE_EXTRACT_UNLINK
+                                    : kind == core::EntryKind::dir ? 0
+                                                                   : ARCHIVE_EXTRACT_NO_OVERWRITE);
   archive_write_disk_set_options(x.out, flags);
   if (archive_write_header(x.out, entry) < ARCHIVE_WARN) {
     return archive_error(x.out, "refusing entry '" + shown(name) + "'" + x.where);
@@ -222,6 +240,11 @@ Expected<core::TreeStats> extract_entries(archive* in, const std::string& archiv
   core::ExtractLimits limits;
   limits.max_path = std::min<std::size_t>(limits.max_path, PATH_MAX - 2 - std::min<std::size_t>(root.size(), 1024));
   limits.resolve_links = !own;
+  // Writes through a link: into an empty root, the only links are the archive's own, and the
+  // guard refuses any entry below one of them (or below a file). Where something was there
+  // before, libarchive also checks every component of every entry's path on disk
+  // (ARCHIVE_EXTRACT_SECURE_SYMLINKS: about a dozen openat and fstatat a file).
+  const int base_flags = kBaseFlags | (is_empty_dir(root) ? 0 : ARCHIVE_EXTRACT_SECURE_SYMLINKS);
   Extraction x{in,
                out.get(),
                root,
@@ -230,6 +253,7 @@ Expected<core::TreeStats> extract_entries(archive* in, const std::string& archiv
                SpaceBudget(root, max_bytes),
                current_umask(),
                own,
+               base_flags,
                {}};
   while (true) {
     if (stop.load()) {
