@@ -11,7 +11,6 @@
 
 #include <archive.h>
 #include <archive_entry.h>
-#include <dirent.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 
@@ -20,6 +19,7 @@
 #include "core/yeet_plan.hpp"
 #include "sys/fs/archive.hpp"
 #include "sys/fs/archive_source.hpp"
+#include "sys/fs/tree.hpp"
 
 namespace ezpz::sys {
 
@@ -124,23 +124,6 @@ class SpaceBudget {
 };
 
 constexpr int kBaseFlags = ARCHIVE_EXTRACT_TIME | ARCHIVE_EXTRACT_PERM | ARCHIVE_EXTRACT_SECURE_NODOTDOT;
-
-/// Whether `dir` holds nothing (then every link below it will be one of the archive's).
-bool is_empty_dir(const std::string& dir) {
-  DIR* d = ::opendir(dir.c_str());
-  if (d == nullptr) {
-    return false;
-  }
-  bool empty = true;
-  while (const dirent* e = ::readdir(d)) {
-    if (std::strcmp(e->d_name, ".") != 0 && std::strcmp(e->d_name, "..") != 0) {
-      empty = false;
-      break;
-    }
-  }
-  ::closedir(d);
-  return empty;
-}
 
 struct Extraction {
   archive* in;

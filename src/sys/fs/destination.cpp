@@ -2,11 +2,11 @@
 
 #include <fstream>
 
-#include <dirent.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "core/manifest.hpp"
+#include "sys/fs/tree.hpp"
 
 namespace ezpz::sys {
 namespace {
@@ -45,23 +45,6 @@ bool present(const std::string& path) {
   return ::lstat(path.c_str(), &st) == 0;
 }
 
-bool empty_dir(const std::string& path) {
-  DIR* d = ::opendir(path.c_str());
-  if (d == nullptr) {
-    return false;
-  }
-  bool empty = true;
-  while (const auto* e = ::readdir(d)) {
-    const std::string name = e->d_name;
-    if (name != "." && name != "..") {
-      empty = false;
-      break;
-    }
-  }
-  ::closedir(d);
-  return empty;
-}
-
 /// Whether this user may rename `path` out of its folder (`parent`): it may write the folder,
 /// and where the folder is sticky (/tmp) it owns the folder or the entry; root may always.
 bool movable(const struct stat& st, const std::string& parent) {
@@ -88,7 +71,7 @@ core::DestinationFacts inspect_destination(const std::string& path) {
   const auto slash = path.rfind('/');
   f.movable = movable(st, slash == 0 || slash == std::string::npos ? "/" : path.substr(0, slash));
   if (S_ISDIR(st.st_mode)) {
-    f.empty = empty_dir(path);
+    f.empty = is_empty_dir(path);
     f.yeet_made = present(path + "/" + std::string(core::kYeetMarkerName)) ||
                   present(path + "/" + std::string(core::kManifestName));
     f.env = present(path + "/pyvenv.cfg") || present(path + "/bin/activate") || present(path + "/conda-meta");

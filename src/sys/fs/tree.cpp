@@ -483,4 +483,20 @@ Expected<void> replace_file(const std::string& path, const std::string& text, mo
   return {};
 }
 
+bool is_empty_dir(const std::string& dir) {
+  DIR* d = ::opendir(dir.c_str());
+  if (d == nullptr) {
+    return false;
+  }
+  bool empty = true;
+  while (const dirent* e = ::readdir(d)) {
+    if (std::strcmp(e->d_name, ".") != 0 && std::strcmp(e->d_name, "..") != 0) {
+      empty = false;
+      break;
+    }
+  }
+  ::closedir(d);
+  return empty;
+}
+
 }  // namespace ezpz::sys

@@ -22,6 +22,9 @@ struct TreeEntry {
   std::string link_target;  ///< for symlinks
 };
 
+/// Whether `dir` is a directory holding nothing (false when it cannot be read).
+[[nodiscard]] bool is_empty_dir(const std::string& dir);
+
 /// Count one entry into `stats` (kind, bytes, newest mtime); false for sockets, fifos and
 /// devices, which are never copied or packed.
 bool tally(core::TreeStats& stats, const struct stat& st);
