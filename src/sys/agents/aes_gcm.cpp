@@ -22,23 +22,21 @@ CipherKey hmac_sha256(const unsigned char* key, std::size_t key_size, std::strin
     std::memcpy(block.data(), key, key_size);
   }
   std::array<unsigned char, kBlock> pad{};
-  CipherKey inner{};
-  CipherKey out{};
-  SHA256_CTX ctx;
-  for (std::size_t i = 0; i < kBlock; ++i) {
-    pad[i] = block[i] ^ 0x36;
-  }
-  ::SHA256_Init(&ctx);
-  ::SHA256_Update(&ctx, pad.data(), kBlock);
-  ::SHA256_Update(&ctx, message.data(), message.size());
-  ::SHA256_Final(inner.data(), &ctx);
-  for (std::size_t i = 0; i < kBlock; ++i) {
-    pad[i] = block[i] ^ 0x5c;
-  }
-  ::SHA256_Init(&ctx);
-  ::SHA256_Update(&ctx, pad.data(), kBlock);
-  ::SHA256_Update(&ctx, inner.data(), inner.size());
-  ::SHA256_Final(out.data(), &ctx);
+  // H((K ^ pad) | data): the inner hash with 0x36 over the message, the outer with 0x5c over it.
+  auto keyed_hash = [&](unsigned char pad_byte, const void* data, std::size_t size) {
+    for (std::size_t i = 0; i < kBlock; ++i) {
+      pad[i] = block[i] ^ pad_byte;
+    }
+    CipherKey digest{};
+    SHA256_CTX ctx;
+    ::SHA256_Init(&ctx);
+    ::SHA256_Update(&ctx, pad.data(), kBlock);
+    ::SHA256_Update(&ctx, data, size);
+    ::SHA256_Final(digest.data(), &ctx);
+    return digest;
+  };
+  CipherKey inner = keyed_hash(0x36, message.data(), message.size());
+  const CipherKey out = keyed_hash(0x5c, inner.data(), inner.size());
   OPENSSL_cleanse(block.data(), block.size());
   OPENSSL_cleanse(pad.data(), pad.size());
   OPENSSL_cleanse(inner.data(), inner.size());
