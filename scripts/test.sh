@@ -2,17 +2,21 @@
 # The whole test suite on a fresh Debian 12 machine: install deps, build, ctest.
 # Builds the dev preset (Debug, -Werror, _GLIBCXX_ASSERTIONS), the release preset (the fully
 # static binary users get) and the asan preset (AddressSanitizer + UndefinedBehaviorSanitizer,
-# without the libtorch companion, which is not instrumented) and runs every test against each.
+# without the libtorch companion, which is not instrumented) and runs each test where it finds most (below).
 # Nothing may go green by skipping: the dev build must find libtorch (EZPZ_REQUIRE_TORCH, else
 # configure fails instead of dropping the torch tests), and any test that ctest reports as skipped
 # or not run fails the run (scripts/ctest-strict.sh).
-# The cluster tests (tests/cluster: simulated nodes, real sshd and Slurm, the slow ones) run against
-# the release binary (what users run) and under asan (memory errors under real load), not again
-# against dev: dev compiles the same sources as release, and its own tests (torch, unit, e2e, fuzz
-# replay, style) all run. The yeet fault-injection tests (a disk filled, a segment altered, a relay
-# stopped, a link dropped: cluster.yeet_faults, yeet_launcher_faults, yeet_stall) run under asan
-# only: the same code under the sanitizers, where a fault's error path is checked for memory errors
-# too. This keeps CI under an hour as the suite grows.
+# Each test runs where it finds something the others cannot:
+# - dev (Debug, -Werror, _GLIBCXX_ASSERTIONS, libtorch): unit, torch, fuzz replay and style tests,
+#   and e2e.relay_valgrind (valgrind needs a build without sanitizers). Its other e2e tests are not
+#   run again: the asan preset is the same Debug build with the same assertions, plus the sanitizers.
+# - release (the fully static binary users get): unit, e2e and the cluster tests (simulated nodes,
+#   real sshd and Slurm).
+# - asan: everything again under AddressSanitizer and UndefinedBehaviorSanitizer. The fault
+#   injection tests (a disk filled, a segment altered, a relay stopped, a link dropped, a node that
+#   fails a launch: cluster.yeet_faults, yeet_launcher_faults, yeet_stall, failover) run here only,
+#   where a fault's error path is checked for memory errors too.
+# This keeps CI under an hour as the suite grows.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
@@ -22,11 +26,14 @@ for preset in dev release asan; do
   only=()
   if [ "$preset" = dev ]; then
     extra=(-DEZPZ_REQUIRE_TORCH=ON)
-    only=(-E '^cluster[.]')
+    only=(-E '^(cluster|e2e)[.]')
   elif [ "$preset" = release ]; then
-    only=(-E '^cluster[.]yeet_(faults|launcher_faults|stall)$')
+    only=(-E '^cluster[.](yeet_faults|yeet_launcher_faults|yeet_stall|failover)$')
   fi
   cmake --preset "$preset" "${extra[@]}"
   cmake --build --preset "$preset"
   scripts/ctest-strict.sh "$preset" "${only[@]}"
+  if [ "$preset" = dev ]; then
+    scripts/ctest-strict.sh dev -R '^e2e[.]relay_valgrind$'
+  fi
 done
