@@ -75,7 +75,7 @@ complete -c ezpz -n '__fish_seen_subcommand_from yeet' -l json -d 'Print a JSON 
 complete -c ezpz -n '__fish_seen_subcommand_from yeet' -l hostfile -r -F -d 'Nodes to copy to (default: the job\'s, as for launch)'
 complete -c ezpz -n '__fish_seen_subcommand_from yeet' -l fanout -x -d 'Nodes each relay feeds in the streaming tree (default 2)'
 complete -c ezpz -n '__fish_seen_subcommand_from yeet' -l strategy -x -a 'tree greedy' -d 'tree: stream through relays (default); greedy: ezpz\'s store-and-forward, 8 per source'
-complete -c ezpz -n '__fish_seen_subcommand_from yeet' -l no-encrypt -d 'Launcher transport: authenticate every frame but send the data unencrypted (faster on a trusted network)'
+complete -c ezpz -n '__fish_seen_subcommand_from yeet' -l no-encrypt -d 'Streams over TCP (the launcher transport\'s; the built-in ssh one\'s): authenticate every frame but send the data unencrypted (faster on a trusted network)'
 complete -c ezpz -n '__fish_seen_subcommand_from yeet' -l stream-level -x -d 'zstd level of the stream to other nodes, 1-19 (default: adaptive, from none through zstd\'s fast levels to 9, following the link)'
 complete -c ezpz -n '__fish_seen_subcommand_from yeet' -l no-reattach -d 'Do not re-attach a failed relay\'s nodes mid-stream; repair them from a peer after the pass'
 complete -c ezpz -n '__fish_seen_subcommand_from yeet' -l stall-timeout -x -d 'Drop a node that takes no data for this many seconds mid-stream, or is not ready this long after its parent\'s start (default 30); its nodes are re-attached'

@@ -1,5 +1,7 @@
 #include "cli/hidden_modes.hpp"
 
+#include <cstdio>
+
 #include <CLI/App.hpp>
 
 namespace ezpz::cli {
@@ -13,6 +15,21 @@ int TransportChildCommand::run(Context& ctx) {
 }
 std::optional<int> TransportChildCommand::run_raw(Context& ctx, const std::vector<std::string>& args) {
   return node_half_ ? ctx.transport().node_main(kind_, args) : ctx.transport().child_main(kind_, args);
+}
+
+void SelfDigestCommand::add_cli(CLI::App& app) {
+  app.allow_extras();
+}
+int SelfDigestCommand::run(Context& ctx) {
+  return run_raw(ctx, {}).value_or(2);
+}
+std::optional<int> SelfDigestCommand::run_raw(Context& ctx, const std::vector<std::string>& /*args*/) {
+  const auto digest = ctx.probe().self_digest().first;
+  if (digest.empty()) {
+    return 1;
+  }
+  std::printf("%s\n", digest.c_str());
+  return 0;
 }
 
 void WatcherCommand::add_cli(CLI::App& app) {

@@ -20,6 +20,15 @@ class TransportChildCommand final : public Command {
   bool node_half_;
 };
 
+/// `ezpz __self-digest`: this binary's SHA-256 (hex) on stdout, what a node's start script
+/// compares with the head's before it runs a relay (core::remote_command).
+class SelfDigestCommand final : public Command {
+ public:
+  void add_cli(CLI::App& app) override;
+  int run(Context& ctx) override;
+  std::optional<int> run_raw(Context& ctx, const std::vector<std::string>& args) override;
+};
+
 /// `ezpz __yeet-janitor ...` (see core::Staging::watcher_main).
 class WatcherCommand final : public Command {
  public:

@@ -46,8 +46,8 @@ void YeetCommand::add_cli(CLI::App& app) {
                  "tree: stream through relays (default); greedy: ezpz's store-and-forward, 8 per source")
       ->check(CLI::IsMember({"tree", "greedy"}));
   app.add_flag("--no-encrypt", no_encrypt_,
-               "Launcher transport: authenticate every frame but send the data unencrypted (faster on a trusted "
-               "network)");
+               "Streams over TCP (the launcher transport's; the built-in ssh one's): authenticate every frame but "
+               "send the data unencrypted (faster on a trusted network)");
   app.add_option("--stream-level", stream_level_,
                  "zstd level of the stream to other nodes, 1-19 (default: adaptive, from none through zstd's "
                  "fast levels to 9, following the link)")

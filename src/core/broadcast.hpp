@@ -77,7 +77,7 @@ struct BroadcastSpec {
   int stream_level = 0;                  ///< zstd level of the stream; 0: adaptive (see AdaptiveZstd)
   double parent_silence_s = 0;           ///< a relay: give up when its parent sends nothing for this long
                                          ///< (its node or link is gone: no end of file comes); 0: no limit
-  bool encrypt = true;                   ///< the launcher transport: encrypt (every frame is authenticated anyway)
+  bool encrypt = true;  ///< sealed TCP streams (both transports): encrypt (every frame is authenticated anyway)
   // The head only (the launcher transport; relays reach the agents it started):
   std::vector<std::string> agent_step;  ///< the launcher command that starts one agent per node (core/agents)
   std::string agent_head;               ///< the name or address agents dial to reach this node

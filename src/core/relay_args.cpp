@@ -26,7 +26,8 @@ const std::vector<RelayFlag>& relay_flags() {
       {"--user", "Login name when ~/.ssh/config names none", &RelayArgs::user},
       {"--transport", "How to reach further nodes: launcher (their agents, over TCP); empty: SSH",
        &RelayArgs::transport},
-      {"--no-encrypt", "Launcher transport: authenticate every frame but do not encrypt", &RelayArgs::no_encrypt},
+      {"--no-encrypt", "Sealed TCP streams (both transports): authenticate every frame but do not encrypt",
+       &RelayArgs::no_encrypt},
   };
   return flags;
 }

@@ -20,12 +20,18 @@ struct RemoteProcess {
   int out = -1;
 };
 
+/// What a command's stdin carries: a few bytes at most, or a stream of data (yeet's relays),
+/// which the SSH transport carries over a sealed TCP connection of its own where it can
+/// (sys/remote/ssh_tcp.hpp), not through sshd.
+enum class StdinLoad { light, stream };
+
 /// What to run on another node: this binary with `args` (a hidden row and its flags, never a
 /// shell text), shipped there first when the node lacks it and `may_ship` (where the transport
 /// ships: the SSH one, core::remote_command).
 struct RemoteCommand {
   std::vector<std::string> args;
   bool may_ship = false;
+  StdinLoad load = StdinLoad::light;
 };
 
 class Transport {

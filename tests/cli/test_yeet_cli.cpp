@@ -207,7 +207,8 @@ TEST_CASE("tar-env: packs beside the output and renames it in, a failed pack lea
 }
 
 TEST_CASE("command table: rows name their ports, modes ezpz starts itself are raw rows", "[cli][registry]") {
-  for (const char* mode : {"__rank-env", "__yeet-relay", "__yeet-send", "__ssh-stdio", "__yeet-janitor"}) {
+  for (const char* mode :
+       {"__rank-env", "__yeet-relay", "__yeet-send", "__ssh-stdio", "__ssh-tcp", "__self-digest", "__yeet-janitor"}) {
     const auto* row = cli::find_command(mode);
     REQUIRE(row != nullptr);
     CHECK(row->hidden);

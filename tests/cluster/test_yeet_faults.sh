@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Fault injection on a simulated 6-node cluster during `ezpz yeet`.
-#   test_yeet_faults.sh        a relay killed, a node's disk filled, a byte corrupted in flight,
-#                              a node's link dropped mid-transfer
+#   test_yeet_faults.sh        a relay killed, a node's disk filled, a byte corrupted in flight
+#                              (through a user's ssh; on the wire of the sealed TCP stream of the
+#                              built-in one), a node's link dropped mid-transfer, a node whose
+#                              ports but ssh's are closed (its stream goes inside SSH)
 #   test_yeet_faults.sh stall  a relay stalled by SIGSTOP, through the built-in libssh transport
 #                              and through OpenSSH (--ssh-command ssh)
 #   test_yeet_faults.sh launcher  under --transport launcher (relays started by srun inside
@@ -208,8 +210,9 @@ SH
   no_staging "corrupt" && row "byte flipped in flight (node5)" "node5 failed" "$secs" "rc $rc; old copy kept; $why"
   clear /tmp/fcorrupt
 }
-wire_case() {  # --transport launcher: a TCP segment to node5 altered on the wire (the old copy kept)
-  # node2 streams to node5's agent over TCP; tap_flip.py, in node5's network namespace, swaps two
+wire_case() {  # a TCP segment to node5 altered on the wire (the old copy kept)
+  # node2 streams to node5 over sealed TCP (to its agent, or to the `ezpz __ssh-tcp` sshd started
+  # there: the ssh transport's stream does not go through sshd); tap_flip.py, in node5's network namespace, swaps two
   # words of the segment that carries byte 3,000,000 from node2 (its TCP checksum unchanged, so
   # TCP hands the altered bytes on): the sealed record fails its tag, node5 fails alone.
   yeet_now /tmp/fwire || fail "wire: the first (clean) copy failed"
@@ -234,6 +237,37 @@ wire_case() {  # --transport launcher: a TCP segment to node5 altered on the wir
   for n in $(ok_hosts_but node5); do same_tree "$n" /tmp/fwire || fail "wire: tree differs on $n"; done
   wait_no_staging "wire" 60 && row "segment altered on the wire (node5)" "node5 failed" "$secs" "rc $rc; old copy kept; $why"
   clear /tmp/fwire
+}
+closed_ports_case() {  # node5 takes TCP on port 22 alone (a site firewall): its stream goes inside SSH
+  # tc on node5's ingress passes ssh's segments and sends every other TCP segment to a veth that
+  # is down (dropped), so node2's connection to the port node5's `ezpz __ssh-tcp` offers never
+  # opens: after 3 s node2 declines, and the relay runs in place, fed through the SSH channel as
+  # before. Every node gets the copy.
+  local ns="$EZSIM_PREFIX-node5" held
+  ip netns exec "$ns" ip link add hole0 type veth peer name hole1
+  ip netns exec "$ns" tc qdisc add dev eth0 ingress
+  ip netns exec "$ns" tc filter add dev eth0 parent ffff: protocol ip prio 1 u32 \
+    match ip protocol 6 0xff match ip dport 22 0xffff flowid ffff:1
+  ip netns exec "$ns" tc filter add dev eth0 parent ffff: protocol ip prio 2 u32 match ip protocol 6 0xff \
+    action mirred egress redirect dev hole0
+  yeet_bg /tmp/fports "$W/ports.json"
+  yeet_wait
+  # the offered port was tried (its segments held back), so the copy came inside SSH
+  held=$(ip netns exec "$ns" tc -s filter show dev eth0 parent ffff: | grep -o 'Sent [0-9]* bytes [0-9]* pkt' |
+    awk '{s += $4} END {print s + 0}')
+  ip netns exec "$ns" tc qdisc del dev eth0 ingress
+  ip netns exec "$ns" ip link del hole0
+  [ "$held" -gt 0 ] || fail "closed ports: no TCP segment to node5 was held back: the case tested nothing"
+  python3 - "$W/ports.json" <<'PY' || fail "closed ports: not every node succeeded: $(cat "$W/ports.json" "$W/ports.json.err")"
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert not r["failed"], r["failed"]
+assert all(n["ok"] and n["digest_ok"] for n in r["remote"]), r["remote"]
+PY
+  [ "$rc" -eq 0 ] || fail "closed ports: rc $rc"
+  for n in $nodes; do same_tree "$n" /tmp/fports || fail "closed ports: tree differs on $n"; done
+  no_staging "closed ports" && row "TCP closed but ssh (node5)" "all ok" "$secs" "rc $rc; node5 streamed inside SSH"
+  clear /tmp/fports
 }
 link_case() {  # node2 (level 1) loses its link mid-transfer
   # node2 feeds node5 and node6: node2 fails, its children are re-attached to the head.
@@ -357,6 +391,8 @@ else
   kill_case
   disk_case
   corrupt_case
+  wire_case
+  closed_ports_case
   link_case
 fi
 

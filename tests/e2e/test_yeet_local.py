@@ -522,11 +522,11 @@ class StreamTest(TempDirTest):
 
     KEEPALIVE = b"\xff\xff\xff\xff"
 
-    def payload(self):
+    def payload(self, size=300_000):
         src = os.path.join(self.tmp, "src")
         os.makedirs(os.path.join(src, "sub"))
         with open(os.path.join(src, "sub", "data.bin"), "wb") as f:
-            f.write(os.urandom(300_000))
+            f.write(os.urandom(size))
         tar = subprocess.run(["tar", "-C", self.tmp, "-cf", "-", "src"], check=True, capture_output=True).stdout
         return subprocess.run(["zstd", "-q", "-c"], input=tar, check=True, capture_output=True).stdout
 
@@ -681,7 +681,8 @@ class RelayChain(StreamTest):
     def test_stalled_children_cost_one_stall_timeout_together(self):
         if os.geteuid() != 0:
             self.fail("needs root for the fake nodes' mount namespaces: run the e2e tests as root (CI does)")
-        data = self.payload()  # a frame well over a pipe's 64 KiB: neither stuck child can take it
+        # a frame well over the 1 MiB a child's pipe holds (sys::widen_pipe): neither stuck child can take it
+        data = self.payload(3_000_000)
         # (a stall timeout of 8 s: the children's start under a sanitizer on a busy machine fits
         # within it, and one after the other would take at least 16 s)
         relay, root, boxes = self.middle("n2,n3", 8, 60, stuck="n2 n3")

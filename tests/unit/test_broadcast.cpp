@@ -134,7 +134,8 @@ TEST_CASE("remote start command: every word reaches the remote shell as data (as
   REQUIRE(words.size() == 8 + args.size());
   CHECK(words[0] == "sh");
   CHECK(words[1] == "-c");
-  CHECK(words[2].find("sha256sum") != std::string::npos);
+  CHECK(words[2].find("__self-digest") != std::string::npos);  // the candidate says its digest
+  CHECK(words[2].find("sha256sum") != std::string::npos);      // a shipped copy is checked before it runs
   CHECK(words[4] == spec.self_exe);
   CHECK(words[5] == spec.exe_digest);
   CHECK(words[6] == "4096");

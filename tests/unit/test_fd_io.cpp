@@ -1,11 +1,13 @@
 #include <catch2/catch.hpp>
 
 #include <chrono>
+#include <csignal>
 #include <filesystem>
 #include <fstream>
 #include <string>
 
 #include <fcntl.h>
+#include <sys/ioctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -87,4 +89,42 @@ TEST_CASE("remove_work_paths: a destination moved aside and not replaced goes ba
   CHECK(fs::exists(dir / "dst" / "kept"));
   CHECK_FALSE(fs::exists(dir / "dst.ezpz-tmp-8.old"));
   fs::remove_all(dir);
+}
+
+TEST_CASE("ByteQueue: what a full pipe did not take waits, in order, however it was appended", "[fd]") {
+  int fds[2];
+  REQUIRE(::pipe2(fds, O_NONBLOCK | O_CLOEXEC) == 0);
+  ezpz::sys::OwnedFd rd(fds[0]);
+  ezpz::sys::OwnedFd wr(fds[1]);
+  auto in_pipe = [&] {
+    int queued = 0;
+    ::ioctl(rd.get(), FIONREAD, &queued);
+    return static_cast<std::size_t>(queued);
+  };
+  ezpz::sys::ByteQueue q;
+  std::string sent;
+  std::string got;
+  char buf[70000];
+  for (int round = 0; round < 40; ++round) {
+    const std::string chunk(50000 + static_cast<std::size_t>(round) * 997, static_cast<char>('a' + round % 26));
+    q.append(chunk);
+    sent += chunk;
+    REQUIRE(q.flush_to(wr.get()));                      // full is not gone
+    const auto n = ::read(rd.get(), buf, sizeof(buf));  // the reader takes less than comes
+    REQUIRE(n > 0);
+    got.append(buf, static_cast<std::size_t>(n));
+    CHECK(q.size() == sent.size() - got.size() - in_pipe());
+  }
+  while (!q.empty() || in_pipe() > 0) {
+    REQUIRE(q.flush_to(wr.get()));
+    if (const auto n = ::read(rd.get(), buf, sizeof(buf)); n > 0) {
+      got.append(buf, static_cast<std::size_t>(n));
+    }
+  }
+  CHECK(got == sent);
+  rd.reset();
+  const auto old = ::signal(SIGPIPE, SIG_IGN);
+  q.append("more");
+  CHECK_FALSE(q.flush_to(wr.get()));  // the reader is gone
+  ::signal(SIGPIPE, old);
 }

@@ -59,7 +59,9 @@ struct Scratch {
   std::string printer(const std::string& relative, const std::string& prefix = "") const {
     const fs::path path = dir / relative;
     fs::create_directories(path.parent_path());
-    std::ofstream(path) << "#!/bin/sh\nprintf '%s\\0' " << prefix << " \"$@\"\n";
+    // Asked for its digest (the start script's check, core::remote_command), it answers as ezpz.
+    std::ofstream(path) << "#!/bin/sh\n[ \"$1\" = __self-digest ] && { sha256sum < \"$0\" | cut -c1-64; exit; }\n"
+                        << "printf '%s\\0' " << prefix << " \"$@\"\n";
     fs::permissions(path, fs::perms::owner_all);
     return path.string();
   }
@@ -202,7 +204,7 @@ TEST_CASE("remote start command: a remote sh, bash or zsh runs ezpz with every a
     INFO("shell: " << shell << "\nline: " << line);
     CHECK(split_nul(run_for_output({shell, "-c", line}, scratch.dir)) == words);  // no digest: runs self_exe
   }
-  // With the binary's digest it checks it (sha256sum) before it runs it: the same words arrive.
+  // With the binary's digest it checks it (asks it, __self-digest) before it runs it: the same words arrive.
   spec.exe_digest = run_for_output({"sha256sum", spec.self_exe}).substr(0, 64);
   const auto checked = ezpz::core::remote_command(spec, words, true);
   INFO("line: " << checked);

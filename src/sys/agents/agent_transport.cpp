@@ -65,6 +65,10 @@ core::RemoteProcess AgentTransport::start(const std::string& host, const core::R
       (with_stdin ? !to_child.open() : !(null_in = open_null(O_RDONLY)).valid())) {
     return p;
   }
+  if (with_stdin) {
+    widen_pipe(to_child.write_end());  // a relay's stream
+  }
+
   const auto& dir = directory();
   const auto it = dir.find(host);
   std::vector<std::string> words = {"ezpz",

@@ -13,11 +13,17 @@
 namespace ezpz::sys {
 
 std::optional<Listener> listen_any(std::string& why) {
+  return listen_on("", why);
+}
+
+std::optional<Listener> listen_on(const std::string& ipv4, std::string& why) {
   Listener l;
   l.fd.reset(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
   sockaddr_in a{};
   a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_ANY);
+  if (ipv4.empty() || ::inet_pton(AF_INET, ipv4.c_str(), &a.sin_addr) != 1) {
+    a.sin_addr.s_addr = htonl(INADDR_ANY);
+  }
   socklen_t len = sizeof(a);
   if (!l.fd.valid() || ::bind(l.fd.get(), reinterpret_cast<sockaddr*>(&a), sizeof(a)) != 0 ||
       ::listen(l.fd.get(), 512) != 0 || ::getsockname(l.fd.get(), reinterpret_cast<sockaddr*>(&a), &len) != 0) {

@@ -14,6 +14,8 @@ struct Listener {
   int port = 0;
 };
 [[nodiscard]] std::optional<Listener> listen_any(std::string& why);
+/// The same on one IPv4 address of this node ("" or not an IPv4 address: every one).
+[[nodiscard]] std::optional<Listener> listen_on(const std::string& ipv4, std::string& why);
 
 /// A connection to `address` ("name-or-ip:port") within `timeout_ms`; not valid, with `why`,
 /// when it cannot be made.

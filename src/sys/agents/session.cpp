@@ -4,6 +4,7 @@
 #include <cerrno>
 #include <chrono>
 #include <csignal>
+#include <cstdlib>
 
 #include <fcntl.h>
 #include <nlohmann/json.hpp>
@@ -60,6 +61,7 @@ std::optional<Command> start_command(const std::vector<std::string>& args) {
   if (!in.open() || !out.open() || !err.open() || !self.valid()) {
     return std::nullopt;
   }
+  widen_pipe(in.write_end());  // a relay's stream
   // argv[0] is this binary's path, as a relay started over SSH shows in ps.
   char self_path[4096] = {};
   const auto len = ::readlink("/proc/self/exe", self_path, sizeof(self_path) - 1);
@@ -106,7 +108,7 @@ void linger(SecureChannel& ch) {
 /// Carry the client's records to the command's stdin and its output back, until its output ends.
 /// False once the connection is gone (the command then sees its stdin end).
 bool carry(SecureChannel& ch, Command& c) {
-  std::string to_child;
+  ByteQueue to_child;
   bool end_pending = false;
   bool connected = true;
   std::string data;
@@ -125,7 +127,7 @@ bool carry(SecureChannel& ch, Command& c) {
       SecureChannel::Got got;
       while ((got = ch.next(type, data)) == SecureChannel::Got::record) {
         if (type == 'D' && c.in.valid()) {
-          to_child += data;
+          to_child.append(data);
         } else if (type == 'E') {
           end_pending = true;
         }
@@ -142,7 +144,7 @@ bool carry(SecureChannel& ch, Command& c) {
         c.err.reset();
       }
     }
-    if (c.in.valid() && !flush_some(c.in.get(), to_child)) {
+    if (c.in.valid() && !to_child.flush_to(c.in.get())) {
       to_child.clear();
       c.in.reset();
     }
@@ -183,18 +185,23 @@ int serve_session(OwnedFd conn, const Secret& secret) {
     (void)ch->send('N', why);
     return 1;
   }
+  (void)serve_command(*ch, args);
+  return 0;
+}
+
+int serve_command(SecureChannel& ch, const std::vector<std::string>& args) {
   auto c = start_command(args);
   if (!c) {
-    (void)ch->send('N', "cannot start ezpz on this node");
-    return 1;
+    (void)ch.send('N', "cannot start ezpz on this node");
+    return 255;
   }
-  const bool connected = carry(*ch, *c);
+  const bool connected = carry(ch, *c);
   const auto status = c->child.wait();
   const int code = !status ? 255 : WIFEXITED(*status) ? WEXITSTATUS(*status) : 128 + WTERMSIG(*status);
-  if (connected && ch->send('X', std::to_string(code))) {
-    linger(*ch);
+  if (connected && ch.send('X', std::to_string(code))) {
+    linger(ch);
   }
-  return 0;
+  return connected ? code : 255;
 }
 
 int run_client(SecureChannel& ch, const std::vector<std::string>& args, std::string& why) {
@@ -202,24 +209,63 @@ int run_client(SecureChannel& ch, const std::vector<std::string>& args, std::str
     why = "the agent closed the connection";
     return 255;
   }
+  return carry_client(ch, ClientSide{}, why);
+}
+
+namespace {
+
+/// The records the node half sent, to our stdout (through `held`) and stderr; the exit status
+/// once one came (-1 before; 255 when refused or lost, with `why`).
+int take_records(SecureChannel& ch, ByteQueue& held, std::string& why) {
+  const auto filled = ch.fill();
+  char type = 0;
+  std::string data;
+  SecureChannel::Got got;
+  while ((got = ch.next(type, data)) == SecureChannel::Got::record) {
+    if (type == 'O') {
+      held.append(data);
+    } else if (type == 'R') {
+      (void)write_all(2, data.data(), data.size());
+    } else if (type == 'X') {
+      return std::atoi(data.c_str());
+    } else if (type == 'N') {
+      why = "refused by the node: " + data;
+      return 255;
+    }
+  }
+  if (got == SecureChannel::Got::forged || filled == SecureChannel::Got::closed) {
+    why = got == SecureChannel::Got::forged ? "a record from the node failed its check" : "the node's connection ended";
+    return 255;
+  }
+  return -1;
+}
+
+}  // namespace
+
+int carry_client(SecureChannel& ch, const ClientSide& side, std::string& why) {
   const int out_flags = ::fcntl(1, F_GETFL);
   set_nonblocking(1);
-  std::string held;
+  ByteQueue held;
   bool input_open = true;
+  bool watching = side.watch_fd >= 0 && side.on_watch;
   std::vector<char> buf(64 * 1024);  // records of what a pipe holds: sent as they come
-  std::string data;
   int status = -1;
+  if (!side.first_input.empty() && !ch.send('D', side.first_input)) {
+    why = "the connection to the node broke";
+    status = 255;
+  }
   while (status < 0) {
-    pollfd fds[3] = {{input_open ? 0 : -1, POLLIN, 0},
+    pollfd fds[4] = {{input_open ? 0 : -1, POLLIN, 0},
                      {held.size() < kHold ? ch.fd() : -1, POLLIN, 0},
-                     {held.empty() ? -1 : 1, POLLOUT, 0}};
-    if (::poll(fds, 3, -1) < 0 && errno != EINTR) {
+                     {held.empty() ? -1 : 1, POLLOUT, 0},
+                     {watching ? side.watch_fd : -1, POLLIN, 0}};
+    if (::poll(fds, 4, -1) < 0 && errno != EINTR) {
       break;
     }
     if (fds[0].revents != 0) {
       const auto n = ::read(0, buf.data(), buf.size());
       if (n > 0 && !ch.send('D', std::string_view(buf.data(), static_cast<std::size_t>(n)))) {
-        why = "the connection to the agent broke";
+        why = "the connection to the node broke";
         break;
       }
       if (n == 0 || (n < 0 && errno != EINTR && errno != EAGAIN)) {
@@ -228,33 +274,17 @@ int run_client(SecureChannel& ch, const std::vector<std::string>& args, std::str
       }
     }
     if (fds[1].revents != 0) {
-      const auto filled = ch.fill();
-      char type = 0;
-      SecureChannel::Got got;
-      while (status < 0 && (got = ch.next(type, data)) == SecureChannel::Got::record) {
-        if (type == 'O') {
-          held += data;
-        } else if (type == 'R') {
-          (void)write_all(2, data.data(), data.size());
-        } else if (type == 'X') {
-          status = std::atoi(data.c_str());
-        } else if (type == 'N') {
-          why = "refused by the agent: " + data;
-          status = 255;
-        }
-      }
-      if (status < 0 && (got == SecureChannel::Got::forged || filled == SecureChannel::Got::closed)) {
-        why = got == SecureChannel::Got::forged ? "a record from the agent failed its check"
-                                                : "the agent's connection ended";
-        break;
-      }
+      status = take_records(ch, held, why);
     }
-    if (!flush_some(1, held)) {
+    if (fds[3].revents != 0 && !side.on_watch()) {
+      watching = false;
+    }
+    if (!held.flush_to(1)) {
       held.clear();
     }
   }
   ::fcntl(1, F_SETFL, out_flags);
-  (void)write_all(1, held.data(), held.size());
+  (void)write_all(1, held.view().data(), held.size());
   return status < 0 ? 255 : status;
 }
 

@@ -6,6 +6,7 @@
 //   agent -> client: 'O' stdout data, 'R' stderr data, 'X' the exit status, 'N' refused (why)
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -18,9 +19,24 @@ namespace ezpz::sys {
 /// process exit status for the session process.
 int serve_session(OwnedFd conn, const Secret& secret);
 
+/// The node half on an opened channel whose command is already known (`args`, this binary's
+/// hidden row): start it, carry, send its exit status. Returns that status (255 when it could
+/// not start or the connection was lost).
+int serve_command(SecureChannel& channel, const std::vector<std::string>& args);
+
 /// The client half on an opened channel: send `args`, then carry stdin (fd 0) to the command and
 /// its output to fds 1 and 2 until it ends. Returns its exit status (255 when the connection
 /// was lost or refused; `why` says so).
 int run_client(SecureChannel& channel, const std::vector<std::string>& args, std::string& why);
+
+/// What else the client half serves while it carries (see carry_client).
+struct ClientSide {
+  std::string first_input;         ///< stdin bytes already read elsewhere: sent before the rest
+  int watch_fd = -1;               ///< another descriptor kept alive meanwhile (an SSH session)
+  std::function<bool()> on_watch;  ///< called when watch_fd is readable; false: stop watching it
+};
+
+/// run_client's carrying, for a command the node half already knows (no request is sent).
+int carry_client(SecureChannel& channel, const ClientSide& side, std::string& why);
 
 }  // namespace ezpz::sys

@@ -171,8 +171,9 @@ Fanout::Child& Fanout::spawn(const core::RelayNode& node, bool reattached) {
   auto c = std::make_unique<Child>();
   c->node = node;
   c->reattached = reattached;
-  auto p = transport_.start(node.host, core::RemoteCommand{core::relay_args(spec_, node), true}, spec_, node.host, true,
-                            false);
+  auto p =
+      transport_.start(node.host, core::RemoteCommand{core::relay_args(spec_, node), true, core::StdinLoad::stream},
+                       spec_, node.host, true, false);
   c->proc = RemoteChild(p);
   c->alive = c->proc.started();
   children_.push_back(std::move(c));

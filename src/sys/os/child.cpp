@@ -307,7 +307,7 @@ core::ChildExit PosixProcessControl::run_child(const std::vector<std::string>& a
     return out;
   }
   for (int fd : {out_pipe.read_end(), err_pipe.read_end()}) {
-    (void)::fcntl(fd, F_SETPIPE_SZ, 1 << 20);  // room for the rank's output while the shim holds some
+    widen_pipe(fd);  // room for the rank's output while the shim holds some
   }
   // vfork (the parent waits until the child has exec'd: no page tables copied, ~0.1 ms less a
   // rank); signals stay blocked meanwhile so no handler of ours runs in the child.

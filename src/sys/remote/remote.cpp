@@ -17,10 +17,27 @@
 #include "sys/os/argv.hpp"
 #include "sys/os/fd_io.hpp"
 #include "sys/remote/ssh_client.hpp"
+#include "sys/remote/ssh_tcp.hpp"
 
 namespace ezpz::sys {
+namespace {
+
+std::string_view carry_word(SshCarry carry) {
+  switch (carry) {
+    case SshCarry::tcp_sealed:
+      return "tcp";
+    case SshCarry::tcp_clear:
+      return "tcp-clear";
+    case SshCarry::channel:
+      break;
+  }
+  return "channel";
+}
+
+}  // namespace
+
 RemoteProcess start_remote(const std::string& host, const std::string& command, const core::BroadcastSpec& spec,
-                           const std::string& report_as, bool with_stdin, bool gated) {
+                           const std::string& report_as, bool with_stdin, bool gated, SshCarry carry) {
   RemoteProcess p;
   OwnedPipe from_child;
   OwnedPipe to_child;  // with stdin: a pipe; without: /dev/null as its read end
@@ -28,10 +45,15 @@ RemoteProcess start_remote(const std::string& host, const std::string& command, 
   if (!from_child.open() || (with_stdin ? !to_child.open() : !(null_in = open_null(O_RDONLY)).valid())) {
     return p;
   }
+  if (with_stdin) {
+    widen_pipe(to_child.write_end());  // a relay's stream
+  }
+
   const int child_in = with_stdin ? to_child.read_end() : null_in.get();
   std::vector<std::string> argv = spec.ssh_command;
   if (argv.empty()) {
-    argv = {"ezpz", std::string(kSshStdio), report_as, spec.accept_new_host_keys ? "1" : "0", spec.user};
+    argv = {"ezpz",    std::string(kSshStdio),        report_as, spec.accept_new_host_keys ? "1" : "0",
+            spec.user, std::string(carry_word(carry))};
   }
   OwnedFd self;
   if (spec.ssh_command.empty() && !(self = open_self_owned()).valid()) {
@@ -89,8 +111,9 @@ RemoteProcess start_remote(const std::string& host, const std::string& command, 
 }
 
 int ssh_stdio_main(int argc, char** argv) {
-  if (argc != 5) {
-    std::fputs("ezpz __ssh-stdio: internal use (REPORT_AS ACCEPT_NEW USER HOST COMMAND)\n", stderr);
+  const std::string_view carry = argc == 6 ? argv[3] : "";
+  if (carry != "channel" && carry != "tcp" && carry != "tcp-clear") {
+    std::fputs("ezpz __ssh-stdio: internal use (REPORT_AS ACCEPT_NEW USER CARRY HOST COMMAND)\n", stderr);
     return 2;
   }
   for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGPIPE}) {
@@ -100,7 +123,11 @@ int ssh_stdio_main(int argc, char** argv) {
   sigemptyset(&none);
   ::sigprocmask(SIG_SETMASK, &none, nullptr);
   std::string error;
-  const int rc = ssh_run_stdio(argv[3], argv[4], SshOptions{std::string_view(argv[1]) == "1", argv[2]}, error);
+  SshOptions options{std::string_view(argv[1]) == "1", argv[2]};
+  options.carry = carry == "tcp"         ? SshCarry::tcp_sealed
+                  : carry == "tcp-clear" ? SshCarry::tcp_clear
+                                         : SshCarry::channel;
+  const int rc = ssh_run_stdio(argv[4], argv[5], options, error);
   if (rc == 255 && !error.empty()) {
     core::NodeResult r;
     r.host = argv[0];
@@ -115,8 +142,25 @@ int ssh_stdio_main(int argc, char** argv) {
 
 namespace ezpz::sys {
 
+core::RemoteProcess SshTransport::start(const std::string& host, const core::RemoteCommand& command,
+                                        const core::BroadcastSpec& spec, const std::string& report_as, bool with_stdin,
+                                        bool gated) {
+  if (command.load != core::StdinLoad::stream || !with_stdin || !spec.ssh_command.empty()) {
+    return start_remote(host, core::remote_command(spec, command.args, command.may_ship), spec, report_as, with_stdin,
+                        gated);
+  }
+  std::vector<std::string> args = {std::string(kSshTcpRow)};
+  args.insert(args.end(), command.args.begin(), command.args.end());
+  return start_remote(host, core::remote_command(spec, args, command.may_ship), spec, report_as, with_stdin, gated,
+                      spec.encrypt ? SshCarry::tcp_sealed : SshCarry::tcp_clear);
+}
+
 int SshTransport::child_main(core::TransportKind /*kind*/, const std::vector<std::string>& args) {
   return call_main(args, ssh_stdio_main);
+}
+
+int SshTransport::node_main(core::TransportKind /*kind*/, const std::vector<std::string>& args) {
+  return ssh_tcp_main(args);
 }
 
 }  // namespace ezpz::sys

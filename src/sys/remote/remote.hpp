@@ -12,6 +12,7 @@
 
 #include "core/broadcast.hpp"
 #include "core/transport.hpp"
+#include "sys/remote/ssh_client.hpp"
 
 namespace ezpz::sys {
 
@@ -22,30 +23,33 @@ using core::RemoteProcess;
 /// on its stdout), else by exec'ing spec.ssh_command + host + command. `with_stdin` false gives it /dev/null.
 /// `gated` (with stdin): the child connects only once one byte is written to `in` (its gate),
 /// so many can be forked up front and opened a few at a time; closing `in` unopened ends it.
-/// pid is -1 when nothing could be started.
+/// `carry`: how the built-in transport carries the command's data (a command that offers TCP,
+/// started as `ezpz __ssh-tcp ...`, for the TCP ones). pid is -1 when nothing could be started.
 [[nodiscard]] RemoteProcess start_remote(const std::string& host, const std::string& command,
                                          const core::BroadcastSpec& spec, const std::string& report_as, bool with_stdin,
-                                         bool gated = false);
+                                         bool gated = false, SshCarry carry = SshCarry::channel);
 
 /// The hidden first argument that makes main() run ssh_stdio_main (the built-in transport).
 inline constexpr std::string_view kSshStdio = "__ssh-stdio";
 
-/// `ezpz __ssh-stdio REPORT_AS ACCEPT_NEW(0|1) USER HOST COMMAND` (argv from REPORT_AS on): run
-/// COMMAND on HOST through libssh with this process's stdin and stdout; a connection failure
-/// becomes a result line for REPORT_AS. Returns the exit status (255: no connection).
+/// `ezpz __ssh-stdio REPORT_AS ACCEPT_NEW(0|1) USER CARRY(channel|tcp|tcp-clear) HOST COMMAND`
+/// (argv from REPORT_AS on): run COMMAND on HOST through libssh with this process's stdin and
+/// stdout; a connection failure becomes a result line for REPORT_AS. Returns the exit status
+/// (255: no connection).
 int ssh_stdio_main(int argc, char** argv);
 
 /// core::Transport over SSH: the built-in libssh client (a child running `ezpz __ssh-stdio`) or
-/// the user's ssh command (spec.ssh_command).
+/// the user's ssh command (spec.ssh_command). With the built-in client, a stream
+/// (core::StdinLoad::stream) goes over a sealed TCP connection the node half offers
+/// (`ezpz __ssh-tcp`, sys/remote/ssh_tcp.hpp), not through sshd.
 class SshTransport final : public core::Transport {
  public:
   [[nodiscard]] core::RemoteProcess start(const std::string& host, const core::RemoteCommand& command,
                                           const core::BroadcastSpec& spec, const std::string& report_as,
-                                          bool with_stdin, bool gated) override {
-    return start_remote(host, core::remote_command(spec, command.args, command.may_ship), spec, report_as, with_stdin,
-                        gated);
-  }
+                                          bool with_stdin, bool gated) override;
   int child_main(core::TransportKind kind, const std::vector<std::string>& args) override;
+  /// `ezpz __ssh-tcp ARGS...` (ssh_tcp_main).
+  int node_main(core::TransportKind kind, const std::vector<std::string>& args) override;
 };
 
 }  // namespace ezpz::sys

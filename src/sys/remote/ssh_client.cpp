@@ -2,6 +2,7 @@
 
 #include <cerrno>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -10,7 +11,10 @@
 #include <poll.h>
 #include <unistd.h>
 
+#include "sys/agents/net.hpp"
+#include "sys/agents/session.hpp"
 #include "sys/os/fd_io.hpp"
+#include "sys/remote/ssh_tcp.hpp"
 
 namespace ezpz::sys {
 namespace {
@@ -70,6 +74,38 @@ bool check_host_key(ssh_session s, const std::string& host, const SshOptions& op
 /// Most of the remote's stdout held here while our reader is not reading (see drain).
 constexpr std::size_t kHoldMax = 1 << 20;
 
+/// The node half's offer (ssh_tcp.hpp) among the first lines of the remote's stdout: the lines
+/// before it go on as usual (a request for the binary, core::kShipLine); the offer is taken out.
+struct OfferWatch {
+  bool active = false;
+  std::string partial;  ///< the start of a line not yet whole
+  std::optional<TcpOffer> offer;
+
+  /// Stdout data from the remote, to `held` unless it is (part of) the offer.
+  void take(std::string_view data, std::string& held) {
+    if (!active) {
+      held.append(data);
+      return;
+    }
+    partial.append(data);
+    for (auto nl = partial.find('\n'); active && nl != std::string::npos; nl = partial.find('\n')) {
+      offer = parse_tcp_offer(std::string_view(partial).substr(0, nl));
+      active = !offer;
+      if (offer) {
+        partial.erase(0, nl + 1);
+      } else {
+        held.append(partial, 0, nl + 1);
+        partial.erase(0, nl + 1);
+      }
+    }
+    if (!active || partial.size() > 4096) {  // no offer line is that long
+      active = active && partial.size() <= 4096;
+      held += partial;
+      partial.clear();
+    }
+  }
+};
+
 /// Pass what the remote command writes to ours: stderr at once, stdout through `held`. Our
 /// stdout's reader (a relay's parent) reads only after the stream: a blocking write here once
 /// the pipe filled would stop this loop from forwarding the stream too. False once the channel
@@ -78,7 +114,7 @@ constexpr std::size_t kHoldMax = 1 << 20;
 /// socket (here, a write, a flush) may take stdout data into libssh's buffer, where poll()
 /// cannot see it. Read in the other order, a line that came while stderr was looked at waited
 /// for the next packet (for a relay's first line after the stream: for ever).
-bool drain(ssh_channel channel, std::vector<char>& buf, std::string& held) {
+bool drain(ssh_channel channel, std::vector<char>& buf, std::string& held, OfferWatch& watch) {
   for (int is_stderr = 1; is_stderr >= 0; --is_stderr) {
     while (is_stderr != 0 || held.size() < kHoldMax) {
       const int n =
@@ -90,7 +126,7 @@ bool drain(ssh_channel channel, std::vector<char>& buf, std::string& held) {
         break;
       }
       if (is_stderr == 0) {
-        held.append(buf.data(), static_cast<std::size_t>(n));
+        watch.take(std::string_view(buf.data(), static_cast<std::size_t>(n)), held);
       } else if (!write_all(2, buf.data(), static_cast<std::size_t>(n))) {
         return false;
       }
@@ -146,12 +182,12 @@ void read_input(Input& in, std::vector<char>& buf) {
 }
 
 /// Pump stdin to the channel and the channel to stdout and stderr until the remote command
-/// ends or the session breaks. Nothing here blocks but poll(): a slow or dead link never stops
-/// the remote's lines from reaching our reader, nor makes us take more of stdin than we send.
-void pump(ssh_session s, ssh_channel c, std::vector<char>& buf, std::string& held) {
+/// ends, the session breaks or the watch finds an offer. Nothing here blocks but poll(): a slow
+/// or dead link never stops the remote's lines from reaching our reader, nor makes us take more
+/// of stdin than we send.
+void pump(ssh_session s, ssh_channel c, std::vector<char>& buf, std::string& held, Input& in, OfferWatch& watch) {
   ssh_set_blocking(s, 0);
-  Input in;
-  while (push_input(s, c, in) && drain(c, buf, held)) {
+  while (push_input(s, c, in) && drain(c, buf, held, watch) && !watch.offer) {
     // A descriptor not waited on is left out (-1): with no events asked, poll() still reports
     // its hang-up (stdin after its end), which made this loop spin while the remote finished.
     // The socket's input is watched while a pass would read it into libssh (drain, or a
@@ -169,6 +205,55 @@ void pump(ssh_session s, ssh_channel c, std::vector<char>& buf, std::string& hel
     }
   }
   ssh_set_blocking(s, 1);
+}
+
+/// Keep the SSH session served while the command's data goes over TCP: the node half's own
+/// words on stderr pass on, keepalives are answered. False once the channel has ended.
+bool serve_channel(ssh_channel c) {
+  char buf[4096];
+  for (int is_stderr = 1; is_stderr >= 0; --is_stderr) {
+    int n = 0;
+    while ((n = ssh_channel_read_nonblocking(c, buf, sizeof(buf), is_stderr)) > 0) {
+      if (is_stderr != 0) {
+        (void)write_all(2, buf, static_cast<std::size_t>(n));
+      }
+    }
+    if (n == SSH_ERROR) {
+      return false;
+    }
+  }
+  return ssh_channel_is_eof(c) == 0 && ssh_channel_is_closed(c) == 0;
+}
+
+/// Take the node half's offer: connect to its port at the address this session reached, prove
+/// the secret and carry over that connection until the command ends (its exit status, 255 with
+/// `error`). -1 when it cannot be taken: the node half is told so and runs the command in place.
+int carry_offered(ssh_session s, ssh_channel c, const TcpOffer& offer, Input& in, std::string& held,
+                  const SshOptions& options, std::string& error) {
+  const auto node = peer_address(ssh_get_fd(s));  // "" behind a ProxyCommand: no TCP of ours
+  std::string why;
+  std::optional<SecureChannel> ch;
+  if (offer.port > 0 && !node.empty()) {
+    if (auto fd = connect_to(node + ":" + std::to_string(offer.port), 3000, why); fd.valid()) {
+      ch = SecureChannel::open(std::move(fd), SecureChannel::Role::client, offer.secret,
+                               options.carry == SshCarry::tcp_sealed, 5000, why);
+    }
+  }
+  if (!ch) {
+    if (offer.port > 0) {
+      in.pending.insert(0, kTcpDecline);
+    }
+    return -1;
+  }
+  (void)write_all(1, held.data(), held.size());  // what came before the offer goes first
+  held.clear();
+  ClientSide side{std::move(in.pending), ssh_get_fd(s), [c] { return serve_channel(c); }};
+  in.pending.clear();
+  const int rc = carry_client(*ch, side, why);
+  if (rc == 255 && !why.empty()) {
+    error = why;  // the result line names the node
+  }
+  return rc;
 }
 
 /// The ciphers offered, best first for bulk streams on CPUs with AES instructions.
@@ -228,10 +313,23 @@ int ssh_run_stdio(const std::string& host, const std::string& command, const Ssh
   ssh_channel c = channel.get();
   std::vector<char> buf(256 * 1024);
   std::string held;
+  Input in;
+  OfferWatch watch{options.carry != SshCarry::channel, {}, std::nullopt};
   const int stdout_flags = ::fcntl(1, F_GETFL);
   ::fcntl(1, F_SETFL, stdout_flags | O_NONBLOCK);
-  pump(s, c, buf, held);
-  drain(c, buf, held);  // what arrived with the end of the stream
+  pump(s, c, buf, held, in, watch);
+  if (watch.offer) {
+    ::fcntl(1, F_SETFL, stdout_flags);
+    const int rc = carry_offered(s, c, *watch.offer, in, held, options, error);
+    if (rc >= 0) {
+      ssh_channel_close(c);
+      return rc;
+    }
+    ::fcntl(1, F_SETFL, stdout_flags | O_NONBLOCK);
+    watch.offer.reset();
+    pump(s, c, buf, held, in, watch);  // declined: the command runs in place, over the channel
+  }
+  drain(c, buf, held, watch);  // what arrived with the end of the stream
   ::fcntl(1, F_SETFL, stdout_flags);
   (void)write_all(1, held.data(), held.size());
   const int status = ssh_channel_get_exit_status(c);

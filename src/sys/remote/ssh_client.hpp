@@ -7,10 +7,16 @@
 
 namespace ezpz::sys {
 
+/// How the command's stdin and output travel: inside the SSH channel, or (the command started as
+/// `ezpz __ssh-tcp ...`, sys/remote/ssh_tcp.hpp) over the sealed TCP connection it offers,
+/// encrypted or authenticated only (--no-encrypt).
+enum class SshCarry { channel, tcp_sealed, tcp_clear };
+
 struct SshOptions {
   bool accept_new_host_keys = false;  ///< add unknown host keys to known_hosts (never replaces one)
   std::string user;                   ///< login name when ~/.ssh/config names none ($USER)
   long connect_timeout_s = 30;
+  SshCarry carry = SshCarry::channel;
 };
 
 /// Connect to `host` (honouring ~/.ssh/config: HostName, User, Port, IdentityFile,
