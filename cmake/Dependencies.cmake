@@ -33,7 +33,7 @@ if(EZPZ_STATIC)
 endif()
 
 # yeet's SSH transport: libssh (Debian builds it against OpenSSL and GSSAPI). Debian ships no
-# static GSSAPI, so a static ezpz links src/sys/gssapi_stub.c instead: gssapi-with-mic
+# static GSSAPI, so a static ezpz links src/third_party/link_stubs/gssapi_stub.c instead: gssapi-with-mic
 # authentication is then unavailable in-process (--ssh-command ssh covers those sites).
 # Only sys/remote links it.
 add_library(ezpz_deps_ssh INTERFACE)
@@ -41,7 +41,7 @@ if(EZPZ_STATIC)
   find_library(EZPZ_LIB_ssh NAMES libssh.a REQUIRED)
   find_library(EZPZ_LIB_crypto NAMES libcrypto.a REQUIRED)
   find_library(EZPZ_LIB_zlib_static NAMES libz.a REQUIRED)
-  add_library(ezpz_gssapi_stub OBJECT ${CMAKE_CURRENT_LIST_DIR}/../src/sys/remote/gssapi_stub.c)
+  add_library(ezpz_gssapi_stub OBJECT ${CMAKE_CURRENT_LIST_DIR}/../src/third_party/link_stubs/gssapi_stub.c)
   target_link_libraries(ezpz_deps_ssh INTERFACE ${EZPZ_LIB_ssh} $<TARGET_OBJECTS:ezpz_gssapi_stub> ${EZPZ_LIB_crypto}
                                             ${EZPZ_LIB_zlib_static} ${CMAKE_DL_LIBS})
 else()
@@ -60,10 +60,10 @@ endif()
 
 # Incremental yeet: librsync. Debian's librsync.a wants libb2 (BLAKE2) for its BLAKE2 signature
 # format, and Debian ships no static libb2: ezpz makes MD4 signatures only (every patched file is
-# checked against its SHA-256 anyway), so a static ezpz links src/sys/blake2_stub.c instead.
+# checked against its SHA-256 anyway), so a static ezpz links src/third_party/link_stubs/blake2_stub.c instead.
 if(EZPZ_STATIC)
   find_library(EZPZ_LIB_rsync NAMES librsync.a REQUIRED)
-  add_library(ezpz_blake2_stub OBJECT ${CMAKE_CURRENT_LIST_DIR}/../src/sys/fs/blake2_stub.c)
+  add_library(ezpz_blake2_stub OBJECT ${CMAKE_CURRENT_LIST_DIR}/../src/third_party/link_stubs/blake2_stub.c)
   target_link_libraries(ezpz_deps_archive INTERFACE ${EZPZ_LIB_rsync} $<TARGET_OBJECTS:ezpz_blake2_stub>)
 else()
   find_library(EZPZ_LIB_rsync NAMES rsync REQUIRED)

@@ -70,7 +70,7 @@ core::CheckResult launch_probe(Context& ctx, const core::LocalFacts& facts, cons
       std::vector<std::future<Expected<core::ProgramOutput>>> ranks;
       for (int r = 0; r < plan.topology.nprocs; ++r) {
         ranks.push_back(std::async(std::launch::async, [&, r] {
-          return ctx.probe().run_program(plan.argv, local_rank_environment(plan, ctx.env, r), {}, timeout_s);
+          return ctx.probe().run_program(plan.argv, core::local_rank_environment(plan, ctx.env, r), {}, timeout_s);
         }));
       }
       outcome.output.exit_code = 0;

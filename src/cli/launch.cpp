@@ -338,11 +338,8 @@ Expected<std::pair<core::RunResult, int>> LaunchCommand::run_attempts(Context& c
       (void)ctx.probe().make_dirs(this_try.rank.log_dir);
     }
     const double started = epoch_seconds(std::chrono::system_clock::now());
-    auto r = run_once(ctx, this_try, facts.emplace_back());
-    if (!r) {
-      return r.error();
-    }
-    result = *r;
+    EZPZ_TRY_ASSIGN(auto r, run_once(ctx, this_try, facts.emplace_back()));
+    result = r;
     if (result.exit_code != 0 && result.signal == 0 && !result.timed_out) {
       failure = find_first_failure(ctx, this_try, result, started, facts.back());
       report_failure(ctx, this_try, result, failure, started);
@@ -370,17 +367,14 @@ Expected<core::RunResult> LaunchCommand::run_once(Context& ctx, const core::Laun
 Expected<PlannedJob> plan_job(Context& ctx, core::LaunchRequest request, std::string_view timestamp, bool record,
                               core::Lookups lookups, const core::FailoverRequest* failover) {
   // 1. Machine profiles: built-in, then the user's config.
-  auto machines = core::load_machines(ctx.env, ctx.probe());
-  if (!machines) {
-    return machines.error();
-  }
+  EZPZ_TRY_ASSIGN(auto machines, core::load_machines(ctx.env, ctx.probe()));
   if (auto settings = core::load_launch_settings(ctx.env, ctx.probe())) {
     request.omp_notice = settings->omp_notice;
   } else {
     return settings.error();
   }
   // 2. Scheduler, machine, hosts and GPUs of this job.
-  auto cluster = core::discover_cluster(ctx.env, *machines, request.machine, request.hostfile, ctx.probe(), lookups);
+  auto cluster = core::discover_cluster(ctx.env, machines, request.machine, request.hostfile, ctx.probe(), lookups);
   if (!cluster) {
     return cluster.error();
   }
@@ -403,12 +397,9 @@ Expected<PlannedJob> plan_job(Context& ctx, core::LaunchRequest request, std::st
     job.inventory = inventory;
     return plan_failover(ctx, std::move(job), *failover);
   }
-  auto plan = core::plan_launch(request, ctx.env, *cluster, inventory);
-  if (!plan) {
-    return plan.error();
-  }
-  plan->warnings.insert(plan->warnings.end(), cluster->warnings.begin(), cluster->warnings.end());
-  return PlannedJob{std::move(*plan), std::move(*cluster), std::nullopt, request, inventory};
+  EZPZ_TRY_ASSIGN(auto plan, core::plan_launch(request, ctx.env, *cluster, inventory));
+  plan.warnings.insert(plan.warnings.end(), cluster->warnings.begin(), cluster->warnings.end());
+  return PlannedJob{std::move(plan), std::move(*cluster), std::nullopt, request, inventory};
 }
 
 namespace {
@@ -419,7 +410,7 @@ std::vector<core::ProcessSpec> local_processes(Context& ctx, const core::LaunchP
   const std::string host = ctx.env.hostname.empty() ? "localhost" : ctx.env.hostname;
   const auto console = core::parse_rank_ranges(plan.rank.console, "--console-ranks");
   for (int r = 0; r < plan.topology.nprocs; ++r) {
-    auto env = local_rank_environment(plan, ctx.env, r);
+    auto env = core::local_rank_environment(plan, ctx.env, r);
     if (!ctx.env.has("PYTHONUNBUFFERED")) {
       env.emplace_back("PYTHONUNBUFFERED", "1");  // lines appear as written, as on a terminal
     }

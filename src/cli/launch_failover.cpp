@@ -214,11 +214,8 @@ Expected<std::pair<core::RunResult, int>> LaunchCommand::run_failover(Context& c
     const double started = now_epoch();
     auto& f = facts.emplace_back();
     f.hosts = this_try.hosts;
-    auto r = run_once(ctx, this_try, f);
-    if (!r) {
-      return r.error();
-    }
-    result = *r;
+    EZPZ_TRY_ASSIGN(auto r, run_once(ctx, this_try, f));
+    result = r;
     if (result.exit_code == 0 || result.signal != 0) {
       f.verdict = result.exit_code == 0 ? "success" : "interrupted";
       break;
@@ -264,13 +261,11 @@ Expected<std::pair<core::RunResult, int>> LaunchCommand::run_failover(Context& c
       }
       split = std::move(*swapped);
       ++swaps;
-      auto next = core::plan_on_hosts(job.request, ctx.env, job.cluster, job.inventory, split,
-                                      failover_hostfile(job.request, ctx.env, attempt),
-                                      core::master_address(split.active, job.cluster.machine, ctx.probe()), true);
-      if (!next) {
-        return next.error();
-      }
-      plan = std::move(*next);
+      EZPZ_TRY_ASSIGN(auto next,
+                      core::plan_on_hosts(job.request, ctx.env, job.cluster, job.inventory, split,
+                                          failover_hostfile(job.request, ctx.env, attempt),
+                                          core::master_address(split.active, job.cluster.machine, ctx.probe()), true));
+      plan = std::move(next);
     }
     if (silent >= 2) {
       ctx.term.warn("two attempts in a row failed before any rank printed a line: not trying again");

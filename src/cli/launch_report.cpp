@@ -211,15 +211,6 @@ std::string plan_json(const core::LaunchPlan& plan, const core::ClusterInfo& clu
   return j.dump();
 }
 
-core::EnvList local_rank_environment(const core::LaunchPlan& plan, const core::Env& env, int r) {
-  core::EnvList vars = plan.env;
-  if (plan.rank_env) {
-    auto rank = core::rank_environment(env, plan.rank, core::planned_rank(r, plan.rank));
-    vars.insert(vars.end(), rank.begin(), rank.end());
-  }
-  return vars;
-}
-
 std::string rank_env_report(const core::LaunchPlan& plan, const core::Env& env, bool json) {
   nlohmann::json ranks = nlohmann::json::array();
   std::string text;

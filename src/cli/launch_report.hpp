@@ -28,9 +28,6 @@ namespace ezpz::cli {
 /// without its newline).
 [[nodiscard]] std::string rank_env_report(const core::LaunchPlan& plan, const core::Env& env, bool json);
 
-/// The environment of rank `r` under the built-in launcher: plan env + rank variables.
-[[nodiscard]] core::EnvList local_rank_environment(const core::LaunchPlan& plan, const core::Env& env, int r);
-
 struct LaunchTimes {
   std::string start_iso;  ///< 2026-11-22T00:34:18.123Z
   std::string end_iso;

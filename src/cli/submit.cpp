@@ -156,13 +156,10 @@ int SubmitCommand::run(Context& ctx) {
 }
 
 Expected<void> SubmitCommand::add_sched_args(Context& ctx, core::SubmitSpec& spec) const {
-  auto machines = core::load_machines(ctx.env, ctx.probe());
-  if (!machines) {
-    return machines.error();
-  }
+  EZPZ_TRY_ASSIGN(auto machines, core::load_machines(ctx.env, ctx.probe()));
   const auto named = ctx.env.get("EZPZ_MACHINE");
-  const auto* found = named ? machines->find(*named) : nullptr;
-  const auto& profile = found != nullptr ? *found : *machines->identify(ctx.env).profile;
+  const auto* found = named ? machines.find(*named) : nullptr;
+  const auto& profile = found != nullptr ? *found : *machines.identify(ctx.env).profile;
   if (!profile.scheduler || *profile.scheduler == spec.scheduler) {
     spec.sched_args = profile.sched_args;
   }
@@ -179,11 +176,8 @@ Expected<void> SubmitCommand::add_sched_args(Context& ctx, core::SubmitSpec& spe
     if (!text) {
       return usage_error("--exclude-from " + exclude_from_ + " cannot be read: " + text.error().message);
     }
-    auto arg = core::exclusion_arg(spec.scheduler == core::Scheduler::slurm, *text, exclude_from_);
-    if (!arg) {
-      return arg.error();
-    }
-    spec.sched_args.push_back(*arg);
+    EZPZ_TRY_ASSIGN(auto arg, core::exclusion_arg(spec.scheduler == core::Scheduler::slurm, *text, exclude_from_));
+    spec.sched_args.push_back(arg);
   }
   return {};
 }

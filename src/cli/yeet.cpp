@@ -139,11 +139,8 @@ Expected<core::BroadcastPlan> YeetCommand::plan_nodes(Context& ctx, const core::
 }
 
 Expected<YeetRun> YeetCommand::plan(Context& ctx) const {
-  auto req = request();
-  if (!req) {
-    return req.error();
-  }
-  auto source = core::yeet_source(*req, ctx.env);
+  EZPZ_TRY_ASSIGN(auto req, request());
+  auto source = core::yeet_source(req, ctx.env);
   if (!source) {
     return source.error();
   }
@@ -152,28 +149,19 @@ Expected<YeetRun> YeetCommand::plan(Context& ctx) const {
     source_path = ctx.env.get("PWD").value_or("/") + "/" + source_path;
   }
   const auto facts = ctx.trees().inspect(source_path);
-  auto plan = core::plan_yeet(*req, ctx.env, facts);
+  auto plan = core::plan_yeet(req, ctx.env, facts);
   if (!plan) {
     return plan.error();
   }
-  plan->source_origin = req->source ? (positional_.empty() ? "--src" : "SRC") : source->second;
+  plan->source_origin = req.source ? (positional_.empty() ? "--src" : "SRC") : source->second;
   ctx.term.set_unchanged({plan->destination});  // until the commit, a failure leaves it as it was
-  auto settings = core::load_yeet_settings(ctx.env, ctx.probe());
-  if (!settings) {
-    return settings.error();
-  }
-  if (auto ok = core::check_destination(plan->destination, facts.real_path, ctx.env, settings->allowed_roots, force_);
-      !ok) {
-    return ok.error();
-  }
+  EZPZ_TRY_ASSIGN(auto settings, core::load_yeet_settings(ctx.env, ctx.probe()));
+  EZPZ_TRY(core::check_destination(plan->destination, facts.real_path, ctx.env, settings.allowed_roots, force_));
   // What is there now: yeet replaces only its own copies and envs (unless --force), and only
   // what this user may move aside; the nodes check the same before they touch anything.
   const auto user = ctx.env.get("USER").value_or("");
-  if (auto ok = core::check_replaceable(plan->destination, ctx.trees().inspect_destination(plan->destination), force_,
-                                        "", user);
-      !ok) {
-    return ok.error();
-  }
+  EZPZ_TRY(
+      core::check_replaceable(plan->destination, ctx.trees().inspect_destination(plan->destination), force_, "", user));
   YeetRun run{ctx, {}, facts.real_path, max_bytes_, std::nullopt, {}, {}};
   run.report.host = ctx.env.hostname.empty() ? "localhost" : ctx.env.hostname;
   auto nodes = plan_nodes(ctx, *plan, run.report.host);

@@ -70,11 +70,8 @@ Expected<core::TreeStats> pack_then_extract(YeetRun& run, Undo& undo, ProgressBa
   const auto& plan = run.plan();
   const auto t = Clock::now();
   undo.pack_file = undo.staging + ".pack.tar.zst";  // a name the next run and the watcher know
-  auto packed = ctx.archives().pack(plan.source, plan.name, undo.pack_file, core::ArchiveFormat::zst, plan.excludes,
-                                    false, [&bar](unsigned long long done) { bar.update(done); });
-  if (!packed) {
-    return packed.error();
-  }
+  EZPZ_TRY(ctx.archives().pack(plan.source, plan.name, undo.pack_file, core::ArchiveFormat::zst, plan.excludes, false,
+                               [&bar](unsigned long long done) { bar.update(done); }));
   run.report.steps.emplace_back("pack_s", seconds_since(t));
   bar.finish();
   auto packed_size = ctx.trees().measure(undo.pack_file, {});
@@ -141,15 +138,13 @@ Expected<void> manifest_and_delta(YeetRun& run, const std::string& staging) {
   auto& ctx = run.ctx;
   const auto& plan = run.plan();
   const auto t = Clock::now();
-  auto now = ctx.manifests().write_manifest(staging, run.base ? &run.base->manifest : nullptr,
-                                            plan.kind == core::SourceKind::directory ? plan.source : "", plan.excludes);
-  if (!now) {
-    return now.error();
-  }
-  run.report.manifest_digest = now->digest;
+  EZPZ_TRY_ASSIGN(auto now, ctx.manifests().write_manifest(staging, run.base ? &run.base->manifest : nullptr,
+                                                           plan.kind == core::SourceKind::directory ? plan.source : "",
+                                                           plan.excludes));
+  run.report.manifest_digest = now.digest;
   if (run.base) {
     run.bundle = staging + ".delta";  // a name the next run and the watcher know
-    if (auto made = ctx.manifests().make_bundle(plan.destination, *run.base, staging, *now, run.bundle)) {
+    if (auto made = ctx.manifests().make_bundle(plan.destination, *run.base, staging, now, run.bundle)) {
       run.report.bundle = *made;
     } else {
       ctx.term.warn("cannot build the delta (" + made.error().message + "): sending everything");

@@ -123,16 +123,11 @@ std::vector<std::string> agent_step_argv(const LauncherChoice& launcher, const H
 
 Expected<NodeReach> plan_reach(const Env& env, const SystemProbe& probe, const std::string& hostfile, bool use_hsn,
                                const TransportAsk& ask) {
-  auto machines = load_machines(env, probe);
-  if (!machines) {
-    return machines.error();
-  }
-  auto cluster = discover_cluster(env, *machines, std::nullopt,
-                                  hostfile.empty() ? std::nullopt : std::optional<std::string>(hostfile), probe);
-  if (!cluster) {
-    return cluster.error();
-  }
-  return reach_from(*cluster, env, probe, use_hsn, ask);
+  EZPZ_TRY_ASSIGN(auto machines, load_machines(env, probe));
+  EZPZ_TRY_ASSIGN(auto cluster,
+                  discover_cluster(env, machines, std::nullopt,
+                                   hostfile.empty() ? std::nullopt : std::optional<std::string>(hostfile), probe));
+  return reach_from(cluster, env, probe, use_hsn, ask);
 }
 
 Expected<NodeReach> reach_from(const ClusterInfo& cluster, const Env& env, const SystemProbe& probe, bool use_hsn,
@@ -179,15 +174,12 @@ Expected<TransportAsk> transport_request(const std::string& transport, const std
   if (transport == "auto") {  // asked for by name: the config file does not override it
     return TransportAsk();
   }
-  auto settings = load_yeet_settings(env, probe);
-  if (!settings) {
-    return settings.error();
-  }
-  if (settings->transport.empty() || settings->transport == "auto") {
+  EZPZ_TRY_ASSIGN(auto settings, load_yeet_settings(env, probe));
+  if (settings.transport.empty() || settings.transport == "auto") {
     return TransportAsk();
   }
-  return TransportAsk(*transport_request_from_string(settings->transport),
-                      "transport = \"" + settings->transport + "\" in " + settings->source, true);
+  return TransportAsk(*transport_request_from_string(settings.transport),
+                      "transport = \"" + settings.transport + "\" in " + settings.source, true);
 }
 
 std::string encode_directory(const AgentDirectory& directory) {

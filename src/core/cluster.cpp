@@ -264,9 +264,7 @@ Expected<MachineSet> load_machines(const Env& env, const SystemProbe& probe) {
   if (!text) {
     return usage_error(text.error().message);
   }
-  if (auto r = machines->merge_toml(*text, where->path); !r) {
-    return r.error();
-  }
+  EZPZ_TRY(machines->merge_toml(*text, where->path));
   return machines;
 }
 

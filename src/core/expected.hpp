@@ -80,3 +80,23 @@ class [[nodiscard]] Expected<void> {
 };
 
 }  // namespace ezpz
+
+/// In a function that returns an Expected (or an Error): evaluate `expr`, an Expected, and
+/// return its error when it has one (ccache's TRY):   EZPZ_TRY(write_manifest(dir, entries));
+#define EZPZ_TRY(expr)                         \
+  do {                                         \
+    if (auto ezpz_try_ = (expr); !ezpz_try_) { \
+      return ezpz_try_.error();                \
+    }                                          \
+  } while (false)
+
+#define EZPZ_TRY_CAT2(a, b) a##b
+#define EZPZ_TRY_CAT(a, b) EZPZ_TRY_CAT2(a, b)
+/// The same, declaring `decl` from its value when it has one:
+///   EZPZ_TRY_ASSIGN(const auto plan, core::plan_yeet(request, env, facts));
+#define EZPZ_TRY_ASSIGN(decl, expr)                   \
+  auto EZPZ_TRY_CAT(ezpz_try_, __LINE__) = (expr);    \
+  if (!EZPZ_TRY_CAT(ezpz_try_, __LINE__)) {           \
+    return EZPZ_TRY_CAT(ezpz_try_, __LINE__).error(); \
+  }                                                   \
+  decl = std::move(*EZPZ_TRY_CAT(ezpz_try_, __LINE__))

@@ -104,12 +104,9 @@ Expected<void> expand_item(std::string_view expr, std::string_view item, HostLis
     if (nested < close) {
       return bad(expr, "brackets cannot nest");
     }
-    auto ranges = parse_group(expr, item.substr(i + 1, close - i - 1));
-    if (!ranges) {
-      return ranges.error();
-    }
+    EZPZ_TRY_ASSIGN(auto ranges, parse_group(expr, item.substr(i + 1, close - i - 1)));
     std::size_t widest = 0;  // a range's widest number is its upper bound, padded
-    for (const auto& r : *ranges) {
+    for (const auto& r : ranges) {
       widest = std::max(widest, std::max(r.width, std::to_string(r.hi).size()));
     }
     longest += widest;
@@ -118,7 +115,7 @@ Expected<void> expand_item(std::string_view expr, std::string_view item, HostLis
     }
     HostList next;
     for (const auto& p : partial) {
-      for (const auto& r : *ranges) {
+      for (const auto& r : ranges) {
         for (auto v = r.lo; v <= r.hi; ++v) {
           next.push_back(p + pad(v, r.width));
           if (next.size() + out.size() > kMaxHosts) {
@@ -200,9 +197,7 @@ Expected<HostList> expand_nodelist(std::string_view expr) {
       if (item.empty()) {
         continue;
       }
-      if (auto r = expand_item(expr, item, hosts); !r) {
-        return r.error();
-      }
+      EZPZ_TRY(expand_item(expr, item, hosts));
     }
   }
   if (depth > 0) {

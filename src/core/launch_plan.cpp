@@ -219,9 +219,7 @@ Expected<void> plan_topology(const LaunchRequest& request, const ClusterInfo& cl
                             "): ranks will share GPUs");
   }
   if (plan.style == LauncherStyle::srun && cluster.scheduler == Scheduler::slurm) {
-    if (auto ok = check_srun_ppn(request, cluster, plan); !ok) {
-      return ok.error();
-    }
+    EZPZ_TRY(check_srun_ppn(request, cluster, plan));
   }
   plan.hosts.assign(cluster.hosts.begin(), cluster.hosts.begin() + (builtin ? 1 : topo->nhosts));
   if (cluster.host_source.kind == HostSource::Kind::file && !builtin) {
@@ -413,17 +411,14 @@ Expected<LaunchPlan> plan_launch(const LaunchRequest& request, const Env& env, c
   if (request.command.empty()) {
     return usage_error("no command to launch: put it after --, e.g. ezpz launch -n 4 -- python3 train.py");
   }
-  auto choice = choose_launcher(request, cluster, inventory);
-  if (!choice) {
-    return choice.error();
-  }
+  EZPZ_TRY_ASSIGN(auto choice, choose_launcher(request, cluster, inventory));
   LaunchPlan plan;
   plan.scheduler = cluster.scheduler;
   plan.machine = cluster.machine.name;
-  plan.launcher = choice->program;
-  plan.style = choice->style;
-  if (choice->warning) {
-    plan.warnings.push_back(*choice->warning);
+  plan.launcher = choice.program;
+  plan.style = choice.style;
+  if (choice.warning) {
+    plan.warnings.push_back(*choice.warning);
   }
   const bool builtin = plan.style == LauncherStyle::local;
   if (builtin && !request.launcher_args.empty()) {
@@ -432,9 +427,7 @@ Expected<LaunchPlan> plan_launch(const LaunchRequest& request, const Env& env, c
                        "--launcher mpirun/mpiexec/srun");
   }
 
-  if (auto topo = plan_topology(request, cluster, plan); !topo) {
-    return topo.error();
-  }
+  EZPZ_TRY(plan_topology(request, cluster, plan));
 
   // CPU binding: --cpu-bind > CPU_BIND > the machine's default.
   auto env_bind = env.get("CPU_BIND");
@@ -453,11 +446,8 @@ Expected<LaunchPlan> plan_launch(const LaunchRequest& request, const Env& env, c
 
   const bool bind_used = launcher_argv(request, env, cluster, plan);
   auto& argv = plan.argv;
-  auto ctx = rank_context(request, cluster, plan.topology, builtin);
-  if (!ctx) {
-    return ctx.error();
-  }
-  plan.rank = *ctx;
+  EZPZ_TRY_ASSIGN(auto ctx, rank_context(request, cluster, plan.topology, builtin));
+  plan.rank = ctx;
   plan.rank_env = request.rank_env;
   plan.label = request.label;
   if (request.label && !builtin && !request.rank_env) {
@@ -516,6 +506,15 @@ LaunchPlan plan_for_attempt(const LaunchPlan& plan, int attempt) {
     out.argv = with_shim_args(plan.argv, out.rank);
   }
   return out;
+}
+
+EnvList local_rank_environment(const LaunchPlan& plan, const Env& env, int r) {
+  EnvList vars = plan.env;
+  if (plan.rank_env) {
+    auto rank = rank_environment(env, plan.rank, planned_rank(r, plan.rank));
+    vars.insert(vars.end(), rank.begin(), rank.end());
+  }
+  return vars;
 }
 
 }  // namespace ezpz::core

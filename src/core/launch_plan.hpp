@@ -91,6 +91,10 @@ struct LauncherChoice {
 /// a record directory of its own (<dir>/retry-K) so that reports of earlier attempts never count.
 [[nodiscard]] LaunchPlan plan_for_attempt(const LaunchPlan& plan, int attempt);
 
+/// The environment of rank `r` under the built-in launcher: the plan's variables, then the
+/// rank's (torchrun's set) unless --no-rank-env.
+[[nodiscard]] EnvList local_rank_environment(const LaunchPlan& plan, const Env& env, int r);
+
 }  // namespace ezpz::core
 
 namespace ezpz::core {

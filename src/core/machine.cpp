@@ -160,27 +160,20 @@ Expected<void> apply_key(std::string_view source, MachineProfile& m, std::string
     return {};
   }
   if (key == "style") {
-    auto s = get_string(source, node, key);
-    if (!s) {
-      return s.error();
-    }
-    auto style = launcher_style_from_string(*s);
+    EZPZ_TRY_ASSIGN(auto s, get_string(source, node, key));
+    auto style = launcher_style_from_string(s);
     if (!style || *style == LauncherStyle::local) {
-      return key_error(source, node, key,
-                       "must be one of auto, pals, sophia, srun, openmpi, mpich, not \"" + *s + "\"");
+      return key_error(source, node, key, "must be one of auto, pals, sophia, srun, openmpi, mpich, not \"" + s + "\"");
     }
     m.style = *style;
     return {};
   }
   if (key == "depth" || key == "gpus_per_node" || key == "at_scale_nodes" || key == "cpus_per_node") {
-    auto v = get_count(source, node, key);
-    if (!v) {
-      return v.error();
-    }
+    EZPZ_TRY_ASSIGN(auto v, get_count(source, node, key));
     (key == "depth"           ? m.depth
      : key == "gpus_per_node" ? m.gpus_per_node
      : key == "cpus_per_node" ? m.cpus_per_node
-                              : m.at_scale_nodes) = *v;
+                              : m.at_scale_nodes) = v;
     return {};
   }
   if (key == "match_prefix" || key == "shared_prefix") {
@@ -259,11 +252,8 @@ Expected<MachineSet> MachineSet::builtin() {
 }
 
 Expected<void> MachineSet::merge_toml(std::string_view text, std::string_view source) {
-  auto parsed = parse_document(text, source);
-  if (!parsed) {
-    return parsed.error();
-  }
-  const toml::table& doc = *parsed;
+  EZPZ_TRY_ASSIGN(auto parsed, parse_document(text, source));
+  const toml::table& doc = parsed;
   std::vector<MachineProfile> added;
   for (const auto& [top_key, top_node] : doc) {
     if (top_key.str() == "yeet" || top_key.str() == "launch") {
@@ -291,9 +281,7 @@ Expected<void> MachineSet::merge_toml(std::string_view text, std::string_view so
       MachineProfile m = existing != profiles_.end() ? *existing : MachineProfile{};
       m.name = *name;
       for (const auto& [key, value] : *tbl) {
-        if (auto r = apply_key(source, m, key.str(), value); !r) {
-          return r.error();
-        }
+        EZPZ_TRY(apply_key(source, m, key.str(), value));
       }
       if (existing != profiles_.end()) {
         *existing = std::move(m);
@@ -307,11 +295,8 @@ Expected<void> MachineSet::merge_toml(std::string_view text, std::string_view so
 }
 
 Expected<YeetSettings> yeet_settings_from_toml(std::string_view text, std::string_view source) {
-  auto parsed = parse_document(text, source);
-  if (!parsed) {
-    return parsed.error();
-  }
-  const toml::table& doc = *parsed;
+  EZPZ_TRY_ASSIGN(auto parsed, parse_document(text, source));
+  const toml::table& doc = parsed;
   YeetSettings settings;
   settings.source = std::string(source);
   const auto* yeet = doc.get("yeet");
@@ -351,12 +336,9 @@ Expected<YeetSettings> yeet_settings_from_toml(std::string_view text, std::strin
 }
 
 Expected<LaunchSettings> launch_settings_from_toml(std::string_view text, std::string_view source) {
-  auto parsed = parse_document(text, source);
-  if (!parsed) {
-    return parsed.error();
-  }
+  EZPZ_TRY_ASSIGN(auto parsed, parse_document(text, source));
   LaunchSettings settings;
-  const auto* launch = parsed->get("launch");
+  const auto* launch = parsed.get("launch");
   if (launch == nullptr) {
     return settings;
   }
@@ -368,9 +350,7 @@ Expected<LaunchSettings> launch_settings_from_toml(std::string_view text, std::s
     if (key.str() != "omp_notice") {
       return key_error(source, value, key.str(), "is not a launch setting; known keys: omp_notice");
     }
-    if (auto r = set_bool(source, settings.omp_notice, key.str(), value); !r) {
-      return r.error();
-    }
+    EZPZ_TRY(set_bool(source, settings.omp_notice, key.str(), value));
   }
   return settings;
 }

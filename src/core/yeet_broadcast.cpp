@@ -21,13 +21,9 @@ std::string BroadcastPlan::transport() const {
 
 Expected<BroadcastPlan> plan_broadcast(HostList targets, int fanout, Strategy strategy, const SuccessRule& rule,
                                        BroadcastSpec spec) {
-  if (auto ok = check_success_rule(rule); !ok) {
-    return ok.error();
-  }
+  EZPZ_TRY(check_success_rule(rule));
   for (const auto& target : targets) {
-    if (auto ok = check_remote_host(target); !ok) {
-      return ok.error();
-    }
+    EZPZ_TRY(check_remote_host(target));
   }
   BroadcastPlan plan;
   plan.tree = relay_tree(targets, fanout);

@@ -115,13 +115,10 @@ Expected<std::pair<std::string, std::string>> yeet_source(const YeetRequest& req
 }
 
 Expected<YeetPlan> plan_yeet(const YeetRequest& request, const Env& env, const SourceFacts& facts) {
-  auto src = yeet_source(request, env);
-  if (!src) {
-    return src.error();
-  }
+  EZPZ_TRY_ASSIGN(auto src, yeet_source(request, env));
   YeetPlan plan;
-  plan.source_origin = src->second;
-  std::string source = src->first;
+  plan.source_origin = src.second;
+  std::string source = src.first;
   if (!starts_with(source, "/")) {
     auto cwd = env.get("PWD").value_or("/");
     source = cwd + "/" + source;

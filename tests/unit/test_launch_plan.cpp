@@ -441,3 +441,27 @@ TEST_CASE("a rank shim on node-local storage is a warning when the job spans hos
     CHECK_THAT(join(one->warnings, "\n"), !Catch::Contains("node-local"));
   }
 }
+
+TEST_CASE("local_rank_environment: the plan's variables, then rank r's own unless --no-rank-env", "[launch_plan]") {
+  LaunchPlan plan;
+  plan.env = {{"EZPZ_A", "1"}};
+  plan.rank.nprocs = 8;
+  plan.rank.ppn = 4;
+  plan.rank.nhosts = 2;
+  plan.rank.master_addr = "node1";
+  plan.rank.master_port = 29512;
+  const auto env = ezpz::test::make_env({});
+  const auto vars = local_rank_environment(plan, env, 5);
+  REQUIRE(!vars.empty());
+  CHECK(vars.front() == std::pair<std::string, std::string>{"EZPZ_A", "1"});
+  auto value = [&](const std::string& name) {
+    const auto it = std::find_if(vars.begin(), vars.end(), [&](const auto& kv) { return kv.first == name; });
+    return it == vars.end() ? std::string("<unset>") : it->second;
+  };
+  CHECK(value("RANK") == "5");
+  CHECK(value("LOCAL_RANK") == "1");
+  CHECK(value("WORLD_SIZE") == "8");
+  CHECK(value("GROUP_RANK") == "1");
+  plan.rank_env = false;
+  CHECK(local_rank_environment(plan, env, 5) == plan.env);
+}

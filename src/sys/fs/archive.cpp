@@ -171,7 +171,7 @@ Expected<core::TreeStats> pack_tree_to(const std::string& src, const std::string
   if (!write_entry(top.get(), src)) {
     return *error;
   }
-  auto walked = walk_tree(src, excludes, [&](const TreeEntry& e) {
+  EZPZ_TRY(walk_tree(src, excludes, [&](const TreeEntry& e) {
     if (stop.load()) {
       error = failure("interrupted");
       return false;
@@ -194,10 +194,7 @@ Expected<core::TreeStats> pack_tree_to(const std::string& src, const std::string
       archive_entry_free(entry);
     }
     return ok;
-  });
-  if (!walked) {
-    return walked.error();
-  }
+  }));
   if (error) {
     return *error;
   }

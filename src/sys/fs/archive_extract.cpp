@@ -253,12 +253,8 @@ Expected<core::TreeStats> extract_entries(archive* in, const std::string& archiv
     }
     const char* raw = archive_entry_pathname(entry);
     const std::string name = raw != nullptr ? raw : "";
-    if (auto placed = place_entry(x, entry); !placed) {
-      return placed.error();
-    }
-    if (auto copied = copy_data(x, name, progress, done); !copied) {
-      return copied.error();
-    }
+    EZPZ_TRY(place_entry(x, entry));
+    EZPZ_TRY(copy_data(x, name, progress, done));
   }
   if (x.stats.files + x.stats.dirs + x.stats.links == 0) {
     return failure(core::printable(archive_path) + " holds no files: is it an archive?");
@@ -314,12 +310,9 @@ Expected<core::TreeStats> extract_archive_from(const ArchiveSource& source, cons
                                                const std::string& dst, const std::atomic<bool>& stop) {
   // The stream: zstd of our own making, its frames checked with SHA-256 by the caller.
   SourceState state{[&source] { return source(); }};
-  auto in = open_tar(state, name, true);
-  if (!in) {
-    return in.error();
-  }
+  EZPZ_TRY_ASSIGN(auto in, open_tar(state, name, true));
   auto r = extract_entries(
-      in->get(), name, dst, {}, [] { return 0ULL; }, stop, 0, true);
+      in.get(), name, dst, {}, [] { return 0ULL; }, stop, 0, true);
   if (!r && state.failed) {
     return failure("the stream broke off: " + r.error().message);
   }
@@ -329,11 +322,8 @@ Expected<core::TreeStats> extract_archive_from(const ArchiveSource& source, cons
 Expected<core::TreeStats> extract_archive(const std::string& archive_path, const std::string& dst,
                                           const core::ProgressFn& progress, const std::atomic<bool>& stop,
                                           unsigned long long max_bytes, bool own) {
-  auto src = ArchiveSourceFile::open(archive_path);
-  if (!src) {
-    return src.error();
-  }
-  auto& file = **src;
+  EZPZ_TRY_ASSIGN(auto src, ArchiveSourceFile::open(archive_path));
+  auto& file = *src;
   SourceState state{[&file] { return file.next(); }};
   auto in = open_tar(state, archive_path, false);
   if (!in) {
@@ -346,9 +336,7 @@ Expected<core::TreeStats> extract_archive(const std::string& archive_path, const
     return state.failed ? failure(file.error()) : r.error();
   }
   // The tar's end is not the file's: its trailers (CRC-32, sizes, checksums) and SHA-256 come last.
-  if (auto whole = file.finish(); !whole) {
-    return whole.error();
-  }
+  EZPZ_TRY(file.finish());
   r->checks = file.checks();
   return r;
 }

@@ -194,12 +194,9 @@ Expected<std::string> read_expected_sha(const std::string& archive) {
   if (::stat(path.c_str(), &st) != 0) {
     return std::string();  // no sidecar
   }
-  auto fd = open_regular(path, true);
-  if (!fd) {
-    return fd.error();
-  }
+  EZPZ_TRY_ASSIGN(auto fd, open_regular(path, true));
   char buf[512];
-  const auto n = ::read(fd->get(), buf, sizeof(buf));
+  const auto n = ::read(fd.get(), buf, sizeof(buf));
   std::string hex = n > 0 ? parse_sha256_line(std::string(buf, static_cast<std::size_t>(n))) : "";
   if (hex.empty()) {
     return failure(core::printable(path) +
@@ -295,10 +292,7 @@ ArchiveSourceFile::~ArchiveSourceFile() {
 }
 
 Expected<std::unique_ptr<ArchiveSourceFile>> ArchiveSourceFile::open(const std::string& path) {
-  auto expected = read_expected_sha(path);
-  if (!expected) {
-    return expected.error();
-  }
+  EZPZ_TRY_ASSIGN(auto expected, read_expected_sha(path));
   auto fd = open_regular(path, true);  // the source may be a link to an archive, never a FIFO
   if (!fd) {
     return fd.error();
@@ -306,8 +300,8 @@ Expected<std::unique_ptr<ArchiveSourceFile>> ArchiveSourceFile::open(const std::
   (void)::posix_fadvise(fd->get(), 0, 0, POSIX_FADV_SEQUENTIAL);
   std::unique_ptr<ArchiveSourceFile> src(new ArchiveSourceFile(path, std::move(*fd)));
   src->raw_.resize(kChunk);
-  if (!expected->empty()) {
-    src->expected_sha_ = *expected;
+  if (!expected.empty()) {
+    src->expected_sha_ = expected;
     src->sha_ = std::make_unique<Hasher>();
     src->checks_.sha256 = true;
   }

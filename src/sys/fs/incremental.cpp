@@ -143,11 +143,8 @@ std::string text_sha256(std::string_view text) {
 }
 
 Expected<std::string> file_sha256(const std::string& path) {
-  auto opened = open_regular(path);
-  if (!opened) {
-    return opened.error();
-  }
-  const int fd = opened->get();
+  EZPZ_TRY_ASSIGN(auto opened, open_regular(path));
+  const int fd = opened.get();
   sha256_ctx ctx;
   sha256_init(&ctx);
   std::vector<unsigned char> buf(1 << 20);
@@ -166,16 +163,13 @@ Expected<std::string> file_sha256(const std::string& path) {
 Expected<std::map<std::string, core::StatEntry>> stat_tree(const std::string& root,
                                                            const std::vector<std::string>& ignore) {
   std::map<std::string, core::StatEntry> out;
-  auto r = walk_tree(root, ignore, [&](const TreeEntry& e) {
+  EZPZ_TRY(walk_tree(root, ignore, [&](const TreeEntry& e) {
     if (e.path.find('/') != std::string::npos ||
         std::find(kNotTree.begin(), kNotTree.end(), e.path) == kNotTree.end()) {
       out[e.path] = stat_entry(e);
     }
     return true;
-  });
-  if (!r) {
-    return r.error();
-  }
+  }));
   return out;
 }
 
@@ -241,11 +235,8 @@ Expected<core::HeldManifest> held_manifest(const std::string& root) {
   if (!m) {
     return failure(root + "/" + std::string(core::kManifestName) + ": " + m.error().message);
   }
-  auto tree = stat_tree(root, m->ignore);
-  if (!tree) {
-    return tree.error();
-  }
-  if (auto diverged = core::tree_divergence(*m, *tree); !diverged.empty()) {
+  EZPZ_TRY_ASSIGN(auto tree, stat_tree(root, m->ignore));
+  if (auto diverged = core::tree_divergence(*m, tree); !diverged.empty()) {
     return failure(root + " is not the copy its manifest describes (" + diverged + ")");
   }
   return core::HeldManifest{std::move(*m), text_sha256(*text)};
@@ -253,22 +244,17 @@ Expected<core::HeldManifest> held_manifest(const std::string& root) {
 
 Expected<core::HeldManifest> write_manifest(const std::string& root, const core::Manifest* reuse,
                                             const std::string& source_root, const std::vector<std::string>& ignore) {
-  auto m = build_manifest(root, reuse, source_root, ignore);
-  if (!m) {
-    return m.error();
-  }
-  auto text = core::encode_manifest(*m);
-  if (auto w = replace_file(join(root, std::string(core::kManifestName)), text, 0644); !w) {
-    return w.error();
-  }
-  return core::HeldManifest{std::move(*m), text_sha256(text)};
+  EZPZ_TRY_ASSIGN(auto m, build_manifest(root, reuse, source_root, ignore));
+  auto text = core::encode_manifest(m);
+  EZPZ_TRY(replace_file(join(root, std::string(core::kManifestName)), text, 0644));
+  return core::HeldManifest{std::move(m), text_sha256(text)};
 }
 
 Expected<core::ChangeEstimate> estimate_changes(const std::string& source, const std::vector<std::string>& excludes,
                                                 const core::Manifest& m) {
   core::ChangeEstimate est;
   std::set<std::string> seen;
-  auto r = walk_tree(source, excludes, [&](const TreeEntry& e) {
+  EZPZ_TRY(walk_tree(source, excludes, [&](const TreeEntry& e) {
     seen.insert(e.path);
     if (!S_ISREG(e.st.st_mode)) {
       if (m.entries.count(e.path) == 0) {
@@ -283,10 +269,7 @@ Expected<core::ChangeEstimate> estimate_changes(const std::string& source, const
       est.bytes += size;
     }
     return true;
-  });
-  if (!r) {
-    return r.error();
-  }
+  }));
   for (const auto& [path, e] : m.entries) {
     est.removed += seen.count(path) == 0 ? 1 : 0;
   }
@@ -316,9 +299,7 @@ Expected<core::BundleStats> make_bundle(const std::string& old_root, const core:
     const auto& e = now.entries.at(path);
     const auto from = join(new_root, path);
     const auto to = join(bundle, path);
-    if (auto made = make_parents(bundle, path); !made) {
-      return made.error();
-    }
+    EZPZ_TRY(make_parents(bundle, path));
     auto before = old.entries.find(path);
     if (e.type == 'f' && before != old.entries.end() && before->second.type == 'f' &&
         static_cast<long long>(e.size) >= kDeltaMinSize) {
@@ -353,9 +334,7 @@ Expected<core::BundleStats> make_bundle(const std::string& old_root, const core:
   if (::link(join(new_root, manifest).c_str(), join(bundle, manifest).c_str()) != 0) {
     return io_error("cannot link", join(new_root, manifest));
   }
-  if (auto w = replace_file(join(delta_dir, "header.json"), core::encode_delta_header(header), 0644); !w) {
-    return w.error();
-  }
+  EZPZ_TRY(replace_file(join(delta_dir, "header.json"), core::encode_delta_header(header), 0644));
   return stats;
 }
 
@@ -476,20 +455,14 @@ Expected<void> apply_deltas(const core::DeltaHeader& header, const core::Manifes
 
 Expected<void> apply_bundle(const std::string& bundle_dir, const std::string& dst, const std::string& staging) {
   const auto delta_dir = join(bundle_dir, std::string(core::kDeltaDirName));
-  auto text = read_whole(join(delta_dir, "header.json"), 64U << 20);
-  if (!text) {
-    return text.error();
-  }
-  auto header = core::decode_delta_header(*text);
-  if (!header) {
-    return header.error();
-  }
+  EZPZ_TRY_ASSIGN(auto text, read_whole(join(delta_dir, "header.json"), 64U << 20));
+  EZPZ_TRY_ASSIGN(auto header, core::decode_delta_header(text));
   // 1. This node must hold the copy the bundle was made against, untouched.
   auto held = held_manifest(dst);
   if (!held) {
     return needs_full_copy(held.error().message);
   }
-  if (held->digest != header->base_digest) {
+  if (held->digest != header.base_digest) {
     return needs_full_copy("its manifest is not the one the delta starts from (it missed the last yeet)");
   }
   // 2. The current copy, as hard links (never written to: replaced entries are renamed over).
@@ -497,31 +470,23 @@ Expected<void> apply_bundle(const std::string& bundle_dir, const std::string& ds
     return cloned;
   }
   // 3. Removed entries, then new and changed ones (renamed from the bundle), then deltas.
-  for (auto it = header->removed.rbegin(); it != header->removed.rend(); ++it) {
-    if (auto gone = remove_tree(join(staging, *it)); !gone) {
-      return gone.error();
-    }
+  for (auto it = header.removed.rbegin(); it != header.removed.rend(); ++it) {
+    EZPZ_TRY(remove_tree(join(staging, *it)));
   }
   if (auto moved = move_bundle_entries(bundle_dir, staging); !moved) {
     return moved;
   }
   auto manifest_text = read_whole(join(staging, std::string(core::kManifestName)), std::size_t(1) << 30);
-  if (!manifest_text || text_sha256(*manifest_text) != header->new_digest) {
+  if (!manifest_text || text_sha256(*manifest_text) != header.new_digest) {
     return failure("the delta's manifest is missing or damaged");
   }
-  auto now = core::decode_manifest(*manifest_text);
-  if (!now) {
-    return now.error();
-  }
-  if (auto patched = apply_deltas(*header, *now, dst, delta_dir, staging); !patched) {
+  EZPZ_TRY_ASSIGN(auto now, core::decode_manifest(*manifest_text));
+  if (auto patched = apply_deltas(header, now, dst, delta_dir, staging); !patched) {
     return patched;
   }
   // 4. The result is exactly what the new manifest says.
-  auto tree = stat_tree(staging, now->ignore);
-  if (!tree) {
-    return tree.error();
-  }
-  if (auto diverged = core::tree_divergence(*now, *tree); !diverged.empty()) {
+  EZPZ_TRY_ASSIGN(auto tree, stat_tree(staging, now.ignore));
+  if (auto diverged = core::tree_divergence(now, tree); !diverged.empty()) {
     return failure("after the delta, " + diverged + " (not what the new manifest says)");
   }
   return {};

@@ -40,11 +40,8 @@ Expected<bool> rewrite_file(const std::string& path, const std::vector<std::stri
   if (::lstat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) {
     return false;
   }
-  auto text = read_whole(path);
-  if (!text) {
-    return text.error();
-  }
-  std::string current = *text;
+  EZPZ_TRY_ASSIGN(auto text, read_whole(path));
+  std::string current = text;
   bool changed = false;
   const auto name = path.substr(path.rfind('/') + 1);
   if (name == "activate" || name == "activate.csh" || name == "activate.fish") {
@@ -66,15 +63,13 @@ Expected<bool> rewrite_file(const std::string& path, const std::vector<std::stri
   if (auto portable = core::portable_shebang(current, new_prefix)) {
     current = std::move(*portable);
   }
-  if (core::looks_binary(*text)) {
+  if (core::looks_binary(text)) {
     if (binary != nullptr) {
       *binary = true;
     }
     return false;  // reported, never rewritten: a different length would corrupt it
   }
-  if (auto r = replace_file(path, current, st.st_mode); !r) {
-    return r.error();
-  }
+  EZPZ_TRY(replace_file(path, current, st.st_mode));
   const struct timespec times[2] = {st.st_atim, st.st_mtim};
   ::utimensat(AT_FDCWD, path.c_str(), times, 0);
   return true;
@@ -142,7 +137,7 @@ Expected<core::TreeStats> PosixLocalTransfer::measure(const std::string& path,
     return stats;
   }
   // One walk: what is copied, and what the excludes leave out (said to the user).
-  auto r = walk_tree(path, {}, [&](const TreeEntry& e) {
+  EZPZ_TRY(walk_tree(path, {}, [&](const TreeEntry& e) {
     std::size_t from = 0;
     bool left_out = false;
     bool top = false;  // the excluded directory itself (not one inside it)
@@ -161,10 +156,7 @@ Expected<core::TreeStats> PosixLocalTransfer::measure(const std::string& path,
       stats.excluded_bytes += static_cast<unsigned long long>(e.st.st_size);
     }
     return !stop_.flag().load();
-  });
-  if (!r) {
-    return r.error();
-  }
+  }));
   return stats;
 }
 
@@ -281,11 +273,8 @@ Expected<core::TreeStats> PosixLocalTransfer::extract(const std::string& archive
     return stats;
   }
   stats->copied_files = stats->files;
-  auto lifted = lift_single_directory(staging);
-  if (!lifted) {
-    return lifted.error();
-  }
-  if (*lifted) {
+  EZPZ_TRY_ASSIGN(auto lifted, lift_single_directory(staging));
+  if (lifted) {
     --stats->dirs;
   }
   return stats;
@@ -310,11 +299,8 @@ Expected<core::PatchReport> PosixLocalTransfer::patch_env(const std::string& roo
   auto visit_file = [&](const TreeEntry& e) -> Expected<void> {
     const std::string path = root + "/" + e.path;
     if (S_ISLNK(e.st.st_mode)) {
-      auto moved = relink(path, e.link_target, old_prefixes, new_prefix);
-      if (!moved) {
-        return moved.error();
-      }
-      if (*moved) {
+      EZPZ_TRY_ASSIGN(auto moved, relink(path, e.link_target, old_prefixes, new_prefix));
+      if (moved) {
         report.relinked.push_back(e.path);
       }
       return {};
@@ -337,11 +323,8 @@ Expected<core::PatchReport> PosixLocalTransfer::patch_env(const std::string& roo
       }
     }
     bool binary = false;
-    auto changed = rewrite_file(path, old_prefixes, new_prefix, &binary);
-    if (!changed) {
-      return changed.error();
-    }
-    if (*changed) {
+    EZPZ_TRY_ASSIGN(auto changed, rewrite_file(path, old_prefixes, new_prefix, &binary));
+    if (changed) {
       report.rewritten.push_back(e.path);
     } else if (binary) {
       report.binary_prefix.push_back(e.path);
@@ -352,7 +335,7 @@ Expected<core::PatchReport> PosixLocalTransfer::patch_env(const std::string& roo
   // A venv keeps its prefix in pyvenv.cfg and bin/; a conda env anywhere (text files).
   const std::vector<std::string> skip =
       kind == core::EnvKind::conda ? std::vector<std::string>{"pkgs"} : std::vector<std::string>{};
-  auto walked = walk_tree(root, skip, [&](const TreeEntry& e) {
+  EZPZ_TRY(walk_tree(root, skip, [&](const TreeEntry& e) {
     if (kind == core::EnvKind::venv && e.path != "pyvenv.cfg" && e.path.rfind("bin", 0) != 0) {
       return true;
     }
@@ -361,10 +344,7 @@ Expected<core::PatchReport> PosixLocalTransfer::patch_env(const std::string& roo
       return false;
     }
     return !stop_.flag().load();
-  });
-  if (!walked) {
-    return walked.error();
-  }
+  }));
   if (error) {
     return *error;
   }
@@ -372,11 +352,8 @@ Expected<core::PatchReport> PosixLocalTransfer::patch_env(const std::string& roo
 }
 
 Expected<void> PosixLocalTransfer::commit(const std::string& staging, const std::string& destination) {
-  auto committed = commit_tree(staging, destination);
-  if (!committed) {
-    return committed.error();
-  }
-  for (auto& left : *committed) {
+  EZPZ_TRY_ASSIGN(auto committed, commit_tree(staging, destination));
+  for (auto& left : committed) {
     warnings_.push_back(std::move(left));
   }
   return {};

@@ -200,7 +200,7 @@ Expected<core::TreeStats> copy_tree(const std::string& src, const std::string& d
   std::map<std::pair<dev_t, ino_t>, std::string> links;  // hard links already copied
   unsigned long long done = 0;
   std::optional<Error> error;
-  auto r = walk_tree(src, excludes, [&](const TreeEntry& e) {
+  EZPZ_TRY(walk_tree(src, excludes, [&](const TreeEntry& e) {
     if (stop.load()) {
       error = interrupted();
       return false;
@@ -241,10 +241,7 @@ Expected<core::TreeStats> copy_tree(const std::string& src, const std::string& d
       return false;
     }
     return true;
-  });
-  if (!r) {
-    return r.error();
-  }
+  }));
   if (error) {
     return *error;
   }
@@ -256,7 +253,7 @@ namespace {
 /// `dst` (an empty directory) = `previous`, by hard links.
 Expected<void> clone_tree(const std::string& previous, const std::string& dst, const std::atomic<bool>& stop) {
   std::optional<Error> error;
-  auto cloned = walk_tree(previous, {}, [&](const TreeEntry& e) {
+  EZPZ_TRY(walk_tree(previous, {}, [&](const TreeEntry& e) {
     const std::string to = join_path(dst, e.path);
     Expected<void> step;
     if (S_ISDIR(e.st.st_mode)) {
@@ -275,10 +272,7 @@ Expected<void> clone_tree(const std::string& previous, const std::string& dst, c
       return false;
     }
     return !stop.load();
-  });
-  if (!cloned) {
-    return cloned.error();
-  }
+  }));
   if (error) {
     return *error;
   }
@@ -296,9 +290,7 @@ Expected<core::TreeStats> sync_tree(const std::string& src, const std::string& p
     if (stop.load()) {
       return interrupted();
     }
-    if (auto emptied = remove_tree(dst); !emptied) {
-      return emptied.error();
-    }
+    EZPZ_TRY(remove_tree(dst));
     if (::mkdir(dst.c_str(), 0755) != 0) {
       return io_error("cannot create directory", dst);
     }
@@ -310,7 +302,7 @@ Expected<core::TreeStats> sync_tree(const std::string& src, const std::string& p
   std::set<std::string> wanted;
   std::vector<TreeEntry> dirs;
   unsigned long long done = 0;
-  auto r = walk_tree(src, excludes, [&](const TreeEntry& e) {
+  EZPZ_TRY(walk_tree(src, excludes, [&](const TreeEntry& e) {
     if (stop.load()) {
       error = interrupted();
       return false;
@@ -377,29 +369,21 @@ Expected<core::TreeStats> sync_tree(const std::string& src, const std::string& p
       return false;
     }
     return true;
-  });
-  if (!r) {
-    return r.error();
-  }
+  }));
   if (error) {
     return *error;
   }
   // 3. Remove what the source no longer has (excluded names are left alone, and yeet's marker,
   // which it writes anew).
   std::vector<std::string> stale;
-  auto swept = walk_tree(dst, excludes, [&](const TreeEntry& e) {
+  EZPZ_TRY(walk_tree(dst, excludes, [&](const TreeEntry& e) {
     if (wanted.count(e.path) == 0 && e.path != core::kYeetMarkerName) {
       stale.push_back(e.path);
     }
     return true;
-  });
-  if (!swept) {
-    return swept.error();
-  }
+  }));
   for (const auto& path : stale) {
-    if (auto gone = remove_tree(join_path(dst, path)); !gone) {
-      return gone.error();
-    }
+    EZPZ_TRY(remove_tree(join_path(dst, path)));
     ++stats.deleted;
   }
   finish_dirs(dst, dirs);

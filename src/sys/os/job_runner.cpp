@@ -453,9 +453,7 @@ Expected<RunResult> PosixProcessControl::run(const std::vector<ProcessSpec>& pro
   signals.drain();
   Supervisor job(options, signals);
   // 1. Spawn every process in one process group (none runs if one cannot start).
-  if (auto spawned = job.spawn(processes); !spawned) {
-    return spawned.error();
-  }
+  EZPZ_TRY(job.spawn(processes));
   // 2. Supervise: pass output on, relay signals, reap, enforce the watchdog and the grace
   //    before SIGKILL, until every process has ended.
   const auto supervised = job.supervise();

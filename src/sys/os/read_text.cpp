@@ -10,11 +10,8 @@
 namespace ezpz::sys {
 
 Expected<std::string> read_head(const std::string& path, std::size_t n) {
-  auto opened = open_regular(path);
-  if (!opened) {
-    return opened.error();
-  }
-  const int fd = opened->get();
+  EZPZ_TRY_ASSIGN(auto opened, open_regular(path));
+  const int fd = opened.get();
   std::string text(n, '\0');
   std::size_t got = 0;
   while (got < n) {
@@ -32,11 +29,8 @@ Expected<std::string> read_head(const std::string& path, std::size_t n) {
 }
 
 Expected<std::string> read_whole(const std::string& path, std::size_t limit) {
-  auto opened = open_regular(path);
-  if (!opened) {
-    return opened.error();
-  }
-  const int fd = opened->get();
+  EZPZ_TRY_ASSIGN(auto opened, open_regular(path));
+  const int fd = opened.get();
   std::string text;
   char buf[65536];
   while (true) {
