@@ -131,17 +131,6 @@ void DoctorCommand::add_cli(CLI::App& app) {
       "  ezpz doctor --nodes --launch --json");
 }
 
-namespace {
-
-/// The user check on this host's /etc/passwd and /etc/nsswitch.conf.
-core::CheckResult check_user_here(const core::Env& env, const core::SystemProbe& probe) {
-  const auto passwd = probe.read_file("/etc/passwd");
-  const auto nsswitch = probe.read_file("/etc/nsswitch.conf");
-  return core::check_user(env, passwd ? *passwd : std::string(), nsswitch ? *nsswitch : std::string());
-}
-
-}  // namespace
-
 int DoctorCommand::run(Context& ctx) {
   auto opt = [](const std::string& s) { return s.empty() ? std::nullopt : std::optional<std::string>(s); };
   const auto facts_start = Clock::now();
@@ -160,18 +149,9 @@ int DoctorCommand::run(Context& ctx) {
   std::future<std::optional<unsigned long long>> env_bytes;
   // Local checks start once every ssh connection has been forked (no fork after threads exist).
   auto start_local = [&] {
-    local.push_back(start_check([&] { return core::check_scheduler(env, probe, facts); }));
-    local.push_back(start_check([&] { return core::check_machine(env, facts); }));
-    local.push_back(start_check([&] { return core::check_launcher(env, probe, facts); }));
-    local.push_back(start_check([&] { return core::check_python(env, probe, facts); }));
-    local.push_back(start_check([&] { return core::check_torch(probe); }));
-    local.push_back(start_check([&] { return core::check_space(env, probe); }));
-    local.push_back(start_check([&] { return core::check_ulimits(probe, facts); }));
-    local.push_back(start_check([&] { return core::check_wandb(env, probe); }));
-    local.push_back(start_check([&] { return core::check_accelerators(env, probe, facts); }));
-    local.push_back(start_check([&] { return core::check_network_env(env, probe, facts); }));
-    local.push_back(start_check([&] { return core::check_ezpz(env, facts); }));
-    local.push_back(start_check([&] { return check_user_here(env, probe); }));
+    for (const auto& check : core::local_checks()) {
+      local.push_back(start_check([&, run = check.run] { return run(env, probe, facts); }));
+    }
     if (launch_) {
       launch = std::async(std::launch::async,
                           [&] { return launch_probe(ctx, facts, reach_.hostfile, machine_, launcher_, timeout_s_); });
@@ -193,7 +173,8 @@ int DoctorCommand::run(Context& ctx) {
     core::BroadcastSpec spec = reach->spec;
     spec.destination = dst_;
     const std::vector<std::string> args = {"__doctor-node", "--dst", dst_, "--exe", env.self_exe};
-    auto replies = ctx.node_query().ask_nodes(targets, core::RemoteCommand{args, true}, spec, timeout_s_, start_local);
+    auto replies = ctx.node_query().ask_nodes(targets, core::RemoteCommand{args, core::Ship::when_missing}, spec,
+                                              timeout_s_, start_local);
     if (local.empty()) {
       start_local();  // a probe that did not call back
     }

@@ -100,6 +100,14 @@ struct LocalFacts {
 /// unknown to it, so USER and HOME must be set (ezpz takes them first).
 [[nodiscard]] CheckResult check_user(const Env& env, std::string_view passwd, std::string_view nsswitch);
 
+/// One check of this host, as `ezpz doctor` runs them (each on a thread of its own, in this order).
+struct LocalCheck {
+  std::string_view name;
+  CheckResult (*run)(const Env& env, const SystemProbe& probe, const LocalFacts& facts);
+};
+/// Every check of this host: a new check is its function and its row here (doctor_local.cpp).
+[[nodiscard]] const std::vector<LocalCheck>& local_checks();
+
 /// A launcher's `--version` text -> "Open MPI 4.1.4", "MPICH 4.0.2", "Intel MPI 2021.9",
 /// "Cray PALS 1.2.12", "Slurm 23.02.7"; empty when unrecognised.
 [[nodiscard]] std::string launcher_flavour(std::string_view version_text);

@@ -549,4 +549,30 @@ CheckResult check_ezpz(const Env& env, const LocalFacts& facts) {
   return check_ok(name, msg);
 }
 
+const std::vector<LocalCheck>& local_checks() {
+  using E = const Env&;
+  using P = const SystemProbe&;
+  using F = const LocalFacts&;
+  static const std::vector<LocalCheck> checks = {
+      {"scheduler", [](E e, P p, F f) { return check_scheduler(e, p, f); }},
+      {"machine", [](E e, P, F f) { return check_machine(e, f); }},
+      {"launcher", [](E e, P p, F f) { return check_launcher(e, p, f); }},
+      {"python", [](E e, P p, F f) { return check_python(e, p, f); }},
+      {"torch", [](E, P p, F) { return check_torch(p); }},
+      {"space", [](E e, P p, F) { return check_space(e, p); }},
+      {"ulimits", [](E, P p, F f) { return check_ulimits(p, f); }},
+      {"wandb", [](E e, P p, F) { return check_wandb(e, p); }},
+      {"accelerators", [](E e, P p, F f) { return check_accelerators(e, p, f); }},
+      {"network-env", [](E e, P p, F f) { return check_network_env(e, p, f); }},
+      {"ezpz", [](E e, P, F f) { return check_ezpz(e, f); }},
+      {"user",
+       [](E e, P p, F) {
+         const auto passwd = p.read_file("/etc/passwd");
+         const auto nsswitch = p.read_file("/etc/nsswitch.conf");
+         return check_user(e, passwd ? *passwd : std::string(), nsswitch ? *nsswitch : std::string());
+       }},
+  };
+  return checks;
+}
+
 }  // namespace ezpz::core

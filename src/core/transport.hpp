@@ -20,17 +20,26 @@ struct RemoteProcess {
   int out = -1;
 };
 
+/// Where the command's stdin comes from: nothing (/dev/null); a pipe its starter writes; or
+/// such a pipe whose first byte is a gate: the command connects only once one byte is written,
+/// so many can be started up front and opened a few at a time (closing it unopened ends it).
+enum class Stdin { none, pipe, gated_pipe };
+
 /// What a command's stdin carries: a few bytes at most, or a stream of data (yeet's relays),
 /// which the SSH transport carries over a sealed TCP connection of its own where it can
 /// (sys/remote/ssh_tcp.hpp), not through sshd.
 enum class StdinLoad { light, stream };
 
+/// Whether ezpz is shipped to a node that lacks it (where the transport ships: the SSH one,
+/// core::remote_command), or must be there already.
+enum class Ship { never, when_missing };
+
 /// What to run on another node: this binary with `args` (a hidden row and its flags, never a
-/// shell text), shipped there first when the node lacks it and `may_ship` (where the transport
-/// ships: the SSH one, core::remote_command).
+/// shell text), its stdin, and whether it is shipped first.
 struct RemoteCommand {
   std::vector<std::string> args;
-  bool may_ship = false;
+  Ship ship = Ship::never;
+  Stdin in = Stdin::none;
   StdinLoad load = StdinLoad::light;
 };
 
@@ -38,13 +47,10 @@ class Transport {
  public:
   virtual ~Transport() = default;
   /// Run ezpz with `command` on `host`. A connection failure becomes a result line for
-  /// `report_as` (core::encode_result) on its stdout. `with_stdin` false gives it /dev/null.
-  /// `gated` (with stdin): it connects only once one byte is written to `in` (its gate), so many
-  /// can be started up front and opened a few at a time; closing `in` unopened ends it.
-  /// pid is -1 when nothing could be started.
+  /// `report_as` (core::encode_result) on its stdout. pid is -1 when nothing could be started;
+  /// `in` is -1 unless command.in is a pipe.
   [[nodiscard]] virtual RemoteProcess start(const std::string& host, const RemoteCommand& command,
-                                            const BroadcastSpec& spec, const std::string& report_as, bool with_stdin,
-                                            bool gated) = 0;
+                                            const BroadcastSpec& spec, const std::string& report_as) = 0;
   /// The local half of a started command, in a process of its own (`ezpz __ssh-stdio ARGS`,
   /// `ezpz __agent-stdio ARGS`): connects and carries this process's stdin and stdout; returns
   /// its exit status.

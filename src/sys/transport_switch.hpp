@@ -10,9 +10,8 @@ class TransportSwitch final : public core::Transport {
  public:
   TransportSwitch(core::Transport& ssh, core::Transport& launcher) : ssh_(ssh), launcher_(launcher) {}
   [[nodiscard]] core::RemoteProcess start(const std::string& host, const core::RemoteCommand& command,
-                                          const core::BroadcastSpec& spec, const std::string& report_as,
-                                          bool with_stdin, bool gated) override {
-    return of(spec.transport).start(host, command, spec, report_as, with_stdin, gated);
+                                          const core::BroadcastSpec& spec, const std::string& report_as) override {
+    return of(spec.transport).start(host, command, spec, report_as);
   }
   int child_main(core::TransportKind kind, const std::vector<std::string>& args) override {
     return of(kind).child_main(kind, args);

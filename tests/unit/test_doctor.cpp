@@ -1,5 +1,7 @@
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+
 #include <nlohmann/json.hpp>
 
 #include "core/broadcast.hpp"
@@ -440,4 +442,19 @@ TEST_CASE("doctor user: a user only in sssd/LDAP needs USER and HOME", "[doctor]
   CHECK(ezpz::core::check_user(env, passwd, nss).status == CheckStatus::error);
   env.uid = 1000;
   CHECK(ezpz::core::check_user(env, passwd, nss).status == CheckStatus::ok);
+}
+
+TEST_CASE("doctor: every row of local_checks runs the check it names, each name once", "[doctor]") {
+  FakeProbe probe;
+  const auto env = make_env({{"USER", "me"}, {"HOME", "/home/me"}});
+  const auto facts = facts_for(env, probe);
+  std::vector<std::string> names;
+  for (const auto& check : core::local_checks()) {
+    INFO("row: " << check.name);
+    CHECK(check.run(env, probe, facts).name == check.name);
+    names.emplace_back(check.name);
+  }
+  std::sort(names.begin(), names.end());
+  CHECK(std::adjacent_find(names.begin(), names.end()) == names.end());
+  CHECK(names.size() == 12);
 }

@@ -158,10 +158,10 @@ void write_tar(const fs::path& path, const std::string& name) {
 class ScriptTransport final : public ezpz::core::Transport {
  public:
   explicit ScriptTransport(std::string script) : script_(std::move(script)) {}
-  [[nodiscard]] ezpz::core::RemoteProcess start(const std::string& host, const ezpz::core::RemoteCommand& /*command*/,
+  [[nodiscard]] ezpz::core::RemoteProcess start(const std::string& host, const ezpz::core::RemoteCommand& command,
                                                 const ezpz::core::BroadcastSpec& /*spec*/,
-                                                const std::string& /*report_as*/, bool with_stdin,
-                                                bool /*gated*/) override {
+                                                const std::string& /*report_as*/) override {
+    const bool with_stdin = command.in != ezpz::core::Stdin::none;
     ezpz::core::RemoteProcess p;
     ezpz::sys::OwnedPipe to;
     ezpz::sys::OwnedPipe from;
@@ -277,17 +277,17 @@ TEST_CASE("no leaks: starting ezpz on a node that cannot be reached", "[leaks]")
   };
   no_leak("start_remote: a host name ssh would read as an option", [&] {
     spec.ssh_command = {"ssh"};
-    auto p = ezpz::sys::start_remote("-oProxyCommand=true", "true", spec, "bad", true);
+    auto p = ezpz::sys::start_remote("-oProxyCommand=true", "true", spec, "bad", ezpz::core::Stdin::pipe);
     return p.pid > 0 && finish(p);
   });
   no_leak("start_remote: an ssh command that does not exist", [&] {
     spec.ssh_command = {"/nonexistent/ezpz-ssh"};
-    auto p = ezpz::sys::start_remote("node1", "true", spec, "node1", false);
+    auto p = ezpz::sys::start_remote("node1", "true", spec, "node1", ezpz::core::Stdin::none);
     return p.pid > 0 && finish(p);
   });
   no_leak("start_remote: a host that does not resolve", [&] {
     spec.ssh_command = {"ssh", "-o", "BatchMode=yes", "-o", "ConnectTimeout=2", "-o", "LogLevel=QUIET"};
-    auto p = ezpz::sys::start_remote("ezpz-no-such-host.invalid", "true", spec, "x", true);
+    auto p = ezpz::sys::start_remote("ezpz-no-such-host.invalid", "true", spec, "x", ezpz::core::Stdin::pipe);
     return p.pid > 0 && finish(p);
   });
   no_leak("ssh_run_stdio (libssh, in this process): a host that does not resolve", [] {
@@ -450,7 +450,7 @@ TEST_CASE("no leaks: commands and questions to nodes that fail", "[leaks]") {
 
   auto ask_nodes = [&](int timeout_s) {
     ezpz::sys::PosixNodeQuery nodes(ssh);
-    return nodes.ask_nodes(hosts, ezpz::core::RemoteCommand{{"true"}, false}, spec, timeout_s, {});
+    return nodes.ask_nodes(hosts, ezpz::core::RemoteCommand{{"true"}}, spec, timeout_s, {});
   };
   no_leak("ask_nodes: an ssh command that does not exist", [&] {
     spec.ssh_command = {"/nonexistent/ezpz-ssh"};

@@ -4,7 +4,7 @@
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
-#include <map>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 #include <poll.h>
@@ -15,6 +15,7 @@
 #include "sys/agents/exec_words.hpp"
 #include "sys/agents/net.hpp"
 #include "sys/agents/session.hpp"
+#include "sys/os/owned.hpp"
 
 namespace ezpz::sys {
 namespace {
@@ -58,16 +59,14 @@ int fail(const std::string& what) {
 }
 
 /// Serve connections until the head's control connection ends: each in a session process of
-/// its own (this process has one thread: a fork may go on without exec).
+/// its own (this process has one thread: a fork may go on without exec), owned until reaped.
 void serve(SecureChannel& control, const Listener& listener, const Secret& secret) {
-  std::map<pid_t, bool> sessions;
+  std::vector<OwnedChild> sessions;
   std::string data;
   while (true) {
     pollfd fds[2] = {{control.fd(), POLLIN, 0}, {listener.fd.get(), POLLIN, 0}};
     const int ready = ::poll(fds, 2, 1000);
-    for (pid_t pid; (pid = ::waitpid(-1, nullptr, WNOHANG)) > 0;) {
-      sessions.erase(pid);
-    }
+    std::erase_if(sessions, [](OwnedChild& s) { return s.try_wait().has_value(); });
     if (ready < 0 && errno != EINTR) {
       break;
     }
@@ -86,22 +85,21 @@ void serve(SecureChannel& control, const Listener& listener, const Secret& secre
           continue;  // closed at once: a flood of strangers must not exhaust the user's processes
         }
         const pid_t pid = ::fork();
-        if (pid == 0) {  // the session: the agent's listener and its head's connection are not its own
-          ::close(listener.fd.get());
-          ::close(control.fd());
+        if (pid == 0) {  // the session holds its connection alone (not the listener, not the head's)
+          close_all_but(conn.get());
           ::signal(SIGTERM, SIG_DFL);
           ::_exit(serve_session(std::move(conn), secret));
         }
         if (pid > 0) {
-          sessions[pid] = true;
+          sessions.emplace_back(pid);
         }
       }
     }
   }
   // The run is over: a session still carrying (a head that was stopped) ends, and the command
-  // it runs sees its input end and cleans up.
-  for (const auto& [pid, _] : sessions) {
-    ::kill(pid, SIGTERM);
+  // it runs sees its input end and cleans up; each is reaped (its owner's reset).
+  for (const auto& s : sessions) {
+    ::kill(s.pid(), SIGTERM);
   }
 }
 

@@ -54,8 +54,9 @@ const core::AgentDirectory& AgentTransport::directory() {
 }
 
 core::RemoteProcess AgentTransport::start(const std::string& host, const core::RemoteCommand& command,
-                                          const core::BroadcastSpec& spec, const std::string& report_as,
-                                          bool with_stdin, bool gated) {
+                                          const core::BroadcastSpec& spec, const std::string& report_as) {
+  const bool with_stdin = command.in != core::Stdin::none;
+  const bool gated = command.in == core::Stdin::gated_pipe;
   core::RemoteProcess p;
   OwnedPipe from_child;
   OwnedPipe to_child;

@@ -19,8 +19,7 @@ namespace ezpz::sys {
 class AgentTransport final : public core::Transport {
  public:
   [[nodiscard]] core::RemoteProcess start(const std::string& host, const core::RemoteCommand& command,
-                                          const core::BroadcastSpec& spec, const std::string& report_as,
-                                          bool with_stdin, bool gated) override;
+                                          const core::BroadcastSpec& spec, const std::string& report_as) override;
   /// `ezpz __agent-stdio REPORT_AS HOST ADDRESS ENCRYPT(0|1) ARGS...`.
   int child_main(core::TransportKind kind, const std::vector<std::string>& args) override;
   /// `ezpz __yeet-agent`.

@@ -311,7 +311,8 @@ RemoteChild start_push(core::Transport& transport, const BroadcastOptions& optio
                        const std::string& target) {
   const auto send = core::send_args(options, core::relay_tree({target}, 1));
   if (!source.empty()) {  // from a node that has the copy (and this binary: it ran a relay)
-    return RemoteChild(transport.start(source, core::RemoteCommand{send, false}, options, target, false, false));
+    return RemoteChild(
+        transport.start(source, core::RemoteCommand{send, core::Ship::never, core::Stdin::none}, options, target));
   }
   std::vector<std::string> argv = {options.self_exe};
   argv.insert(argv.end(), send.begin(), send.end());

@@ -171,9 +171,10 @@ Fanout::Child& Fanout::spawn(const core::RelayNode& node, bool reattached) {
   auto c = std::make_unique<Child>();
   c->node = node;
   c->reattached = reattached;
-  auto p =
-      transport_.start(node.host, core::RemoteCommand{core::relay_args(spec_, node), true, core::StdinLoad::stream},
-                       spec_, node.host, true, false);
+  auto p = transport_.start(node.host,
+                            core::RemoteCommand{core::relay_args(spec_, node), core::Ship::when_missing,
+                                                core::Stdin::pipe, core::StdinLoad::stream},
+                            spec_, node.host);
   c->proc = RemoteChild(p);
   c->alive = c->proc.started();
   children_.push_back(std::move(c));
@@ -261,7 +262,8 @@ void Fanout::keep_alive(const std::stop_token& stop) {
 void Fanout::start_sender(const std::string& peer, const std::vector<core::RelayNode>& tree) {
   auto c = std::make_unique<Child>();
   c->node = core::RelayNode{peer, tree};
-  auto p = transport_.start(peer, core::RemoteCommand{core::send_args(spec_, tree), false}, spec_, peer, false, false);
+  auto p = transport_.start(
+      peer, core::RemoteCommand{core::send_args(spec_, tree), core::Ship::never, core::Stdin::none}, spec_, peer);
   c->proc = RemoteChild(p);
   c->alive = false;  // nothing to send it
   children_.push_back(std::move(c));

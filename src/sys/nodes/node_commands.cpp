@@ -21,13 +21,13 @@ std::vector<core::NodeOutput> PosixNodeCommands::run_on_nodes(const core::HostLi
   using Clock = std::chrono::steady_clock;
   std::vector<core::NodeOutput> out(hosts.size());
   std::vector<RemoteChild> procs;  // each closed, and reaped, on every way out
-  const core::RemoteCommand command{args, false};
+  const core::RemoteCommand command{args, core::Ship::never, core::Stdin::gated_pipe};
   const NodesOpen reach(transport_, hosts, spec);  // the launcher transport's agents
   // Every connection is forked now but waits at its gate (see start_remote); at most
   // kMaxConnecting are open at once, each with its own deadline from its opening.
   for (std::size_t i = 0; i < hosts.size(); ++i) {
     out[i].host = hosts[i];
-    procs.emplace_back(transport_.start(hosts[i], command, spec, hosts[i], true, true));
+    procs.emplace_back(transport_.start(hosts[i], command, spec, hosts[i]));
     if (!procs.back().started()) {
       out[i].error = "cannot start a connection to " + hosts[i];
     }

@@ -120,9 +120,11 @@ std::vector<core::NodeReply> PosixNodeQuery::ask_nodes(const std::vector<std::st
   std::vector<core::NodeReply> replies(hosts.size());
   const NodesOpen reach(transport_, hosts, spec);  // the launcher transport's agents
   std::vector<RemoteChild> procs(hosts.size());    // each closed, and reaped, on every way out
+  auto gated = command;                            // each connection waits at its gate: at most a few open at once
+  gated.in = core::Stdin::gated_pipe;
   for (std::size_t i = 0; i < hosts.size(); ++i) {
     replies[i].host = hosts[i];
-    procs[i] = RemoteChild(transport_.start(hosts[i], command, spec, hosts[i], true, true));
+    procs[i] = RemoteChild(transport_.start(hosts[i], gated, spec, hosts[i]));
   }
   if (started) {
     started();

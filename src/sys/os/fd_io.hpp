@@ -1,6 +1,7 @@
 // Whole writes and reads on file descriptors, retrying on EINTR and short counts.
 #pragma once
 
+#include <algorithm>
 #include <cerrno>
 #include <cstddef>
 #include <cstring>
@@ -295,6 +296,24 @@ inline void cloexec_inherited() {
 #endif
   for (int fd = 3; fd < 65536; ++fd) {
     (void)::fcntl(fd, F_SETFD, FD_CLOEXEC);
+  }
+}
+
+/// In a forked child that goes on without exec: close every descriptor above 2 but `keep`, so
+/// the child holds only what is its own (its parent's listeners and connections are not).
+inline void close_all_but(int keep) {
+  const auto first = 3U;
+  const auto k = static_cast<unsigned>(keep);
+#if defined(SYS_close_range)
+  if ((k <= first || ::syscall(SYS_close_range, first, k - 1, 0) == 0) &&
+      ::syscall(SYS_close_range, std::max(first, k + 1), ~0U, 0) == 0) {
+    return;
+  }
+#endif
+  for (unsigned fd = first; fd < 65536; ++fd) {
+    if (fd != k) {
+      (void)::close(static_cast<int>(fd));
+    }
   }
 }
 

@@ -37,7 +37,9 @@ std::string_view carry_word(SshCarry carry) {
 }  // namespace
 
 RemoteProcess start_remote(const std::string& host, const std::string& command, const core::BroadcastSpec& spec,
-                           const std::string& report_as, bool with_stdin, bool gated, SshCarry carry) {
+                           const std::string& report_as, core::Stdin in, SshCarry carry) {
+  const bool with_stdin = in != core::Stdin::none;
+  const bool gated = in == core::Stdin::gated_pipe;
   RemoteProcess p;
   OwnedPipe from_child;
   OwnedPipe to_child;  // with stdin: a pipe; without: /dev/null as its read end
@@ -143,15 +145,14 @@ int ssh_stdio_main(int argc, char** argv) {
 namespace ezpz::sys {
 
 core::RemoteProcess SshTransport::start(const std::string& host, const core::RemoteCommand& command,
-                                        const core::BroadcastSpec& spec, const std::string& report_as, bool with_stdin,
-                                        bool gated) {
-  if (command.load != core::StdinLoad::stream || !with_stdin || !spec.ssh_command.empty()) {
-    return start_remote(host, core::remote_command(spec, command.args, command.may_ship), spec, report_as, with_stdin,
-                        gated);
+                                        const core::BroadcastSpec& spec, const std::string& report_as) {
+  const bool may_ship = command.ship == core::Ship::when_missing;
+  if (command.load != core::StdinLoad::stream || command.in == core::Stdin::none || !spec.ssh_command.empty()) {
+    return start_remote(host, core::remote_command(spec, command.args, may_ship), spec, report_as, command.in);
   }
   std::vector<std::string> args = {std::string(kSshTcpRow)};
   args.insert(args.end(), command.args.begin(), command.args.end());
-  return start_remote(host, core::remote_command(spec, args, command.may_ship), spec, report_as, with_stdin, gated,
+  return start_remote(host, core::remote_command(spec, args, may_ship), spec, report_as, command.in,
                       spec.encrypt ? SshCarry::tcp_sealed : SshCarry::tcp_clear);
 }
 

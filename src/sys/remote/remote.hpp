@@ -20,14 +20,13 @@ using core::RemoteProcess;
 
 /// Run the shell command `command` on `host`: with spec.ssh_command empty through libssh in a
 /// child running ezpz __ssh-stdio (a connection failure becomes a result line for `report_as`
-/// on its stdout), else by exec'ing spec.ssh_command + host + command. `with_stdin` false gives it /dev/null.
-/// `gated` (with stdin): the child connects only once one byte is written to `in` (its gate),
-/// so many can be forked up front and opened a few at a time; closing `in` unopened ends it.
-/// `carry`: how the built-in transport carries the command's data (a command that offers TCP,
-/// started as `ezpz __ssh-tcp ...`, for the TCP ones). pid is -1 when nothing could be started.
+/// on its stdout), else by exec'ing spec.ssh_command + host + command. `in`: its stdin
+/// (core::Stdin; a gated pipe's child connects only once its gate byte is written). `carry`: how
+/// the built-in transport carries the command's data (a command that offers TCP, started as
+/// `ezpz __ssh-tcp ...`, for the TCP ones). pid is -1 when nothing could be started.
 [[nodiscard]] RemoteProcess start_remote(const std::string& host, const std::string& command,
-                                         const core::BroadcastSpec& spec, const std::string& report_as, bool with_stdin,
-                                         bool gated = false, SshCarry carry = SshCarry::channel);
+                                         const core::BroadcastSpec& spec, const std::string& report_as, core::Stdin in,
+                                         SshCarry carry = SshCarry::channel);
 
 /// The hidden first argument that makes main() run ssh_stdio_main (the built-in transport).
 inline constexpr std::string_view kSshStdio = "__ssh-stdio";
@@ -45,8 +44,7 @@ int ssh_stdio_main(int argc, char** argv);
 class SshTransport final : public core::Transport {
  public:
   [[nodiscard]] core::RemoteProcess start(const std::string& host, const core::RemoteCommand& command,
-                                          const core::BroadcastSpec& spec, const std::string& report_as,
-                                          bool with_stdin, bool gated) override;
+                                          const core::BroadcastSpec& spec, const std::string& report_as) override;
   int child_main(core::TransportKind kind, const std::vector<std::string>& args) override;
   /// `ezpz __ssh-tcp ARGS...` (ssh_tcp_main).
   int node_main(core::TransportKind kind, const std::vector<std::string>& args) override;
