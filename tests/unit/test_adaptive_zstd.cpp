@@ -71,6 +71,23 @@ TEST_CASE("adaptive zstd: a slow link raises the level, and the stream still dec
   }
 }
 
+TEST_CASE("adaptive zstd: while the output waits, the level never falls below 1", "[zstd]") {
+  // A slow link and (on two busy cores, or under a sanitizer) slow workers at once: a stream
+  // below level 1 (up to twice the size) would only make the link the worse bottleneck.
+  const auto input = sample(8 << 20);
+  AdaptiveZstd z(
+      [&](const void*, std::size_t) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));  // the output always waits
+        return true;
+      },
+      0, 1);
+  for (std::size_t at = 0; at < input.size(); at += 1 << 16) {
+    REQUIRE(z.write(input.data() + at, std::min<std::size_t>(1 << 16, input.size() - at)));
+  }
+  REQUIRE(z.finish());
+  CHECK(z.min_level_used() >= 1);
+}
+
 TEST_CASE("adaptive zstd: a fixed level stays fixed, a refusing output stops it", "[zstd]") {
   const auto input = sample(4 << 20);
   std::string frame;

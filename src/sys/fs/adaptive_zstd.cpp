@@ -13,6 +13,13 @@ namespace {
 constexpr double kWindowS = 0.25;
 constexpr double kCpuBound = 0.25;     ///< waiting on the workers more than this: level down
 constexpr double kNetworkBound = 0.5;  ///< else, waiting on the output more than this: level up
+/// Below level 1 (the fast levels and no compression: a stream up to twice the size) only while
+/// the output never waits, as on a link faster than any compression, and one rung per two
+/// CPU-bound windows in a row (a busy moment, such as the relays' start on the head's cores, is
+/// not a slow compressor). On a 200 Mbit/s link the controller went down to no compression at
+/// the start and lost a second climbing back (scripts/bench/yeet_nodes.sh).
+constexpr int kFastDownAfterWindows = 2;
+constexpr double kOutputIdle = 0.05;
 /// Raw blocks: at most 128 KiB each (the window below), a frame of them per 512 KiB of input.
 constexpr std::size_t kRawBlock = 128 * 1024;
 constexpr std::size_t kRawFrame = 4 * kRawBlock;
@@ -113,9 +120,13 @@ void AdaptiveZstd::adapt() {
     return;
   }
   int next = level_;
-  if (compress_s_ / window > kCpuBound) {
+  const bool cpu_bound = compress_s_ / window > kCpuBound;
+  cpu_bound_windows_ = cpu_bound ? cpu_bound_windows_ + 1 : 0;
+  const bool into_fast = level_ <= 1;
+  if (cpu_bound && (!into_fast || (cpu_bound_windows_ >= kFastDownAfterWindows && blocked_s_ / window < kOutputIdle))) {
     next = next_rung(level_, -1);
-  } else if (blocked_s_ / window > kNetworkBound) {
+    cpu_bound_windows_ = 0;
+  } else if (!cpu_bound && blocked_s_ / window > kNetworkBound) {
     next = next_rung(level_, +1);
   }
   // Into raw blocks: the zstd frame so far ends first; out of them: the next frame is zstd.

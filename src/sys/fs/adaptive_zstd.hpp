@@ -59,8 +59,9 @@ class AdaptiveZstd {
   int min_used_;
   int max_used_;
   Clock::time_point window_start_;
-  double blocked_s_ = 0;   ///< time spent waiting on the output in this window
-  double compress_s_ = 0;  ///< time spent waiting on the workers in this window
+  double blocked_s_ = 0;       ///< time spent waiting on the output in this window
+  double compress_s_ = 0;      ///< time spent waiting on the workers in this window
+  int cpu_bound_windows_ = 0;  ///< windows in a row that waited on the workers
 };
 
 }  // namespace ezpz::sys
