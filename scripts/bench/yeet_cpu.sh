@@ -8,7 +8,9 @@
 #   one node's own `zstd -d | tar -x` of the venv as a zstd tar stream (the floor: nothing but
 #   decompressing and writing the files)
 # Each line: wall seconds, the head's CPU (node1: the source and its own copy), the mean CPU of
-# a receiving node, and the highest. Unshaped: every node shares this machine's cores.
+# a receiving node, and the highest. Unshaped: every node shares this machine's cores. The
+# launcher case's wall time is sbatch --wait's (Slurm's job start and its polling, ~10 s), not
+# yeet's; its nodes' CPU includes slurmd's and slurmstepd's work for the step.
 # PROFILE=1: one more run of each yeet case under `perf record -a`, then the top symbols of every
 # ezpz process and the top commands (give an unstripped binary, e.g. release linked without -s:
 # cmake --preset release -B build/profile -DEZPZ_STRIP=OFF).
@@ -120,6 +122,7 @@ PY
 done
 
 [ "${PROFILE:-0}" = 1 ] || exit 0
+set +o pipefail  # `perf report | head` ends perf with SIGPIPE: not a failure of the bench
 command -v perf >/dev/null || DEBIAN_FRONTEND=noninteractive apt-get install -y -qq linux-perf >/dev/null
 for c in ssh launcher; do
   wipe; sync
