@@ -17,6 +17,8 @@
 #include "core/broadcast.hpp"
 #include "core/cluster.hpp"
 #include "core/doctor.hpp"
+#include "core/log.hpp"
+#include "core/strings.hpp"
 #include "ezpz/version.hpp"
 
 namespace ezpz::cli {
@@ -36,6 +38,13 @@ std::future<core::CheckResult> start_check(std::function<core::CheckResult()> ch
     r.duration_ms = ms_since(start);
     return r;
   });
+}
+
+/// -v: a check's verdict and its time, as it comes in (the report sorts and groups them after).
+void log_result(const core::CheckResult& r) {
+  log::info("doctor: " + (r.host.empty() ? std::string() : r.host + ": ") + r.name + ": " +
+            std::string(core::to_string(r.status)) + " in " + std::to_string(static_cast<long>(r.duration_ms)) +
+            " ms: " + r.message);
 }
 
 /// One rank per host through the real launcher, each printing its rank variables.
@@ -136,6 +145,11 @@ int DoctorCommand::run(Context& ctx) {
   const auto facts_start = Clock::now();
   const auto facts = core::gather_local_facts(ctx.env, ctx.probe(), opt(reach_.hostfile), opt(machine_), EZPZ_VERSION);
   const double facts_ms = ms_since(facts_start);
+  log::info("doctor: this host's facts in " + std::to_string(static_cast<long>(facts_ms)) + " ms: " +
+            (facts.cluster
+                 ? std::string(core::to_string(facts.cluster->scheduler)) + ", machine " + facts.cluster->machine.name +
+                       ", " + core::count_of(facts.cluster->hosts.size(), "host")
+                 : facts.cluster_error));
   if (!facts.cluster) {  // a hostfile of lines that are not host names stops doctor as it stops launch
     if (auto bad = core::malformed_hostfile(ctx.env, opt(reach_.hostfile), ctx.probe())) {
       return ctx.term.fail(*bad);
@@ -210,6 +224,7 @@ int DoctorCommand::run(Context& ctx) {
   std::vector<core::CheckResult> results;
   for (auto& f : local) {
     results.push_back(f.get());
+    log_result(results.back());
   }
   // Discovery ran once for the checks that share it; count it in the first.
   if (!results.empty()) {
@@ -217,6 +232,9 @@ int DoctorCommand::run(Context& ctx) {
   }
   if (env_bytes.valid()) {
     env_bytes.wait();
+  }
+  for (const auto& r : node_results) {
+    log_result(r);
   }
   results.insert(results.end(), node_results.begin(), node_results.end());
   if (launch.valid()) {

@@ -19,6 +19,7 @@
 #include "core/broadcast.hpp"
 #include "core/cluster.hpp"
 #include "core/kill.hpp"
+#include "core/log.hpp"
 #include "core/strings.hpp"
 
 namespace ezpz::cli {
@@ -90,6 +91,9 @@ int KillCommand::run(Context& ctx) {
   // This node.
   const auto targets =
       core::select_kill_targets(ctx.processes().job_processes(), pattern_, ctx.processes().self_and_ancestors());
+  log::info("kill: " + core::count_of(targets.size(), "process", "processes") + " of ezpz jobs here match" +
+            (pattern_.empty() ? std::string() : " '" + pattern_ + "'") +
+            (dry_run_ ? " (dry run: none signalled)" : ""));
   nlohmann::json procs = nlohmann::json::array();
   auto [escalated, survivors] = dry_run_ ? std::pair<std::vector<int>, int>{} : signal_here(ctx, targets, *sig);
   for (const auto& p : targets) {
@@ -116,6 +120,8 @@ int KillCommand::run(Context& ctx) {
 std::pair<std::vector<int>, int> KillCommand::signal_here(Context& ctx, const std::vector<core::ProcessInfo>& targets,
                                                           int sig) const {
   for (const auto& p : targets) {
+    log::info("kill: " + core::signal_name(sig) + " to " + std::to_string(p.pid) + " (job " + p.job_id +
+              "): " + p.cmdline);
     ctx.processes().send_signal(p.pid, sig);
   }
   // Those still running after the grace period get SIGKILL.

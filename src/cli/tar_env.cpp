@@ -97,7 +97,7 @@ int TarEnvCommand::run(Context& ctx) {
   const std::string tmp = core::work_path(out, ctx.env.pid);
   ctx.staging().watch(out, tmp);  // a SIGKILLed run leaves no half-written archive beside OUT
   ProgressBar bar(ctx.term, "packing", env_stats->bytes);
-  auto packed = ctx.archives().pack(path, name, tmp, format, excludes, true,
+  auto packed = ctx.archives().pack(path, name, tmp, format, excludes, core::PackDigest::sha256,
                                     [&bar](unsigned long long done) { bar.update(done); });
   bar.finish();
   if (!packed) {

@@ -14,6 +14,8 @@
 #include "core/agents.hpp"
 #include "core/broadcast.hpp"
 #include "core/cluster.hpp"
+#include "core/log.hpp"
+#include "core/reach.hpp"
 #include "core/strings.hpp"
 #include "core/yeet_broadcast.hpp"
 
@@ -130,10 +132,14 @@ Expected<core::BroadcastPlan> YeetCommand::plan_nodes(Context& ctx, const core::
   spec.force = force_;
   spec.stall_timeout_s = stall_timeout_s_;
   spec.this_host = host;
+  spec.log_level = log::level_name();  // -v: the relays say their steps too
   const auto strategy = strategy_ == "greedy" ? core::Strategy::greedy : core::Strategy::tree;
   auto nodes = core::plan_broadcast(std::move(reach->reach.targets), fanout_, strategy, rule, std::move(spec));
   if (nodes) {
     nodes->transport_why = reach->reach.choice.why;
+    log::info("yeet: " + core::count_of(nodes->targets.size(), "other node") + " through " +
+              core::reach_transport_text(*reach) + " (" + nodes->transport_why +
+              "); tree: " + core::encode_tree(nodes->tree));
   }
   return nodes;
 }

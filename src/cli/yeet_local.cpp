@@ -70,14 +70,14 @@ Expected<core::TreeStats> pack_then_extract(YeetRun& run, Undo& undo, ProgressBa
   const auto& plan = run.plan();
   const auto t = Clock::now();
   undo.pack_file = undo.staging + ".pack.tar.zst";  // a name the next run and the watcher know
-  EZPZ_TRY(ctx.archives().pack(plan.source, plan.name, undo.pack_file, core::ArchiveFormat::zst, plan.excludes, false,
-                               [&bar](unsigned long long done) { bar.update(done); }));
+  EZPZ_TRY(ctx.archives().pack(plan.source, plan.name, undo.pack_file, core::ArchiveFormat::zst, plan.excludes,
+                               core::PackDigest::none, [&bar](unsigned long long done) { bar.update(done); }));
   run.report.steps.emplace_back("pack_s", seconds_since(t));
   bar.finish();
   auto packed_size = ctx.trees().measure(undo.pack_file, {});
   ProgressBar extract_bar(ctx.term, "extracting", packed_size ? packed_size->bytes : 0);
   const auto te = Clock::now();
-  auto copied = ctx.archives().extract(undo.pack_file, undo.staging, 0, true,
+  auto copied = ctx.archives().extract(undo.pack_file, undo.staging, 0, core::ArchiveOrigin::own,
                                        [&extract_bar](unsigned long long done) { extract_bar.update(done); });
   run.report.steps.emplace_back("extract_s", seconds_since(te));
   ctx.staging().discard(undo.pack_file);
@@ -104,7 +104,7 @@ Expected<core::TreeStats> build_tree(YeetRun& run, Undo& undo) {
     case core::CopyMethod::compress:
       return pack_then_extract(run, undo, bar);
     case core::CopyMethod::tarball:
-      copied = ctx.archives().extract(plan.source, undo.staging, run.max_bytes, false, tick);
+      copied = ctx.archives().extract(plan.source, undo.staging, run.max_bytes, core::ArchiveOrigin::foreign, tick);
       if (copied && copied->checks && copied->checks->unchecked()) {
         ctx.term.warn(plan.source + " carries no checksum (" + copied->checks->compression +
                       ", no .sha256 beside it): damage to it cannot be detected; `ezpz tar-env` writes both");

@@ -5,6 +5,7 @@
 
 #include "cli/terminal.hpp"
 #include "cli/yeet_steps.hpp"
+#include "core/log.hpp"
 #include "core/strings.hpp"
 
 namespace ezpz::cli {
@@ -37,6 +38,9 @@ std::vector<core::NodeResult> stream_with_view(YeetRun& run) {
                              "/s" + (waiting.empty() ? std::string() : ", slowest: " + waiting.front()));
   };
   auto on_result = [&](const core::NodeResult& r) {
+    log::info(r.host + ": " + std::string(core::to_string(r.outcome)) + " after " + fixed1(r.seconds) + " s" +
+              (r.reattached_to.empty() ? std::string() : ", re-attached to " + r.reattached_to) +
+              (r.error.empty() ? std::string() : ": " + r.error));
     ++done_nodes;
     failed_nodes += r.ok() ? 0 : 1;
     waiting.erase(std::remove(waiting.begin(), waiting.end(), r.host), waiting.end());
@@ -91,6 +95,8 @@ void send_to_nodes(YeetRun& run) {
   const auto repair = core::plan_repair(report.remote, nodes, report.host, ctx.staging().interrupted() != 0);
   report.full_copies = repair.full_copies;
   if (!repair.empty()) {
+    log::info("yeet: repair of " + core::join(repair.hosts, ",") + " from " + repair.from +
+              (repair.from_peer ? " (a node that has the copy)" : " (this node)"));
     ctx.term.warn(core::count_of(repair.hosts.size(), "node") + " lost " +
                   (repair.hosts.size() == 1 ? "its relay or needs" : "their relay or need") +
                   " a full copy: sending from " + repair.from);

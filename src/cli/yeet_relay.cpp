@@ -6,6 +6,7 @@
 
 #include "cli/terminal.hpp"
 #include "core/broadcast.hpp"
+#include "core/log.hpp"
 
 namespace ezpz::cli {
 namespace {
@@ -39,7 +40,17 @@ Expected<core::RelayArgs> parse(Context& ctx, const std::vector<std::string>& ar
   return args;
 }
 
+/// The head's -v, passed down (--log-level): this node's steps on stderr, which its parent
+/// passes up to the head's terminal, each line named by `origin`.
+void start_logging(const core::RelayArgs& args, const std::string& origin) {
+  if (!args.log_level.empty()) {
+    log::set_origin(origin);
+    log::set_level(log::level_from(0, args.log_level));
+  }
+}
+
 int relay(Context& ctx, const core::RelayArgs& args) {
+  start_logging(args, args.host);
   auto children = core::decode_tree(args.children);
   if (!children) {
     return ctx.term.fail(children.error());
@@ -54,6 +65,7 @@ int send(Context& ctx, const core::RelayArgs& args) {
   }
   auto spec = core::spec_from(args, ctx.env.self_exe);
   spec.this_host = ctx.env.hostname;
+  start_logging(args, spec.this_host + " (sending its copy)");
   return ctx.broadcaster().serve_copy(spec.destination, *tree, spec, ctx.term.out());
 }
 

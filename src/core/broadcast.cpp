@@ -13,7 +13,7 @@
 
 namespace ezpz::core {
 
-HostList yeet_targets(const HostList& hosts, const std::string& this_host, bool use_hsn, const SystemProbe& probe) {
+HostList yeet_targets(const HostList& hosts, const std::string& this_host, bool use_hsn, const HostProbe& probe) {
   HostList out;
   std::unordered_set<std::string> seen;
   const auto me = short_hostname(this_host);

@@ -19,7 +19,7 @@ namespace ezpz::core {
 /// current node left out (it gets the local copy), each replaced by <short>-hsn0 when that
 /// resolves and `use_hsn` is set.
 [[nodiscard]] HostList yeet_targets(const HostList& hosts, const std::string& this_host, bool use_hsn,
-                                    const SystemProbe& probe);
+                                    const HostProbe& probe);
 
 /// A relay and the relays it feeds.
 struct RelayNode {
@@ -77,7 +77,8 @@ struct BroadcastSpec {
   int stream_level = 0;                  ///< zstd level of the stream; 0: adaptive (see AdaptiveZstd)
   double parent_silence_s = 0;           ///< a relay: give up when its parent sends nothing for this long
                                          ///< (its node or link is gone: no end of file comes); 0: no limit
-  bool encrypt = true;  ///< sealed TCP streams (both transports): encrypt (every frame is authenticated anyway)
+  bool encrypt = true;    ///< sealed TCP streams (both transports): encrypt (every frame is authenticated anyway)
+  std::string log_level;  ///< what the relays log on stderr (log::level_name: the head's -v); empty: warnings
   // The head only (the launcher transport; relays reach the agents it started):
   std::vector<std::string> agent_step;  ///< the launcher command that starts one agent per node (core/agents)
   std::string agent_head;               ///< the name or address agents dial to reach this node

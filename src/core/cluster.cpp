@@ -20,7 +20,7 @@ std::string basename(const std::string& path) {
   return slash == std::string::npos ? path : path.substr(slash + 1);
 }
 
-Expected<HostList> read_hosts(const HostSource& source, const SystemProbe& probe) {
+Expected<HostList> read_hosts(const HostSource& source, const FileProbe& probe) {
   switch (source.kind) {
     case HostSource::Kind::this_host:
       return HostList{source.value};
@@ -53,7 +53,7 @@ Expected<HostList> read_hosts(const HostSource& source, const SystemProbe& probe
 }  // namespace
 
 HostSource find_host_source(const Env& env, Scheduler scheduler, const std::optional<std::string>& cli_hostfile,
-                            const SystemProbe& probe) {
+                            const FileProbe& probe) {
   std::vector<std::string> aux;
   if (scheduler == Scheduler::pbs && !cli_hostfile && !env.has("PBS_NODEFILE") && !env.has("HOSTFILE")) {
     aux = probe.list_dir(kPbsAuxDir);
@@ -171,7 +171,7 @@ Expected<GpuCount> gpus_per_node(const Env& env, const MachineProfile& machine, 
   return g;
 }
 
-LauncherStyle detect_mpi_style(const SystemProbe& probe, const std::string& program_path) {
+LauncherStyle detect_mpi_style(const FileProbe& probe, const std::string& program_path) {
   const std::string real = probe.real_path(program_path);
   for (const auto& path : {real, program_path}) {
     auto lower = to_lower(path);
@@ -213,7 +213,7 @@ std::optional<ConfigLocation> config_location(const Env& env) {
   return std::nullopt;
 }
 
-Expected<YeetSettings> load_yeet_settings(const Env& env, const SystemProbe& probe) {
+Expected<YeetSettings> load_yeet_settings(const Env& env, const FileProbe& probe) {
   YeetSettings settings;
   settings.allowed_roots = default_yeet_roots();
   auto where = config_location(env);
@@ -232,7 +232,7 @@ Expected<YeetSettings> load_yeet_settings(const Env& env, const SystemProbe& pro
   return read;
 }
 
-Expected<LaunchSettings> load_launch_settings(const Env& env, const SystemProbe& probe) {
+Expected<LaunchSettings> load_launch_settings(const Env& env, const FileProbe& probe) {
   auto where = config_location(env);
   if (!where || !probe.is_file(where->path)) {
     return LaunchSettings{};
@@ -244,7 +244,7 @@ Expected<LaunchSettings> load_launch_settings(const Env& env, const SystemProbe&
   return launch_settings_from_toml(*text, where->path);
 }
 
-Expected<MachineSet> load_machines(const Env& env, const SystemProbe& probe) {
+Expected<MachineSet> load_machines(const Env& env, const FileProbe& probe) {
   auto machines = MachineSet::builtin();
   if (!machines) {
     return machines;
@@ -268,7 +268,7 @@ Expected<MachineSet> load_machines(const Env& env, const SystemProbe& probe) {
   return machines;
 }
 
-std::string master_address(const HostList& hosts, const MachineProfile& machine, const SystemProbe& probe,
+std::string master_address(const HostList& hosts, const MachineProfile& machine, const HostProbe& probe,
                            Lookups lookups, std::vector<std::string>* warnings) {
   if (hosts.empty()) {
     return "127.0.0.1";

@@ -32,7 +32,7 @@ inline constexpr const char* kPbsAuxDir = "/var/spool/pbs/aux";
 
 /// choose_host_source with the PBS aux directory listed when it is needed.
 [[nodiscard]] HostSource find_host_source(const Env& env, Scheduler scheduler,
-                                          const std::optional<std::string>& cli_hostfile, const SystemProbe& probe);
+                                          const std::optional<std::string>& cli_hostfile, const FileProbe& probe);
 
 /// The usage error of the job's hostfile (the one discover_cluster reads) when a line is not a
 /// host name; nothing when it is fine, missing or unreadable (discovery says so). ezpz doctor
@@ -64,7 +64,7 @@ struct GpuCount {
 [[nodiscard]] bool profile_applies(const MachineProfile& machine, bool forced, Scheduler running);
 
 /// The flag dialect of an installed MPI program, from its resolved path and its neighbours.
-[[nodiscard]] LauncherStyle detect_mpi_style(const SystemProbe& probe, const std::string& program_path);
+[[nodiscard]] LauncherStyle detect_mpi_style(const FileProbe& probe, const std::string& program_path);
 
 /// Where user machine profiles live: $EZPZ_CONFIG (must exist), else
 /// $XDG_CONFIG_HOME/ezpz/config.toml, else ~/.config/ezpz/config.toml (optional).
@@ -75,13 +75,13 @@ struct ConfigLocation {
 [[nodiscard]] std::optional<ConfigLocation> config_location(const Env& env);
 
 /// The config file's [yeet] settings, its allowed_roots after default_yeet_roots().
-[[nodiscard]] Expected<YeetSettings> load_yeet_settings(const Env& env, const SystemProbe& probe);
+[[nodiscard]] Expected<YeetSettings> load_yeet_settings(const Env& env, const FileProbe& probe);
 
 /// The config file's [launch] settings (their defaults without one).
-[[nodiscard]] Expected<LaunchSettings> load_launch_settings(const Env& env, const SystemProbe& probe);
+[[nodiscard]] Expected<LaunchSettings> load_launch_settings(const Env& env, const FileProbe& probe);
 
 /// Built-in machines merged with the user's config file.
-[[nodiscard]] Expected<MachineSet> load_machines(const Env& env, const SystemProbe& probe);
+[[nodiscard]] Expected<MachineSet> load_machines(const Env& env, const FileProbe& probe);
 
 struct ClusterInfo {
   Scheduler scheduler = Scheduler::local;
@@ -104,7 +104,7 @@ enum class Lookups { network, none };
 /// The first host's short name plus the machine's master_addr_suffix when that resolves (looked
 /// up within kLookupTimeoutS; a slow or late answer adds a warning), else the first host as
 /// listed. With Lookups::none, the suffixed name unchecked (what a launch on that machine uses).
-[[nodiscard]] std::string master_address(const HostList& hosts, const MachineProfile& machine, const SystemProbe& probe,
+[[nodiscard]] std::string master_address(const HostList& hosts, const MachineProfile& machine, const HostProbe& probe,
                                          Lookups lookups = Lookups::network,
                                          std::vector<std::string>* warnings = nullptr);
 

@@ -215,7 +215,7 @@ std::optional<NodeFacts> decode_node_facts(std::string_view line) {
   return f;
 }
 
-std::string existing_ancestor(const std::string& path, const SystemProbe& probe) {
+std::string existing_ancestor(const std::string& path, const FileProbe& probe) {
   std::string p = path.empty() ? "/" : path;
   while (p.size() > 1 && !probe.disk_space(p)) {
     const auto slash = p.rfind('/');

@@ -83,18 +83,18 @@ struct LocalFacts {
 /// The active env: $VIRTUAL_ENV, else $CONDA_PREFIX; nullopt when neither is set.
 [[nodiscard]] std::optional<std::string> active_env(const Env& env);
 
-[[nodiscard]] CheckResult check_scheduler(const Env& env, const SystemProbe& probe, const LocalFacts& facts);
+[[nodiscard]] CheckResult check_scheduler(const Env& env, const FileProbe& probe, const LocalFacts& facts);
 [[nodiscard]] CheckResult check_machine(const Env& env, const LocalFacts& facts);
 [[nodiscard]] CheckResult check_launcher(const Env& env, const SystemProbe& probe, const LocalFacts& facts);
 [[nodiscard]] CheckResult check_python(const Env& env, const SystemProbe& probe, const LocalFacts& facts);
-[[nodiscard]] CheckResult check_space(const Env& env, const SystemProbe& probe);
-[[nodiscard]] CheckResult check_ulimits(const SystemProbe& probe, const LocalFacts& facts);
+[[nodiscard]] CheckResult check_space(const Env& env, const FileProbe& probe);
+[[nodiscard]] CheckResult check_ulimits(const HostProbe& probe, const LocalFacts& facts);
 /// W&B credentials (WANDB_API_KEY, ~/.netrc, offline): nothing to check where wandb is not installed.
 [[nodiscard]] CheckResult check_wandb(const Env& env, const SystemProbe& probe);
 /// `import torch` in the python3 the ranks run (PATH's), within 30 s; which python was asked.
-[[nodiscard]] CheckResult check_torch(const SystemProbe& probe);
-[[nodiscard]] CheckResult check_accelerators(const Env& env, const SystemProbe& probe, const LocalFacts& facts);
-[[nodiscard]] CheckResult check_network_env(const Env& env, const SystemProbe& probe, const LocalFacts& facts);
+[[nodiscard]] CheckResult check_torch(const HostProbe& probe);
+[[nodiscard]] CheckResult check_accelerators(const Env& env, const FileProbe& probe, const LocalFacts& facts);
+[[nodiscard]] CheckResult check_network_env(const Env& env, const FileProbe& probe, const LocalFacts& facts);
 [[nodiscard]] CheckResult check_ezpz(const Env& env, const LocalFacts& facts);
 /// A static binary cannot load NSS modules (sssd, LDAP): a user missing from /etc/passwd is
 /// unknown to it, so USER and HOME must be set (ezpz takes them first).
@@ -127,7 +127,7 @@ struct NodeFacts {
 [[nodiscard]] std::optional<NodeFacts> decode_node_facts(std::string_view line);
 
 /// The nearest existing directory at or above `path` (whose filesystem a copy there would use).
-[[nodiscard]] std::string existing_ancestor(const std::string& path, const SystemProbe& probe);
+[[nodiscard]] std::string existing_ancestor(const std::string& path, const FileProbe& probe);
 
 struct NodeTierOptions {
   std::string version;                 ///< this ezpz's version

@@ -67,7 +67,7 @@ std::optional<std::string> active_env(const Env& env) {
   return env.get("CONDA_PREFIX");
 }
 
-CheckResult check_scheduler(const Env& env, const SystemProbe& probe, const LocalFacts& facts) {
+CheckResult check_scheduler(const Env& env, const FileProbe& probe, const LocalFacts& facts) {
   const std::string name = "scheduler";
   if (!facts.cluster) {
     return check_error(name, "cannot work out the job's hosts: " + facts.cluster_error,
@@ -316,7 +316,7 @@ CheckResult check_python(const Env& env, const SystemProbe& probe, const LocalFa
                             " (node-local)" + base_note);
 }
 
-CheckResult check_space(const Env& env, const SystemProbe& probe) {
+CheckResult check_space(const Env& env, const FileProbe& probe) {
   const std::string name = "space";
   const auto active = active_env(env);
   std::optional<unsigned long long> need;
@@ -352,7 +352,7 @@ CheckResult check_space(const Env& env, const SystemProbe& probe) {
   return check_ok(name, msg);
 }
 
-CheckResult check_ulimits(const SystemProbe& probe, const LocalFacts& facts) {
+CheckResult check_ulimits(const HostProbe& probe, const LocalFacts& facts) {
   const std::string name = "ulimits";
   const auto nofile = probe.resource_limit("nofile");
   const auto memlock = probe.resource_limit("memlock");
@@ -376,7 +376,7 @@ CheckResult check_ulimits(const SystemProbe& probe, const LocalFacts& facts) {
   return check_ok(name, msg);
 }
 
-CheckResult check_accelerators(const Env& env, const SystemProbe& probe, const LocalFacts& facts) {
+CheckResult check_accelerators(const Env& env, const FileProbe& probe, const LocalFacts& facts) {
   const std::string name = "accelerators";
   int nvidia = 0;
   bool kfd = false;
@@ -464,7 +464,7 @@ bool interface_matches(std::string_view spec, const std::vector<std::string>& in
 }
 }  // namespace
 
-CheckResult check_network_env(const Env& env, const SystemProbe& probe, const LocalFacts& facts) {
+CheckResult check_network_env(const Env& env, const FileProbe& probe, const LocalFacts& facts) {
   const std::string name = "network-env";
   std::vector<std::string> problems, remedies;
   CheckStatus status = CheckStatus::ok;

@@ -16,7 +16,7 @@ constexpr double kTorchImportS = 30;
 
 }  // namespace
 
-CheckResult check_torch(const SystemProbe& probe) {
+CheckResult check_torch(const HostProbe& probe) {
   const std::string name = "torch";
   const auto python = probe.find_program("python3");
   if (!python) {

@@ -9,12 +9,13 @@ namespace ezpz::log {
 namespace {
 
 Level g_level = Level::warn;
+std::string g_origin;
 
 spdlog::logger& logger() {
   // Created on first use: runs that log nothing never build it.
   static auto instance = [] {
     auto l = std::make_shared<spdlog::logger>("ezpz", std::make_shared<spdlog::sinks::stderr_sink_mt>());
-    l->set_pattern("[%H:%M:%S.%f] [%^%l%$] %v");
+    l->set_pattern("[%H:%M:%S.%f] [%^%l%$] " + (g_origin.empty() ? std::string() : g_origin + ": ") + "%v");
     l->set_level(spdlog::level::trace);
     return l;
   }();
@@ -47,6 +48,25 @@ Level level_from(int verbosity, const std::optional<std::string>& env_level) {
 void set_level(Level level) {
   g_level = level;
 }
+std::string level_name() {
+  switch (g_level) {
+    case Level::trace:
+      return "trace";
+    case Level::debug:
+      return "debug";
+    case Level::info:
+      return "info";
+    case Level::warn:
+    case Level::off:
+      break;
+  }
+  return "";
+}
+
+void set_origin(std::string_view origin) {
+  g_origin = std::string(origin);  // before the first line (the logger is built on first use)
+}
+
 bool enabled(Level level) {
   return level >= g_level && level != Level::off;
 }

@@ -15,6 +15,12 @@ enum class Level { trace, debug, info, warn, off };
 [[nodiscard]] Level level_from(int verbosity, const std::optional<std::string>& env_level);
 void set_level(Level level);
 [[nodiscard]] bool enabled(Level level);
+/// The level's name as EZPZ_LOG_LEVEL and a relay's --log-level take it ("info", "debug",
+/// "trace"); "" at the default (warnings only), which nodes need not be told.
+[[nodiscard]] std::string level_name();
+/// Name the node this process works for in every line (a relay: its host), so that the lines
+/// of a whole tree, gathered on the head's terminal, say whose they are.
+void set_origin(std::string_view origin);
 
 void debug(std::string_view message);
 void info(std::string_view message);

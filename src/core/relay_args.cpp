@@ -28,6 +28,8 @@ const std::vector<RelayFlag>& relay_flags() {
        &RelayArgs::transport},
       {"--no-encrypt", "Sealed TCP streams (both transports): authenticate every frame but do not encrypt",
        &RelayArgs::no_encrypt},
+      {"--log-level", "Diagnostics on stderr, named by this node: info, debug or trace (the head's -v)",
+       &RelayArgs::log_level},
   };
   return flags;
 }
@@ -116,6 +118,9 @@ Expected<RelayArgs> parse_relay_args(const std::vector<std::string>& argv) {
       return usage_error(std::string(flag.name) + " is required");
     }
   }
+  if (!args.log_level.empty() && args.log_level != "info" && args.log_level != "debug" && args.log_level != "trace") {
+    return usage_error("--log-level " + args.log_level + ": info, debug or trace");
+  }
   if (!args.transport.empty() && args.transport != "launcher") {
     return usage_error("--transport " + args.transport + ": a relay knows launcher (or none: SSH)");
   }
@@ -141,6 +146,7 @@ RelayArgs passed_down(const BroadcastSpec& spec) {
   a.user = spec.user;
   a.transport = spec.transport == TransportKind::launcher ? "launcher" : "";
   a.no_encrypt = !spec.encrypt;
+  a.log_level = spec.log_level;
   return a;
 }
 
@@ -159,6 +165,7 @@ BroadcastSpec spec_from(const RelayArgs& args, const std::string& self_exe) {
   s.exe_size = args.exe_size;
   s.transport = args.transport == "launcher" ? TransportKind::launcher : TransportKind::ssh;
   s.encrypt = !args.no_encrypt;
+  s.log_level = args.log_level;
   return s;
 }
 

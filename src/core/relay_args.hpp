@@ -29,6 +29,7 @@ struct RelayArgs {
   std::string user;       ///< login name when ~/.ssh/config names none
   std::string transport;  ///< "launcher": further nodes through their agents; empty: SSH
   bool no_encrypt = false;
+  std::string log_level;  ///< diagnostics on stderr: "info", "debug", "trace" (the head's -v); empty: warnings
 };
 
 /// One flag: its name, its help, and the field it sets (a bool field is a flag without value).

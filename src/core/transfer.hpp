@@ -127,15 +127,21 @@ class Staging {
   [[nodiscard]] virtual int interrupted() const = 0;
 };
 
+/// Whether pack also takes the archive file's SHA-256 (TreeStats::sha256): tar-env writes it beside.
+enum class PackDigest { none, sha256 };
+/// Whose archive extract reads: anyone's (modes tightened, symlinks resolved through the tree),
+/// or one yeet made of a tree on this node (--compress: modes kept, symlinks judged by their text).
+enum class ArchiveOrigin { foreign, own };
+
 /// Tarballs: pack a tree, write its checksum, extract one safely. Port (sys/fs/local_transfer).
 class Archives {
  public:
   virtual ~Archives() = default;
   /// Pack `src` as `top_name/...` into the archive file `out` (written via a temporary file);
-  /// zstd frames carry their checksum; `digest`: TreeStats::sha256 is the file's SHA-256.
+  /// zstd frames carry their checksum; `digest` sha256: TreeStats::sha256 is the file's SHA-256.
   [[nodiscard]] virtual Expected<TreeStats> pack(const std::string& src, const std::string& top_name,
                                                  const std::string& out, ArchiveFormat format,
-                                                 const std::vector<std::string>& excludes, bool digest,
+                                                 const std::vector<std::string>& excludes, PackDigest digest,
                                                  const ProgressFn& progress) = 0;
   /// Write ARCHIVE.sha256 (sha256sum's format, naming the archive) atomically.
   [[nodiscard]] virtual Expected<void> write_checksum(const std::string& archive, const std::string& sha256) = 0;
@@ -144,10 +150,10 @@ class Archives {
   /// devices, names past a depth or length, and more than the free space or `max_bytes` (> 0);
   /// modes lose setuid/setgid and group/other write. The archive is verified to its end
   /// (compression layer, ARCHIVE.sha256) before this returns; a single top-level directory
-  /// is stripped. Progress counts archive (compressed) bytes. `own`: an archive yeet made of a
-  /// tree on this node (--compress): modes kept as they are, symlinks judged by their text.
+  /// is stripped. Progress counts archive (compressed) bytes. `origin` own: an archive yeet made
+  /// of a tree on this node (--compress): modes kept as they are, symlinks judged by their text.
   [[nodiscard]] virtual Expected<TreeStats> extract(const std::string& archive, const std::string& staging,
-                                                    unsigned long long max_bytes, bool own,
+                                                    unsigned long long max_bytes, ArchiveOrigin origin,
                                                     const ProgressFn& progress) = 0;
 };
 

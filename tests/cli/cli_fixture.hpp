@@ -84,11 +84,11 @@ class NoTransfer final : public core::Trees, public core::Staging, public core::
     return no();
   }
   Expected<core::TreeStats> pack(const std::string&, const std::string&, const std::string&, core::ArchiveFormat,
-                                 const std::vector<std::string>&, bool, const core::ProgressFn&) override {
+                                 const std::vector<std::string>&, core::PackDigest, const core::ProgressFn&) override {
     return no();
   }
   Expected<void> write_checksum(const std::string&, const std::string&) override { return no(); }
-  Expected<core::TreeStats> extract(const std::string&, const std::string&, unsigned long long, bool,
+  Expected<core::TreeStats> extract(const std::string&, const std::string&, unsigned long long, core::ArchiveOrigin,
                                     const core::ProgressFn&) override {
     return no();
   }

@@ -75,7 +75,7 @@ class FakeArchives final : public core::Archives {
   bool pack_fails = false;
   std::vector<std::string> checksums;  ///< archive names whose .sha256 was written
   Expected<core::TreeStats> pack(const std::string&, const std::string&, const std::string&, core::ArchiveFormat,
-                                 const std::vector<std::string>&, bool, const core::ProgressFn&) override {
+                                 const std::vector<std::string>&, core::PackDigest, const core::ProgressFn&) override {
     if (pack_fails) {
       return failure("no space left on device");
     }
@@ -87,7 +87,7 @@ class FakeArchives final : public core::Archives {
     checksums.push_back(archive);
     return {};
   }
-  Expected<core::TreeStats> extract(const std::string&, const std::string&, unsigned long long, bool,
+  Expected<core::TreeStats> extract(const std::string&, const std::string&, unsigned long long, core::ArchiveOrigin,
                                     const core::ProgressFn&) override {
     return core::TreeStats{};
   }

@@ -342,7 +342,7 @@ TEST_CASE("no leaks: archives that are damaged, hostile or missing", "[leaks]") 
     fs::create_directories(staging);
     ezpz::sys::StopSignals stop;
     ezpz::sys::PosixLocalTransfer transfer(stop);
-    return !transfer.extract(archive.string(), staging.string(), 1ULL << 30, false, {});
+    return !transfer.extract(archive.string(), staging.string(), 1ULL << 30, ezpz::core::ArchiveOrigin::foreign, {});
   };
   fs::create_directories(s.dir / "src" / "sub");
   for (int i = 0; i < 64; ++i) {

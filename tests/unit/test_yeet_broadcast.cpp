@@ -145,6 +145,14 @@ TEST_CASE("relay arguments: one table builds the argv and parses it back", "[yee
   CHECK_FALSE(parse_relay_args({"--dst", "/tmp/x", "--exe-size", "12x"}));
   CHECK_FALSE(parse_relay_args({"--host", "n1"}));  // --dst is required
   CHECK(spec_from(*parse_relay_args({"--dst", "/tmp/x"}), "/self").self_exe == "/self");
+  // The head's -v goes down the tree; without it the relays' argv does not name a level.
+  CHECK(again.log_level.empty());
+  CHECK(std::find(argv.begin(), argv.end(), "--log-level") == argv.end());
+  spec.log_level = "debug";
+  auto loud = passed_down(spec);
+  loud.host = "n1";
+  CHECK(spec_from(*parse_relay_args(to_argv(loud)), "/self").log_level == "debug");
+  CHECK_FALSE(parse_relay_args({"--dst", "/tmp/x", "--log-level", "loud"}));
 }
 
 TEST_CASE("relay argv keeps one shape: --host H --children C --dst D ... even for a leaf", "[yeet_broadcast]") {

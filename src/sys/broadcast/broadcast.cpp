@@ -16,6 +16,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "core/log.hpp"
 #include "core/shell.hpp"
 #include "sys/broadcast/fanout.hpp"
 #include "sys/broadcast/heartbeat.hpp"
@@ -162,6 +163,19 @@ bool install_received(const std::string& staging, const std::string& dst, std::s
   return full_copy_needed;
 }
 
+/// This relay's own result, said in its log too (-v on the head).
+void conclude(core::NodeResult& me, const std::string& error, bool full_copy_needed, Clock::time_point start,
+              const std::string& dst) {
+  me.outcome = error.empty()      ? core::NodeOutcome::ok
+               : full_copy_needed ? core::NodeOutcome::needs_full_copy
+                                  : core::NodeOutcome::failed;
+  me.error = error;
+  me.seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  const auto secs = std::to_string(me.seconds).substr(0, 5);
+  log::info("relay: " + std::to_string(me.bytes) + " bytes of stream, SHA-256 " + (me.digest_ok ? "ok" : "not ok") +
+            "; " + (error.empty() ? dst + " in place after " + secs + " s" : "failed after " + secs + " s: " + error));
+}
+
 }  // namespace
 
 int run_relay(core::Transport& transport, const std::string& this_host,
@@ -179,6 +193,7 @@ int run_relay(core::Transport& transport, const std::string& this_host,
   const std::string staging = core::work_path(dst, ::getpid());
   std::string error;
   Leftovers leftovers = prepare_work(dst, staging, options.force, this_host, error);
+  log::info("relay: reading the stream into " + staging + (error.empty() ? std::string() : ": " + error));
 
   // Read frames from stdin, forward each, hand the data to the extractor. A parent that says
   // nothing at all for --parent-silence is gone without an end of file (its node, or a link on
@@ -272,11 +287,7 @@ int run_relay(core::Transport& transport, const std::string& this_host,
   for (const auto& left : leftovers) {
     std::cerr << "ezpz: warning: " << this_host << ": " << left << std::endl;
   }
-  me.outcome = error.empty()      ? core::NodeOutcome::ok
-               : full_copy_needed ? core::NodeOutcome::needs_full_copy
-                                  : core::NodeOutcome::failed;
-  me.error = error;
-  me.seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  conclude(me, error, full_copy_needed, start, dst);
   // This node's line at once, then each line of the subtree as it arrives: the head shows
   // nodes finishing live.
   say(me);

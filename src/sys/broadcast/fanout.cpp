@@ -12,6 +12,7 @@
 #include <poll.h>
 #include <unistd.h>
 
+#include "core/log.hpp"
 #include "sys/nodes/remote_process.hpp"
 #include "sys/os/fd_io.hpp"
 
@@ -216,18 +217,25 @@ void Fanout::start(const std::vector<core::RelayNode>& tree) {
       open_spool();
     }
   }
+  const auto started = Clock::now();
   for (const auto& node : tree) {
     spawn(node, false);
+    log::info("relay to " + node.host + ": starting" +
+              (node.children.empty() ? std::string() : " (it feeds " + core::encode_tree(node.children) + ")"));
   }
   for (std::size_t i = 0; i < tree.size(); ++i) {
     auto& c = *children_[i];
     if (c.alive && !await_ready(c.proc, c.early, deadline)) {
       c.dropped_why = not_ready(deadline);
+      log::info("relay to " + c.node.host + ": dropped: " + (c.dropped_why.empty() ? "it ended" : c.dropped_why));
       c.proc.terminate();
       drop(c);
     } else if (!c.alive) {
+      log::info("relay to " + c.node.host + ": could not be started");
       drop(c);
     } else {
+      log::info("relay to " + c.node.host + ": ready in " +
+                std::to_string(std::chrono::duration<double>(Clock::now() - started).count()).substr(0, 5) + " s");
       make_nonblocking(c.proc.in.get());  // a stalled child must not stall the others (write_within)
     }
   }
@@ -282,6 +290,7 @@ void Fanout::drop(Child& c) {
   }
   if (spool_ok && !c.reattached) {
     for (const auto& grandchild : c.node.children) {
+      log::info("relay to " + grandchild.host + ": re-attached here (its parent " + c.node.host + " was dropped)");
       spawn(grandchild, true);
     }
   }
@@ -329,6 +338,8 @@ void Fanout::send(const void* head, std::size_t head_size, const void* data, std
                       " s (dropped; its nodes re-attached)";
       c.proc.terminate();  // its connection goes: the relay there sees the stream end and discards
     }
+    log::info("relay to " + c.node.host +
+              ": dropped mid-stream: " + (c.dropped_why.empty() ? std::string("its input closed") : c.dropped_why));
     drop(c);
   }
 }
@@ -451,6 +462,7 @@ std::vector<core::NodeResult> Fanout::collect(const std::string& why_missing, co
       if (now - heard[i] >= silence) {
         c.dropped_why = "stalled: said nothing for " + std::to_string(static_cast<int>(spec_.stall_timeout_s)) +
                         " s after the stream (dropped)";
+        log::info("relay to " + c.node.host + ": " + c.dropped_why);
         c.proc.terminate();  // its connection goes: a relay still at work there discards it
         c.proc.out.reset();
         continue;

@@ -251,9 +251,9 @@ Expected<core::TreeStats> PosixLocalTransfer::sync_tree(const std::string& src, 
 
 Expected<core::TreeStats> PosixLocalTransfer::pack(const std::string& src, const std::string& top_name,
                                                    const std::string& out, core::ArchiveFormat format,
-                                                   const std::vector<std::string>& excludes, bool digest,
+                                                   const std::vector<std::string>& excludes, core::PackDigest digest,
                                                    const core::ProgressFn& progress) {
-  auto r = pack_tree(src, top_name, out, format, excludes, progress, stop_.flag(), digest);
+  auto r = pack_tree(src, top_name, out, format, excludes, progress, stop_.flag(), digest == core::PackDigest::sha256);
   if (!r) {
     ::unlink(out.c_str());
   }
@@ -266,9 +266,9 @@ Expected<void> PosixLocalTransfer::write_checksum(const std::string& archive, co
 }
 
 Expected<core::TreeStats> PosixLocalTransfer::extract(const std::string& archive, const std::string& staging,
-                                                      unsigned long long max_bytes, bool own,
+                                                      unsigned long long max_bytes, core::ArchiveOrigin origin,
                                                       const core::ProgressFn& progress) {
-  auto stats = extract_archive(archive, staging, progress, stop_.flag(), max_bytes, own);
+  auto stats = extract_archive(archive, staging, progress, stop_.flag(), max_bytes, origin == core::ArchiveOrigin::own);
   if (!stats) {
     return stats;
   }

@@ -36,11 +36,11 @@ class PosixLocalTransfer final : public core::Trees,
                                                     const core::ProgressFn& progress) override;
   [[nodiscard]] Expected<core::TreeStats> pack(const std::string& src, const std::string& top_name,
                                                const std::string& out, core::ArchiveFormat format,
-                                               const std::vector<std::string>& excludes, bool digest,
+                                               const std::vector<std::string>& excludes, core::PackDigest digest,
                                                const core::ProgressFn& progress) override;
   [[nodiscard]] Expected<void> write_checksum(const std::string& archive, const std::string& sha256) override;
   [[nodiscard]] Expected<core::TreeStats> extract(const std::string& archive, const std::string& staging,
-                                                  unsigned long long max_bytes, bool own,
+                                                  unsigned long long max_bytes, core::ArchiveOrigin origin,
                                                   const core::ProgressFn& progress) override;
   [[nodiscard]] Expected<core::PatchReport> patch_env(const std::string& root, core::EnvKind kind,
                                                       const std::vector<std::string>& old_prefixes,
