@@ -27,6 +27,16 @@ inline std::vector<char*> pointers(std::vector<std::string>& words) {
   return out;
 }
 
+/// This binary's path (as ps shows a relay started over SSH) and `args`: the words to exec this
+/// binary again with.
+inline std::vector<std::string> self_words(const std::vector<std::string>& args) {
+  char path[4096] = {};
+  const auto len = ::readlink("/proc/self/exe", path, sizeof(path) - 1);
+  std::vector<std::string> words = {len > 0 ? std::string(path, static_cast<std::size_t>(len)) : "ezpz"};
+  words.insert(words.end(), args.begin(), args.end());
+  return words;
+}
+
 /// This process's environment plus `extra` ("NAME=value"), which replaces any of the same names.
 inline std::vector<std::string> environment_plus(const std::vector<std::string>& extra) {
   std::vector<std::string> out;

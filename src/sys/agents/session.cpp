@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "core/agents.hpp"
+#include "sys/agents/exec_words.hpp"
 #include "sys/os/owned.hpp"
 
 namespace ezpz::sys {
@@ -61,17 +62,9 @@ std::optional<Command> start_command(const std::vector<std::string>& args) {
   if (!in.open() || !out.open() || !err.open() || !self.valid()) {
     return std::nullopt;
   }
-  widen_pipe(in.write_end());  // a relay's stream
-  // argv[0] is this binary's path, as a relay started over SSH shows in ps.
-  char self_path[4096] = {};
-  const auto len = ::readlink("/proc/self/exe", self_path, sizeof(self_path) - 1);
-  std::vector<std::string> words = {len > 0 ? std::string(self_path, static_cast<std::size_t>(len)) : "ezpz"};
-  words.insert(words.end(), args.begin(), args.end());
-  std::vector<char*> argv;
-  for (auto& w : words) {
-    argv.push_back(w.data());
-  }
-  argv.push_back(nullptr);
+  widen_pipe(in.write_end());     // a relay's stream
+  auto words = self_words(args);  // argv[0] is this binary's path, as a relay started over SSH shows in ps
+  auto argv = pointers(words);
   const pid_t pid = ::fork();
   if (pid == 0) {  // this process has one thread: still, only what exec needs
     move_fd(in.read_end(), 0);

@@ -85,8 +85,7 @@ Answer await_client(const Listener& l, const Secret& secret, std::optional<Secur
 /// Run `args` here, over the SSH channel (the decline, or no port to offer).
 int run_in_place(const std::vector<std::string>& args) {
   const OwnedFd self = open_self_owned();
-  std::vector<std::string> words = {"ezpz"};
-  words.insert(words.end(), args.begin(), args.end());
+  auto words = self_words(args);  // as a relay started through the offer shows in ps
   auto argv = pointers(words);
   ::signal(SIGPIPE, SIG_DFL);
   if (self.valid()) {
