@@ -6,7 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "core/yeet_plan.hpp"
+#include "core/strings.hpp"
 
 namespace ezpz::cli {
 

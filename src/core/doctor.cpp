@@ -177,19 +177,6 @@ bool is_shared_fs(std::string_view type) {
   return shared.count(type) != 0 || type.rfind("nfs", 0) == 0;
 }
 
-std::string human_size(unsigned long long bytes) {
-  static const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
-  double v = static_cast<double>(bytes);
-  int u = 0;
-  while (v >= 1024 && u < 5) {
-    v /= 1024;
-    ++u;
-  }
-  char buf[32];
-  std::snprintf(buf, sizeof(buf), u == 0 ? "%.0f %s" : "%.1f %s", v, units[u]);
-  return buf;
-}
-
 // ------------------------------------------------------------------ per-node tier
 
 std::string encode_node_facts(const NodeFacts& f) {
@@ -337,7 +324,7 @@ CheckResult check_one_node(const NodeReply& r, const NodeTierOptions& o, NodeTal
   char skew_text[32];
   std::snprintf(skew_text, sizeof(skew_text), "%+.1f ms", skew);
   std::string msg = "round trip " + ms(rtt) + " (connect " + ms(connect) + "), clock " + skew_text + ", " +
-                    human_size(facts->dst_free) + " free in " + facts->dst + ", ezpz " + facts->version +
+                    human_bytes(facts->dst_free) + " free in " + facts->dst + ", ezpz " + facts->version +
                     (facts->exe_same      ? " (same binary)"
                      : facts->exe_present ? " (a different binary at " + o.exe + ")"
                                           : " (not at " + o.exe + ")");
@@ -363,8 +350,8 @@ void summarize_nodes(const NodeTally& t, const NodeTierOptions& o, int reached, 
                               "comparison assume one clock",
                               "", 0});
   }
-  const std::string free_text = "least free in " + o.dst + ": " + human_size(t.least_free) + " (" + t.least_free_host +
-                                ")" + (o.need_bytes > 0 ? "; the active env needs " + human_size(o.need_bytes) : "");
+  const std::string free_text = "least free in " + o.dst + ": " + human_bytes(t.least_free) + " (" + t.least_free_host +
+                                ")" + (o.need_bytes > 0 ? "; the active env needs " + human_bytes(o.need_bytes) : "");
   if (t.low_space.empty()) {
     out.push_back(check_ok("node-space", free_text));
   } else {

@@ -62,8 +62,6 @@ struct Mount {
 /// NFS, Lustre, GPFS, BeeGFS, CephFS, Cray DVS, ...: a filesystem every node reads over the network.
 [[nodiscard]] bool is_shared_fs(std::string_view type);
 
-/// "1.5 GiB" (binary units).
-[[nodiscard]] std::string human_size(unsigned long long bytes);
 
 // ------------------------------------------------------------------ local tier
 /// What several local checks share, gathered once: machine profiles, the job's hosts, mounts.

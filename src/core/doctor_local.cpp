@@ -325,10 +325,10 @@ CheckResult check_space(const Env& env, const FileProbe& probe) {
   }
   const auto tmp = probe.disk_space("/tmp");
   const auto shm = probe.disk_space("/dev/shm");
-  std::string msg = "/tmp " + (tmp ? human_size(tmp->free_bytes) + " free" : std::string("missing")) + ", /dev/shm " +
-                    (shm ? human_size(shm->free_bytes) + " free" : std::string("missing"));
+  std::string msg = "/tmp " + (tmp ? human_bytes(tmp->free_bytes) + " free" : std::string("missing")) + ", /dev/shm " +
+                    (shm ? human_bytes(shm->free_bytes) + " free" : std::string("missing"));
   if (need) {
-    msg += "; the active env takes " + human_size(*need);
+    msg += "; the active env takes " + human_bytes(*need);
   }
   if (!tmp) {
     return check_error(name, msg, "ranks and yeet need /tmp: ask the admins, or set TMPDIR to a writable directory");
@@ -357,7 +357,7 @@ CheckResult check_ulimits(const HostProbe& probe, const LocalFacts& facts) {
   const auto nofile = probe.resource_limit("nofile");
   const auto memlock = probe.resource_limit("memlock");
   auto text = [](unsigned long long v, bool bytes) {
-    return v == ResourceLimit::kUnlimited ? std::string("unlimited") : bytes ? human_size(v) : std::to_string(v);
+    return v == ResourceLimit::kUnlimited ? std::string("unlimited") : bytes ? human_bytes(v) : std::to_string(v);
   };
   const std::string msg = "ulimit -n " + text(nofile.soft, false) + " (hard " + text(nofile.hard, false) +
                           "), ulimit -l " + text(memlock.soft, true) + " (hard " + text(memlock.hard, true) + ")";

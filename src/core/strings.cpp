@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <charconv>
+#include <cstdio>
 
 namespace ezpz::core {
 
@@ -183,6 +184,19 @@ std::string printable(std::string_view s) {
     ++i;
   }
   return out;
+}
+
+std::string human_bytes(unsigned long long bytes) {
+  const char* units[] = {"B", "KB", "MB", "GB", "TB", "PB"};
+  double v = static_cast<double>(bytes);
+  int u = 0;
+  while (v >= 1000 && u < 5) {
+    v /= 1000;
+    ++u;
+  }
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), u == 0 ? "%.0f %s" : "%.1f %s", v, units[u]);
+  return buf;
 }
 
 std::string count_of(std::size_t n, std::string_view one, std::string_view many) {

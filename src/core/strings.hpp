@@ -24,9 +24,10 @@ namespace ezpz::core {
 [[nodiscard]] std::string printable(std::string_view s);
 /// Lower-case hex of `n` bytes (a digest's usual spelling).
 [[nodiscard]] std::string to_hex(const unsigned char* bytes, std::size_t n);
-/// "a, b and c"
 /// "1 node", "2 nodes", "0 nodes"; `many` for an irregular plural (count_of(2, "address", "addresses")).
 [[nodiscard]] std::string count_of(std::size_t n, std::string_view one, std::string_view many = {});
+/// "1.2 GB", "340 MB", "12 KB", "999 B": decimal units, as df -H and every size ezpz prints.
+[[nodiscard]] std::string human_bytes(unsigned long long bytes);
 [[nodiscard]] std::string join(const std::vector<std::string>& items, std::string_view sep);
 
 }  // namespace ezpz::core

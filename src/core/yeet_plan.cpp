@@ -86,19 +86,6 @@ std::string normalize_path(const std::string& path) {
   return out.empty() ? "/" : out;
 }
 
-std::string human_bytes(unsigned long long bytes) {
-  const char* units[] = {"B", "KB", "MB", "GB", "TB"};
-  double v = static_cast<double>(bytes);
-  int u = 0;
-  while (v >= 1000 && u < 4) {
-    v /= 1000;
-    ++u;
-  }
-  char buf[32];
-  std::snprintf(buf, sizeof(buf), u == 0 ? "%.0f %s" : "%.1f %s", v, units[u]);
-  return buf;
-}
-
 Expected<std::pair<std::string, std::string>> yeet_source(const YeetRequest& request, const Env& env,
                                                           std::string_view command) {
   if (request.source) {

@@ -98,7 +98,5 @@ struct DestinationFacts {
 /// "/a/b/../c/" -> "/a/c": lexical normalisation of an absolute path.
 [[nodiscard]] std::string normalize_path(const std::string& path);
 
-/// "1.2 GB", "340 MB", "12 KB", "999 B"
-[[nodiscard]] std::string human_bytes(unsigned long long bytes);
 
 }  // namespace ezpz::core

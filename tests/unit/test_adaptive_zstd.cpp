@@ -5,11 +5,14 @@
 #include <string>
 #include <thread>
 
+#define ZSTD_STATIC_LINKING_ONLY  // ZSTD_getFrameHeader
 #include <zstd.h>
+#include <zstd_errors.h>
 
 #include "sys/fs/adaptive_zstd.hpp"
 
 using ezpz::sys::AdaptiveZstd;
+using ezpz::sys::FrameCheck;
 
 namespace {
 /// Text-like input that compresses, but not to nothing.
@@ -51,7 +54,7 @@ TEST_CASE("adaptive zstd: a slow link raises the level, and the stream still dec
         std::this_thread::sleep_for(std::chrono::milliseconds(30));  // the network is the bottleneck
         return true;
       },
-      0, 2);
+      0, 2, FrameCheck::none);
   const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(40);  // within ctest's 60
   std::size_t fed = 0;
   while (fed < input.size() ||
@@ -80,7 +83,7 @@ TEST_CASE("adaptive zstd: while the output waits, the level never falls below 1"
         std::this_thread::sleep_for(std::chrono::milliseconds(5));  // the output always waits
         return true;
       },
-      0, 1);
+      0, 1, FrameCheck::none);
   for (std::size_t at = 0; at < input.size(); at += 1 << 16) {
     REQUIRE(z.write(input.data() + at, std::min<std::size_t>(1 << 16, input.size() - at)));
   }
@@ -96,14 +99,14 @@ TEST_CASE("adaptive zstd: a fixed level stays fixed, a refusing output stops it"
         frame.append(static_cast<const char*>(data), size);
         return true;
       },
-      7, 1);
+      7, 1, FrameCheck::xxh64);
   REQUIRE(z.write(input.data(), input.size()));
   REQUIRE(z.finish());
   CHECK(z.min_level_used() == 7);
   CHECK(z.max_level_used() == 7);
   CHECK(decompress(frame) == input);
 
-  AdaptiveZstd refused([](const void*, std::size_t) { return false; }, 0, 1);
+  AdaptiveZstd refused([](const void*, std::size_t) { return false; }, 0, 1, FrameCheck::none);
   bool ok = refused.write(input.data(), input.size());
   ok = ok && refused.finish();
   CHECK_FALSE(ok);
@@ -117,7 +120,7 @@ TEST_CASE("adaptive zstd: no compression is raw zstd frames, and frames of both 
         raw.append(static_cast<const char*>(data), size);
         return true;
       },
-      AdaptiveZstd::kOff, 1);
+      AdaptiveZstd::kOff, 1, FrameCheck::none);
   for (std::size_t i = 0; i < input.size(); i += 10240) {  // as libarchive writes tar
     REQUIRE(off.write(input.data() + i, std::min<std::size_t>(10240, input.size() - i)));
   }
@@ -133,9 +136,36 @@ TEST_CASE("adaptive zstd: no compression is raw zstd frames, and frames of both 
     return true;
   };
   for (const int level : {3, AdaptiveZstd::kOff, -16}) {
-    AdaptiveZstd z(sink, level, 1);
+    AdaptiveZstd z(sink, level, 1, FrameCheck::none);
     REQUIRE(z.write(input.data(), input.size()));
     REQUIRE(z.finish());
   }
   CHECK(decompress(mixed) == input + input + input);
+}
+
+TEST_CASE("adaptive zstd: an archive's frames carry XXH64, the stream's none (its SHA-256 checks it)", "[zstd]") {
+  const auto input = sample(1 << 20);
+  for (const auto check : {FrameCheck::xxh64, FrameCheck::none}) {
+    std::string frame;
+    AdaptiveZstd z(
+        [&](const void* data, std::size_t size) {
+          frame.append(static_cast<const char*>(data), size);
+          return true;
+        },
+        3, 1, check);
+    REQUIRE(z.write(input.data(), input.size()));
+    REQUIRE(z.finish());
+    ZSTD_frameHeader header{};
+    REQUIRE(ZSTD_getFrameHeader(&header, frame.data(), frame.size()) == 0);
+    CHECK(header.checksumFlag == (check == FrameCheck::xxh64 ? 1U : 0U));
+    CHECK(decompress(frame) == input);
+    if (check == FrameCheck::xxh64) {  // a damaged checksum is found by any reader
+      frame.back() = static_cast<char>(frame.back() ^ 1);
+      ZSTD_DCtx* d = ZSTD_createDCtx();
+      std::string out(input.size() + 1024, '\0');
+      const auto rc = ZSTD_decompressDCtx(d, out.data(), out.size(), frame.data(), frame.size());
+      ZSTD_freeDCtx(d);
+      CHECK(ZSTD_getErrorCode(rc) == ZSTD_error_checksum_wrong);
+    }
+  }
 }

@@ -194,7 +194,7 @@ TEST_CASE("doctor: /tmp too small for the active env is an error", "[doctor]") {
   probe.space["/dev/shm"] = {8ULL << 30, 8ULL << 30};
   auto r = core::check_space(env, probe);
   CHECK(r.status == CheckStatus::error);
-  CHECK_THAT(r.message, Catch::Contains("3.0 GiB") && Catch::Contains("1.0 GiB"));
+  CHECK_THAT(r.message, Catch::Contains("3.2 GB") && Catch::Contains("1.1 GB"));
   probe.space["/tmp"] = {100ULL << 30, 200ULL << 30};
   CHECK(core::check_space(env, probe).status == CheckStatus::ok);
   probe.space.erase("/dev/shm");

@@ -42,3 +42,13 @@ TEST_CASE("count_of spells the plural out", "[strings]") {
   CHECK(count_of(1, "address", "addresses") == "1 address");
   CHECK(count_of(3, "process", "processes") == "3 processes");
 }
+
+TEST_CASE("human_bytes: decimal units, one decimal past bytes", "[strings]") {
+  using ezpz::core::human_bytes;
+  CHECK(human_bytes(0) == "0 B");
+  CHECK(human_bytes(999) == "999 B");
+  CHECK(human_bytes(1500) == "1.5 KB");
+  CHECK(human_bytes(2'300'000'000ULL) == "2.3 GB");
+  CHECK(human_bytes(3ULL << 30) == "3.2 GB");  // what doctor says of a 3 GiB venv
+  CHECK(human_bytes(5'000'000'000'000'000ULL) == "5.0 PB");
+}

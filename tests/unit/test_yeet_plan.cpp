@@ -126,10 +126,7 @@ TEST_CASE("what yeet may replace at its destination", "[yeet_plan]") {
   CHECK_THAT(nameless.error().message, Catch::EndsWith("--dst /$USER/venv"));
 }
 
-TEST_CASE("paths and sizes", "[yeet_plan]") {
+TEST_CASE("paths", "[yeet_plan]") {
   CHECK(normalize_path("/a/b/../c/./d/") == "/a/c/d");
   CHECK(normalize_path("/../..") == "/");
-  CHECK(human_bytes(999) == "999 B");
-  CHECK(human_bytes(1500) == "1.5 KB");
-  CHECK(human_bytes(2'300'000'000ULL) == "2.3 GB");
 }

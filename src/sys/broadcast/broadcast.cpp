@@ -62,7 +62,8 @@ std::vector<core::NodeResult> broadcast_tree(core::Transport& transport, const s
     return true;
   };
   // libarchive writes plain tar; the stream is compressed here, at a level that follows the link.
-  AdaptiveZstd zstd(sink, options.stream_level, std::max(1U, std::thread::hardware_concurrency()));
+  AdaptiveZstd zstd(sink, options.stream_level, std::max(1U, std::thread::hardware_concurrency()),
+                    FrameCheck::none);  // the stream's SHA-256 checks it
   ArchiveSink tar_sink = [&](const void* data, std::size_t size) { return !stop.load() && zstd.write(data, size); };
   const bool packed = pack_tree_to(root, name, tar_sink, core::ArchiveFormat::tar, {}, {}, stop) && zstd.finish();
   if (stats != nullptr) {

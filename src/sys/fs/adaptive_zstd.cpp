@@ -55,7 +55,7 @@ std::string raw_frame(const char* data, std::size_t size) {
 }
 }  // namespace
 
-AdaptiveZstd::AdaptiveZstd(Output out, int fixed_level, unsigned threads)
+AdaptiveZstd::AdaptiveZstd(Output out, int fixed_level, unsigned threads, FrameCheck check)
     : out_(std::move(out)),
       cctx_(ZSTD_createCCtx()),
       buf_(ZSTD_CStreamOutSize()),
@@ -65,7 +65,7 @@ AdaptiveZstd::AdaptiveZstd(Output out, int fixed_level, unsigned threads)
       max_used_(level_),
       window_start_(Clock::now()) {
   ZSTD_CCtx_setParameter(cctx_, ZSTD_c_compressionLevel, level_ == kOff ? kLadder[1] : level_);
-  ZSTD_CCtx_setParameter(cctx_, ZSTD_c_checksumFlag, 1);  // each frame checks itself (XXH64: near free)
+  ZSTD_CCtx_setParameter(cctx_, ZSTD_c_checksumFlag, check == FrameCheck::xxh64 ? 1 : 0);
   // Workers make the level adjustable mid-frame (and use every core).
   ZSTD_CCtx_setParameter(cctx_, ZSTD_c_nbWorkers, static_cast<int>(std::max(1U, threads)));
 }

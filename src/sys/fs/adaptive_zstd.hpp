@@ -17,11 +17,17 @@ struct ZSTD_CCtx_s;
 
 namespace ezpz::sys {
 
+/// Whether each zstd frame carries its own checksum (XXH64). An archive file does: damage on a
+/// shared filesystem is found when it is read. yeet's stream does not: SHA-256 of the whole
+/// stream and of the tree each node built check more, and XXH64 cost every node 4% of its CPU
+/// (scripts/bench/yeet_cpu.sh).
+enum class FrameCheck { xxh64, none };
+
 class AdaptiveZstd {
  public:
   using Output = std::function<bool(const void* data, std::size_t size)>;
   /// `fixed_level` 0 adapts along kLadder, starting at kStartLevel; kOff fixes no compression.
-  AdaptiveZstd(Output out, int fixed_level, unsigned threads);
+  AdaptiveZstd(Output out, int fixed_level, unsigned threads, FrameCheck check);
   ~AdaptiveZstd();
   AdaptiveZstd(const AdaptiveZstd&) = delete;
   AdaptiveZstd& operator=(const AdaptiveZstd&) = delete;

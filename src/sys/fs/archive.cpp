@@ -75,7 +75,7 @@ Expected<core::TreeStats> pack_tree(const std::string& src, const std::string& t
   if (format == core::ArchiveFormat::zst) {
     // zstd here rather than libarchive's (3.6 writes frames without a checksum): every frame
     // carries one, so damage on a shared filesystem is found when the archive is read.
-    AdaptiveZstd zstd(to_file, 3, std::max(1U, std::thread::hardware_concurrency()));
+    AdaptiveZstd zstd(to_file, 3, std::max(1U, std::thread::hardware_concurrency()), FrameCheck::xxh64);
     ArchiveSink tar_sink = [&zstd](const void* data, std::size_t size) { return zstd.write(data, size); };
     stats = pack_tree_to(src, top_name, tar_sink, core::ArchiveFormat::tar, excludes, progress, stop);
     if (stats && !zstd.finish()) {
