@@ -62,7 +62,6 @@ struct Mount {
 /// NFS, Lustre, GPFS, BeeGFS, CephFS, Cray DVS, ...: a filesystem every node reads over the network.
 [[nodiscard]] bool is_shared_fs(std::string_view type);
 
-
 // ------------------------------------------------------------------ local tier
 /// What several local checks share, gathered once: machine profiles, the job's hosts, mounts.
 struct LocalFacts {

@@ -98,5 +98,4 @@ struct DestinationFacts {
 /// "/a/b/../c/" -> "/a/c": lexical normalisation of an absolute path.
 [[nodiscard]] std::string normalize_path(const std::string& path);
 
-
 }  // namespace ezpz::core
