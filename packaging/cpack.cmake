@@ -8,10 +8,13 @@ install(FILES ${PROJECT_SOURCE_DIR}/packaging/CONTENTS.md DESTINATION share/doc/
 set(_companion share/ezpz/companion)
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/src/torch DESTINATION ${_companion}/src)
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/ezpz DESTINATION ${_companion}/include)
-foreach(_name env expected history parallel_layout rank_env strings torch_choice)
+# The core files it compiles again (src/torch/CMakeLists.txt), in their folders.
+foreach(_name base/env base/expected base/strings launch/rank_env train/history train/parallel_layout
+              train/torch_choice)
+  get_filename_component(_dir ${_name} DIRECTORY)
   foreach(_ext hpp cpp)
     if(EXISTS ${PROJECT_SOURCE_DIR}/src/core/${_name}.${_ext})
-      install(FILES ${PROJECT_SOURCE_DIR}/src/core/${_name}.${_ext} DESTINATION ${_companion}/src/core)
+      install(FILES ${PROJECT_SOURCE_DIR}/src/core/${_name}.${_ext} DESTINATION ${_companion}/src/core/${_dir})
     endif()
   endforeach()
 endforeach()

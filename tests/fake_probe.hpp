@@ -7,9 +7,9 @@
 #include <set>
 #include <string>
 
-#include "core/machine.hpp"
-#include "core/probe.hpp"
-#include "core/transport.hpp"
+#include "core/job/machine.hpp"
+#include "core/ports/probe.hpp"
+#include "core/ports/transport.hpp"
 
 namespace ezpz::test {
 

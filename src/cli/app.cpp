@@ -9,8 +9,8 @@
 #include "cli/rank_env.hpp"
 #include "cli/usage_errors.hpp"
 #include "cli/version.hpp"
-#include "core/log.hpp"
-#include "core/strings.hpp"
+#include "core/base/log.hpp"
+#include "core/base/strings.hpp"
 
 namespace ezpz::cli {
 namespace {

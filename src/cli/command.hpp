@@ -9,12 +9,12 @@
 #include <string_view>
 #include <vector>
 
-#include "core/env.hpp"
-#include "core/probe.hpp"
-#include "core/process.hpp"
-#include "core/rank_channel.hpp"
-#include "core/transfer.hpp"
-#include "core/transport.hpp"
+#include "core/base/env.hpp"
+#include "core/ports/probe.hpp"
+#include "core/ports/process.hpp"
+#include "core/ports/rank_channel.hpp"
+#include "core/ports/transfer.hpp"
+#include "core/ports/transport.hpp"
 
 namespace CLI {
 class App;

@@ -6,8 +6,8 @@
 #include <CLI/Validators.hpp>
 
 #include "cli/terminal.hpp"
-#include "core/kill.hpp"
-#include "core/machine.hpp"
+#include "core/job/kill.hpp"
+#include "core/job/machine.hpp"
 
 namespace ezpz::cli {
 namespace {

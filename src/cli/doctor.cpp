@@ -13,12 +13,12 @@
 #include "cli/reach_options.hpp"
 #include "cli/terminal.hpp"
 #include "cli/yeet_relay.hpp"
-#include "core/agents.hpp"
-#include "core/broadcast.hpp"
-#include "core/cluster.hpp"
-#include "core/doctor.hpp"
-#include "core/log.hpp"
-#include "core/strings.hpp"
+#include "core/base/log.hpp"
+#include "core/base/strings.hpp"
+#include "core/doctor/doctor.hpp"
+#include "core/job/cluster.hpp"
+#include "core/yeet/agents.hpp"
+#include "core/yeet/relay_tree.hpp"
 #include "ezpz/version.hpp"
 
 namespace ezpz::cli {

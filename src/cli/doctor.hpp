@@ -5,7 +5,7 @@
 #include <string>
 
 #include "cli/command.hpp"
-#include "core/reach.hpp"
+#include "core/reach/reach.hpp"
 
 namespace ezpz::cli {
 

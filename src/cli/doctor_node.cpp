@@ -8,9 +8,9 @@
 
 #include "cli/doctor.hpp"
 #include "cli/terminal.hpp"
-#include "core/broadcast.hpp"
-#include "core/doctor.hpp"
-#include "core/strings.hpp"
+#include "core/base/strings.hpp"
+#include "core/doctor/doctor.hpp"
+#include "core/yeet/relay_tree.hpp"
 #include "ezpz/version.hpp"
 
 namespace ezpz::cli {

@@ -6,8 +6,8 @@
 
 #include "cli/launch.hpp"
 #include "cli/terminal.hpp"
-#include "core/job_env.hpp"
-#include "core/shell.hpp"
+#include "core/base/shell.hpp"
+#include "core/job/job_env.hpp"
 
 namespace ezpz::cli {
 

@@ -6,7 +6,7 @@
 #include <CLI/CLI.hpp>
 
 #include "cli/usage_errors.hpp"
-#include "core/strings.hpp"
+#include "core/base/strings.hpp"
 
 namespace ezpz::cli {
 namespace {

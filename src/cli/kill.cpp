@@ -15,12 +15,12 @@
 #include "cli/reach_options.hpp"
 #include "cli/terminal.hpp"
 #include "cli/yeet_relay.hpp"
-#include "core/agents.hpp"
-#include "core/broadcast.hpp"
-#include "core/cluster.hpp"
-#include "core/kill.hpp"
-#include "core/log.hpp"
-#include "core/strings.hpp"
+#include "core/base/log.hpp"
+#include "core/base/strings.hpp"
+#include "core/job/cluster.hpp"
+#include "core/job/kill.hpp"
+#include "core/yeet/agents.hpp"
+#include "core/yeet/relay_tree.hpp"
 
 namespace ezpz::cli {
 

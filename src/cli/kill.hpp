@@ -11,8 +11,8 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/command.hpp"
-#include "core/agents.hpp"
-#include "core/reach.hpp"
+#include "core/reach/reach.hpp"
+#include "core/yeet/agents.hpp"
 
 namespace ezpz::cli {
 

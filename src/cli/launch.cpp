@@ -13,10 +13,10 @@
 #include "cli/launch_report.hpp"
 #include "cli/reach_options.hpp"
 #include "cli/terminal.hpp"
-#include "core/job_record.hpp"
-#include "core/log.hpp"
-#include "core/shell.hpp"
-#include "core/strings.hpp"
+#include "core/base/log.hpp"
+#include "core/base/shell.hpp"
+#include "core/base/strings.hpp"
+#include "core/job/job_record.hpp"
 
 namespace ezpz::cli {
 namespace {
@@ -374,32 +374,30 @@ Expected<PlannedJob> plan_job(Context& ctx, core::LaunchRequest request, std::st
     return settings.error();
   }
   // 2. Scheduler, machine, hosts and GPUs of this job.
-  auto cluster = core::discover_cluster(ctx.env, machines, request.machine, request.hostfile, ctx.probe(), lookups);
-  if (!cluster) {
-    return cluster.error();
-  }
-  log::debug("scheduler " + std::string(core::to_string(cluster->scheduler)) + ", machine " + cluster->machine.name +
-             ", " + core::count_of(cluster->hosts.size(), "host") + " from " + cluster->host_source.origin + ", " +
-             core::count_of(cluster->gpus.per_node, "GPU") + " per node from " + cluster->gpus.detail);
+  EZPZ_TRY_ASSIGN(auto cluster,
+                  core::discover_cluster(ctx.env, machines, request.machine, request.hostfile, ctx.probe(), lookups));
+  log::debug("scheduler " + std::string(core::to_string(cluster.scheduler)) + ", machine " + cluster.machine.name +
+             ", " + core::count_of(cluster.hosts.size(), "host") + " from " + cluster.host_source.origin + ", " +
+             core::count_of(cluster.gpus.per_node, "GPU") + " per node from " + cluster.gpus.detail);
   // 3. A port for MASTER_PORT, held until we exit; the launcher programs; the plan.
   if (request.rank_env && !ctx.env.has("MASTER_PORT")) {
-    cluster->master_port = ctx.jobs().reserve_tcp_port();
+    cluster.master_port = ctx.jobs().reserve_tcp_port();
   }
   if (!timestamp.empty()) {
-    request.run_id = core::job_run_id(ctx.env, cluster->scheduler, timestamp);
-    request.record_dir = record ? core::record_dir(ctx.env, cluster->scheduler, timestamp).value_or("") : "";
+    request.run_id = core::job_run_id(ctx.env, cluster.scheduler, timestamp);
+    request.record_dir = record ? core::record_dir(ctx.env, cluster.scheduler, timestamp).value_or("") : "";
   }
   auto inventory = core::find_launchers(ctx.probe());
   if (failover != nullptr && failover->on) {
     PlannedJob job;  // (named: gcc -O3 warns of the temporary's fields)
-    job.cluster = std::move(*cluster);
+    job.cluster = std::move(cluster);
     job.request = request;
     job.inventory = inventory;
     return plan_failover(ctx, std::move(job), *failover);
   }
-  EZPZ_TRY_ASSIGN(auto plan, core::plan_launch(request, ctx.env, *cluster, inventory));
-  plan.warnings.insert(plan.warnings.end(), cluster->warnings.begin(), cluster->warnings.end());
-  return PlannedJob{std::move(plan), std::move(*cluster), std::nullopt, request, inventory};
+  EZPZ_TRY_ASSIGN(auto plan, core::plan_launch(request, ctx.env, cluster, inventory));
+  plan.warnings.insert(plan.warnings.end(), cluster.warnings.begin(), cluster.warnings.end());
+  return PlannedJob{std::move(plan), std::move(cluster), std::nullopt, request, inventory};
 }
 
 namespace {

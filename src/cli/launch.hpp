@@ -8,10 +8,10 @@
 #include <vector>
 
 #include "cli/command.hpp"
-#include "core/failover.hpp"
-#include "core/failure.hpp"
-#include "core/launch_plan.hpp"
-#include "core/reach.hpp"
+#include "core/launch/failover.hpp"
+#include "core/launch/failure.hpp"
+#include "core/launch/launch_plan.hpp"
+#include "core/reach/reach.hpp"
 
 namespace ezpz::cli {
 

@@ -8,7 +8,7 @@
 
 #include <CLI/App.hpp>
 
-#include "core/strings.hpp"
+#include "core/base/strings.hpp"
 
 namespace ezpz::cli {
 namespace {

@@ -10,10 +10,10 @@
 #include "cli/launch.hpp"
 #include "cli/launch_report.hpp"
 #include "cli/terminal.hpp"
-#include "core/cluster.hpp"
-#include "core/hostlist.hpp"
-#include "core/log.hpp"
-#include "core/strings.hpp"
+#include "core/base/log.hpp"
+#include "core/base/strings.hpp"
+#include "core/job/cluster.hpp"
+#include "core/job/hostlist.hpp"
 
 namespace ezpz::cli {
 namespace {
@@ -139,19 +139,13 @@ Expected<PlannedJob> plan_failover(Context& ctx, PlannedJob job, const core::Fai
         "--spare-nodes needs a launcher that reaches other nodes (srun, mpiexec or mpirun), not the "
         "built-in local launcher");
   }
-  auto split =
-      core::split_nodes(job.request.topology, job.cluster.hosts, core::default_ppn(job.cluster, false), failover);
-  if (!split) {
-    return split.error();
-  }
-  auto plan = core::plan_on_hosts(job.request, ctx.env, job.cluster, job.inventory, *split,
-                                  failover_hostfile(job.request, ctx.env, 0), job.cluster.master_addr);
-  if (!plan) {
-    return plan.error();
-  }
-  plan->warnings.insert(plan->warnings.end(), job.cluster.warnings.begin(), job.cluster.warnings.end());
-  job.plan = std::move(*plan);
-  job.split = std::move(*split);
+  EZPZ_TRY_ASSIGN(auto split, core::split_nodes(job.request.topology, job.cluster.hosts,
+                                                core::default_ppn(job.cluster, false), failover));
+  EZPZ_TRY_ASSIGN(auto plan, core::plan_on_hosts(job.request, ctx.env, job.cluster, job.inventory, split,
+                                                 failover_hostfile(job.request, ctx.env, 0), job.cluster.master_addr));
+  plan.warnings.insert(plan.warnings.end(), job.cluster.warnings.begin(), job.cluster.warnings.end());
+  job.plan = std::move(plan);
+  job.split = std::move(split);
   return job;
 }
 

@@ -8,7 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/terminal.hpp"
-#include "core/shell.hpp"
+#include "core/base/shell.hpp"
 #include "ezpz/version.hpp"
 
 namespace ezpz::cli {

@@ -8,9 +8,9 @@
 
 #include "cli/command.hpp"
 #include "cli/launch.hpp"
-#include "core/failure.hpp"
-#include "core/launch_plan.hpp"
-#include "core/process.hpp"
+#include "core/launch/failure.hpp"
+#include "core/launch/launch_plan.hpp"
+#include "core/ports/process.hpp"
 
 namespace ezpz::cli {
 

@@ -6,8 +6,8 @@
 #include <CLI/Validators.hpp>
 
 #include "cli/terminal.hpp"
-#include "core/history.hpp"
-#include "core/strings.hpp"
+#include "core/base/strings.hpp"
+#include "core/train/history.hpp"
 
 namespace ezpz::cli {
 

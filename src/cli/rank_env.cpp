@@ -5,8 +5,8 @@
 #include <CLI/App.hpp>
 
 #include "cli/terminal.hpp"
-#include "core/failure.hpp"
-#include "core/rank_output.hpp"
+#include "core/launch/failure.hpp"
+#include "core/launch/rank_output.hpp"
 
 namespace ezpz::cli {
 namespace {

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "cli/command.hpp"
-#include "core/rank_env.hpp"
+#include "core/launch/rank_env.hpp"
 
 namespace ezpz::cli {
 

@@ -4,7 +4,7 @@
 
 #include <string>
 
-#include "core/reach.hpp"
+#include "core/reach/reach.hpp"
 
 namespace CLI {
 class App;

@@ -7,11 +7,11 @@
 #include <CLI/Validators.hpp>
 
 #include "cli/terminal.hpp"
-#include "core/cluster.hpp"
-#include "core/failover.hpp"
-#include "core/job_env.hpp"
-#include "core/shell.hpp"
-#include "core/strings.hpp"
+#include "core/base/shell.hpp"
+#include "core/base/strings.hpp"
+#include "core/job/cluster.hpp"
+#include "core/job/job_env.hpp"
+#include "core/launch/failover.hpp"
 
 namespace ezpz::cli {
 namespace {

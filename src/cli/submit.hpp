@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "cli/command.hpp"
-#include "core/job_env.hpp"
+#include "core/job/job_env.hpp"
 
 namespace ezpz::cli {
 

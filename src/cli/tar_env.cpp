@@ -8,9 +8,9 @@
 
 #include "cli/terminal.hpp"
 #include "cli/yeet_report.hpp"
-#include "core/shell.hpp"
-#include "core/strings.hpp"
-#include "core/yeet_plan.hpp"
+#include "core/base/shell.hpp"
+#include "core/base/strings.hpp"
+#include "core/yeet/plan.hpp"
 
 namespace ezpz::cli {
 

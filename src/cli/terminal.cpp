@@ -6,7 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "core/strings.hpp"
+#include "core/base/strings.hpp"
 
 namespace ezpz::cli {
 

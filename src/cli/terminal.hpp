@@ -10,8 +10,8 @@
 #include <utility>
 #include <vector>
 
-#include "core/env.hpp"
-#include "core/expected.hpp"
+#include "core/base/env.hpp"
+#include "core/base/expected.hpp"
 
 namespace ezpz::cli {
 

@@ -9,7 +9,7 @@
 #include "cli/launch.hpp"
 #include "cli/launch_report.hpp"
 #include "cli/terminal.hpp"
-#include "core/strings.hpp"
+#include "core/base/strings.hpp"
 
 namespace ezpz::cli {
 namespace {

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "cli/command.hpp"
-#include "core/launch_plan.hpp"
+#include "core/launch/launch_plan.hpp"
 
 namespace ezpz::cli {
 

@@ -11,13 +11,13 @@
 #include "cli/yeet_relay.hpp"
 #include "cli/yeet_report.hpp"
 #include "cli/yeet_steps.hpp"
-#include "core/agents.hpp"
-#include "core/broadcast.hpp"
-#include "core/cluster.hpp"
-#include "core/log.hpp"
-#include "core/reach.hpp"
-#include "core/strings.hpp"
-#include "core/yeet_broadcast.hpp"
+#include "core/base/log.hpp"
+#include "core/base/strings.hpp"
+#include "core/job/cluster.hpp"
+#include "core/reach/reach.hpp"
+#include "core/yeet/agents.hpp"
+#include "core/yeet/node_plan.hpp"
+#include "core/yeet/relay_tree.hpp"
 
 namespace ezpz::cli {
 
@@ -115,15 +115,10 @@ Expected<core::BroadcastPlan> YeetCommand::plan_nodes(Context& ctx, const core::
   if (app_->count("--min-success-fraction") > 0) {
     rule.min_fraction = min_success_fraction_;
   }
-  if (auto ok = core::check_success_rule(rule); !ok) {  // a usage error before any host is read
-    return ok.error();
-  }
+  EZPZ_TRY(core::check_success_rule(rule));  // a usage error before any host is read
   // The other nodes: the job's hosts (as for launch) less this one; how they are reached.
-  auto reach = core::plan_reach_spec(reach_, ctx.env, ctx.probe());
-  if (!reach) {
-    return reach.error();
-  }
-  core::BroadcastSpec spec = reach->spec;
+  EZPZ_TRY_ASSIGN(auto reach, core::plan_reach_spec(reach_, ctx.env, ctx.probe()));
+  core::BroadcastSpec spec = reach.spec;
   spec.encrypt = !no_encrypt_;
   spec.agent_timeout_s = std::max(60.0, stall_timeout_s_);
   spec.destination = plan.destination;
@@ -134,11 +129,11 @@ Expected<core::BroadcastPlan> YeetCommand::plan_nodes(Context& ctx, const core::
   spec.this_host = host;
   spec.log_level = log::level_name();  // -v: the relays say their steps too
   const auto strategy = strategy_ == "greedy" ? core::Strategy::greedy : core::Strategy::tree;
-  auto nodes = core::plan_broadcast(std::move(reach->reach.targets), fanout_, strategy, rule, std::move(spec));
+  auto nodes = core::plan_broadcast(std::move(reach.reach.targets), fanout_, strategy, rule, std::move(spec));
   if (nodes) {
-    nodes->transport_why = reach->reach.choice.why;
+    nodes->transport_why = reach.reach.choice.why;
     log::info("yeet: " + core::count_of(nodes->targets.size(), "other node") + " through " +
-              core::reach_transport_text(*reach) + " (" + nodes->transport_why +
+              core::reach_transport_text(reach) + " (" + nodes->transport_why +
               "); tree: " + core::encode_tree(nodes->tree));
   }
   return nodes;
@@ -146,41 +141,29 @@ Expected<core::BroadcastPlan> YeetCommand::plan_nodes(Context& ctx, const core::
 
 Expected<YeetRun> YeetCommand::plan(Context& ctx) const {
   EZPZ_TRY_ASSIGN(auto req, request());
-  auto source = core::yeet_source(req, ctx.env);
-  if (!source) {
-    return source.error();
-  }
-  std::string source_path = source->first;
+  EZPZ_TRY_ASSIGN(auto source, core::yeet_source(req, ctx.env));
+  std::string source_path = source.first;
   if (source_path.front() != '/') {
     source_path = ctx.env.get("PWD").value_or("/") + "/" + source_path;
   }
   const auto facts = ctx.trees().inspect(source_path);
-  auto plan = core::plan_yeet(req, ctx.env, facts);
-  if (!plan) {
-    return plan.error();
-  }
-  plan->source_origin = req.source ? (positional_.empty() ? "--src" : "SRC") : source->second;
-  ctx.term.set_unchanged({plan->destination});  // until the commit, a failure leaves it as it was
+  EZPZ_TRY_ASSIGN(auto plan, core::plan_yeet(req, ctx.env, facts));
+  plan.source_origin = req.source ? (positional_.empty() ? "--src" : "SRC") : source.second;
+  ctx.term.set_unchanged({plan.destination});  // until the commit, a failure leaves it as it was
   EZPZ_TRY_ASSIGN(auto settings, core::load_yeet_settings(ctx.env, ctx.probe()));
-  EZPZ_TRY(core::check_destination(plan->destination, facts.real_path, ctx.env, settings.allowed_roots, force_));
+  EZPZ_TRY(core::check_destination(plan.destination, facts.real_path, ctx.env, settings.allowed_roots, force_));
   // What is there now: yeet replaces only its own copies and envs (unless --force), and only
   // what this user may move aside; the nodes check the same before they touch anything.
   const auto user = ctx.env.get("USER").value_or("");
   EZPZ_TRY(
-      core::check_replaceable(plan->destination, ctx.trees().inspect_destination(plan->destination), force_, "", user));
+      core::check_replaceable(plan.destination, ctx.trees().inspect_destination(plan.destination), force_, "", user));
   YeetRun run{ctx, {}, facts.real_path, max_bytes_, std::nullopt, {}, {}};
   run.report.host = ctx.env.hostname.empty() ? "localhost" : ctx.env.hostname;
-  auto nodes = plan_nodes(ctx, *plan, run.report.host);
-  if (!nodes) {
-    return nodes.error();
-  }
-  auto size = ctx.trees().measure(plan->source, plan->excludes);
-  if (!size) {
-    return size.error();
-  }
-  run.report.plan = std::move(*plan);
-  run.report.nodes = std::move(*nodes);
-  run.report.size = *size;
+  EZPZ_TRY_ASSIGN(auto nodes, plan_nodes(ctx, plan, run.report.host));
+  EZPZ_TRY_ASSIGN(auto size, ctx.trees().measure(plan.source, plan.excludes));
+  run.report.plan = std::move(plan);
+  run.report.nodes = std::move(nodes);
+  run.report.size = size;
   run.report.dry_run = dry_run_;
   return run;
 }

@@ -6,9 +6,9 @@
 
 #include "cli/command.hpp"
 #include "cli/yeet_steps.hpp"
-#include "core/reach.hpp"
-#include "core/yeet_broadcast.hpp"
-#include "core/yeet_plan.hpp"
+#include "core/reach/reach.hpp"
+#include "core/yeet/node_plan.hpp"
+#include "core/yeet/plan.hpp"
 
 namespace ezpz::cli {
 

@@ -5,8 +5,8 @@
 
 #include "cli/terminal.hpp"
 #include "cli/yeet_steps.hpp"
-#include "core/manifest.hpp"
-#include "core/strings.hpp"
+#include "core/base/strings.hpp"
+#include "core/yeet/manifest.hpp"
 #include "ezpz/version.hpp"
 
 namespace ezpz::cli {

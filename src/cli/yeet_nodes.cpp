@@ -5,8 +5,8 @@
 
 #include "cli/terminal.hpp"
 #include "cli/yeet_steps.hpp"
-#include "core/log.hpp"
-#include "core/strings.hpp"
+#include "core/base/log.hpp"
+#include "core/base/strings.hpp"
 
 namespace ezpz::cli {
 namespace {

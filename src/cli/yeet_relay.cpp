@@ -5,8 +5,8 @@
 #include <CLI/App.hpp>
 
 #include "cli/terminal.hpp"
-#include "core/broadcast.hpp"
-#include "core/log.hpp"
+#include "core/base/log.hpp"
+#include "core/yeet/relay_tree.hpp"
 
 namespace ezpz::cli {
 namespace {

@@ -8,8 +8,8 @@
 #include <string>
 
 #include "cli/command.hpp"
-#include "core/relay_args.hpp"
-#include "core/shell.hpp"
+#include "core/base/shell.hpp"
+#include "core/yeet/relay_args.hpp"
 
 namespace ezpz::cli {
 

@@ -2,8 +2,8 @@
 
 #include <cstdio>
 
-#include "core/shell.hpp"
-#include "core/strings.hpp"
+#include "core/base/shell.hpp"
+#include "core/base/strings.hpp"
 
 namespace ezpz::cli {
 

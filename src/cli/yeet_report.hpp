@@ -10,12 +10,12 @@
 
 #include <nlohmann/json.hpp>
 
-#include "core/broadcast.hpp"
-#include "core/manifest.hpp"
-#include "core/transfer.hpp"
-#include "core/venv_patch.hpp"
-#include "core/yeet_broadcast.hpp"
-#include "core/yeet_plan.hpp"
+#include "core/ports/transfer.hpp"
+#include "core/yeet/manifest.hpp"
+#include "core/yeet/node_plan.hpp"
+#include "core/yeet/plan.hpp"
+#include "core/yeet/relay_tree.hpp"
+#include "core/yeet/venv_patch.hpp"
 
 namespace ezpz::cli {
 

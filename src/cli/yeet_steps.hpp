@@ -8,7 +8,7 @@
 
 #include "cli/command.hpp"
 #include "cli/yeet_report.hpp"
-#include "core/manifest.hpp"
+#include "core/yeet/manifest.hpp"
 
 namespace ezpz::cli {
 

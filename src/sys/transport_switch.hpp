@@ -2,7 +2,7 @@
 // What main wires as the one core::Transport every node-reaching port goes through.
 #pragma once
 
-#include "core/transport.hpp"
+#include "core/ports/transport.hpp"
 
 namespace ezpz::sys {
 

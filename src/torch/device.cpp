@@ -1,4 +1,4 @@
-// The device, backend and machine a rank runs on (the decisions are core/torch_choice's, from
+// The device, backend and machine a rank runs on (the decisions are core/train/torch_choice's, from
 // what libtorch reports here), seeding, device synchronization, and Python ezpz's names for
 // setup's results (setup_torch, get_dist_info, get_num_nodes, get_gpus_per_node, get_machine).
 #include <cstdlib>

@@ -18,8 +18,8 @@
 #include <torch/csrc/distributed/c10d/ProcessGroupNCCL.hpp>
 #endif
 
-#include "core/rank_env.hpp"
-#include "core/strings.hpp"
+#include "core/base/strings.hpp"
+#include "core/launch/rank_env.hpp"
 #include "torch/state.hpp"
 
 namespace ezpz {

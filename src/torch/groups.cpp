@@ -1,8 +1,8 @@
-// The tensor-parallel groups: ezpz's (dp, pp, cp, tp) layout (core/parallel_layout) made into
+// The tensor-parallel groups: ezpz's (dp, pp, cp, tp) layout (core/train/parallel_layout) made into
 // process groups, and their getters.
 #include <ezpz/torch.hpp>
 
-#include "core/parallel_layout.hpp"
+#include "core/train/parallel_layout.hpp"
 #include "torch/state.hpp"
 
 namespace ezpz {

@@ -12,7 +12,7 @@
 
 #include <ezpz/torch.hpp>
 
-#include "core/history.hpp"
+#include "core/train/history.hpp"
 
 namespace ezpz {
 namespace {

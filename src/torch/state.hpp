@@ -11,9 +11,9 @@
 
 #include <ezpz/torch.hpp>
 
-#include "core/env.hpp"
-#include "core/parallel_layout.hpp"
-#include "core/torch_choice.hpp"
+#include "core/base/env.hpp"
+#include "core/train/parallel_layout.hpp"
+#include "core/train/torch_choice.hpp"
 
 namespace c10d {
 class Store;

@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "core/strings.hpp"
-#include "core/transfer.hpp"
+#include "core/base/strings.hpp"
+#include "core/ports/transfer.hpp"
 
 namespace ezpz::test {
 

@@ -16,7 +16,7 @@ tarball=$(ls "$tmp"/pkg/ezpz-*-Linux.tar.gz)
 for f in bin/ezpz share/man/man1/ezpz.1 share/man/man1/ezpz-yeet.1 share/bash-completion/completions/ezpz \
          share/zsh/vendor-completions/_ezpz share/fish/vendor_completions.d/ezpz.fish share/doc/ezpz/CONTENTS.md \
          share/ezpz/companion/scripts/build-companion.sh share/ezpz/companion/src/torch/CMakeLists.txt \
-         share/ezpz/companion/src/core/parallel_layout.cpp share/ezpz/companion/include/ezpz/torch.hpp; do
+         share/ezpz/companion/src/core/train/parallel_layout.cpp share/ezpz/companion/include/ezpz/torch.hpp; do
   tar -tzf "$tarball" | grep -q "/$f\$" || fail "the package lacks $f"
 done
 

@@ -2,7 +2,7 @@
 // the rest is the text. Properties: bounded output, host names only (RFC 1123), no duplicates, one-line errors.
 #include <set>
 
-#include "core/hostlist.hpp"
+#include "core/job/hostlist.hpp"
 #include "fuzz_common.hpp"
 
 using namespace ezpz;

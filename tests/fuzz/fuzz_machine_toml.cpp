@@ -2,8 +2,8 @@
 // and load_machines/load_yeet_settings through a fake probe serving the text as $EZPZ_CONFIG.
 // Properties: no crash or exception; a merged set still identifies hostnames (with and without a
 // site's environment) as one of its machines and knows "local".
-#include "core/cluster.hpp"
-#include "core/machine.hpp"
+#include "core/job/cluster.hpp"
+#include "core/job/machine.hpp"
 #include "fake_probe.hpp"
 #include "fuzz_common.hpp"
 

@@ -3,8 +3,8 @@
 // Properties: no crash or exception; what decodes re-encodes to something that decodes the same.
 #include <algorithm>
 
-#include "core/broadcast.hpp"
-#include "core/manifest.hpp"
+#include "core/yeet/manifest.hpp"
+#include "core/yeet/relay_tree.hpp"
 #include "fuzz_common.hpp"
 
 using namespace ezpz;

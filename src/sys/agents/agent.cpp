@@ -11,7 +11,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "core/agents.hpp"
+#include "core/yeet/agents.hpp"
 #include "sys/agents/exec_words.hpp"
 #include "sys/agents/net.hpp"
 #include "sys/agents/session.hpp"

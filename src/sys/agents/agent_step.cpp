@@ -12,7 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "core/failure.hpp"
+#include "core/launch/failure.hpp"
 #include "sys/agents/agent_transport.hpp"
 #include "sys/agents/exec_words.hpp"
 #include "sys/agents/net.hpp"

@@ -11,7 +11,7 @@
 #include <poll.h>
 #include <unistd.h>
 
-#include "core/strings.hpp"
+#include "core/base/strings.hpp"
 #include "sys/agents/agent.hpp"
 #include "sys/agents/exec_words.hpp"
 #include "sys/agents/net.hpp"

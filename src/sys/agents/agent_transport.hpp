@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "core/agents.hpp"
-#include "core/transport.hpp"
+#include "core/ports/transport.hpp"
+#include "core/yeet/agents.hpp"
 #include "sys/agents/secure_channel.hpp"
 #include "sys/os/owned.hpp"
 

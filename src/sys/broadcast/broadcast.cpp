@@ -16,8 +16,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "core/log.hpp"
-#include "core/shell.hpp"
+#include "core/base/log.hpp"
+#include "core/base/shell.hpp"
 #include "sys/broadcast/fanout.hpp"
 #include "sys/broadcast/heartbeat.hpp"
 #include "sys/fs/adaptive_zstd.hpp"
@@ -39,7 +39,7 @@ using Clock = std::chrono::steady_clock;
 
 std::vector<core::NodeResult> broadcast_tree(core::Transport& transport, const std::string& root,
                                              const std::string& name, const std::vector<core::RelayNode>& tree,
-                                             const BroadcastOptions& options, const core::ProgressFn& progress,
+                                             const core::BroadcastSpec& options, const core::ProgressFn& progress,
                                              const core::ResultFn& on_result, const std::atomic<bool>& stop,
                                              core::StreamStats* stats) {
   Fanout fan(transport, options.this_host, options);
@@ -84,8 +84,8 @@ std::vector<core::NodeResult> broadcast_tree(core::Transport& transport, const s
 }
 
 std::vector<core::NodeResult> send_from_peer(core::Transport& transport, const std::string& peer,
-                                             const std::vector<core::RelayNode>& tree, const BroadcastOptions& options,
-                                             const core::ResultFn& on_result) {
+                                             const std::vector<core::RelayNode>& tree,
+                                             const core::BroadcastSpec& options, const core::ResultFn& on_result) {
   Fanout fan(transport, options.this_host, options);
   fan.start_sender(peer, tree);
   fan.end(true);
@@ -180,7 +180,7 @@ void conclude(core::NodeResult& me, const std::string& error, bool full_copy_nee
 }  // namespace
 
 int run_relay(core::Transport& transport, const std::string& this_host,
-              const std::vector<core::RelayNode>& children_spec, const BroadcastOptions& options, std::ostream& out,
+              const std::vector<core::RelayNode>& children_spec, const core::BroadcastSpec& options, std::ostream& out,
               const std::atomic<bool>& stop) {
   ::signal(SIGPIPE, SIG_IGN);
   const auto start = Clock::now();
@@ -297,7 +297,7 @@ int run_relay(core::Transport& transport, const std::string& this_host,
 }
 
 int serve_copy(core::Transport& transport, const std::string& root, const std::vector<core::RelayNode>& tree,
-               const BroadcastOptions& options, std::ostream& out, const std::atomic<bool>& stop) {
+               const core::BroadcastSpec& options, std::ostream& out, const std::atomic<bool>& stop) {
   ResultLines say(out);  // the head only reads from here: keep it hearing from us
   const auto name = root.substr(root.rfind('/') + 1);
   const auto results = broadcast_tree(transport, root, name, tree, options, {}, std::ref(say), stop);
@@ -319,7 +319,7 @@ struct Push {
 
 /// Start `ezpz __yeet-send` from `source` ("" this node: run here) to `target`; not started()
 /// when it could not be.
-RemoteChild start_push(core::Transport& transport, const BroadcastOptions& options, const std::string& source,
+RemoteChild start_push(core::Transport& transport, const core::BroadcastSpec& options, const std::string& source,
                        const std::string& target) {
   const auto send = core::send_args(options, core::relay_tree({target}, 1));
   if (!source.empty()) {  // from a node that has the copy (and this binary: it ran a relay)
@@ -421,7 +421,7 @@ core::NodeResult push_result(Push& push) {
 }  // namespace
 
 std::vector<core::NodeResult> greedy_broadcast(core::Transport& transport, const core::HostList& targets,
-                                               const BroadcastOptions& options, int per_source,
+                                               const core::BroadcastSpec& options, int per_source,
                                                const std::atomic<bool>& stop) {
   ::signal(SIGPIPE, SIG_IGN);
   std::map<std::string, int> load{{"", 0}};  // "" = this node

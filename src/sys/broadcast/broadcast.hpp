@@ -8,39 +8,37 @@
 #include <string>
 #include <vector>
 
-#include "core/broadcast.hpp"
-#include "core/transfer.hpp"
-#include "core/transport.hpp"
+#include "core/ports/transfer.hpp"
+#include "core/ports/transport.hpp"
+#include "core/yeet/relay_tree.hpp"
 #include "sys/os/stop_signals.hpp"
 
 namespace ezpz::sys {
-
-using BroadcastOptions = core::BroadcastSpec;
 
 /// Head: pack `root` as `name/...` once and stream it to the relays of `tree`.
 /// One result per target host, in tree order (failures included: no report means failed).
 std::vector<core::NodeResult> broadcast_tree(core::Transport& transport, const std::string& root,
                                              const std::string& name, const std::vector<core::RelayNode>& tree,
-                                             const BroadcastOptions& options, const core::ProgressFn& progress,
+                                             const core::BroadcastSpec& options, const core::ProgressFn& progress,
                                              const core::ResultFn& on_result, const std::atomic<bool>& stop,
                                              core::StreamStats* stats = nullptr);
 
 /// Repair: `peer`, a node that has the copy, streams it (`ezpz __yeet-send` there) to the
 /// relays of `tree`. One result per host of `tree`.
 std::vector<core::NodeResult> send_from_peer(core::Transport& transport, const std::string& peer,
-                                             const std::vector<core::RelayNode>& tree, const BroadcastOptions& options,
-                                             const core::ResultFn& on_result);
+                                             const std::vector<core::RelayNode>& tree,
+                                             const core::BroadcastSpec& options, const core::ResultFn& on_result);
 
 /// Relay: the stream on stdin -> a staging directory beside the destination and to
 /// `children`; prints one JSON result line per host (itself, then its subtree) on `out`.
 /// Returns 0 when this node succeeded.
 int run_relay(core::Transport& transport, const std::string& this_host, const std::vector<core::RelayNode>& children,
-              const BroadcastOptions& options, std::ostream& out, const std::atomic<bool>& stop);
+              const core::BroadcastSpec& options, std::ostream& out, const std::atomic<bool>& stop);
 
 /// `ezpz __yeet-send`: stream this node's copy at `root` to the relays of `tree`, printing each
 /// host's result line on `out` as it arrives (and a heartbeat meanwhile). 0 when all succeeded.
 int serve_copy(core::Transport& transport, const std::string& root, const std::vector<core::RelayNode>& tree,
-               const BroadcastOptions& options, std::ostream& out, const std::atomic<bool>& stop);
+               const core::BroadcastSpec& options, std::ostream& out, const std::atomic<bool>& stop);
 
 }  // namespace ezpz::sys
 
@@ -51,7 +49,7 @@ namespace ezpz::sys {
 /// source, least-loaded source first; a node that finishes becomes a source. Pushes from this
 /// node run `ezpz __yeet-send` locally; from other nodes over ssh.
 std::vector<core::NodeResult> greedy_broadcast(core::Transport& transport, const core::HostList& targets,
-                                               const BroadcastOptions& options, int per_source,
+                                               const core::BroadcastSpec& options, int per_source,
                                                const std::atomic<bool>& stop);
 
 }  // namespace ezpz::sys

@@ -12,14 +12,14 @@
 #include <poll.h>
 #include <unistd.h>
 
-#include "core/log.hpp"
+#include "core/base/log.hpp"
 #include "sys/nodes/remote_process.hpp"
 #include "sys/os/fd_io.hpp"
 
 namespace ezpz::sys {
 namespace {
 using Clock = std::chrono::steady_clock;
-/// A keepalive: a frame header with no data (core/broadcast.hpp).
+/// A keepalive: a frame header with no data (core/yeet/relay_tree.hpp).
 const auto kKeepalive = core::frame_header(core::kKeepaliveLength);
 }  // namespace
 

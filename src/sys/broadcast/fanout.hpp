@@ -12,9 +12,9 @@
 #include <thread>
 #include <vector>
 
-#include "core/broadcast.hpp"
-#include "core/transfer.hpp"
-#include "core/transport.hpp"
+#include "core/ports/transfer.hpp"
+#include "core/ports/transport.hpp"
+#include "core/yeet/relay_tree.hpp"
 #include "sys/os/fd_io.hpp"
 
 namespace ezpz::sys {

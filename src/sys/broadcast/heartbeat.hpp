@@ -17,7 +17,7 @@
 
 #include <unistd.h>
 
-#include "core/broadcast.hpp"
+#include "core/yeet/relay_tree.hpp"
 
 namespace ezpz::sys {
 

@@ -14,7 +14,7 @@
 #include <nettle/sha2.h>
 #include <unistd.h>
 
-#include "core/strings.hpp"
+#include "core/base/strings.hpp"
 #include "sys/fs/adaptive_zstd.hpp"
 #include "sys/fs/tree.hpp"
 #include "sys/os/fd_io.hpp"

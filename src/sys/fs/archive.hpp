@@ -10,8 +10,8 @@
 #include <string_view>
 #include <vector>
 
-#include "core/expected.hpp"
-#include "core/transfer.hpp"
+#include "core/base/expected.hpp"
+#include "core/ports/transfer.hpp"
 
 struct archive;  // libarchive
 

@@ -14,9 +14,9 @@
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 
-#include "core/extract_guard.hpp"
-#include "core/strings.hpp"
-#include "core/yeet_plan.hpp"
+#include "core/base/strings.hpp"
+#include "core/yeet/extract_guard.hpp"
+#include "core/yeet/plan.hpp"
 #include "sys/fs/archive.hpp"
 #include "sys/fs/archive_source.hpp"
 #include "sys/fs/tree.hpp"

@@ -14,7 +14,7 @@
 #include <zstd.h>
 #include <zstd_errors.h>
 
-#include "core/strings.hpp"
+#include "core/base/strings.hpp"
 #include "sys/os/fd_io.hpp"
 
 namespace ezpz::sys {
@@ -293,12 +293,10 @@ ArchiveSourceFile::~ArchiveSourceFile() {
 
 Expected<std::unique_ptr<ArchiveSourceFile>> ArchiveSourceFile::open(const std::string& path) {
   EZPZ_TRY_ASSIGN(auto expected, read_expected_sha(path));
-  auto fd = open_regular(path, true);  // the source may be a link to an archive, never a FIFO
-  if (!fd) {
-    return fd.error();
-  }
-  (void)::posix_fadvise(fd->get(), 0, 0, POSIX_FADV_SEQUENTIAL);
-  std::unique_ptr<ArchiveSourceFile> src(new ArchiveSourceFile(path, std::move(*fd)));
+  // The source may be a link to an archive, never a FIFO.
+  EZPZ_TRY_ASSIGN(auto fd, open_regular(path, true));
+  (void)::posix_fadvise(fd.get(), 0, 0, POSIX_FADV_SEQUENTIAL);
+  std::unique_ptr<ArchiveSourceFile> src(new ArchiveSourceFile(path, std::move(fd)));
   src->raw_.resize(kChunk);
   if (!expected.empty()) {
     src->expected_sha_ = expected;

@@ -15,8 +15,8 @@
 #include <thread>
 #include <vector>
 
-#include "core/expected.hpp"
-#include "core/transfer.hpp"
+#include "core/base/expected.hpp"
+#include "core/ports/transfer.hpp"
 #include "sys/os/fd_io.hpp"
 
 namespace ezpz::sys {

@@ -5,7 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "core/manifest.hpp"
+#include "core/yeet/manifest.hpp"
 #include "sys/fs/tree.hpp"
 
 namespace ezpz::sys {

@@ -3,7 +3,7 @@
 
 #include <string>
 
-#include "core/yeet_plan.hpp"
+#include "core/yeet/plan.hpp"
 
 namespace ezpz::sys {
 

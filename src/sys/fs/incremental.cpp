@@ -14,7 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "core/strings.hpp"
+#include "core/base/strings.hpp"
 #include "sys/fs/tree.hpp"
 #include "sys/os/fd_io.hpp"
 

@@ -7,8 +7,8 @@
 #include <string>
 #include <string_view>
 
-#include "core/expected.hpp"
-#include "core/manifest.hpp"
+#include "core/base/expected.hpp"
+#include "core/yeet/manifest.hpp"
 
 namespace ezpz::sys {
 

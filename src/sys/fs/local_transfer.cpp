@@ -12,7 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "core/venv_patch.hpp"
+#include "core/yeet/venv_patch.hpp"
 #include "sys/fs/archive.hpp"
 #include "sys/fs/destination.hpp"
 #include "sys/fs/incremental.hpp"

@@ -6,7 +6,7 @@
 #include <csignal>
 #include <vector>
 
-#include "core/transfer.hpp"
+#include "core/ports/transfer.hpp"
 #include "sys/os/stop_signals.hpp"
 
 namespace ezpz::sys {

@@ -11,8 +11,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "core/shell.hpp"
-#include "core/transfer.hpp"
+#include "core/base/shell.hpp"
+#include "core/ports/transfer.hpp"
 #include "sys/os/fd_io.hpp"
 
 namespace ezpz::sys {

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "core/expected.hpp"
+#include "core/base/expected.hpp"
 
 namespace ezpz::sys {
 

@@ -16,7 +16,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "core/manifest.hpp"
+#include "core/yeet/manifest.hpp"
 #include "sys/os/fd_io.hpp"
 #include "sys/os/owned.hpp"
 
@@ -88,11 +88,9 @@ Expected<void> walk_dir(const std::string& root, const std::string& rel, const s
 /// Copy one regular file's bytes (copy_file_range, falling back to read/write).
 Expected<void> copy_bytes(const std::string& from, const std::string& to, const struct stat& st,
                           unsigned long long& done, const core::ProgressFn& progress) {
-  auto opened = open_regular(from);  // what was a file when listed may be a FIFO now
-  if (!opened) {
-    return opened.error();
-  }
-  const int in = opened->get();
+  // What was a file when listed may be a FIFO now.
+  EZPZ_TRY_ASSIGN(const auto opened, open_regular(from));
+  const int in = opened.get();
   OwnedFd out(::open(to.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600));
   if (!out.valid()) {
     return io_error("cannot create", to);

@@ -9,8 +9,8 @@
 
 #include <sys/stat.h>
 
-#include "core/expected.hpp"
-#include "core/transfer.hpp"
+#include "core/base/expected.hpp"
+#include "core/ports/transfer.hpp"
 #include "sys/fs/remove.hpp"
 #include "sys/os/read_text.hpp"
 

@@ -2,9 +2,9 @@
 // of every node (doctor --nodes).
 #pragma once
 
-#include "core/probe.hpp"
-#include "core/process.hpp"
-#include "core/transport.hpp"
+#include "core/ports/probe.hpp"
+#include "core/ports/process.hpp"
+#include "core/ports/transport.hpp"
 
 namespace ezpz::sys {
 

@@ -8,7 +8,7 @@
 #include <poll.h>
 #include <unistd.h>
 
-#include "core/broadcast.hpp"
+#include "core/yeet/relay_tree.hpp"
 #include "sys/os/fd_io.hpp"
 
 namespace ezpz::sys {

@@ -8,7 +8,7 @@
 #include <cstddef>
 #include <string>
 
-#include "core/transport.hpp"
+#include "core/ports/transport.hpp"
 #include "sys/os/fd_io.hpp"
 #include "sys/os/owned.hpp"
 

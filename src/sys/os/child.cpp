@@ -14,7 +14,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "core/rank_channel.hpp"
+#include "core/ports/rank_channel.hpp"
 #include "sys/os/exec.hpp"
 #include "sys/os/fd_io.hpp"
 #include "sys/os/job_exit.hpp"

@@ -1,7 +1,7 @@
 // Build the Env snapshot from the real process (the only getenv in ezpz).
 #pragma once
 
-#include "core/env.hpp"
+#include "core/base/env.hpp"
 
 namespace ezpz::sys {
 

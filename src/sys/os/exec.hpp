@@ -7,7 +7,7 @@
 #include <utility>
 #include <vector>
 
-#include "core/process.hpp"
+#include "core/ports/process.hpp"
 #include "sys/os/fd_io.hpp"
 
 namespace ezpz::sys {

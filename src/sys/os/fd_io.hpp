@@ -15,7 +15,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "core/expected.hpp"
+#include "core/base/expected.hpp"
 
 namespace ezpz::sys {
 

@@ -8,8 +8,8 @@
 
 #include <sys/wait.h>
 
-#include "core/expected.hpp"
-#include "core/process.hpp"
+#include "core/base/expected.hpp"
+#include "core/ports/process.hpp"
 
 namespace ezpz::sys {
 

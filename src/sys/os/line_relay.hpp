@@ -6,7 +6,7 @@
 #include <string>
 #include <string_view>
 
-#include "core/rank_output.hpp"
+#include "core/launch/rank_output.hpp"
 #include "sys/os/fd_io.hpp"
 
 namespace ezpz::sys {

@@ -3,7 +3,7 @@
 
 #include <string>
 
-#include "core/probe.hpp"
+#include "core/ports/probe.hpp"
 
 namespace ezpz::sys {
 

@@ -11,7 +11,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "core/rank_env.hpp"
+#include "core/launch/rank_env.hpp"
 #include "sys/os/exec.hpp"
 #include "sys/os/read_text.hpp"
 

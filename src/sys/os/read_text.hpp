@@ -4,7 +4,7 @@
 #include <cstddef>
 #include <string>
 
-#include "core/expected.hpp"
+#include "core/base/expected.hpp"
 
 namespace ezpz::sys {
 

@@ -3,7 +3,7 @@
 #include <nettle/sha2.h>
 #include <unistd.h>
 
-#include "core/strings.hpp"
+#include "core/base/strings.hpp"
 #include "sys/os/fd_io.hpp"
 #include "sys/os/posix_probe.hpp"
 

@@ -4,7 +4,7 @@
 // in seconds (the answer to the hello), 'K' kill the rank now. CMake target ezpz_sys_ranks.
 #pragma once
 
-#include "core/rank_channel.hpp"
+#include "core/ports/rank_channel.hpp"
 
 namespace ezpz::sys {
 

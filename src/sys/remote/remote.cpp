@@ -12,8 +12,8 @@
 #include <poll.h>
 #include <unistd.h>
 
-#include "core/hostlist.hpp"
-#include "core/strings.hpp"
+#include "core/base/strings.hpp"
+#include "core/job/hostlist.hpp"
 #include "sys/os/argv.hpp"
 #include "sys/os/fd_io.hpp"
 #include "sys/remote/ssh_client.hpp"

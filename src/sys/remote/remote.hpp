@@ -10,8 +10,8 @@
 
 #include <sys/types.h>
 
-#include "core/broadcast.hpp"
-#include "core/transport.hpp"
+#include "core/ports/transport.hpp"
+#include "core/yeet/relay_tree.hpp"
 #include "sys/remote/ssh_client.hpp"
 
 namespace ezpz::sys {

@@ -10,8 +10,8 @@
 #include <poll.h>
 #include <unistd.h>
 
-#include "core/agents.hpp"
-#include "core/strings.hpp"
+#include "core/base/strings.hpp"
+#include "core/yeet/agents.hpp"
 #include "sys/agents/exec_words.hpp"
 #include "sys/agents/net.hpp"
 #include "sys/agents/session.hpp"

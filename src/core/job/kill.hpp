@@ -1,0 +1,24 @@
+// `ezpz kill`: which processes of ezpz-launched jobs to signal (pure), and the report.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/ports/process.hpp"
+
+namespace ezpz::core {
+
+/// "TERM", "SIGTERM", "term" or "15" -> 15; KILL, INT, HUP, QUIT, USR1, USR2 likewise.
+[[nodiscard]] std::optional<int> signal_from_string(std::string_view s);
+[[nodiscard]] std::string signal_name(int sig);
+/// The names --signal takes (TERM, KILL, INT, HUP, QUIT, USR1, USR2), for completion.
+[[nodiscard]] std::vector<std::string> signal_names();
+
+/// The processes to signal: those carrying a job id, whose job id or command line contains
+/// `pattern` (all when empty), never this process or its ancestors (`protect`).
+[[nodiscard]] std::vector<ProcessInfo> select_kill_targets(const std::vector<ProcessInfo>& processes,
+                                                           std::string_view pattern, const std::vector<int>& protect);
+
+}  // namespace ezpz::core

@@ -1,0 +1,180 @@
+// The port through which commands start and supervise programs. sys/ implements it.
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "core/base/expected.hpp"
+#include "core/launch/rank_output.hpp"
+#include "core/yeet/relay_tree.hpp"
+
+namespace ezpz::core {
+
+/// One program to start.
+struct ProcessSpec {
+  std::vector<std::string> argv;                         ///< argv[0] is looked up on PATH
+  std::vector<std::pair<std::string, std::string>> set;  ///< variables to add or replace
+  std::vector<std::string> unset;                        ///< variables to remove
+  std::string label;                                     ///< prefix for each output line when labelling ("[host 3] ")
+  std::string log_out;  ///< a file that gets a copy of its stdout, made at the first byte ("": none)
+  std::string log_err;  ///< the same for its stderr
+  bool console = true;  ///< its lines show on ezpz's stdout and stderr (false: only in the files)
+  std::string host;     ///< where it runs, for reports ("" none)
+};
+
+/// The first failure a rank reported through the rank hub.
+struct RankFailure {
+  std::string what;              ///< "rank 1 on node2 exited with code 1"
+  int code = 0;                  ///< its exit code
+  bool could_not_start = false;  ///< its command could not be started (the other ranks' soon fail alike)
+};
+
+/// What besides the job's own processes the supervision of a launcher waits on: the rank hub,
+/// through which every rank's shim sends its output and its end (core/ports/rank_channel.hpp).
+class JobSideChannel {
+ public:
+  virtual ~JobSideChannel() = default;
+  /// Descriptors to wait on now (the listener and every connection).
+  [[nodiscard]] virtual std::vector<int> fds() const = 0;
+  /// `fd` is ready: take what it has. True when a rank's output came.
+  virtual bool service(int fd) = 0;
+  /// Every rank's shim kills its rank at once (SIGKILL): a job ezpz kills leaves no rank behind
+  /// wherever the launcher left it.
+  virtual void kill_ranks() = 0;
+  /// After the launcher ended: take what the shims still send, then kill the ranks of shims
+  /// still connected after `grace_s` (the launcher died and left them) and wait up to
+  /// `kill_wait_s` for them to go.
+  virtual void finish(double grace_s, double kill_wait_s) = 0;
+  /// What each rank said: its host, whether it ended, its last line (who went quiet,
+  /// stragglers: core::quiet_report, core::straggling).
+  [[nodiscard]] virtual std::vector<RankWatch> ranks() const = 0;
+  /// The first rank that reported a failure, once; nullopt before and after.
+  [[nodiscard]] virtual std::optional<RankFailure> take_failure() = 0;
+};
+
+struct RunOptions {
+  double timeout_s = 0;            ///< watchdog: no output for this long -> stop the job, exit 124 (0 = off)
+  double time_limit_s = 0;         ///< wall clock: running this long -> stop the job, exit 124 (0 = off)
+  double kill_after_s = 10;        ///< grace between SIGTERM/SIGINT and SIGKILL
+  bool label = false;              ///< prefix each output line with the process's label
+  bool stop_on_failure = true;     ///< a failing rank stops the others (its code is the job's)
+  bool is_launcher = false;        ///< an MPI launcher (gets SIGTERM, not SIGKILL, if ezpz dies)
+  bool whole_lines = false;        ///< pass output on whole lines at a time (lines of processes never merge)
+  std::string stop_what;           ///< what a stop signal reaches, for the notice ("4 ranks", "mpiexec")
+  bool stop_what_many = false;     ///< stop_what names several ("4 ranks": "them", not "it")
+  std::vector<std::string> names;  ///< how notices name each process ("rank 2 on host")
+  std::function<void(std::string_view)> notice;  ///< one-line messages for the user
+  JobSideChannel* side = nullptr;                ///< the rank hub of a launcher's job (nullptr: none)
+  double started_epoch = 0;                      ///< when the job started (seconds since the epoch)
+  double straggler_after_s = 60;  ///< say who still runs this long after every other rank ended well (0: never)
+};
+
+struct RunResult {
+  int exit_code = 0;  ///< the job's code (see RunOptions), 124 on timeout, 128+N if ezpz got signal N
+  int signal = 0;     ///< terminating signal ezpz received and forwarded (0 = none)
+  bool timed_out = false;
+  int failed = -1;                         ///< index of the first process that failed (-1 = none)
+  int failed_code = 0;                     ///< its exit code (128+N when killed by signal N)
+  int failed_signal = 0;                   ///< N when it was killed by signal N
+  double failed_time = 0;                  ///< when it ended (seconds since the epoch)
+  std::vector<std::string> failed_tail;    ///< the last lines of its stderr (the built-in launcher)
+  std::vector<std::string> launcher_tail;  ///< an MPI launcher's last lines (stdout's, then stderr's)
+  double stopped_at = 0;                   ///< when ezpz began to stop the job (epoch seconds; 0: it did not)
+};
+
+/// A process of an ezpz-launched job on this node.
+struct ProcessInfo {
+  int pid = 0;
+  int ppid = 0;
+  std::string cmdline;  ///< arguments joined by spaces
+  std::string job_id;   ///< its EZPZ_JOB_ID ("" when it has none)
+};
+
+/// What `ezpz ARGS` printed on another node.
+struct NodeOutput {
+  std::string host;
+  int exit_code = 0;
+  std::string output;  ///< its stdout
+  std::string error;   ///< could not connect or start (one line)
+};
+
+/// How a child that run_child started ended.
+struct ChildExit {
+  int exit_code = 0;    ///< its code; 128+N when killed by signal N; 127/126 when exec failed
+  int signal = 0;       ///< N when killed by signal N
+  int exec_errno = 0;   ///< exec's errno when the program could not be started
+  double end_time = 0;  ///< wall clock when it ended (seconds since the epoch)
+  long pid = 0;
+  std::vector<std::string> last_lines;  ///< the last lines of its stderr
+};
+
+class RankLink;
+
+/// Where run_child sends the child's output.
+struct ChildIo {
+  std::string label;         ///< prefix for each line shown here ("" none)
+  bool console = true;       ///< shown here (when no link takes it)
+  std::string log_out;       ///< a file that gets a copy of its stdout, made at the first byte ("": none)
+  std::string log_err;       ///< the same for its stderr
+  RankLink* link = nullptr;  ///< the launching ezpz's rank hub: the output goes there, and the child
+                             ///< is killed when the hub says so or is gone
+  /// Called once the child runs, when `link` is null: the link to use (nullptr: none), so that
+  /// reaching the hub overlaps the command's own start.
+  std::function<RankLink*()> connect;
+};
+
+/// Run processes here: one child, or a job's ranks under one process group. Port (sys/os).
+class JobControl {
+ public:
+  virtual ~JobControl() = default;
+  /// Run argv (PATH lookup) as this process's child, `env` added to the environment (`unset`
+  /// removed), pass it SIGINT, SIGTERM, SIGHUP, SIGUSR1 and SIGUSR2, and wait for it. The child
+  /// dies with this process (PR_SET_PDEATHSIG); when this process's parent dies (the launcher
+  /// left it), or `io.link`'s hub says so or is gone, the child is stopped (SIGTERM, SIGKILL
+  /// after the grace). Its output goes where `io` says, whole lines at a time.
+  [[nodiscard]] virtual ChildExit run_child(const std::vector<std::string>& argv,
+                                            const std::vector<std::pair<std::string, std::string>>& env,
+                                            const std::vector<std::string>& unset, const ChildIo& io) = 0;
+  /// End as `exit` did where possible (the same signal, default action, no core dump);
+  /// returns the code to exit with otherwise.
+  [[nodiscard]] virtual int finish_like(const ChildExit& exit) = 0;
+  /// Start every process in one new process group, forward SIGINT, SIGTERM, SIGHUP,
+  /// SIGUSR1 and SIGUSR2 to it, and wait for all of them. An Error when one cannot start.
+  [[nodiscard]] virtual Expected<RunResult> run(const std::vector<ProcessSpec>& processes,
+                                                const RunOptions& options) = 0;
+  /// A TCP port free on this host, held (SO_REUSEADDR, not listening) until ezpz exits so
+  /// that concurrent launches get different ports while the job itself can still bind it.
+  [[nodiscard]] virtual int reserve_tcp_port() = 0;
+  /// Sleep; false when a forwarded signal arrived meanwhile (stop retrying).
+  [[nodiscard]] virtual bool sleep_unless_interrupted(double seconds) = 0;
+};
+
+/// This node's processes: find a job's, signal them. Port (sys/os/procs).
+class ProcessTable {
+ public:
+  virtual ~ProcessTable() = default;
+  /// This user's processes on this node that carry an ezpz job id (EZPZ_JOB_ID).
+  [[nodiscard]] virtual std::vector<ProcessInfo> job_processes() = 0;
+  /// This process and its ancestors (never signalled by ezpz kill).
+  [[nodiscard]] virtual std::vector<int> self_and_ancestors() = 0;
+  /// Send `sig` to `pid`; false when it is gone or not ours.
+  virtual bool send_signal(int pid, int sig) = 0;
+  [[nodiscard]] virtual bool alive(int pid) = 0;
+};
+
+/// ezpz run on many nodes at once over a transport (kill --all-nodes). Port (sys/nodes).
+class NodeCommands {
+ public:
+  virtual ~NodeCommands() = default;
+  /// Run `ezpz args...` on each host at once over yeet's transport (spec: ssh command, binary
+  /// path), at most `timeout_s` seconds; their output in host order.
+  [[nodiscard]] virtual std::vector<NodeOutput> run_on_nodes(const HostList& hosts,
+                                                             const std::vector<std::string>& args,
+                                                             const BroadcastSpec& spec, double timeout_s) = 0;
+};
+
+}  // namespace ezpz::core

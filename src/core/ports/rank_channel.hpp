@@ -1,0 +1,79 @@
+// The rank channel: every rank's shim sends its output and its end to the launching ezpz over
+// one sealed TCP connection (the rank hub), beside the launcher instead of through it. Lines
+// of ranks then never cut or glue under any launcher, every line can name its host, a failing
+// rank's last words and a quiet rank are known, and a shim whose hub is gone stops its rank:
+// no rank outlives ezpz. Port (sys/ranks); the hub is also what a launcher's supervision waits
+// on (JobSideChannel).
+#pragma once
+
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/base/env.hpp"
+#include "core/launch/failure.hpp"
+#include "core/launch/rank_output.hpp"
+#include "core/ports/process.hpp"
+
+namespace ezpz::core {
+
+/// The shim's end: its rank's output goes to the hub.
+/// How often a quiet shim says it is alive, and the silence that names its node (failover).
+inline constexpr double kAliveEveryS = 2;
+inline constexpr double kShimSilenceS = 8;
+
+class RankLink {
+ public:
+  virtual ~RankLink() = default;
+  /// Send bytes of stream 1 (stdout) or 2 (stderr) as they came; false once the hub is gone.
+  virtual bool send_output(int stream, std::string_view bytes) = 0;
+  /// For a rank the console does not show: only that stream 1 or 2 had output, and its last
+  /// line (who went quiet, the watchdog), not the bytes (its files have them); false once the
+  /// hub is gone.
+  virtual bool send_progress(int stream, std::string_view last_line) = 0;
+  /// Send how the rank ended (exit_report_json); false once the hub is gone.
+  virtual bool send_exit(const RankExit& exit) = 0;
+  /// "Still here" when the shim has sent nothing for kAliveEvery: a node whose shims go silent
+  /// is stopped or cut off (failover's evidence); false once the hub is gone.
+  virtual bool send_alive() = 0;
+  /// The descriptor to wait on: readable when the hub speaks or is gone.
+  [[nodiscard]] virtual int fd() const = 0;
+  enum class Heard { nothing, kill, gone };
+  /// What the hub said: nothing yet, kill the rank now, or it is gone (ezpz ended or died).
+  virtual Heard hear() = 0;
+  /// The launch's grace between SIGTERM and SIGKILL (--kill-after), as the hub said.
+  [[nodiscard]] virtual double kill_after() const = 0;
+};
+
+/// What the hub does with what the shims send.
+struct HubOptions {
+  std::string host;          ///< the address the shims connect to (this node's, as other nodes see it)
+  int nprocs = 0;            ///< ranks expected
+  bool label = false;        ///< prefix every line with "[host rank] "
+  RankRanges console;        ///< ranks whose lines show (empty: all)
+  double kill_after_s = 10;  ///< told to every shim: its grace when the hub is gone
+};
+
+/// The launch's end: one per attempt.
+class RankHub : public JobSideChannel {
+ public:
+  /// "address:port" and the secret (hex) for kHubVar and kHubKeyVar.
+  [[nodiscard]] virtual std::string address() const = 0;
+  [[nodiscard]] virtual std::string key() const = 0;
+  /// How the ranks that reported an end ended, with their last stderr lines.
+  [[nodiscard]] virtual std::vector<RankExit> exits() const = 0;
+};
+
+class RankChannels {
+ public:
+  virtual ~RankChannels() = default;
+  /// A hub listening on every address of this node; an Error when none can be opened.
+  [[nodiscard]] virtual Expected<std::unique_ptr<RankHub>> open_hub(const HubOptions& options) = 0;
+  /// The shim's connection to the hub kHubVar names (with kHubKeyVar's secret), saying who it is;
+  /// nullptr, with `why`, when there is none or it cannot be reached in `timeout_ms`.
+  [[nodiscard]] virtual std::unique_ptr<RankLink> connect_hub(const Env& env, int rank, const std::string& host,
+                                                              int timeout_ms, std::string& why) = 0;
+};
+
+}  // namespace ezpz::core

@@ -1,0 +1,183 @@
+#include "core/yeet/manifest.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include "core/base/json_fields.hpp"
+
+namespace ezpz::core {
+
+std::string yeet_marker_text(const std::string& source, long long epoch_s, std::string_view version) {
+  return nlohmann::json{{"ezpz_yeet", 1}, {"source", source}, {"time", epoch_s}, {"version", std::string(version)}}
+             .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) +
+         "\n";
+}
+
+bool safe_relative_path(std::string_view path) {
+  if (path.empty() || path.front() == '/') {
+    return false;
+  }
+  for (std::size_t start = 0; start <= path.size();) {
+    auto slash = path.find('/', start);
+    const auto part = path.substr(start, slash == std::string_view::npos ? std::string_view::npos : slash - start);
+    if (part.empty() || part == "." || part == "..") {
+      return false;
+    }
+    if (slash == std::string_view::npos) {
+      break;
+    }
+    start = slash + 1;
+  }
+  return true;
+}
+
+std::string encode_manifest(const Manifest& m) {
+  std::string out = nlohmann::json{{"ezpz_manifest", 1}, {"ignore", m.ignore}}.dump() + "\n";
+  for (const auto& [path, e] : m.entries) {
+    nlohmann::json j = {{"p", e.path}, {"t", std::string(1, e.type)}, {"m", e.mode}, {"s", e.size}, {"mt", e.mtime_ns}};
+    if (!e.digest.empty()) {
+      j["d"] = e.digest;
+    }
+    if (!e.link.empty()) {
+      j["l"] = e.link;
+    }
+    if (e.src_mtime_ns != 0) {
+      j["ss"] = e.src_size;
+      j["smt"] = e.src_mtime_ns;
+    }
+    out += j.dump() + "\n";
+  }
+  return out;
+}
+
+Expected<Manifest> decode_manifest(std::string_view text) {
+  Manifest m;
+  bool header = false;
+  std::size_t line_no = 0;
+  for (std::size_t start = 0; start < text.size();) {
+    auto nl = text.find('\n', start);
+    const auto line = text.substr(start, nl == std::string_view::npos ? std::string_view::npos : nl - start);
+    start = nl == std::string_view::npos ? text.size() : nl + 1;
+    ++line_no;
+    if (line.empty()) {
+      continue;
+    }
+    auto j = nlohmann::json::parse(line, nullptr, false);
+    if (j.is_discarded() || !j.is_object()) {
+      return failure("manifest line " + std::to_string(line_no) + " is not JSON");
+    }
+    using json_fields::get;
+    if (!header) {
+      int version = 0;
+      if (!get(j, "ezpz_manifest", version) || version != 1) {
+        return failure("not an ezpz manifest (version 1)");
+      }
+      if (j.contains("ignore") && j["ignore"].is_array()) {
+        for (const auto& name : j["ignore"]) {
+          if (name.is_string()) {
+            m.ignore.push_back(name.get<std::string>());
+          }
+        }
+      }
+      header = true;
+      continue;
+    }
+    ManifestEntry e;
+    std::string t = "f";
+    if (!get(j, "p", e.path) || !get(j, "t", t) || !get(j, "m", e.mode) || !get(j, "s", e.size) ||
+        !get(j, "mt", e.mtime_ns) || !get(j, "d", e.digest) || !get(j, "l", e.link) || !get(j, "ss", e.src_size) ||
+        !get(j, "smt", e.src_mtime_ns)) {
+      return failure("manifest line " + std::to_string(line_no) + " has a field of the wrong type");
+    }
+    e.type = t.empty() ? 'f' : t[0];
+    if (!safe_relative_path(e.path)) {
+      return failure("manifest line " + std::to_string(line_no) + " names a bad path");
+    }
+    m.entries[e.path] = std::move(e);
+  }
+  if (!header) {
+    return failure("empty manifest");
+  }
+  return m;
+}
+
+bool same_content(const ManifestEntry& a, const ManifestEntry& b) {
+  return a.type == b.type && a.mode == b.mode && a.size == b.size && a.digest == b.digest && a.link == b.link &&
+         (a.type == 'd' || a.mtime_ns == b.mtime_ns);
+}
+
+ManifestDiff diff_manifests(const Manifest& old, const Manifest& now) {
+  ManifestDiff d;
+  for (const auto& [path, e] : old.entries) {
+    auto it = now.entries.find(path);
+    if (it == now.entries.end()) {
+      d.removed.push_back(path);
+    } else if (!same_content(e, it->second)) {
+      d.changed.push_back(path);
+    }
+  }
+  for (const auto& [path, e] : now.entries) {
+    if (old.entries.count(path) == 0) {
+      d.added.push_back(path);
+    }
+  }
+  return d;
+}
+
+std::string tree_divergence(const Manifest& m, const std::map<std::string, StatEntry>& tree) {
+  for (const auto& [path, e] : m.entries) {
+    auto it = tree.find(path);
+    if (it == tree.end()) {
+      return path + " is missing";
+    }
+    const auto& s = it->second;
+    // Whole seconds: the stream (tar) carries those, so nodes' copies have no finer mtimes.
+    const bool same_second = s.mtime_ns / 1000000000LL == e.mtime_ns / 1000000000LL;
+    if (s.type != e.type || s.mode != e.mode || (e.type == 'f' && (s.size != e.size || !same_second)) ||
+        (e.type == 'l' && s.link != e.link)) {
+      return path + " changed";
+    }
+  }
+  for (const auto& [path, s] : tree) {
+    if (m.entries.count(path) == 0) {
+      return path + " is new";
+    }
+  }
+  return {};
+}
+
+std::string encode_delta_header(const DeltaHeader& h) {
+  return nlohmann::json{
+      {"ezpz_delta", 1}, {"base", h.base_digest}, {"new", h.new_digest}, {"removed", h.removed}, {"deltas", h.deltas}}
+      .dump();
+}
+
+Expected<DeltaHeader> decode_delta_header(std::string_view text) {
+  auto j = nlohmann::json::parse(text, nullptr, false);
+  int version = 0;
+  if (j.is_discarded() || !j.is_object() || !json_fields::get(j, "ezpz_delta", version) || version != 1) {
+    return failure("not an ezpz delta header (version 1)");
+  }
+  DeltaHeader h;
+  if (!json_fields::get(j, "base", h.base_digest) || !json_fields::get(j, "new", h.new_digest)) {
+    return failure("malformed ezpz delta header");
+  }
+  try {
+    h.removed = j.value("removed", std::vector<std::string>());
+    h.deltas = j.value("deltas", std::map<std::string, std::string>());
+  } catch (const nlohmann::json::exception&) {
+    return failure("malformed ezpz delta header");
+  }
+  for (const auto& p : h.removed) {
+    if (!safe_relative_path(p)) {
+      return failure("delta header names a bad path: " + p);
+    }
+  }
+  for (const auto& [p, f] : h.deltas) {
+    if (!safe_relative_path(p) || !safe_relative_path(f) || f.find('/') != std::string::npos) {
+      return failure("delta header names a bad path: " + p);
+    }
+  }
+  return h;
+}
+
+}  // namespace ezpz::core

@@ -1,0 +1,224 @@
+#include "core/yeet/plan.hpp"
+
+#include <cstdio>
+
+#include "core/base/shell.hpp"
+#include "core/base/strings.hpp"
+#include "core/yeet/manifest.hpp"
+
+namespace ezpz::core {
+namespace {
+
+bool ends_with(std::string_view s, std::string_view suffix) {
+  return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
+}
+
+/// Is `path` equal to `dir` or inside it (both normalised)?
+bool within(const std::string& path, const std::string& dir) {
+  if (dir == "/") {
+    return true;
+  }
+  return path == dir || starts_with(path, dir + "/");
+}
+
+}  // namespace
+
+std::string_view to_string(SourceKind k) {
+  switch (k) {
+    case SourceKind::directory:
+      return "directory";
+    case SourceKind::tar:
+      return "tar";
+    case SourceKind::tar_gz:
+      return "tar.gz";
+    case SourceKind::tar_zst:
+      return "tar.zst";
+    case SourceKind::tar_xz:
+      return "tar.xz";
+  }
+  return "directory";
+}
+
+std::string_view to_string(CopyMethod m) {
+  switch (m) {
+    case CopyMethod::sync:
+      return "sync";
+    case CopyMethod::copy:
+      return "copy";
+    case CopyMethod::compress:
+      return "compress";
+    case CopyMethod::tarball:
+      return "tarball";
+  }
+  return "sync";
+}
+
+std::string_view to_string(EnvKind k) {
+  switch (k) {
+    case EnvKind::none:
+      return "none";
+    case EnvKind::venv:
+      return "venv";
+    case EnvKind::conda:
+      return "conda";
+  }
+  return "none";
+}
+
+std::string normalize_path(const std::string& path) {
+  std::vector<std::string> parts;
+  for (auto part : split(path, '/')) {
+    if (part.empty() || part == ".") {
+      continue;
+    }
+    if (part == "..") {
+      if (!parts.empty()) {
+        parts.pop_back();
+      }
+      continue;
+    }
+    parts.emplace_back(part);
+  }
+  std::string out;
+  for (const auto& p : parts) {
+    out += "/" + p;
+  }
+  return out.empty() ? "/" : out;
+}
+
+Expected<std::pair<std::string, std::string>> yeet_source(const YeetRequest& request, const Env& env,
+                                                          std::string_view command) {
+  if (request.source) {
+    return std::make_pair(*request.source, std::string("SRC"));
+  }
+  if (auto v = env.get("VIRTUAL_ENV")) {
+    return std::make_pair(*v, std::string("VIRTUAL_ENV"));
+  }
+  if (auto c = env.get("CONDA_PREFIX")) {
+    return std::make_pair(*c, std::string("CONDA_PREFIX"));
+  }
+  return usage_error("no source given and no active environment: pass a directory or tarball (" + std::string(command) +
+                     " PATH), or activate the env first so VIRTUAL_ENV or CONDA_PREFIX is set");
+}
+
+Expected<YeetPlan> plan_yeet(const YeetRequest& request, const Env& env, const SourceFacts& facts) {
+  EZPZ_TRY_ASSIGN(auto src, yeet_source(request, env));
+  YeetPlan plan;
+  plan.source_origin = src.second;
+  std::string source = src.first;
+  if (!starts_with(source, "/")) {
+    auto cwd = env.get("PWD").value_or("/");
+    source = cwd + "/" + source;
+  }
+  plan.source = normalize_path(source);
+  if (!facts.exists) {
+    return usage_error("source " + plan.source + " (from " + plan.source_origin +
+                       ") does not exist: pass an existing directory or .tar.gz/.tgz/.tar.zst/.tar.xz/.tar file");
+  }
+  std::string base = plan.source.substr(plan.source.rfind('/') + 1);
+  if (facts.is_directory) {
+    plan.kind = SourceKind::directory;
+    plan.name = base;
+    plan.env_kind = facts.has_conda_meta ? EnvKind::conda : facts.has_activate ? EnvKind::venv : EnvKind::none;
+  } else {
+    struct Suffix {
+      std::string_view text;
+      SourceKind kind;
+    };
+    bool matched = false;
+    for (auto [suffix, kind] :
+         {Suffix{".tar.gz", SourceKind::tar_gz}, Suffix{".tgz", SourceKind::tar_gz},
+          Suffix{".tar.zst", SourceKind::tar_zst}, Suffix{".tzst", SourceKind::tar_zst},
+          Suffix{".tar.xz", SourceKind::tar_xz}, Suffix{".txz", SourceKind::tar_xz}, Suffix{".tar", SourceKind::tar}}) {
+      if (ends_with(base, suffix)) {
+        plan.kind = kind;
+        plan.name = base.substr(0, base.size() - suffix.size());
+        matched = true;
+        break;
+      }
+    }
+    if (!matched) {
+      return usage_error("source " + plan.source +
+                         " is a file but not a .tar.gz, .tgz, .tar.zst, .tar.xz or .tar archive: pass a directory or a "
+                         "tarball");
+    }
+  }
+  if (plan.name.empty()) {
+    return usage_error("source " + plan.source + " has no name to derive a destination from: pass --dst");
+  }
+  std::string dst = request.destination.value_or("/tmp/" + plan.name);
+  if (!starts_with(dst, "/")) {
+    dst = env.get("PWD").value_or("/") + "/" + dst;
+  }
+  plan.destination = normalize_path(dst);
+  if (plan.kind != SourceKind::directory) {
+    plan.method = CopyMethod::tarball;
+  } else if (request.compress) {
+    plan.method = CopyMethod::compress;
+  } else if (request.copy) {
+    plan.method = CopyMethod::copy;
+  } else {
+    plan.method = CopyMethod::sync;
+  }
+  plan.excludes = default_excludes(request.include_pycache);
+  return plan;
+}
+
+std::vector<std::string> default_excludes(bool include_pycache) {
+  return include_pycache ? std::vector<std::string>{} : std::vector<std::string>{"__pycache__"};
+}
+
+Expected<void> check_destination(const std::string& destination, const std::string& source_real, const Env& env,
+                                 const std::vector<std::string>& allowed_roots, bool force) {
+  const std::string dst = normalize_path(destination);
+  const std::string src = normalize_path(source_real);
+  if (dst == "/") {
+    return usage_error("refusing to replace / : pass a --dst such as /tmp/NAME");
+  }
+  if (auto home = env.get("HOME"); home && normalize_path(*home) == dst) {
+    return usage_error("refusing to replace your home directory " + dst + ": pass a --dst such as /tmp/NAME");
+  }
+  if (within(src, dst)) {
+    return usage_error("destination " + dst + " holds the source " + src + ": pick a --dst outside it");
+  }
+  if (within(dst, src)) {
+    return usage_error("destination " + dst + " is inside the source " + src + ": pick a --dst outside it");
+  }
+  for (const auto& root : allowed_roots) {
+    auto r = normalize_path(root);
+    if (r != "/" && within(dst, r) && dst != r) {
+      return {};
+    }
+  }
+  if (force) {
+    return {};
+  }
+  return usage_error("destination " + dst + " is not under " + join(allowed_roots, ", ") +
+                     ": yeet replaces it, so pass --force if you mean it (or add its root to [yeet] "
+                     "allowed_roots in config.toml)");
+}
+
+Expected<void> check_replaceable(const std::string& destination, const DestinationFacts& facts, bool force,
+                                 const std::string& where, const std::string& user) {
+  if (!facts.exists || (facts.empty && facts.movable)) {
+    return {};
+  }
+  const std::string at = where.empty() ? destination : destination + " on " + where;
+  if (!facts.movable) {
+    const auto slash = destination.rfind('/');
+    const auto parent = slash == 0 ? std::string("/") : destination.substr(0, slash);
+    const auto name = destination.substr(slash + 1);
+    const auto mine = (parent == "/" ? "" : parent) + "/" + (user.empty() ? "$USER" : user) + "/" + name;
+    return failure(at + " belongs to " + facts.owner + " and only they can replace it: pick a destination of " +
+                   "your own, such as --dst " + (user.empty() ? mine : shell_quote(mine)));
+  }
+  if (force || facts.yeet_made || facts.env) {
+    return {};
+  }
+  const std::string what = facts.type == "a directory" ? "a directory yeet did not make (no " +
+                                                             std::string(kYeetMarkerName) + ", not a Python env)"
+                                                       : facts.type;
+  return failure(at + " is " + what + ": yeet would replace it; pass --force if you mean it, or pick another --dst");
+}
+
+}  // namespace ezpz::core

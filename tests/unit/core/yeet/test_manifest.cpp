@@ -1,0 +1,126 @@
+#include <catch2/catch.hpp>
+
+#include "core/yeet/manifest.hpp"
+
+using namespace ezpz::core;
+
+namespace {
+ManifestEntry file(const std::string& path, const std::string& digest, unsigned long long size = 10,
+                   long long mtime_ns = 5'000'000'000) {
+  ManifestEntry e;
+  e.path = path;
+  e.type = 'f';
+  e.mode = 0644;
+  e.size = size;
+  e.mtime_ns = mtime_ns;
+  e.digest = digest;
+  return e;
+}
+Manifest of(std::initializer_list<ManifestEntry> entries) {
+  Manifest m;
+  for (const auto& e : entries) {
+    m.entries[e.path] = e;
+  }
+  return m;
+}
+}  // namespace
+
+TEST_CASE("manifest: encodes and decodes, names with spaces, quotes and newlines included", "[manifest]") {
+  auto m = of({file("a b/c\"d\ne.py", "ab12"), file("x", "cd34", 0, 1)});
+  ManifestEntry dir;
+  dir.path = "a b";
+  dir.type = 'd';
+  dir.mode = 0755;
+  m.entries[dir.path] = dir;
+  ManifestEntry link;
+  link.path = "bin/python";
+  link.type = 'l';
+  link.mode = 0777;
+  link.link = "/usr/bin/python3";
+  m.entries[link.path] = link;
+  m.ignore = {"__pycache__"};
+  auto back = decode_manifest(encode_manifest(m));
+  REQUIRE(back);
+  CHECK(back->entries == m.entries);
+  CHECK(back->ignore == m.ignore);
+}
+
+TEST_CASE("manifest: refuses what is not one, and paths that leave the tree", "[manifest]") {
+  CHECK_FALSE(decode_manifest(""));
+  CHECK_FALSE(decode_manifest("{\"other\":1}\n"));
+  CHECK_FALSE(decode_manifest("{\"ezpz_manifest\":1}\nnot json\n"));
+  CHECK_FALSE(decode_manifest("{\"ezpz_manifest\":1}\n{\"p\":\"../etc/passwd\",\"t\":\"f\"}\n"));
+  CHECK_FALSE(decode_manifest("{\"ezpz_manifest\":1}\n{\"p\":\"/etc/passwd\",\"t\":\"f\"}\n"));
+  CHECK(decode_manifest("{\"ezpz_manifest\":1}\n{\"p\":\"a..b\",\"t\":\"f\"}\n"));
+  CHECK(safe_relative_path("a/b..c/d"));
+  CHECK_FALSE(safe_relative_path("a//b"));
+  CHECK_FALSE(safe_relative_path("a/./b"));
+  CHECK_FALSE(safe_relative_path("a/.."));
+}
+
+TEST_CASE("manifest and delta header: fields of the wrong type are errors, never exceptions (fuzz finding)",
+          "[manifest]") {
+  // The fuzzer's first find: an mtime of 1.7e35 was converted to long long (undefined behaviour);
+  // a string where a number belongs threw nlohmann::type_error out of decode_manifest.
+  const std::string head = "{\"ezpz_manifest\":1}\n";
+  for (const std::string line :
+       {R"({"p":"bin","t":"d","mt":170000000000000001700000000000000000})", R"({"p":"bin","mt":1.5e300})",
+        R"({"p":"a","s":"12"})", R"({"p":7})", R"({"p":"a","m":-1})", R"({"p":"a","m":4294967296})",
+        R"({"p":"a","t":1})", R"({"p":"a","ss":-5})", R"({"p":"a","smt":"x"})", R"({"p":"a","d":[1]})"}) {
+    INFO(line);
+    CHECK_NOTHROW(decode_manifest(head + line + "\n"));
+    CHECK_FALSE(decode_manifest(head + line + "\n"));
+  }
+  for (const char* header : {R"({"ezpz_manifest":"1"})", R"({"ezpz_manifest":1e300})", R"({"ezpz_manifest":null})"}) {
+    INFO(header);
+    CHECK_NOTHROW(decode_manifest(std::string(header) + "\n"));
+    CHECK_FALSE(decode_manifest(std::string(header) + "\n"));
+  }
+  auto ok = decode_manifest(head + R"({"p":"a","mt":-1700000000000000000,"s":18446744073709551615})" + "\n");
+  REQUIRE(ok);
+  CHECK(ok->entries.at("a").mtime_ns == -1700000000000000000LL);
+  for (const char* text : {R"({"ezpz_delta":"1"})", R"({"ezpz_delta":1e300})", R"({"ezpz_delta":1,"base":5})",
+                           R"({"ezpz_delta":1,"new":[]})", R"({"ezpz_delta":1,"removed":[1]})"}) {
+    INFO(text);
+    CHECK_NOTHROW(ezpz::core::decode_delta_header(text));
+    CHECK_FALSE(ezpz::core::decode_delta_header(text));
+  }
+}
+
+TEST_CASE("manifest diff: added, removed, changed by content or metadata", "[manifest]") {
+  const auto old = of({file("same", "1"), file("gone", "2"), file("edited", "3"), file("touched", "4")});
+  const auto now = of({file("same", "1"), file("new", "5"), file("edited", "6"), file("touched", "4", 10, 9)});
+  const auto d = diff_manifests(old, now);
+  CHECK(d.removed == std::vector<std::string>{"gone"});
+  CHECK(d.added == std::vector<std::string>{"new"});
+  CHECK(d.changed == std::vector<std::string>{"edited", "touched"});
+  CHECK(diff_manifests(now, now).changed.empty());
+}
+
+TEST_CASE("tree divergence: a hand edit, a missing or extra file, mtimes to the second", "[manifest]") {
+  const auto m = of({file("a", "1", 10, 5'123'456'789)});
+  std::map<std::string, StatEntry> tree = {{"a", StatEntry{'f', 0644, 10, 5'000'000'000, ""}}};
+  CHECK(tree_divergence(m, tree).empty());  // the stream carries whole seconds
+  tree["a"].size = 11;
+  CHECK(tree_divergence(m, tree) == "a changed");
+  tree["a"].size = 10;
+  tree["a"].mtime_ns = 6'000'000'000;
+  CHECK(tree_divergence(m, tree) == "a changed");
+  tree["a"].mtime_ns = 5'000'000'000;
+  tree["b"] = StatEntry{'f', 0644, 1, 1, ""};
+  CHECK(tree_divergence(m, tree) == "b is new");
+  CHECK(tree_divergence(m, {}) == "a is missing");
+}
+
+TEST_CASE("delta header round-trips and refuses unsafe paths", "[manifest]") {
+  DeltaHeader h{"base", "new", {"x/y", "z"}, {{"lib/big.so", "0"}}};
+  auto back = decode_delta_header(encode_delta_header(h));
+  REQUIRE(back);
+  CHECK(back->base_digest == "base");
+  CHECK(back->new_digest == "new");
+  CHECK(back->removed == h.removed);
+  CHECK(back->deltas == h.deltas);
+  CHECK_FALSE(decode_delta_header(R"({"ezpz_delta":1,"removed":["../x"]})"));
+  CHECK_FALSE(decode_delta_header(R"({"ezpz_delta":1,"deltas":{"a":"../../x"}})"));
+  CHECK_FALSE(decode_delta_header(R"({"ezpz_delta":2})"));
+}
