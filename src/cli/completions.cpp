@@ -62,6 +62,9 @@ std::vector<CompletionOption> options_of(const CLI::App& app, CompletionValue* p
       }
       continue;
     }
+    if (opt->get_group().empty()) {  // hidden: what one ezpz passes another (a node half's --log-level)
+      continue;
+    }
     CompletionOption o;
     for (const auto& s : opt->get_snames()) {
       o.names.push_back("-" + s);

@@ -41,6 +41,7 @@ class DoctorNodeCommand final : public Command {
   bool probe_ = false;  ///< failover's probe: one JSON line, exit 0 when this node is fit
   int gpus_ = 0;
   std::string need_;
+  std::string log_level_;  ///< the head's -v
   [[nodiscard]] int fitness(Context& ctx) const;
 };
 

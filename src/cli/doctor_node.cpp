@@ -7,7 +7,9 @@
 #include <unistd.h>
 
 #include "cli/doctor.hpp"
+#include "cli/reach_options.hpp"
 #include "cli/terminal.hpp"
+#include "core/base/log.hpp"
 #include "core/base/strings.hpp"
 #include "core/doctor/doctor.hpp"
 #include "core/yeet/relay_tree.hpp"
@@ -25,6 +27,7 @@ void DoctorNodeCommand::add_cli(CLI::App& app) {
                "one JSON line, exit 0 when it is");
   app.add_option("--gpus", gpus_, "With --probe: the GPUs this node must show")->type_name("N");
   app.add_option("--need", need_, "With --probe: a program (absolute path) this node must have")->type_name("PATH");
+  add_node_log_level(app, log_level_);
 }
 
 /// --probe: {"host", "ok", "why"}; the first check that fails is the why.
@@ -39,12 +42,14 @@ int DoctorNodeCommand::fitness(Context& ctx) const {
   } else if (!need_.empty() && !ctx.probe().is_file(need_)) {
     why = need_ + " is not there (the command's interpreter: yeet the env to this node)";
   }
+  log::info("doctor: fit to run ranks: " + (why.empty() ? std::string("yes") : "no: " + why));
   const nlohmann::json j = {{"host", ctx.env.hostname}, {"ok", why.empty()}, {"why", why}};
   ctx.term.out() << j.dump() << '\n' << std::flush;
   return why.empty() ? 0 : 1;
 }
 
 int DoctorNodeCommand::run(Context& ctx) {
+  start_node_logging(log_level_, ctx.env.hostname);
   if (probe_) {
     return fitness(ctx);
   }
@@ -68,6 +73,10 @@ int DoctorNodeCommand::run(Context& ctx) {
   };
   facts.exe_same =
       facts.exe_present && (ctx.probe().real_path(exe_) == ctx.probe().real_path(ctx.env.self_exe) || same_bytes());
+  log::info("doctor: " + facts.dst + " has " + core::human_bytes(facts.dst_free) + " free; ezpz at " + exe_ + ": " +
+            (!facts.exe_present ? "none"
+             : facts.exe_same   ? "this one"
+                                : "another"));
   ctx.term.out() << core::kReadyLine << '\n' << std::flush;
   std::string ping;
   if (!std::getline(std::cin, ping)) {

@@ -36,6 +36,7 @@ void KillCommand::add_cli(CLI::App& app) {
   app.add_flag("--dry-run", dry_run_, "List what would be signalled; signal nothing");
   app.add_flag("--json", json_, "Print one JSON object per node instead of text");
   add_reach_options(app, reach_, "With --all-nodes: ", false);
+  add_node_log_level(app, log_level_);
   app.footer(
       "Examples:\n"
       "  ezpz kill                      # every ezpz-launched process of mine on this node\n"
@@ -47,6 +48,9 @@ void KillCommand::add_cli(CLI::App& app) {
 /// to `reports`; true when one failed or left a process running.
 bool KillCommand::other_nodes(Context& ctx, const core::ReachSpec& reach, std::vector<nlohmann::json>& reports) const {
   std::vector<std::string> args = {"kill", "--json", "--signal", signal_, "--grace", std::to_string(grace_s_)};
+  for (auto& a : passed_log_level()) {
+    args.push_back(std::move(a));
+  }
   if (dry_run_) {
     args.emplace_back("--dry-run");
   }
@@ -71,6 +75,7 @@ bool KillCommand::other_nodes(Context& ctx, const core::ReachSpec& reach, std::v
 }
 
 int KillCommand::run(Context& ctx) {
+  start_node_logging(log_level_, ctx.env.hostname);  // a node half of kill --all-nodes -v
   const auto sig = core::signal_from_string(signal_);
   if (!sig) {
     return ctx.term.fail(usage_error("--signal " + signal_ + " is not one of TERM, INT, HUP, QUIT, USR1, USR2, KILL"));

@@ -35,6 +35,7 @@ class KillCommand final : public Command {
   double grace_s_ = 3;
   bool dry_run_ = false;
   bool json_ = false;
+  std::string log_level_;  ///< a node half: the head's -v
 };
 
 }  // namespace ezpz::cli

@@ -9,6 +9,7 @@
 
 #include "cli/launch.hpp"
 #include "cli/launch_report.hpp"
+#include "cli/reach_options.hpp"
 #include "cli/terminal.hpp"
 #include "core/base/log.hpp"
 #include "core/base/strings.hpp"
@@ -60,6 +61,9 @@ std::vector<core::ProbeResult> probe_nodes(Context& ctx, const core::ReachOption
   }
   if (!need.empty()) {
     args.insert(args.end(), {"--need", need});
+  }
+  for (auto& a : passed_log_level()) {  // -v: each node says what it found
+    args.push_back(std::move(a));
   }
   for (const auto& h : hosts) {
     if (std::find(reach->reach.targets.begin(), reach->reach.targets.end(), h) == reach->reach.targets.end()) {

@@ -3,6 +3,8 @@
 #include <CLI/App.hpp>
 #include <CLI/Validators.hpp>
 
+#include "core/base/log.hpp"
+
 namespace ezpz::cli {
 
 void add_reach_options(CLI::App& app, core::ReachOptions& options, const std::string& when, bool hsn_flag) {
@@ -26,6 +28,27 @@ void add_reach_options(CLI::App& app, core::ReachOptions& options, const std::st
                text("add host keys of nodes not yet in ~/.ssh/known_hosts (a changed key is always an error)"));
   if (hsn_flag) {
     app.add_flag("--no-hsn", options.no_hsn, text("use the hostfile's names, not <host>-hsn0 when that resolves"));
+  }
+}
+
+void add_node_log_level(CLI::App& app, std::string& level) {
+  app.add_option("--log-level", level,
+                 "Diagnostics on stderr, named by this node: info, debug or trace (the head's -v)")
+      ->check(CLI::IsMember({"info", "debug", "trace"}))
+      ->group("");  // the head's business, not the user's: -v there
+}
+
+std::vector<std::string> passed_log_level() {
+  if (!log::enabled(log::Level::info)) {
+    return {};
+  }
+  return {"--log-level=" + log::level_name()};
+}
+
+void start_node_logging(const std::string& level, const std::string& host) {
+  if (!level.empty()) {
+    log::set_origin(host);
+    log::set_level(log::level_from(0, level));
   }
 }
 

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "core/reach/reach.hpp"
 
@@ -16,5 +17,14 @@ namespace ezpz::cli {
 /// `options`; `when` starts each help text ("With --nodes: "; "" for a command that always
 /// reaches nodes). Without `hsn_flag` the command keeps options.no_hsn as it set it.
 void add_reach_options(CLI::App& app, core::ReachOptions& options, const std::string& when, bool hsn_flag = true);
+
+/// The head's -v for the node halves it starts (kill --all-nodes, doctor --nodes): a hidden
+/// --log-level (info, debug or trace) into `level`.
+void add_node_log_level(CLI::App& app, std::string& level);
+/// What the head passes down: {"--log-level=NAME"} under -v, else nothing.
+[[nodiscard]] std::vector<std::string> passed_log_level();
+/// A node half told --log-level: its diagnostics on stderr (which the transport carries to the
+/// head's terminal), every line named by `host`.
+void start_node_logging(const std::string& level, const std::string& host);
 
 }  // namespace ezpz::cli

@@ -4,6 +4,7 @@
 
 #include <CLI/App.hpp>
 
+#include "cli/reach_options.hpp"
 #include "cli/terminal.hpp"
 #include "core/base/log.hpp"
 #include "core/yeet/relay_tree.hpp"
@@ -40,17 +41,8 @@ Expected<core::RelayArgs> parse(Context& ctx, const std::vector<std::string>& ar
   return args;
 }
 
-/// The head's -v, passed down (--log-level): this node's steps on stderr, which its parent
-/// passes up to the head's terminal, each line named by `origin`.
-void start_logging(const core::RelayArgs& args, const std::string& origin) {
-  if (!args.log_level.empty()) {
-    log::set_origin(origin);
-    log::set_level(log::level_from(0, args.log_level));
-  }
-}
-
 int relay(Context& ctx, const core::RelayArgs& args) {
-  start_logging(args, args.host);
+  start_node_logging(args.log_level, args.host);  // the head's -v, up the tree to its terminal
   auto children = core::decode_tree(args.children);
   if (!children) {
     return ctx.term.fail(children.error());
@@ -65,7 +57,7 @@ int send(Context& ctx, const core::RelayArgs& args) {
   }
   auto spec = core::spec_from(args, ctx.env.self_exe);
   spec.this_host = ctx.env.hostname;
-  start_logging(args, spec.this_host + " (sending its copy)");
+  start_node_logging(args.log_level, spec.this_host + " (sending its copy)");
   return ctx.broadcaster().serve_copy(spec.destination, *tree, spec, ctx.term.out());
 }
 

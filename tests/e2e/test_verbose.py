@@ -3,6 +3,7 @@ steps (the relays' lines reach the head's terminal, each named by its node), doc
 verdict and time, kill what it signals; without -v none of it."""
 import os
 import re
+import socket
 import subprocess
 import sys
 
@@ -69,6 +70,32 @@ class Verbose(TempDirTest):
             self.assertRegex(proc.stderr, rf"\[info\] doctor: {name}: (ok|warning|error) in \d+ ms: ")
         quiet = subprocess.run([EZPZ, "doctor"], env=env, capture_output=True, text=True, timeout=120)
         self.assertNotIn("[info]", quiet.stderr)
+
+    def nodes(self, *args):
+        """ezpz ARGS against the four fake nodes (--ssh-command: each runs what sshd would run)."""
+        if os.geteuid() != 0:
+            self.fail("needs root for the fake nodes' mount namespaces: run the e2e tests as root (CI does)")
+        root = os.path.join(self.tmp, "root")
+        os.makedirs(root, exist_ok=True)
+        fake = self.write("bin/fakessh", FAKE_SSH, 0o755)
+        hostfile = self.write("hosts", "".join(h + "\n" for h in HOSTS))
+        env = base_env(FAKESSH_ROOT=root, FAKESSH_BOXES=os.path.join(self.tmp, "boxes"), EZPZ_MACHINE="local")
+        return subprocess.run([EZPZ, *args, "--hostfile", hostfile, "--ssh-command", fake], env=env,
+                              capture_output=True, text=True, timeout=120)
+
+    def test_the_node_halves_of_doctor_and_kill_say_theirs_named_by_their_node(self):
+        # each node names itself (its hostname: the fake nodes share this machine's)
+        me = re.escape(socket.gethostname())
+        proc = self.nodes("doctor", "--nodes", "--no-hsn", "-v")
+        said = re.findall(rf"\[info\] {me}: doctor: /tmp has \d.* free; ezpz at /\S+: this one\n", proc.stderr)
+        self.assertEqual(len(said), len(HOSTS), proc.stderr)
+        self.assertNotIn("[info]", self.nodes("doctor", "--nodes", "--no-hsn").stderr)
+        pattern = f"no-such-job-{os.getpid()}"
+        proc = self.nodes("kill", "--all-nodes", "--grace", "0", "-v", pattern)
+        self.assertEqual(proc.returncode, 1, proc.stderr)  # nothing matched anywhere, as pkill
+        said = re.findall(rf"\[info\] {me}: kill: 0 processes of ezpz jobs here match '{pattern}'\n", proc.stderr)
+        self.assertEqual(len(said), len(HOSTS), proc.stderr)  # the head's own line is not named
+        self.assertNotIn("[info]", self.nodes("kill", "--all-nodes", "--grace", "0", pattern).stderr)
 
     def test_kill_says_what_it_signals(self):
         env = base_env()

@@ -30,10 +30,6 @@ enum class Stdin { none, pipe, gated_pipe };
 /// (sys/remote/ssh_tcp.hpp), not through sshd.
 enum class StdinLoad { light, stream };
 
-/// Whether ezpz is shipped to a node that lacks it (where the transport ships: the SSH one,
-/// core::remote_command), or must be there already.
-enum class Ship { never, when_missing };
-
 /// What to run on another node: this binary with `args` (a hidden row and its flags, never a
 /// shell text), its stdin, and whether it is shipped first.
 struct RemoteCommand {

@@ -144,7 +144,7 @@ constexpr std::string_view kStartScript =
     "rm -f \"$t\"; echo \"ezpz: the shipped binary did not arrive intact on $(hostname)\" >&2; exit 126";
 }  // namespace
 
-std::string remote_command(const BroadcastSpec& spec, const std::vector<std::string>& args, bool may_ship) {
+std::string remote_command(const BroadcastSpec& spec, const std::vector<std::string>& args, Ship ship) {
   std::vector<std::string> argv = {"sh",
                                    "-c",
                                    std::string(kStartScript),
@@ -152,7 +152,7 @@ std::string remote_command(const BroadcastSpec& spec, const std::vector<std::str
                                    spec.self_exe,
                                    spec.exe_digest,
                                    std::to_string(spec.exe_size),
-                                   may_ship ? "1" : "0"};
+                                   ship == Ship::when_missing ? "1" : "0"};
   argv.insert(argv.end(), args.begin(), args.end());
   return shell_join(argv);
 }

@@ -98,12 +98,15 @@ inline constexpr std::string_view kShipLine = "EZPZ-SHIP";
 /// (sys/heartbeat.hpp).
 inline constexpr std::string_view kAliveLine = "EZPZ-ALIVE";
 
+/// Whether ezpz is shipped to a node that lacks it (where the transport ships: the SSH one,
+/// remote_command), or must be there already.
+enum class Ship { never, when_missing };
+
 /// The shell command that runs `ezpz args...` on a node: `self_exe` when it is there with the
-/// same SHA-256, else a copy cached in $TMPDIR (or /tmp)/.ezpz-<uid>-<digest>/ezpz, else (when
-/// `may_ship`) it asks for the binary on stdin (kShipLine), checks its digest and runs it.
+/// same SHA-256, else a copy cached in $TMPDIR (or /tmp)/.ezpz-<uid>-<digest>/ezpz, else (with
+/// Ship::when_missing) it asks for the binary on stdin (kShipLine), checks its digest and runs it.
 /// Every path and argument reaches the remote shell as a quoted word (sh -c SCRIPT _ ARGS).
-[[nodiscard]] std::string remote_command(const BroadcastSpec& spec, const std::vector<std::string>& args,
-                                         bool may_ship);
+[[nodiscard]] std::string remote_command(const BroadcastSpec& spec, const std::vector<std::string>& args, Ship ship);
 
 /// `__yeet-relay` arguments for a relay on `node` (its children, how to reach them, the binary).
 [[nodiscard]] std::vector<std::string> relay_args(const BroadcastSpec& spec, const RelayNode& node);

@@ -146,13 +146,12 @@ namespace ezpz::sys {
 
 core::RemoteProcess SshTransport::start(const std::string& host, const core::RemoteCommand& command,
                                         const core::BroadcastSpec& spec, const std::string& report_as) {
-  const bool may_ship = command.ship == core::Ship::when_missing;
   if (command.load != core::StdinLoad::stream || command.in == core::Stdin::none || !spec.ssh_command.empty()) {
-    return start_remote(host, core::remote_command(spec, command.args, may_ship), spec, report_as, command.in);
+    return start_remote(host, core::remote_command(spec, command.args, command.ship), spec, report_as, command.in);
   }
   std::vector<std::string> args = {std::string(kSshTcpRow)};
   args.insert(args.end(), command.args.begin(), command.args.end());
-  return start_remote(host, core::remote_command(spec, args, may_ship), spec, report_as, command.in,
+  return start_remote(host, core::remote_command(spec, args, command.ship), spec, report_as, command.in,
                       spec.encrypt ? SshCarry::tcp_sealed : SshCarry::tcp_clear);
 }
 

@@ -199,14 +199,14 @@ TEST_CASE("remote start command: a remote sh, bash or zsh runs ezpz with every a
   ezpz::core::BroadcastSpec spec;
   spec.self_exe = scratch.printer("a b/it's $(x) `y`/ezpz");
   spec.exe_size = 4096;
-  const auto line = ezpz::core::remote_command(spec, words, false);
+  const auto line = ezpz::core::remote_command(spec, words, ezpz::core::Ship::never);
   for (const auto& shell : kPosixShells) {
     INFO("shell: " << shell << "\nline: " << line);
     CHECK(split_nul(run_for_output({shell, "-c", line}, scratch.dir)) == words);  // no digest: runs self_exe
   }
   // With the binary's digest it checks it (asks it, __self-digest) before it runs it: the same words arrive.
   spec.exe_digest = run_for_output({"sha256sum", spec.self_exe}).substr(0, 64);
-  const auto checked = ezpz::core::remote_command(spec, words, true);
+  const auto checked = ezpz::core::remote_command(spec, words, ezpz::core::Ship::when_missing);
   INFO("line: " << checked);
   CHECK(split_nul(run_for_output({"/bin/sh", "-c", checked}, scratch.dir)) == words);
   scratch.check_untouched({"a b"});

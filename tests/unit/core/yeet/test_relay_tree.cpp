@@ -130,7 +130,7 @@ TEST_CASE("remote start command: every word reaches the remote shell as data (as
   spec.accept_new_host_keys = true;
   const RelayNode node{"node`id`1", {RelayNode{"node2", {}}}};
   const auto args = relay_args(spec, node);
-  const auto words = ezpz::test::sh_words(remote_command(spec, args, true));
+  const auto words = ezpz::test::sh_words(remote_command(spec, args, ezpz::core::Ship::when_missing));
   REQUIRE(words.size() == 8 + args.size());
   CHECK(words[0] == "sh");
   CHECK(words[1] == "-c");
@@ -178,5 +178,5 @@ TEST_CASE("remote start command: every word reaches the remote shell as data (as
   // A sender (greedy push, repair) never asks for the binary: the node ran a relay before.
   const auto send = send_args(spec, {node});
   CHECK(send[0] == "__yeet-send");
-  CHECK(ezpz::test::sh_words(remote_command(spec, send, false))[7] == "0");
+  CHECK(ezpz::test::sh_words(remote_command(spec, send, ezpz::core::Ship::never))[7] == "0");
 }
