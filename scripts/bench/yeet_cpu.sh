@@ -7,8 +7,10 @@
 #   rsync greedy                    (scripts/bench/rsync_greedy.py: ezpz's original algorithm)
 #   one node's own `zstd -d | tar -x` of the venv as a zstd tar stream (the floor: nothing but
 #   decompressing and writing the files)
-# Each line: wall seconds, the head's CPU (node1: the source and its own copy), the mean CPU of
-# a receiving node, and the highest. Unshaped: every node shares this machine's cores. The
+# Each line: of the run whose receiving nodes spent the least, wall seconds, the head's CPU
+# (node1: the source and its own copy), the mean CPU of a receiving node and the highest; then
+# the median of the node means over the rounds (each round runs every case once), and the
+# ratios of medians that #30 names. Unshaped: every node shares this machine's cores. The
 # launcher case's wall time is sbatch --wait's (Slurm's job start and its polling, ~10 s), not
 # yeet's; its nodes' CPU includes slurmd's and slurmstepd's work for the step.
 # PROFILE=1: one more run of each yeet case under `perf record -a`, then the top symbols of every
@@ -85,41 +87,55 @@ run_case() {  # run_case NAME: runs it once
   esac
 }
 read -r -a cases <<<"${CASES:-ssh ${old_src:+ssh-old }launcher ${old_src:+launcher-old }rsync tar}"
-declare -A label=(
-  [ssh]="ezpz yeet --transport ssh"
-  [ssh-old]="  the same, OLD ezpz"
-  [launcher]="ezpz yeet --transport launcher (srun)"
-  [launcher-old]="  the same, OLD ezpz"
-  [rsync]="rsync greedy (rsync_greedy.py)"
-  [tar]="one node: zstd -d | tar -x"
-)
 run_case ssh >/dev/null 2>&1 || true  # warm-up: the payload in the page cache
-printf '%-40s %7s %9s %12s %9s\n' "-- $N nodes, best of $RUNS (CPU s)" "wall" "head" "node mean" "node max"
-for c in "${cases[@]}"; do
-  lines=()
-  for _ in $(seq "$RUNS"); do
+# Rounds, each case once per round: a drift of this shared machine (other tenants, the page
+# cache) touches every case alike, not the ones that happened to run last.
+declare -A lines=()
+for _ in $(seq "$RUNS"); do
+  for c in "${cases[@]}"; do
     wipe; sync
     mapfile -t before < <(usage)
     s=$(date +%s.%N)
     run_case "$c" >"$D/out/$c.log" 2>&1 || { echo "  ($c failed: $(tail -3 "$D/out/$c.log" | tr '\n' ' '))"; continue; }
     e=$(date +%s.%N)
     mapfile -t after < <(usage)
-    lines+=("$(python3 - "$c" "$(echo "$e - $s" | bc)" "${before[*]}" "${after[*]}" <<'PY'
+    lines[$c]+="$(python3 - "$c" "$(echo "$e - $s" | bc)" "${before[*]}" "${after[*]}" <<'PY'
 import sys
 case, wall = sys.argv[1], float(sys.argv[2])
 used = [(int(a) - int(b)) / 1e9 for b, a in zip(sys.argv[3].split(), sys.argv[4].split())]
 head, nodes = used[0], used[1:]
 if case == "tar":  # one node did it all
     head, nodes = 0.0, [used[1]]
-print(f"{wall:.2f} {head:.2f} {sum(nodes) / len(nodes):.2f} {max(nodes):.2f}")
+print(f"{wall:.3f} {head:.3f} {sum(nodes) / len(nodes):.3f} {max(nodes):.3f}")
 PY
-)")
+)"$'\n'
   done
-  # best: the run whose receiving nodes spent the least CPU
-  best=$(printf '%s\n' "${lines[@]:-? ? ? ?}" | sort -k3 -n | head -1)
-  read -r wall head mean max <<<"$best"
-  printf '  %-38s %6ss %8ss %11ss %8ss\n' "${label[$c]}" "$wall" "$head" "$mean" "$max"
 done
+# Per case: the run whose receiving nodes spent the least CPU, and the median node mean; then
+# the ratios the issue names, of medians.
+for c in "${cases[@]}"; do printf '%s\n' "$c" "${lines[$c]:-}" > "$D/out/lines-$c"; done
+python3 - "$RUNS" "$N" "$D/out" "${cases[@]}" <<'PY'
+import statistics, sys
+runs, n, out, cases = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4:]
+label = {"ssh": "ezpz yeet --transport ssh", "ssh-old": "  the same, OLD ezpz",
+         "launcher": "ezpz yeet --transport launcher (srun)", "launcher-old": "  the same, OLD ezpz",
+         "rsync": "rsync greedy (rsync_greedy.py)", "tar": "one node: zstd -d | tar -x"}
+print(f"{'-- ' + n + ' nodes, ' + runs + ' rounds (CPU s)':<40} {'wall':>7} {'head':>8} {'node mean':>10} "
+      f"{'node max':>9} {'median mean':>12}")
+median = {}
+for c in cases:
+    rows = [list(map(float, l.split())) for l in open(f"{out}/lines-{c}").read().split("\n")[1:] if l.strip()]
+    if not rows:
+        print(f"  {label[c]:<38} (no run succeeded)")
+        continue
+    best = min(rows, key=lambda r: r[2])
+    median[c] = statistics.median(r[2] for r in rows)
+    print(f"  {label[c]:<38} {best[0]:6.2f}s {best[1]:7.2f}s {best[2]:9.2f}s {best[3]:8.2f}s {median[c]:11.2f}s")
+for c in ("ssh", "launcher"):
+    for floor, goal in (("rsync", 0.7), ("tar", 1.3)):
+        if c in median and floor in median:
+            print(f"  {c} / {floor} node CPU (medians): {median[c] / median[floor]:.2f}x (goal <= {goal}x)")
+PY
 
 [ "${PROFILE:-0}" = 1 ] || exit 0
 set +o pipefail  # `perf report | head` ends perf with SIGPIPE: not a failure of the bench
