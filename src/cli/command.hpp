@@ -108,7 +108,10 @@ class Command {
   [[nodiscard]] virtual std::vector<std::string> take_globals() { return {}; }
   /// Whether a command after "--" belongs to this subcommand.
   [[nodiscard]] virtual bool takes_trailing_command() const { return false; }
-  virtual void set_trailing_command(std::vector<std::string> /*command*/, bool /*had_separator*/) {}
+  // By value: the commands that take one keep it (moved in).
+  virtual void set_trailing_command(
+      std::vector<std::string> /*command*/,  // NOLINT(performance-unnecessary-value-param)
+      bool /*had_separator*/) {}
   /// A raw row: run on `args` (after the mode's name) before any parsing; nullopt falls back
   /// to the parsed path.
   virtual std::optional<int> run_raw(Context& /*ctx*/, const std::vector<std::string>& /*args*/) {

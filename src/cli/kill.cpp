@@ -1,6 +1,7 @@
 #include "cli/kill.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <csignal>
 #include <cstdio>
 #include <optional>
@@ -131,7 +132,8 @@ std::pair<std::vector<int>, int> KillCommand::signal_here(Context& ctx, const st
   }
   // Those still running after the grace period get SIGKILL.
   const bool escalate = sig != SIGKILL && grace_s_ > 0;
-  for (double waited = 0; escalate && waited < grace_s_; waited += 0.1) {
+  const auto tenths = static_cast<long>(std::ceil(grace_s_ * 10));
+  for (long waited = 0; escalate && waited < tenths; ++waited) {  // tenths of a second
     bool any = false;
     for (const auto& p : targets) {
       any = any || ctx.processes().alive(p.pid);

@@ -289,7 +289,7 @@ std::string example_value(const CLI::Option& opt) {
     v = f.min ? std::max(v, *f.min) : v;
     return number_text(f.positive && v <= 0 ? 1 : v);
   }
-  const auto names = opt.get_lnames();
+  const auto& names = opt.get_lnames();
   const auto it = kByName.find(names.empty() ? opt.get_name() : names.front());
   return it != kByName.end() ? it->second : f.placeholder;
 }

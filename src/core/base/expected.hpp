@@ -99,4 +99,4 @@ class [[nodiscard]] Expected<void> {
   if (!EZPZ_TRY_CAT(ezpz_try_, __LINE__)) {           \
     return EZPZ_TRY_CAT(ezpz_try_, __LINE__).error(); \
   }                                                   \
-  decl = std::move(*EZPZ_TRY_CAT(ezpz_try_, __LINE__))
+  decl = std::move(*EZPZ_TRY_CAT(ezpz_try_, __LINE__))  // NOLINT(bugprone-macro-parentheses): a declaration

@@ -281,7 +281,8 @@ CheckResult check_one_node(const NodeReply& r, const NodeTierOptions& o, NodeTal
   }
   const double rtt = static_cast<double>(r.reply_ns - r.ping_ns) / 1e6;
   const double connect = static_cast<double>(r.ready_ns - r.start_ns) / 1e6;
-  const double skew = static_cast<double>(facts->time_ns - (r.ping_ns + r.reply_ns) / 2) / 1e6;
+  const auto midway_ns = r.ping_ns + (r.reply_ns - r.ping_ns) / 2;  // when the node read its clock, as we see it
+  const double skew = static_cast<double>(facts->time_ns - midway_ns) / 1e6;
   t.rtts.push_back(rtt);
   if (rtt > t.worst_rtt) {
     t.worst_rtt = rtt;

@@ -389,11 +389,9 @@ Expected<LauncherChoice> choose_launcher(const LaunchRequest& request, const Clu
       // One host and no scheduler (a laptop, a workstation): the built-in launcher, even where
       // MPI is installed (whole lines, no banners, nothing left behind); an MPI launcher for a
       // hostfile of several hosts, or when asked for (--launcher).
-      if (cluster.hosts.size() <= 1) {
-        choice = LauncherChoice{"local", LauncherStyle::local, std::nullopt};
-      } else if (found(inventory.mpirun)) {
+      if (cluster.hosts.size() > 1 && found(inventory.mpirun)) {
         choice = mpi_choice("mpirun", machine, inventory);
-      } else if (found(inventory.mpiexec)) {
+      } else if (cluster.hosts.size() > 1 && found(inventory.mpiexec)) {
         choice = mpi_choice("mpiexec", machine, inventory);
       } else {
         choice = LauncherChoice{"local", LauncherStyle::local, std::nullopt};

@@ -129,7 +129,11 @@ std::map<std::string, std::string> AgentTransport::start_agents(const core::Host
   while (!waiting.empty() && !step_ended && Clock::now() < deadline && !stopped()) {
     pollfd p{listener->fd.get(), POLLIN, 0};
     (void)::poll(&p, 1, 250);
-    for (OwnedFd conn; !waiting.empty() && (conn = accept_one(listener->fd.get())).valid();) {
+    while (!waiting.empty()) {
+      OwnedFd conn = accept_one(listener->fd.get());
+      if (!conn.valid()) {
+        break;
+      }
       std::string address;
       if (auto r = registration(std::move(conn), *secret, waiting, address)) {
         directory_[r->first] = address;
