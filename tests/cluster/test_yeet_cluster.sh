@@ -256,7 +256,11 @@ rm -f "$W/data/huge"
 "$X" cp "$ezpz" /tmp/ezpz-local
 digest=$(sha256sum < "$ezpz" | cut -c1-16)
 for n in node1 node8; do on "$n" 'test ! -e /tmp/ezpz-local' || fail "/tmp/ezpz-local should not exist on $n"; done
-"$X" "${common[@]}" /tmp/ezpz-local yeet "$W/data" --dst /tmp/data6 --hostfile "$W/six" >/dev/null 2>&1 || fail "yeet with the binary shipped"
+#    Every relay ships the binary on to its children before it says it is ready: under asan that
+#    binary is over 200 MB (the real one 10 MB), so the children get the time to take it
+#    (--stall-timeout; the stall itself is section 7's).
+"$X" "${common[@]}" /tmp/ezpz-local yeet "$W/data" --dst /tmp/data6 --hostfile "$W/six" --stall-timeout 120 \
+  >/dev/null 2>"$W/shipped.err" || fail "yeet with the binary shipped: $(tail -5 "$W/shipped.err")"
 for n in node1 node3 node4 node6 node7 node8; do
   on "$n" "test -x /tmp/.ezpz-0-$digest/ezpz && test -f /tmp/data6/a.txt" || fail "binary not shipped to / data not on $n"
 done
