@@ -187,9 +187,7 @@ int DoctorCommand::run(Context& ctx) {
     core::BroadcastSpec spec = reach->spec;
     spec.destination = dst_;
     std::vector<std::string> args = {"__doctor-node", "--dst", dst_, "--exe", env.self_exe};
-    for (auto& a : passed_log_level()) {
-      args.push_back(std::move(a));
-    }
+    pass_log_level(args);
     auto replies = ctx.node_query().ask_nodes(targets, core::RemoteCommand{args, core::Ship::when_missing}, spec,
                                               timeout_s_, start_local);
     if (local.empty()) {

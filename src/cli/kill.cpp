@@ -49,9 +49,7 @@ void KillCommand::add_cli(CLI::App& app) {
 /// to `reports`; true when one failed or left a process running.
 bool KillCommand::other_nodes(Context& ctx, const core::ReachSpec& reach, std::vector<nlohmann::json>& reports) const {
   std::vector<std::string> args = {"kill", "--json", "--signal", signal_, "--grace", std::to_string(grace_s_)};
-  for (auto& a : passed_log_level()) {
-    args.push_back(std::move(a));
-  }
+  pass_log_level(args);
   if (dry_run_) {
     args.emplace_back("--dry-run");
   }

@@ -62,9 +62,7 @@ std::vector<core::ProbeResult> probe_nodes(Context& ctx, const core::ReachOption
   if (!need.empty()) {
     args.insert(args.end(), {"--need", need});
   }
-  for (auto& a : passed_log_level()) {  // -v: each node says what it found
-    args.push_back(std::move(a));
-  }
+  pass_log_level(args);  // -v: each node says what it found
   for (const auto& h : hosts) {
     if (std::find(reach->reach.targets.begin(), reach->reach.targets.end(), h) == reach->reach.targets.end()) {
       out.push_back({h, true, "this node"});

@@ -38,11 +38,10 @@ void add_node_log_level(CLI::App& app, std::string& level) {
       ->group("");  // the head's business, not the user's: -v there
 }
 
-std::vector<std::string> passed_log_level() {
-  if (!log::enabled(log::Level::info)) {
-    return {};
+void pass_log_level(std::vector<std::string>& args) {
+  if (log::enabled(log::Level::info)) {
+    args.push_back("--log-level=" + log::level_name());
   }
-  return {"--log-level=" + log::level_name()};
 }
 
 void start_node_logging(const std::string& level, const std::string& host) {

@@ -21,8 +21,8 @@ void add_reach_options(CLI::App& app, core::ReachOptions& options, const std::st
 /// The head's -v for the node halves it starts (kill --all-nodes, doctor --nodes): a hidden
 /// --log-level (info, debug or trace) into `level`.
 void add_node_log_level(CLI::App& app, std::string& level);
-/// What the head passes down: {"--log-level=NAME"} under -v, else nothing.
-[[nodiscard]] std::vector<std::string> passed_log_level();
+/// What the head passes down: `--log-level=NAME` appended to `args` under -v, else nothing.
+void pass_log_level(std::vector<std::string>& args);
 /// A node half told --log-level: its diagnostics on stderr (which the transport carries to the
 /// head's terminal), every line named by `host`.
 void start_node_logging(const std::string& level, const std::string& host);
