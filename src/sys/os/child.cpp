@@ -5,6 +5,7 @@
 #include <cerrno>
 #include <chrono>
 #include <csignal>
+#include <memory>
 #include <optional>
 
 #include <fcntl.h>
@@ -162,7 +163,7 @@ class ChildWatch {
 
   /// One read of a stream: to the hub (or here), its log and its tail. False at its end.
   bool read_stream(LineStream& s) {
-    const auto n = ::read(s.fd.get(), buf_.data(), buf_.size());
+    const auto n = ::read(s.fd.get(), buf_.get(), kMaxHeld);
     if (n < 0 && errno == EINTR) {
       return true;
     }
@@ -171,7 +172,7 @@ class ChildWatch {
       s.fd.reset();
       return false;
     }
-    const std::string_view bytes(buf_.data(), static_cast<std::size_t>(n));
+    const std::string_view bytes(buf_.get(), static_cast<std::size_t>(n));
     feed(s, bytes);
     if (link_ != nullptr) {
       // Held a moment (kFlushDelay) or until kMaxHeld: a rank printing line by line (Python with
@@ -254,7 +255,8 @@ class ChildWatch {
   bool stopping_ = false;
   double grace_s_ = 10;
   std::optional<Clock::time_point> kill_at_;
-  std::vector<char> buf_ = std::vector<char>(kMaxHeld);
+  // Not zeroed: the kernel maps only the pages a read fills (a quiet rank's shim touches none).
+  std::unique_ptr<char[]> buf_ = std::make_unique_for_overwrite<char[]>(kMaxHeld);
   std::array<std::string, 2> outbox_;          ///< stdout's and stderr's bytes not yet sent to the hub
   std::optional<Clock::time_point> flush_at_;  ///< when what is held goes
   Clock::time_point progress_at_;              ///< the earliest a hidden rank's next last line goes
