@@ -96,7 +96,7 @@ for _ in $(seq "$RUNS"); do
     wipe; sync
     mapfile -t before < <(usage)
     s=$(date +%s.%N)
-    run_case "$c" >"$D/out/$c.log" 2>&1 || { echo "  ($c failed: $(tail -3 "$D/out/$c.log" | tr '\n' ' '))"; continue; }
+    run_case "$c" >"$D/out/$c.log" 2>&1 || { cp "$D/out/$c.log" "/tmp/yeet-cpu-failed-$c.log"; echo "  ($c failed: $(tail -3 "$D/out/$c.log" | tr '\n' ' '))"; continue; }
     e=$(date +%s.%N)
     mapfile -t after < <(usage)
     lines[$c]+="$(python3 - "$c" "$(echo "$e - $s" | bc)" "${before[*]}" "${after[*]}" <<'PY'

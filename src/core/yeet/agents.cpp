@@ -4,6 +4,7 @@
 
 #include "core/base/strings.hpp"
 #include "core/yeet/plan.hpp"
+#include "core/yeet/relay_args.hpp"
 
 namespace ezpz::core {
 
@@ -221,7 +222,7 @@ std::optional<std::string> match_agent(const std::vector<std::string>& names, co
 }
 
 bool agent_may_run(const std::vector<std::string>& args) {
-  static const std::vector<std::string_view> rows = {"__yeet-relay", "__yeet-send", "__doctor-node", "kill"};
+  static const std::vector<std::string_view> rows = {kRelayRow, "__yeet-send", "__doctor-node", "kill"};
   return !args.empty() && std::find(rows.begin(), rows.end(), args[0]) != rows.end();
 }
 

@@ -30,6 +30,8 @@ const std::vector<RelayFlag>& relay_flags() {
        &RelayArgs::no_encrypt},
       {"--log-level", "Diagnostics on stderr, named by this node: info, debug or trace (the head's -v)",
        &RelayArgs::log_level},
+      {kSealedStdinFlag, "Stdin is a sealed connection; its receiving keys come on this descriptor (set on the node)",
+       &RelayArgs::sealed_stdin},
   };
   return flags;
 }
@@ -166,6 +168,8 @@ BroadcastSpec spec_from(const RelayArgs& args, const std::string& self_exe) {
   s.transport = args.transport == "launcher" ? TransportKind::launcher : TransportKind::ssh;
   s.encrypt = !args.no_encrypt;
   s.log_level = args.log_level;
+  s.sealed_stdin_fd =
+      args.sealed_stdin > 0 && args.sealed_stdin < (1U << 20) ? static_cast<int>(args.sealed_stdin) : -1;
   return s;
 }
 

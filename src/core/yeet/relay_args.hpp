@@ -13,6 +13,12 @@
 
 namespace ezpz::core {
 
+/// The relay's row, and the flag the node half that starts it over a sealed connection (an
+/// agent's session, `__ssh-tcp`) adds: the descriptor it reads the receiving keys from, its
+/// stdin being that connection (sys/agents/session).
+inline constexpr std::string_view kRelayRow = "__yeet-relay";
+inline constexpr std::string_view kSealedStdinFlag = "--sealed-stdin";
+
 struct RelayArgs {
   std::string host;         ///< a relay: this node's name in the results
   std::string children;     ///< the relays it feeds, encoded (encode_tree)
@@ -30,6 +36,7 @@ struct RelayArgs {
   std::string transport;  ///< "launcher": further nodes through their agents; empty: SSH
   bool no_encrypt = false;
   std::string log_level;  ///< diagnostics on stderr: "info", "debug", "trace" (the head's -v); empty: warnings
+  unsigned long long sealed_stdin = 0;  ///< kSealedStdinFlag's descriptor; 0: stdin is the stream itself
 };
 
 /// One flag: its name, its help, and the field it sets (a bool field is a flag without value).

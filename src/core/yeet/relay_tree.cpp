@@ -162,7 +162,7 @@ std::vector<std::string> relay_args(const BroadcastSpec& spec, const RelayNode& 
   args.host = node.host;
   args.children = encode_tree(node.children);
   auto out = to_argv(args);
-  out.insert(out.begin(), "__yeet-relay");
+  out.insert(out.begin(), std::string(kRelayRow));
   return out;
 }
 

@@ -77,8 +77,9 @@ struct BroadcastSpec {
   int stream_level = 0;                  ///< zstd level of the stream; 0: adaptive (see AdaptiveZstd)
   double parent_silence_s = 0;           ///< a relay: give up when its parent sends nothing for this long
                                          ///< (its node or link is gone: no end of file comes); 0: no limit
-  bool encrypt = true;    ///< sealed TCP streams (both transports): encrypt (every frame is authenticated anyway)
-  std::string log_level;  ///< what the relays log on stderr (log::level_name: the head's -v); empty: warnings
+  bool encrypt = true;       ///< sealed TCP streams (both transports): encrypt (every frame is authenticated anyway)
+  std::string log_level;     ///< what the relays log on stderr (log::level_name: the head's -v); empty: warnings
+  int sealed_stdin_fd = -1;  ///< a relay: stdin is a sealed connection, its receiving keys on this descriptor
   // The head only (the launcher transport; relays reach the agents it started):
   std::vector<std::string> agent_step;  ///< the launcher command that starts one agent per node (core/agents)
   std::string agent_head;               ///< the name or address agents dial to reach this node

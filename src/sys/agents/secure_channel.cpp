@@ -1,8 +1,10 @@
 #include "sys/agents/secure_channel.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <memory>
 #include <vector>
 
 #include <fcntl.h>
@@ -110,6 +112,36 @@ bool random_bytes(unsigned char* p, std::size_t n) {
   return true;
 }
 
+/// Received bytes: read into, opened in place, compacted (never zero-filled: a stream's
+/// worth of memset otherwise).
+struct InBuffer {
+  std::unique_ptr<unsigned char[]> data;
+  std::size_t cap = 0;
+  std::size_t size = 0;   ///< bytes held
+  std::size_t start = 0;  ///< bytes before this were opened and used
+
+  [[nodiscard]] std::size_t unread() const { return size - start; }
+  /// Room for `n` more bytes at data + size.
+  unsigned char* room(std::size_t n) {
+    if (size + n > cap) {
+      cap = std::max(cap * 2, size + n);
+      auto bigger = std::make_unique_for_overwrite<unsigned char[]>(cap);
+      if (size > 0) {
+        std::memcpy(bigger.get(), data.get(), size);
+      }
+      data = std::move(bigger);
+    }
+    return data.get() + size;
+  }
+  void compact() {
+    if (start > 0) {
+      std::memmove(data.get(), data.get() + start, size - start);
+      size -= start;
+      start = 0;
+    }
+  }
+};
+
 }  // namespace
 
 std::optional<Secret> new_secret() {
@@ -160,10 +192,9 @@ struct SecureChannel::State {
   std::uint64_t recv_seq = 0;
   std::unique_ptr<AesGcm> seal;
   std::unique_ptr<AesGcm> open;
-  std::vector<unsigned char> in;  ///< bytes read, not yet opened
-  std::size_t in_start = 0;
-  std::vector<unsigned char> out;    ///< a record being sealed
-  std::vector<unsigned char> plain;  ///< a record being opened
+  CipherKey open_key{};            ///< open's key (receive_keys)
+  InBuffer in;                     ///< bytes read, not yet opened
+  std::vector<unsigned char> out;  ///< a record being sealed
 
   /// The nonce of record `seq`: 4 zero bytes, then the sequence number (each direction has its own key).
   static GcmIv nonce(std::uint64_t seq) {
@@ -246,13 +277,53 @@ std::optional<SecureChannel> SecureChannel::open(OwnedFd fd, Role role, const Se
   const auto c2s = hmac(secret, "c2s", flags, nc, ns.data());
   const auto s2c = hmac(secret, "s2c", flags, nc, ns.data());
   st->seal = std::make_unique<AesGcm>(role == Role::client ? c2s : s2c);
-  st->open = std::make_unique<AesGcm>(role == Role::client ? s2c : c2s);
+  st->open_key = role == Role::client ? s2c : c2s;
+  st->open = std::make_unique<AesGcm>(st->open_key);
   return SecureChannel(std::move(st));
+}
+
+std::array<unsigned char, ReceiveKeys::kSize> ReceiveKeys::bytes() const {
+  std::array<unsigned char, kSize> b{};
+  std::memcpy(b.data(), key.data(), key.size());
+  for (int i = 0; i < 8; ++i) {
+    b[32 + static_cast<std::size_t>(i)] = static_cast<unsigned char>(seq >> (8 * i));
+  }
+  b[40] = encrypt ? 1 : 0;
+  return b;
+}
+
+ReceiveKeys ReceiveKeys::from(const std::array<unsigned char, kSize>& b) {
+  ReceiveKeys k;
+  std::memcpy(k.key.data(), b.data(), k.key.size());
+  for (int i = 0; i < 8; ++i) {
+    k.seq |= std::uint64_t{b[32 + static_cast<std::size_t>(i)]} << (8 * i);
+  }
+  k.encrypt = b[40] != 0;
+  return k;
+}
+
+SecureChannel SecureChannel::receiver(OwnedFd fd, const ReceiveKeys& keys) {
+  init_crypto();
+  ::fcntl(fd.get(), F_SETFL, ::fcntl(fd.get(), F_GETFL) | O_NONBLOCK);
+  auto st = std::make_unique<State>();
+  st->fd = std::move(fd);
+  st->encrypt = keys.encrypt;
+  st->recv_seq = keys.seq;
+  st->open_key = keys.key;
+  st->open = std::make_unique<AesGcm>(keys.key);
+  return SecureChannel(std::move(st));
+}
+
+std::optional<ReceiveKeys> SecureChannel::receive_keys() const {
+  if (s_->in.unread() > 0) {
+    return std::nullopt;
+  }
+  return ReceiveKeys{s_->open_key, s_->recv_seq, s_->encrypt};
 }
 
 bool SecureChannel::send(char type, std::string_view data) {
   auto& s = *s_;
-  if (data.size() > kMaxRecord) {
+  if (data.size() > kMaxRecord || !s.seal) {
     return false;
   }
   const auto n = static_cast<std::uint32_t>(1 + data.size());
@@ -273,16 +344,13 @@ bool SecureChannel::send(char type, std::string_view data) {
 
 SecureChannel::Got SecureChannel::fill() {
   auto& s = *s_;
-  if (s.in_start > 0) {  // what was opened goes: the buffer holds at most a record or two
-    s.in.erase(s.in.begin(), s.in.begin() + static_cast<std::ptrdiff_t>(s.in_start));
-    s.in_start = 0;
-  }
-  unsigned char buf[64 * 1024];
+  s.in.compact();  // what was opened goes: the buffer holds at most a record or two
+  constexpr std::size_t kChunk = 64 * 1024;
   while (true) {
-    const auto n = ::recv(s.fd.get(), buf, sizeof(buf), 0);
+    const auto n = ::recv(s.fd.get(), s.in.room(kChunk), kChunk, 0);  // opened there, in place
     if (n > 0) {
-      s.in.insert(s.in.end(), buf, buf + n);
-      if (s.in.size() - s.in_start >= 4 + 1 + kMaxRecord + kTag) {
+      s.in.size += static_cast<std::size_t>(n);
+      if (s.in.unread() >= 4 + 1 + kMaxRecord + kTag) {
         return Got::record;  // a whole record is surely there: open it before reading more
       }
       continue;
@@ -291,19 +359,28 @@ SecureChannel::Got SecureChannel::fill() {
       continue;
     }
     if (n < 0 && errno == EAGAIN) {
-      return s.in.size() > s.in_start ? Got::record : Got::need_more;
+      return s.in.unread() > 0 ? Got::record : Got::need_more;
     }
     return Got::closed;
   }
 }
 
 SecureChannel::Got SecureChannel::next(char& type, std::string& data) {
+  std::string_view view;
+  const auto got = next_view(type, view);
+  if (got == Got::record) {
+    data.assign(view);
+  }
+  return got;
+}
+
+SecureChannel::Got SecureChannel::next_view(char& type, std::string_view& data) {
   auto& s = *s_;
-  const std::size_t have = s.in.size() - s.in_start;
+  const std::size_t have = s.in.unread();
   if (have < 4) {
     return Got::need_more;
   }
-  unsigned char* p = s.in.data() + s.in_start;
+  unsigned char* p = s.in.data.get() + s.in.start;
   const std::uint32_t n = (std::uint32_t{p[0]} << 24) | (std::uint32_t{p[1]} << 16) | (std::uint32_t{p[2]} << 8) | p[3];
   if (n < 1 || n > 1 + kMaxRecord) {
     return Got::forged;
@@ -312,23 +389,20 @@ SecureChannel::Got SecureChannel::next(char& type, std::string& data) {
     return Got::need_more;
   }
   const auto iv = State::nonce(s.recv_seq++);
-  auto& plain = s.plain;
-  plain.resize(n);
+  // Encrypted: the length authenticated, the rest opened in place; otherwise all of it is
+  // authenticated and it is used as it came.
   const std::size_t aad = s.encrypt ? 4 : 4 + n;
-  if (!s.encrypt) {
-    std::memcpy(plain.data(), p + 4, n);
-  }
-  if (!s.open->open(iv, p, aad, p + aad, plain.data(), 4 + n - aad, p + 4 + n)) {
+  if (!s.open->open(iv, p, aad, p + aad, p + aad, 4 + n - aad, p + 4 + n)) {
     return Got::forged;  // nothing of it is used
   }
-  s.in_start += 4 + n + kTag;
-  type = static_cast<char>(plain[0]);
-  data.assign(reinterpret_cast<const char*>(plain.data()) + 1, n - 1);
+  s.in.start += 4 + n + kTag;
+  type = static_cast<char>(p[4]);
+  data = std::string_view(reinterpret_cast<const char*>(p) + 5, n - 1);
   return Got::record;
 }
 
 std::size_t SecureChannel::buffered() const {
-  return s_->in.size();
+  return s_->in.unread();
 }
 
 bool SecureChannel::await(char& type, std::string& data, int timeout_ms) {

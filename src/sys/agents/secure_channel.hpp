@@ -17,6 +17,7 @@
 #include <string>
 #include <string_view>
 
+#include "sys/agents/aes_gcm.hpp"
 #include "sys/os/fd_io.hpp"
 
 namespace ezpz::sys {
@@ -31,6 +32,17 @@ using Secret = std::array<unsigned char, 32>;
 /// The most data one record carries.
 inline constexpr std::size_t kMaxRecord = 256 * 1024;
 
+/// What opening one direction's records takes: to hand the reading of a socket to another
+/// process (the command an agent or `__ssh-tcp` starts reads its stream itself).
+struct ReceiveKeys {
+  CipherKey key{};
+  std::uint64_t seq = 0;  ///< the sequence number of the next record
+  bool encrypt = true;
+  static constexpr std::size_t kSize = 32 + 8 + 1;
+  [[nodiscard]] std::array<unsigned char, kSize> bytes() const;
+  [[nodiscard]] static ReceiveKeys from(const std::array<unsigned char, kSize>& b);
+};
+
 class SecureChannel {
  public:
   enum class Role { client, server };
@@ -39,6 +51,10 @@ class SecureChannel {
   /// client's `encrypt` decides for both ends (the server's is ignored).
   static std::optional<SecureChannel> open(OwnedFd fd, Role role, const Secret& secret, bool encrypt, int timeout_ms,
                                            std::string& why);
+
+  /// A channel that only opens the records arriving on `fd` (another process holds the sending
+  /// half); its send() fails.
+  static SecureChannel receiver(OwnedFd fd, const ReceiveKeys& keys);
 
   SecureChannel(SecureChannel&&) noexcept;
   SecureChannel& operator=(SecureChannel&&) noexcept;
@@ -58,8 +74,13 @@ class SecureChannel {
   /// The next whole record from the buffer, opened: record (type and data set), need_more
   /// (incomplete), or forged (a bad tag or length: the connection is done).
   Got next(char& type, std::string& data);
+  /// next(), opened in place: `data` stays valid until the next call of fill() or next*().
+  Got next_view(char& type, std::string_view& data);
   /// Bytes read and not yet opened (at most about two records: the buffer is compacted).
   [[nodiscard]] std::size_t buffered() const;
+  /// The receiving direction's keys, for receiver() in another process; nullopt once bytes
+  /// past the handshake were read here (they would be lost to it).
+  [[nodiscard]] std::optional<ReceiveKeys> receive_keys() const;
   /// Wait up to `timeout_ms` for the next record; false when none came (closed, forged, late).
   bool await(char& type, std::string& data, int timeout_ms);
 

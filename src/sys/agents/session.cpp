@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "core/yeet/agents.hpp"
+#include "core/yeet/relay_args.hpp"
 #include "sys/agents/exec_words.hpp"
 #include "sys/os/owned.hpp"
 
@@ -46,39 +47,65 @@ bool read_request(SecureChannel& ch, std::vector<std::string>& args, std::string
   return true;
 }
 
-/// This binary with `args`, its stdin, stdout and stderr pipes to us.
+/// This binary with `args`, its stdout and stderr pipes to us; its stdin a pipe we fill, or
+/// (`direct`) the connection itself.
 struct Command {
   OwnedChild child;
   OwnedFd in;
   OwnedFd out;
   OwnedFd err;
+  bool direct = false;  ///< it reads the client's records itself: we only send
 };
 
-std::optional<Command> start_command(const std::vector<std::string>& args) {
+/// Whether the command reads its stream from the connection itself: yeet's relay (the stream's
+/// bytes then pass through no other process and no pipe on this node).
+bool reads_connection(const std::vector<std::string>& args) {
+  return !args.empty() && args[0] == core::kRelayRow;
+}
+
+std::optional<Command> start_command(std::vector<std::string> args, const SecureChannel& ch) {
   OwnedPipe in;
   OwnedPipe out;
   OwnedPipe err;
+  OwnedPipe keys;  // direct: the receiving keys, read once by the command
   const OwnedFd self = open_self_owned();
-  if (!in.open() || !out.open() || !err.open() || !self.valid()) {
+  const auto rk = reads_connection(args) ? ch.receive_keys() : std::nullopt;
+  if (!out.open() || !err.open() || !self.valid() || !(rk ? keys.open() : in.open())) {
     return std::nullopt;
   }
-  widen_pipe(in.write_end());     // a relay's stream
+  if (rk) {  // 41 bytes: the pipe takes them before the command runs
+    const auto b = rk->bytes();
+    if (!write_all(keys.write_end(), b.data(), b.size())) {
+      return std::nullopt;
+    }
+    keys.close_write();
+    args.insert(args.end(), {std::string(core::kSealedStdinFlag), std::to_string(keys.read_end())});
+  } else {
+    widen_pipe(in.write_end());  // a relay's stream
+  }
   auto words = self_words(args);  // argv[0] is this binary's path, as a relay started over SSH shows in ps
   auto argv = pointers(words);
   const pid_t pid = ::fork();
   if (pid == 0) {  // this process has one thread: still, only what exec needs
-    move_fd(in.read_end(), 0);
+    if (rk) {
+      ::dup2(ch.fd(), 0);
+      ::fcntl(keys.read_end(), F_SETFD, 0);
+    } else {
+      move_fd(in.read_end(), 0);
+    }
     move_fd(out.write_end(), 1);
     move_fd(err.write_end(), 2);
     ::signal(SIGPIPE, SIG_DFL);
-    exec_self(self.get(), argv.data());
+    exec_self(self.get(), argv.data(), environ, rk ? keys.read_end() : -1);
     ::_exit(127);
   }
   if (pid < 0) {
     return std::nullopt;
   }
-  Command c{OwnedChild(pid), in.take_write(), out.take_read(), err.take_read()};
-  set_nonblocking(c.in.get());
+  Command c{OwnedChild(pid), rk ? OwnedFd() : in.take_write(), out.take_read(), err.take_read(), rk.has_value()};
+  if (c.in.valid()) {
+    set_nonblocking(c.in.get());
+  }
   return c;
 }
 
@@ -107,7 +134,7 @@ bool carry(SecureChannel& ch, Command& c) {
   std::string data;
   char buf[64 * 1024];
   while (c.out.valid() || c.err.valid()) {
-    pollfd fds[4] = {{connected && to_child.size() < kHold ? ch.fd() : -1, POLLIN, 0},
+    pollfd fds[4] = {{connected && !c.direct && to_child.size() < kHold ? ch.fd() : -1, POLLIN, 0},
                      {c.in.valid() && !to_child.empty() ? c.in.get() : -1, POLLOUT, 0},
                      {c.out.get(), POLLIN, 0},
                      {c.err.get(), POLLIN, 0}};
@@ -183,7 +210,7 @@ int serve_session(OwnedFd conn, const Secret& secret) {
 }
 
 int serve_command(SecureChannel& ch, const std::vector<std::string>& args) {
-  auto c = start_command(args);
+  auto c = start_command(args, ch);
   if (!c) {
     (void)ch.send('N', "cannot start ezpz on this node");
     return 255;

@@ -21,7 +21,9 @@ int serve_session(OwnedFd conn, const Secret& secret);
 
 /// The node half on an opened channel whose command is already known (`args`, this binary's
 /// hidden row): start it, carry, send its exit status. Returns that status (255 when it could
-/// not start or the connection was lost).
+/// not start or the connection was lost). yeet's relay reads the client's records itself (its
+/// stdin is the connection, the receiving keys come on a pipe named by --sealed-stdin): only
+/// its output and status pass through here.
 int serve_command(SecureChannel& channel, const std::vector<std::string>& args);
 
 /// The client half on an opened channel: send `args`, then carry stdin (fd 0) to the command and

@@ -20,6 +20,7 @@
 #include "core/base/shell.hpp"
 #include "sys/broadcast/fanout.hpp"
 #include "sys/broadcast/heartbeat.hpp"
+#include "sys/broadcast/stream_input.hpp"
 #include "sys/fs/adaptive_zstd.hpp"
 #include "sys/fs/archive.hpp"
 #include "sys/fs/destination.hpp"
@@ -203,8 +204,9 @@ int run_relay(core::Transport& transport, const std::string& this_host,
       options.parent_silence_s > 0 ? static_cast<int>(std::min(options.parent_silence_s, 1e6) * 1000) : -1;
   bool parent_silent = false;  // and that is what went wrong first
   bool broken = false;         // once a read failed, never wait on the parent again
+  StreamInput input(options.sealed_stdin_fd);
   auto read_in = [&](void* data, std::size_t size) {
-    const auto got = broken ? ReadResult::ended : read_within(0, data, size, silence_ms);
+    const auto got = broken ? ReadResult::ended : input.read(data, size, silence_ms);
     parent_silent = parent_silent || (got == ReadResult::timed_out && error.empty());
     broken = got != ReadResult::ok;
     return !broken;
@@ -272,6 +274,9 @@ int run_relay(core::Transport& transport, const std::string& this_host,
       }
       break;
     }
+  }
+  if (!input.why().empty()) {
+    error = input.why();  // the cause of whatever broke after it
   }
   if (parent_silent) {
     error = "its parent sent nothing for " + std::to_string(static_cast<int>(options.parent_silence_s)) +

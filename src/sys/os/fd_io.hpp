@@ -285,17 +285,23 @@ inline ReadResult read_within(int fd, void* data, std::size_t size, int timeout_
   return ReadResult::ok;
 }
 
-/// In a forked child about to exec: mark every descriptor above 2 close-on-exec (another
-/// child's pipe end, should one lack O_CLOEXEC, would keep its stream open; a descriptor
-/// to exec through stays usable). Async-signal-safe.
-inline void cloexec_inherited() {
+/// In a forked child about to exec: mark every descriptor above 2 but `keep` close-on-exec
+/// (another child's pipe end, should one lack O_CLOEXEC, would keep its stream open; a
+/// descriptor to exec through stays usable). Async-signal-safe.
+inline void cloexec_inherited(int keep = -1) {
 #if defined(SYS_close_range) && defined(CLOSE_RANGE_CLOEXEC)
-  if (::syscall(SYS_close_range, 3U, ~0U, CLOSE_RANGE_CLOEXEC) == 0) {
+  const auto mark = [](unsigned from, unsigned to) {
+    return ::syscall(SYS_close_range, from, to, CLOSE_RANGE_CLOEXEC) == 0;
+  };
+  const auto k = static_cast<unsigned>(keep);
+  if (keep < 3 ? mark(3U, ~0U) : (keep == 3 || mark(3U, k - 1)) && mark(k + 1, ~0U)) {
     return;
   }
 #endif
   for (int fd = 3; fd < 65536; ++fd) {
-    (void)::fcntl(fd, F_SETFD, FD_CLOEXEC);
+    if (fd != keep) {
+      (void)::fcntl(fd, F_SETFD, FD_CLOEXEC);
+    }
   }
 }
 
@@ -333,9 +339,10 @@ inline OwnedFd open_null(int flags) {
 }
 
 /// In a forked child: become this binary (`self` from open_self) running `argv`, with nothing
-/// but descriptors 0-2 inherited. Returns only when the exec failed. Async-signal-safe.
-inline void exec_self(int self, char* const* argv, char* const* envp = environ) {
-  cloexec_inherited();
+/// but descriptors 0-2 (and `keep`, when >= 3) inherited. Returns only when the exec failed.
+/// Async-signal-safe.
+inline void exec_self(int self, char* const* argv, char* const* envp = environ, int keep = -1) {
+  cloexec_inherited(keep);
   ::fexecve(self, argv, envp);
 }
 

@@ -12,6 +12,7 @@
 
 #include "sys/agents/aes_gcm.hpp"
 #include "sys/agents/secure_channel.hpp"
+#include "unit/sys/agents/channel_pair.hpp"
 
 using ezpz::sys::OwnedFd;
 using ezpz::sys::SecureChannel;
@@ -19,31 +20,14 @@ using Got = SecureChannel::Got;
 
 namespace {
 
-struct Pair {
-  std::optional<SecureChannel> client;
-  std::optional<SecureChannel> server;
-  std::string client_why;
-  std::string server_why;
-};
+using Pair = ezpz::test::ChannelPair;
 
 ezpz::sys::Secret secret(unsigned char fill) {
-  ezpz::sys::Secret s{};
-  s.fill(fill);
-  return s;
+  return ezpz::test::filled_secret(fill);
 }
 
-/// Both ends of a socket pair through the handshake at once.
 Pair connect(const ezpz::sys::Secret& client_secret, const ezpz::sys::Secret& server_secret, bool encrypt) {
-  int fds[2];
-  REQUIRE(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds) == 0);
-  Pair p;
-  auto server = std::async(std::launch::async, [&] {
-    return SecureChannel::open(OwnedFd(fds[1]), SecureChannel::Role::server, server_secret, true, 5000, p.server_why);
-  });
-  p.client =
-      SecureChannel::open(OwnedFd(fds[0]), SecureChannel::Role::client, client_secret, encrypt, 5000, p.client_why);
-  p.server = server.get();
-  return p;
+  return ezpz::test::connect_pair(client_secret, server_secret, encrypt);
 }
 
 /// The raw bytes of everything that arrived on `ch`'s socket so far (taken off the socket).
@@ -274,4 +258,54 @@ TEST_CASE("secure channel: the quick AES-GCM and EVP's seal the same records, an
   CHECK_FALSE(quick.using_evp());
   CHECK(evp.using_evp());
   CHECK(mixed.using_evp());
+}
+
+TEST_CASE("secure channel: the reading of a connection is handed over with its keys", "[secure_channel]") {
+  for (const bool encrypt : {true, false}) {
+    auto p = connect(secret(7), secret(7), encrypt);
+    REQUIRE(p.client);
+    REQUIRE(p.server);
+    // Through the wire format: what another process gets on a pipe.
+    const auto keys = p.server->receive_keys();
+    REQUIRE(keys);
+    const auto carried = ezpz::sys::ReceiveKeys::from(keys->bytes());
+    CHECK(carried.key == keys->key);
+    CHECK(carried.seq == 0);
+    CHECK(carried.encrypt == encrypt);
+    auto reader = SecureChannel::receiver(OwnedFd(::dup(p.server->fd())), carried);
+    auto sent = std::async(std::launch::async, [&] {  // more than the socket holds: read meanwhile
+      return p.client->send('D', "first") && p.client->send('D', std::string(ezpz::sys::kMaxRecord, 'x'));
+    });
+    char type = 0;
+    std::string data;
+    REQUIRE(receive(reader, type, data) == Got::record);
+    CHECK(type == 'D');
+    CHECK(data == "first");
+    REQUIRE(receive(reader, type, data) == Got::record);
+    CHECK(data == std::string(ezpz::sys::kMaxRecord, 'x'));
+    CHECK(sent.get());
+    CHECK_FALSE(reader.send('O', "a receiver only opens"));
+    // The other direction still works from the first channel.
+    REQUIRE(p.server->send('O', "back"));
+    REQUIRE(receive(*p.client, type, data) == Got::record);
+    CHECK(data == "back");
+  }
+}
+
+TEST_CASE("secure channel: no keys to hand over once records were read", "[secure_channel]") {
+  auto p = connect(secret(9), secret(9), true);
+  REQUIRE(p.client);
+  REQUIRE(p.server);
+  REQUIRE(p.client->send('D', "early"));
+  pollfd w{p.server->fd(), POLLIN, 0};
+  REQUIRE(::poll(&w, 1, 5000) == 1);
+  (void)p.server->fill();
+  CHECK_FALSE(p.server->receive_keys());  // "early" would be lost to the receiver
+  char type = 0;
+  std::string data;
+  REQUIRE(p.server->next(type, data) == Got::record);
+  CHECK(data == "early");
+  const auto keys = p.server->receive_keys();  // all of it opened here: the next record is #1
+  REQUIRE(keys);
+  CHECK(keys->seq == 1);
 }

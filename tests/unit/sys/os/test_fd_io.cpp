@@ -128,3 +128,29 @@ TEST_CASE("ByteQueue: what a full pipe did not take waits, in order, however it 
   CHECK_FALSE(q.flush_to(wr.get()));  // the reader is gone
   ::signal(SIGPIPE, old);
 }
+
+TEST_CASE("cloexec_inherited: every descriptor above 2 is closed at exec but the one kept", "[fd]") {
+  int kept[2];
+  int other[2];
+  REQUIRE(::pipe(kept) == 0);  // neither is close-on-exec
+  REQUIRE(::pipe(other) == 0);
+  const auto survives = [&](int keep) {
+    const pid_t pid = ::fork();
+    if (pid == 0) {
+      ezpz::sys::cloexec_inherited(keep);
+      const auto probe = "test -e /proc/self/fd/" + std::to_string(kept[0]) + " && ! test -e /proc/self/fd/" +
+                         std::to_string(other[0]);
+      ::execl("/bin/sh", "sh", "-c", probe.c_str(), static_cast<char*>(nullptr));
+      ::_exit(127);
+    }
+    int status = 0;
+    ::waitpid(pid, &status, 0);
+    return WIFEXITED(status) && WEXITSTATUS(status) == 0;
+  };
+  CHECK(survives(kept[0]));
+  CHECK_FALSE(survives(-1));        // none kept
+  CHECK_FALSE(survives(other[0]));  // the other kept instead
+  for (int fd : {kept[0], kept[1], other[0], other[1]}) {
+    ::close(fd);
+  }
+}
