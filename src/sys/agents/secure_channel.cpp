@@ -405,6 +405,26 @@ std::size_t SecureChannel::buffered() const {
   return s_->in.unread();
 }
 
+bool SecureChannel::await_one(char& type, std::string& data, int timeout_ms) {
+  auto& s = *s_;
+  if (s.in.unread() > 0) {
+    return await(type, data, timeout_ms);  // read past it already
+  }
+  s.in.compact();
+  const auto deadline = Clock::now() + std::chrono::milliseconds(timeout_ms);
+  unsigned char* p = s.in.room(4);
+  if (!read_exact(s.fd.get(), p, 4, deadline)) {
+    return false;
+  }
+  const std::uint32_t n = (std::uint32_t{p[0]} << 24) | (std::uint32_t{p[1]} << 16) | (std::uint32_t{p[2]} << 8) | p[3];
+  s.in.size += 4;
+  if (n < 1 || n > 1 + kMaxRecord || !read_exact(s.fd.get(), s.in.room(n + kTag), n + kTag, deadline)) {
+    return false;
+  }
+  s.in.size += n + kTag;
+  return next(type, data) == Got::record;
+}
+
 bool SecureChannel::await(char& type, std::string& data, int timeout_ms) {
   const auto deadline = Clock::now() + std::chrono::milliseconds(timeout_ms);
   while (true) {

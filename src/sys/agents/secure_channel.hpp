@@ -83,6 +83,9 @@ class SecureChannel {
   [[nodiscard]] std::optional<ReceiveKeys> receive_keys() const;
   /// Wait up to `timeout_ms` for the next record; false when none came (closed, forged, late).
   bool await(char& type, std::string& data, int timeout_ms);
+  /// await(), reading no byte past that record: what follows stays in the socket (for a
+  /// receiver that receive_keys() then hands it to).
+  bool await_one(char& type, std::string& data, int timeout_ms);
 
  private:
   struct State;

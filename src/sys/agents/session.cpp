@@ -31,7 +31,7 @@ void set_nonblocking(int fd) {
 bool read_request(SecureChannel& ch, std::vector<std::string>& args, std::string& why) {
   char type = 0;
   std::string data;
-  if (!ch.await(type, data, 10000)) {
+  if (!ch.await_one(type, data, 10000)) {  // the stream after it is the command's to read
     return false;
   }
   const auto j = nlohmann::json::parse(data, nullptr, false);

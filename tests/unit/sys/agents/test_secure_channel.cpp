@@ -309,3 +309,23 @@ TEST_CASE("secure channel: no keys to hand over once records were read", "[secur
   REQUIRE(keys);
   CHECK(keys->seq == 1);
 }
+
+TEST_CASE("secure channel: a request read alone leaves the stream behind it to a receiver", "[secure_channel]") {
+  auto p = connect(secret(11), secret(11), true);
+  REQUIRE(p.client);
+  REQUIRE(p.server);
+  REQUIRE(p.client->send('Q', "[\"__yeet-relay\"]"));  // an agent's request, the stream right behind it
+  REQUIRE(p.client->send('D', "stream"));
+  char type = 0;
+  std::string data;
+  REQUIRE(p.server->await_one(type, data, 5000));
+  CHECK(type == 'Q');
+  CHECK(data == "[\"__yeet-relay\"]");
+  const auto keys = p.server->receive_keys();
+  REQUIRE(keys);
+  CHECK(keys->seq == 1);
+  auto reader = SecureChannel::receiver(OwnedFd(::dup(p.server->fd())), *keys);
+  REQUIRE(receive(reader, type, data) == Got::record);
+  CHECK(type == 'D');
+  CHECK(data == "stream");
+}
