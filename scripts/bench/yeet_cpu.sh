@@ -9,7 +9,8 @@
 #   decompressing and writing the files)
 # Each line: of the run whose receiving nodes spent the least, wall seconds, the head's CPU
 # (node1: the source and its own copy), the mean CPU of a receiving node and the highest; then
-# the median of the node means over the rounds (each round runs every case once), and the
+# the median of the node means over the rounds (each round runs every case once; each round's
+# node mean is listed after it), and the
 # ratios of medians that #30 names. Unshaped: every node shares this machine's cores. The
 # launcher case's wall time is sbatch --wait's (Slurm's job start and its polling, ~10 s), not
 # yeet's; its nodes' CPU includes slurmd's and slurmstepd's work for the step.
@@ -130,7 +131,8 @@ for c in cases:
         continue
     best = min(rows, key=lambda r: r[2])
     median[c] = statistics.median(r[2] for r in rows)
-    print(f"  {label[c]:<38} {best[0]:6.2f}s {best[1]:7.2f}s {best[2]:9.2f}s {best[3]:8.2f}s {median[c]:11.2f}s")
+    print(f"  {label[c]:<38} {best[0]:6.2f}s {best[1]:7.2f}s {best[2]:9.2f}s {best[3]:8.2f}s {median[c]:11.2f}s"
+          f"   rounds: {' '.join(f'{r[2]:.2f}' for r in rows)}")
 for c in ("ssh", "launcher"):
     for floor, goal in (("rsync", 0.7), ("tar", 1.3)):
         if c in median and floor in median:
