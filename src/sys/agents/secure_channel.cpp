@@ -347,7 +347,10 @@ SecureChannel::Got SecureChannel::fill() {
   s.in.compact();  // what was opened goes: the buffer holds at most a record or two
   constexpr std::size_t kChunk = 64 * 1024;
   while (true) {
-    const auto n = ::recv(s.fd.get(), s.in.room(kChunk), kChunk, 0);  // opened there, in place
+    // What the buffer has room for, 4 KiB to 64 KiB: a stream's grows to its chunks at once, a
+    // shim's records (thousands of them at a launch's hub) keep a small one.
+    const std::size_t chunk = std::clamp<std::size_t>(s.in.cap - s.in.size, 4096, kChunk);
+    const auto n = ::recv(s.fd.get(), s.in.room(chunk), chunk, 0);  // opened there, in place
     if (n > 0) {
       s.in.size += static_cast<std::size_t>(n);
       if (s.in.unread() >= 4 + 1 + kMaxRecord + kTag) {
