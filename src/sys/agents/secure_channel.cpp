@@ -81,6 +81,10 @@ bool write_whole(int fd, const unsigned char* data, std::size_t size) {
   return true;
 }
 
+std::uint32_t get_be32(const unsigned char* p) {
+  return (std::uint32_t{p[0]} << 24) | (std::uint32_t{p[1]} << 16) | (std::uint32_t{p[2]} << 8) | p[3];
+}
+
 void put_be32(unsigned char* p, std::uint32_t v) {
   p[0] = static_cast<unsigned char>(v >> 24);
   p[1] = static_cast<unsigned char>(v >> 16);
@@ -271,15 +275,11 @@ std::optional<SecureChannel> SecureChannel::open(OwnedFd fd, Role role, const Se
       return std::nullopt;
     }
   }
-  auto st = std::make_unique<State>();
-  st->fd = std::move(fd);
-  st->encrypt = (flags & kFlagEncrypt) != 0;
   const auto c2s = hmac(secret, "c2s", flags, nc, ns.data());
   const auto s2c = hmac(secret, "s2c", flags, nc, ns.data());
-  st->seal = std::make_unique<AesGcm>(role == Role::client ? c2s : s2c);
-  st->open_key = role == Role::client ? s2c : c2s;
-  st->open = std::make_unique<AesGcm>(st->open_key);
-  return SecureChannel(std::move(st));
+  auto ch = receiver(std::move(fd), {role == Role::client ? s2c : c2s, 0, (flags & kFlagEncrypt) != 0});
+  ch.s_->seal = std::make_unique<AesGcm>(role == Role::client ? c2s : s2c);
+  return ch;
 }
 
 std::array<unsigned char, ReceiveKeys::kSize> ReceiveKeys::bytes() const {
@@ -384,7 +384,7 @@ SecureChannel::Got SecureChannel::next_view(char& type, std::string_view& data) 
     return Got::need_more;
   }
   unsigned char* p = s.in.data.get() + s.in.start;
-  const std::uint32_t n = (std::uint32_t{p[0]} << 24) | (std::uint32_t{p[1]} << 16) | (std::uint32_t{p[2]} << 8) | p[3];
+  const std::uint32_t n = get_be32(p);
   if (n < 1 || n > 1 + kMaxRecord) {
     return Got::forged;
   }
@@ -419,7 +419,7 @@ bool SecureChannel::await_one(char& type, std::string& data, int timeout_ms) {
   if (!read_exact(s.fd.get(), p, 4, deadline)) {
     return false;
   }
-  const std::uint32_t n = (std::uint32_t{p[0]} << 24) | (std::uint32_t{p[1]} << 16) | (std::uint32_t{p[2]} << 8) | p[3];
+  const std::uint32_t n = get_be32(p);
   s.in.size += 4;
   if (n < 1 || n > 1 + kMaxRecord || !read_exact(s.fd.get(), s.in.room(n + kTag), n + kTag, deadline)) {
     return false;
