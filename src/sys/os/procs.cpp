@@ -106,9 +106,10 @@ bool PosixProcessControl::send_signal(int pid, int sig) {
 }
 
 bool PosixProcessControl::alive(int pid) {
-  // A zombie (dead, not yet reaped by its parent, e.g. the launcher) is gone for our purposes.
+  // A zombie (dead, not yet reaped by its parent, e.g. the launcher) is gone for our purposes,
+  // and so is one reaped while we read its stat (the read fails, or reads nothing).
   auto stat = read_head("/proc/" + std::to_string(pid) + "/stat", 4096);
-  if (!stat) {
+  if (!stat || stat->empty()) {
     return false;
   }
   const auto close = stat->rfind(')');

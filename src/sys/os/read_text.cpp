@@ -19,7 +19,12 @@ Expected<std::string> read_head(const std::string& path, std::size_t n) {
     if (r < 0 && errno == EINTR) {
       continue;
     }
-    if (r <= 0) {
+    if (r < 0) {
+      // Not an empty text: a /proc file whose process went away between open and read fails
+      // here (ESRCH), and its caller must not read that as a process with no state.
+      return failure("cannot read " + path + ": " + std::strerror(errno));
+    }
+    if (r == 0) {
       break;
     }
     got += static_cast<std::size_t>(r);
