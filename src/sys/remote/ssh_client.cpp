@@ -197,7 +197,11 @@ void pump(ssh_session s, ssh_channel c, std::vector<char>& buf, std::string& hel
     pollfd fds[3] = {{in.wanted() ? 0 : -1, POLLIN, 0},
                      {socket_events != 0 ? ssh_get_fd(s) : -1, socket_events, 0},
                      {held.empty() ? -1 : 1, POLLOUT, 0}};
-    if (::poll(fds, 3, -1) < 0 && errno != EINTR) {
+    // A window the peer opened while libssh read the socket (a flush, a drain) is in libssh's
+    // state, not in the socket: with input pending and room for it, go round at once. Waiting
+    // then for the socket hung a ship (the node's `head -c` waits for the rest, we for it).
+    const bool room = !in.pending.empty() && ssh_channel_window_size(c) > 0;
+    if (::poll(fds, 3, room ? 0 : -1) < 0 && errno != EINTR) {
       break;
     }
     if (in.wanted() && (fds[0].revents & (POLLIN | POLLHUP | POLLERR)) != 0) {
