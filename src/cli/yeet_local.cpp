@@ -178,6 +178,8 @@ std::optional<int> install_here(YeetRun& run) {
   }
   Undo undo(run);
   undo.staging = *staging;
+  // 1b. Meanwhile the other nodes' relays start, to wait for the stream (stopped if this fails).
+  start_nodes(run);
   // 2. The new tree in it.
   auto copied = build_tree(run, undo);
   if (!copied) {

@@ -67,23 +67,33 @@ std::vector<core::NodeResult> stream_with_view(YeetRun& run) {
 
 }  // namespace
 
+void start_nodes(YeetRun& run) {
+  auto& ctx = run.ctx;
+  const auto& nodes = run.report.nodes;
+  if (nodes.targets.empty() || run.reached.held()) {
+    return;
+  }
+  // 1. Reach: the launcher transport's agents start (one launcher step) and call back; a node
+  //    without one fails as an unreachable node does (its subtree re-attached).
+  const auto unreachable = ctx.broadcaster().open_nodes(nodes.targets, nodes.spec);
+  run.reached.hold(ctx.broadcaster());
+  if (!unreachable.empty() && ctx.staging().interrupted() == 0) {
+    ctx.term.warn(core::count_of(unreachable.size(), "node has", "nodes have") +
+                  " no agent: " + unreachable.begin()->first + ": " + unreachable.begin()->second);
+  }
+  // 2. The relay tree's relays start (connect, log in, ship ezpz) and wait for the stream.
+  if (nodes.strategy != core::Strategy::greedy && ctx.staging().interrupted() == 0) {
+    ctx.broadcaster().start_relays(nodes.tree, nodes.spec);
+  }
+}
+
 void send_to_nodes(YeetRun& run) {
   auto& ctx = run.ctx;
   auto& report = run.report;
   const auto& nodes = report.nodes;
   const auto start = Clock::now();
-  auto& spec = report.nodes.spec;  // with this binary's digest (core::plan_reach_spec)
-  // 0. Reach: the launcher transport's agents start (one launcher step) and call back; a node
-  //    without one fails as an unreachable node does (its subtree re-attached).
-  const auto unreachable = ctx.broadcaster().open_nodes(nodes.targets, spec);
-  struct CloseNodes {
-    core::Broadcaster& b;
-    ~CloseNodes() { b.close_nodes(); }
-  } close_nodes{ctx.broadcaster()};
-  if (!unreachable.empty() && ctx.staging().interrupted() == 0) {
-    ctx.term.warn(core::count_of(unreachable.size(), "node has", "nodes have") +
-                  " no agent: " + unreachable.begin()->first + ": " + unreachable.begin()->second);
-  }
+  // 0. Reach, unless install_here did meanwhile.
+  start_nodes(run);
   // 1. The pass: through the relay tree, or ezpz's store-and-forward for comparison.
   report.remote = nodes.strategy == core::Strategy::greedy
                       ? ctx.broadcaster().greedy_broadcast(nodes.targets, nodes.spec, 8)
@@ -106,6 +116,7 @@ void send_to_nodes(YeetRun& run) {
                                                                 {}, {}, nullptr);
     core::apply_repair(report.remote, again, repair);
   }
+  run.reached.let_go();  // the launcher transport's agents stop
   report.steps.emplace_back("broadcast_s", seconds_since(start));
 }
 

@@ -5,12 +5,39 @@
 #include <chrono>
 #include <optional>
 #include <string>
+#include <utility>
 
 #include "cli/command.hpp"
 #include "cli/yeet_report.hpp"
+#include "core/ports/transfer.hpp"
 #include "core/yeet/manifest.hpp"
 
 namespace ezpz::cli {
+
+/// The other nodes, reached while this node builds its copy (the launcher transport's agents
+/// up, the relays starting): let go when the run ends, relays no broadcast took stopped.
+class NodesReached {
+ public:
+  NodesReached() = default;
+  NodesReached(NodesReached&& o) noexcept : broadcaster_(std::exchange(o.broadcaster_, nullptr)) {}
+  NodesReached& operator=(NodesReached&&) = delete;
+  NodesReached(const NodesReached&) = delete;
+  NodesReached& operator=(const NodesReached&) = delete;
+  ~NodesReached() { let_go(); }
+  /// Reached through `b` from now on.
+  void hold(core::Broadcaster& b) { broadcaster_ = &b; }
+  [[nodiscard]] bool held() const { return broadcaster_ != nullptr; }
+  void let_go() {
+    if (broadcaster_ != nullptr) {
+      broadcaster_->abandon_relays();
+      broadcaster_->close_nodes();
+      broadcaster_ = nullptr;
+    }
+  }
+
+ private:
+  core::Broadcaster* broadcaster_ = nullptr;
+};
 
 /// One run of yeet: the plan, what this node already holds, and the report as it fills in.
 struct YeetRun {
@@ -21,6 +48,7 @@ struct YeetRun {
   std::optional<core::HeldManifest> base;         ///< this node's last copy, when other nodes get a delta
   std::string bundle;                             ///< the delta bundle beside the destination, once made
   std::chrono::steady_clock::time_point started;  ///< when the work began (the report's seconds)
+  NodesReached reached;                           ///< the other nodes, once start_nodes reached them
   [[nodiscard]] const core::YeetPlan& plan() const { return report.plan; }
 };
 
@@ -29,6 +57,9 @@ struct YeetRun {
 /// else the exit code, everything made removed and the destination as it was.
 [[nodiscard]] std::optional<int> install_here(YeetRun& run);
 
+/// Reach the other nodes (the launcher transport's agents) and start the relay tree's relays, to
+/// wait for the stream while this node builds its copy. Once; send_to_nodes does it otherwise.
+void start_nodes(YeetRun& run);
 /// Stream the copy through the relay tree (or --strategy greedy), then repair orphaned nodes and
 /// nodes that need a full copy from a peer that has it. Results land in run.report.remote.
 void send_to_nodes(YeetRun& run);

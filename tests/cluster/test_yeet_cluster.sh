@@ -187,6 +187,20 @@ head -c 100000 "$W/env.tar.zst" > "$W/cut.tar.zst"
 "$X" "${common[@]}" "$ezpz" yeet "$W/cut.tar.zst" --dst /tmp/cut --hostfile "$D/hostfile" >/dev/null 2>&1
 [ $? -eq 1 ] || fail "a truncated archive must fail"
 for n in node1 node3; do on "$n" 'test ! -e /tmp/cut' || fail "truncated archive reached $n"; done
+# 5b. The relays start while the head builds its own copy; when that fails late (an archive cut
+#     near its end), they are stopped before any stream: nothing of them stays on any node.
+mkdir -p "$W/late/d" && head -c 60000000 /dev/urandom > "$W/late/d/blob"
+tar -C "$W/late" -cf - d | zstd -q -1 > "$W/late.tar.zst"
+head -c 55000000 "$W/late.tar.zst" > "$W/late-cut.tar.zst"
+"$X" "${common[@]}" "$ezpz" yeet "$W/late-cut.tar.zst" --dst /tmp/late --hostfile "$D/hostfile" -v >/dev/null \
+  2> "$W/late.err"
+[ $? -eq 1 ] || fail "an archive cut near its end must fail: $(tail -3 "$W/late.err")"
+grep -q "relay to node.*: starting" "$W/late.err" || fail "late failure: no relay had started: $(cat "$W/late.err")"
+wait_no_staging || no_staging "late failure"
+for _ in $(seq 1 600); do pgrep -f -- "__yeet-relay .*/tmp/late" >/dev/null || break; sleep 0.1; done
+pgrep -af -- "__yeet-relay .*/tmp/late" && fail "late failure: relays left running"
+for n in node1 node3 node8; do on "$n" 'test ! -e /tmp/late' || fail "late failure: /tmp/late on $n"; done
+rm -rf "$W/late" "$W/late.tar.zst" "$W/late-cut.tar.zst"
 
 # 6. Ctrl-C mid-stream: every relay stops, no node keeps a partial directory.
 head -c 150000000 /dev/urandom > "$W/data/huge"

@@ -159,9 +159,10 @@ head -c 150000000 /dev/urandom > "$W/data/huge"
 "$X" "${common[@]}" salloc -N 4 "$ezpz" yeet "$W/data" --dst /tmp/big --fanout 1 --json > "$W/big.json" 2>/dev/null &
 pid=$!
 relay=$(wait_relay "__yeet-relay --host node2 " node2 /tmp/big) || fail "stranger: no relay on node2"
-agent=$(for p in $(pgrep -f -- __yeet-agent); do
-  [ "$(readlink "/proc/$p/ns/uts")" = "$(readlink "/proc/$(cat "$D/slurm/d-node2.pid")/ns/uts")" ] && echo "$p"
-done | head -1)
+# The agent of this run (an earlier run's may still be on its way out): the relay's session's parent.
+ppid_of() { awk '{print $4}' "/proc/$1/stat"; }
+agent=$(ppid_of "$(ppid_of "$relay")")
+grep -q -- __yeet-agent "/proc/$agent/cmdline" || fail "stranger: the relay's grandparent $agent is not an agent"
 agent_port=$(on node2 "ss -ltnpH | grep 'pid=$agent,' | awk '{print \$4}' | sed 's/.*://' | head -1")
 "$X" python3 - "$EZSIM_NET.12" "$agent_port" <<'PY' || fail "stranger: an agent talked to a client without the secret"
 import os, socket, sys

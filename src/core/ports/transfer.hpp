@@ -190,6 +190,13 @@ class Broadcaster {
   [[nodiscard]] virtual std::map<std::string, std::string> open_nodes(const HostList& hosts,
                                                                       const BroadcastSpec& spec) = 0;
   virtual void close_nodes() = 0;
+  /// Start the relays of `tree` now, in the background, for the next broadcast() of that tree:
+  /// their start (connect, log in, ship ezpz, ready) overlaps what this node does first. They
+  /// wait for the stream, kept alive meanwhile.
+  virtual void start_relays(const std::vector<RelayNode>& /*tree*/, const BroadcastSpec& /*spec*/) {}
+  /// Stop the relays start_relays started that no broadcast() took (this node's copy failed):
+  /// they end before their stream began and leave nothing on their nodes.
+  virtual void abandon_relays() {}
   /// Stream the tree at `root` (as `name/...`) through the relays of `tree`; one result per host.
   [[nodiscard]] virtual std::vector<NodeResult> broadcast(const std::string& root, const std::string& name,
                                                           const std::vector<RelayNode>& tree, const BroadcastSpec& spec,

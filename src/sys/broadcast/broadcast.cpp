@@ -44,10 +44,23 @@ std::vector<core::NodeResult> broadcast_tree(core::Transport& transport, const s
                                              const core::ResultFn& on_result, const std::atomic<bool>& stop,
                                              core::StreamStats* stats) {
   Fanout fan(transport, options.this_host, options);
+  start_stream(fan, tree);
+  return stream_tree(fan, root, name, options, progress, on_result, stop, stats);
+}
+
+void start_stream(Fanout& fan, const std::vector<core::RelayNode>& tree) {
   fan.start(tree);
+  // The stream's first unit at once: from then on a relay that waits for the rest hears a
+  // keepalive every second (the ticker skips a child sent nothing yet).
+  fan.send(core::kStreamMagic.data(), core::kStreamMagic.size());
+}
+
+std::vector<core::NodeResult> stream_tree(Fanout& fan, const std::string& root, const std::string& name,
+                                          const core::BroadcastSpec& options, const core::ProgressFn& progress,
+                                          const core::ResultFn& on_result, const std::atomic<bool>& stop,
+                                          core::StreamStats* stats) {
   sha256_ctx digest;
   sha256_init(&digest);
-  fan.send(core::kStreamMagic.data(), core::kStreamMagic.size());
   unsigned long long sent = 0;
   ArchiveSink sink = [&](const void* data, std::size_t size) {
     if (stop.load()) {
@@ -480,6 +493,63 @@ std::vector<core::NodeResult> greedy_broadcast(core::Transport& transport, const
     results.push_back(r);
   }
   return results;
+}
+
+}  // namespace ezpz::sys
+
+namespace ezpz::sys {
+
+PosixBroadcaster::PosixBroadcaster(core::Transport& transport, StopSignals& stop)
+    : transport_(transport), stop_(stop) {}
+
+PosixBroadcaster::~PosixBroadcaster() {
+  abandon_relays();
+}
+
+void PosixBroadcaster::start_relays(const std::vector<core::RelayNode>& tree, const core::BroadcastSpec& spec) {
+  abandon_relays();
+  stop_.arm();
+  started_ = std::make_unique<Fanout>(transport_, spec.this_host, spec);
+  started_tree_ = core::encode_tree(tree);
+  starting_ = std::thread([fan = started_.get(), tree] { start_stream(*fan, tree); });
+}
+
+std::vector<core::NodeResult> PosixBroadcaster::broadcast(const std::string& root, const std::string& name,
+                                                          const std::vector<core::RelayNode>& tree,
+                                                          const core::BroadcastSpec& spec,
+                                                          const core::ProgressFn& progress,
+                                                          const core::ResultFn& on_result, core::StreamStats* stats) {
+  stop_.arm();
+  if (auto fan = take_started(tree)) {  // start_relays started them while this node worked
+    return stream_tree(*fan, root, name, spec, progress, on_result, stop_.flag(), stats);
+  }
+  return broadcast_tree(transport_, root, name, tree, spec, progress, on_result, stop_.flag(), stats);
+}
+
+void PosixBroadcaster::abandon_relays() {
+  if (starting_.joinable()) {
+    started_->cancel();  // this node's copy failed: no relay is waited for any more
+    starting_.join();
+  }
+  if (started_) {
+    // Their stream ends before its end unit: each relay removes its work and reports failure.
+    started_->terminate();
+    started_->end(false);
+    started_.reset();  // each child's ends close; the children are reaped
+  }
+  started_tree_.clear();
+}
+
+std::unique_ptr<Fanout> PosixBroadcaster::take_started(const std::vector<core::RelayNode>& tree) {
+  if (starting_.joinable()) {
+    starting_.join();
+  }
+  if (!started_ || started_tree_ != core::encode_tree(tree)) {
+    abandon_relays();
+    return nullptr;
+  }
+  started_tree_.clear();
+  return std::move(started_);
 }
 
 }  // namespace ezpz::sys

@@ -4,8 +4,10 @@
 #pragma once
 
 #include <atomic>
+#include <memory>
 #include <ostream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "core/ports/transfer.hpp"
@@ -22,6 +24,15 @@ std::vector<core::NodeResult> broadcast_tree(core::Transport& transport, const s
                                              const core::BroadcastSpec& options, const core::ProgressFn& progress,
                                              const core::ResultFn& on_result, const std::atomic<bool>& stop,
                                              core::StreamStats* stats = nullptr);
+
+class Fanout;
+/// The head's two halves of broadcast_tree: start the relays of `tree` (and send the stream's
+/// first unit), then pack `root` and stream it to them.
+void start_stream(Fanout& fan, const std::vector<core::RelayNode>& tree);
+std::vector<core::NodeResult> stream_tree(Fanout& fan, const std::string& root, const std::string& name,
+                                          const core::BroadcastSpec& options, const core::ProgressFn& progress,
+                                          const core::ResultFn& on_result, const std::atomic<bool>& stop,
+                                          core::StreamStats* stats);
 
 /// Repair: `peer`, a node that has the copy, streams it (`ezpz __yeet-send` there) to the
 /// relays of `tree`. One result per host of `tree`.
@@ -59,7 +70,12 @@ namespace ezpz::sys {
 /// core::Broadcaster on this machine: the functions above, stopped by `stop`'s signals.
 class PosixBroadcaster final : public core::Broadcaster {
  public:
-  PosixBroadcaster(core::Transport& transport, StopSignals& stop) : transport_(transport), stop_(stop) {}
+  PosixBroadcaster(core::Transport& transport, StopSignals& stop);
+  ~PosixBroadcaster() override;
+  PosixBroadcaster(const PosixBroadcaster&) = delete;
+  PosixBroadcaster& operator=(const PosixBroadcaster&) = delete;
+  void start_relays(const std::vector<core::RelayNode>& tree, const core::BroadcastSpec& spec) override;
+  void abandon_relays() override;
   [[nodiscard]] std::map<std::string, std::string> open_nodes(const core::HostList& hosts,
                                                               const core::BroadcastSpec& spec) override {
     stop_.arm();
@@ -71,10 +87,7 @@ class PosixBroadcaster final : public core::Broadcaster {
                                                         const core::BroadcastSpec& spec,
                                                         const core::ProgressFn& progress,
                                                         const core::ResultFn& on_result,
-                                                        core::StreamStats* stats) override {
-    stop_.arm();
-    return broadcast_tree(transport_, root, name, tree, spec, progress, on_result, stop_.flag(), stats);
-  }
+                                                        core::StreamStats* stats) override;
   [[nodiscard]] std::vector<core::NodeResult> send_from_peer(const std::string& peer,
                                                              const std::vector<core::RelayNode>& tree,
                                                              const core::BroadcastSpec& spec,
@@ -99,8 +112,14 @@ class PosixBroadcaster final : public core::Broadcaster {
   }
 
  private:
+  /// The relays start_relays started for `tree`, once started (nullptr: none, or another tree).
+  std::unique_ptr<Fanout> take_started(const std::vector<core::RelayNode>& tree);
+
   core::Transport& transport_;
   StopSignals& stop_;
+  std::unique_ptr<Fanout> started_;  ///< start_relays' relays, until a broadcast takes them
+  std::string started_tree_;         ///< their tree (core::encode_tree)
+  std::thread starting_;             ///< starts them (start_stream) while this node works
 };
 
 }  // namespace ezpz::sys

@@ -219,13 +219,17 @@ void Fanout::start(const std::vector<core::RelayNode>& tree) {
   }
   const auto started = Clock::now();
   for (const auto& node : tree) {
+    if (cancelled_) {
+      break;
+    }
     spawn(node, false);
     log::info("relay to " + node.host + ": starting" +
               (node.children.empty() ? std::string() : " (it feeds " + core::encode_tree(node.children) + ")"));
   }
-  for (std::size_t i = 0; i < tree.size(); ++i) {
+  const auto spawned = children_.size();  // not those re-attached below (fed by threads of their own)
+  for (std::size_t i = 0; i < spawned; ++i) {
     auto& c = *children_[i];
-    if (c.alive && !await_ready(c.proc, c.early, deadline)) {
+    if (c.alive && !await_ready(c.proc, c.early, deadline, &cancelled_)) {
       c.dropped_why = not_ready(deadline);
       log::info("relay to " + c.node.host + ": dropped: " + (c.dropped_why.empty() ? "it ended" : c.dropped_why));
       c.proc.terminate();
@@ -239,7 +243,7 @@ void Fanout::start(const std::vector<core::RelayNode>& tree) {
       make_nonblocking(c.proc.in.get());  // a stalled child must not stall the others (write_within)
     }
   }
-  for (std::size_t i = 0; i < tree.size(); ++i) {
+  for (std::size_t i = 0; i < spawned; ++i) {
     fed_.push_back(children_[i].get());
   }
   ticker_ = std::jthread([this](const std::stop_token& stop) { keep_alive(stop); });
@@ -288,7 +292,7 @@ void Fanout::drop(Child& c) {
     std::lock_guard lock(mutex_);
     spool_ok = spool_.valid() && !spool_failed_ && !ended_;
   }
-  if (spool_ok && !c.reattached) {
+  if (spool_ok && !c.reattached && !cancelled_) {
     for (const auto& grandchild : c.node.children) {
       log::info("relay to " + grandchild.host + ": re-attached here (its parent " + c.node.host + " was dropped)");
       spawn(grandchild, true);

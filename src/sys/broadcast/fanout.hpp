@@ -4,6 +4,7 @@
 // spool's start and then live by a thread of its own, while the stream goes on.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <memory>
@@ -42,6 +43,9 @@ class Fanout {
   void end(bool complete);
   /// SIGTERM to every child (interrupted).
   void terminate();
+  /// From another thread: a start() under way stops waiting for its children (at once, or
+  /// within a tenth of a second) and starts no more.
+  void cancel() { cancelled_ = true; }
   /// After end(): read every child's result lines (`on_result` as each arrives), reap them.
   /// One result per host of the tree; hosts nobody reported on failed.
   std::vector<core::NodeResult> collect(const std::string& why_missing, const core::ResultFn& on_result);
@@ -73,6 +77,7 @@ class Fanout {
   bool ended_ = false;
   bool complete_ = false;
   bool spool_failed_ = false;
+  std::atomic<bool> cancelled_ = false;  ///< cancel(): start() stops waiting
 };
 
 }  // namespace ezpz::sys

@@ -60,17 +60,24 @@ bool await_ready(const RemoteProcess& p, std::string& early, int timeout_s) {
   return await_ready(p, early, std::chrono::steady_clock::now() + std::chrono::seconds(timeout_s));
 }
 
-bool await_ready(const RemoteProcess& p, std::string& early, std::chrono::steady_clock::time_point deadline) {
+bool await_ready(const RemoteProcess& p, std::string& early, std::chrono::steady_clock::time_point deadline,
+                 const std::atomic<bool>* cancel) {
   std::string line;
   while (true) {
-    const auto left =
-        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now()).count();
+    // Rounded up: a wait that ends with nothing ends at the deadline, not a millisecond before.
+    const auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now()).count();
+    const auto slice = cancel != nullptr ? std::min<long long>(left, 100) : left;
     pollfd fd{p.out, POLLIN, 0};
     // Past the deadline, what has already arrived still counts (children started together
     // and awaited in turn: a slow first one must not fail the ready ones after it).
-    const int ready = ::poll(&fd, 1, static_cast<int>(std::clamp<long long>(left, 0, 1 << 30)));
-    if (ready < 0 && errno == EINTR) {
-      continue;
+    const int ready = ::poll(&fd, 1, static_cast<int>(std::clamp<long long>(slice, 0, 1 << 30)));
+    const bool cancelled = cancel != nullptr && cancel->load();
+    if ((ready < 0 && errno == EINTR) || (ready == 0 && !cancelled && std::chrono::steady_clock::now() < deadline)) {
+      continue;  // a signal, or one slice of the wait
+    }
+    if (cancelled) {
+      early += line;
+      return false;
     }
     char c;
     if (ready <= 0 || ::read(p.out, &c, 1) != 1) {

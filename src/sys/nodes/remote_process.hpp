@@ -3,6 +3,7 @@
 // a node that asks).
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <csignal>
 #include <cstddef>
@@ -74,15 +75,18 @@ struct RemoteChild {
 /// that asks for it (core::kShipLine). Lines that are neither (a connection error's result
 /// line) are appended to `early`. False when it ended or was not ready within `timeout_s`.
 [[nodiscard]] bool await_ready(const RemoteProcess& p, std::string& early, int timeout_s);
-/// The same, with `deadline` for the whole wait (a slow trickle of lines does not extend it).
+/// The same, with `deadline` for the whole wait (a slow trickle of lines does not extend it);
+/// false within a tenth of a second once `*cancel` is set, when given.
 [[nodiscard]] bool await_ready(const RemoteProcess& p, std::string& early,
-                               std::chrono::steady_clock::time_point deadline);
+                               std::chrono::steady_clock::time_point deadline,
+                               const std::atomic<bool>* cancel = nullptr);
 [[nodiscard]] inline bool await_ready(const RemoteChild& p, std::string& early, int timeout_s) {
   return await_ready(p.view(), early, timeout_s);
 }
 [[nodiscard]] inline bool await_ready(const RemoteChild& p, std::string& early,
-                                      std::chrono::steady_clock::time_point deadline) {
-  return await_ready(p.view(), early, deadline);
+                                      std::chrono::steady_clock::time_point deadline,
+                                      const std::atomic<bool>* cancel = nullptr) {
+  return await_ready(p.view(), early, deadline, cancel);
 }
 
 }  // namespace ezpz::sys
