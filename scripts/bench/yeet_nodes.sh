@@ -39,11 +39,15 @@ for regime in unshaped "$RATE links"; do
   echo "-- $regime"
   [ "$regime" = unshaped ] || shape
   clean; sync
-  # Relays run in the nodes' network namespaces but share this machine's process table:
-  # sample their resident memory while the broadcast runs.
+  # Relays run in the nodes' network namespaces but share this machine's process table: their
+  # peak resident memory (VmHWM) while the broadcast runs, read five times a second (a `ps` of
+  # every process twenty times a second took a share of the two cores the measured run needs).
   ( peak=0; while [ ! -f /tmp/ezpz-bench-stop ]; do
-      for kb in $(ps -eo rss=,args= | awk '/__yeet-relay/ && !/awk/ {print $1}'); do [ "$kb" -gt "$peak" ] && peak=$kb; done
-      echo "$peak" > /tmp/ezpz-bench-peak; sleep 0.05; done ) &
+      for pid in $(pgrep -f -- __yeet-relay); do
+        kb=$(awk '/^VmHWM/ {print $2}' "/proc/$pid/status" 2>/dev/null)
+        [ -n "$kb" ] && [ "$kb" -gt "$peak" ] && peak=$kb
+      done
+      echo "$peak" > /tmp/ezpz-bench-peak; sleep 0.2; done ) &
   sampler=$!; rm -f /tmp/ezpz-bench-stop
   run "ezpz yeet (tree, fanout ${FANOUT:-2}, adaptive, libssh)" on1 env EZPZ_MACHINE=local "$ezpz" yeet "$P/venv" --dst /tmp/bench-ezpz \
       --hostfile "$EZSIM_DIR/hostfile" --copy ${FANOUT:+--fanout "$FANOUT"}

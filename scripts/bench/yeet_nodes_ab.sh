@@ -3,8 +3,9 @@
 # payload and test bed of yeet_nodes.sh): the relay tree over the built-in libssh, over OpenSSH
 # (--ssh-command ssh), and --strategy greedy, each a full copy (--copy) from node1, in rounds
 # (every case with both binaries once a round), best of RUNS. Unshaped links (CPU-bound: every
-# node shares this machine's cores). For a change that must not move the numbers.
-# Needs root. Usage: scripts/bench/yeet_nodes_ab.sh NEW_EZPZ OLD_EZPZ   (NODES=6 RUNS=3)
+# node shares this machine's cores), or with every link shaped as yeet_nodes.sh does (RATE=200mbit).
+# CASES picks some of: tree ssh greedy. For a change that must not move the numbers.
+# Needs root. Usage: scripts/bench/yeet_nodes_ab.sh NEW_EZPZ OLD_EZPZ   (NODES=6 RUNS=3 RATE= CASES=)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 new_src=$(readlink -f "$1"); old_src=$(readlink -f "$2")
@@ -20,6 +21,12 @@ trap '"$sim/down.sh" >/dev/null 2>&1' EXIT
 mkdir -p "$EZSIM_DIR/bin"
 cp "$new_src" "$EZSIM_DIR/bin/ezpz-new"; cp "$old_src" "$EZSIM_DIR/bin/ezpz-old"
 hosts=$(tr '\n' ' ' < "$EZSIM_DIR/hostfile")
+if [ -n "${RATE:-}" ]; then  # a tc token bucket on every link, both directions (as yeet_nodes.sh)
+  for i in $(seq 1 "$N"); do
+    ip netns exec "ezbench-node$i" tc qdisc replace dev eth0 root tbf rate "$RATE" burst 64kb latency 100ms
+    ip netns exec ezbench-hub tc qdisc replace dev "v$i" root tbf rate "$RATE" burst 64kb latency 100ms
+  done
+fi
 on1() { "$sim/exec.sh" -n node1 "$@"; }
 wipe() { for h in $hosts; do "$sim/exec.sh" -n "$h" rm -rf /tmp/bench-ezpz; done; sync; }
 once() {  # once BINARY CASE: seconds of one full copy to every node
@@ -32,8 +39,12 @@ once() {  # once BINARY CASE: seconds of one full copy to every node
   e=$(date +%s.%N)
   echo "$e - $s" | bc
 }
-cases=(tree ssh greedy)
-labels=("relay tree, built-in libssh" "relay tree, --ssh-command ssh (OpenSSH)" "--strategy greedy (8 per source)")
+all=(tree ssh greedy)
+all_labels=("relay tree, built-in libssh" "relay tree, --ssh-command ssh (OpenSSH)" "--strategy greedy (8 per source)")
+cases=(); labels=()
+for i in "${!all[@]}"; do
+  [[ " ${CASES:-tree ssh greedy} " == *" ${all[$i]} "* ]] && { cases+=("${all[$i]}"); labels+=("${all_labels[$i]}"); }
+done
 once old tree >/dev/null  # warm-up: the payload in the page cache, sshd's first start
 declare -A best
 for _ in $(seq "$RUNS"); do
@@ -45,7 +56,7 @@ for _ in $(seq "$RUNS"); do
   done
 done
 wipe
-printf '%-46s %9s %9s %8s\n' "-- best of $RUNS rounds, $N nodes" "old (s)" "new (s)" "new/old"
+printf '%-46s %9s %9s %8s\n' "-- best of $RUNS rounds, $N nodes${RATE:+, $RATE links}" "old (s)" "new (s)" "new/old"
 for i in "${!cases[@]}"; do
   c=${cases[$i]}
   printf '  %-44s %9.2f %9.2f %8.2f\n' "${labels[$i]}" "${best[old$c]}" "${best[new$c]}" \
