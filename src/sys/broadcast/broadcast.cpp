@@ -549,7 +549,7 @@ std::unique_ptr<Fanout> PosixBroadcaster::take_started(const std::vector<core::R
     return nullptr;
   }
   started_tree_.clear();
-  return std::move(started_);
+  return std::exchange(started_, nullptr);
 }
 
 }  // namespace ezpz::sys

@@ -75,12 +75,8 @@ bool await_ready(const RemoteProcess& p, std::string& early, std::chrono::steady
     if ((ready < 0 && errno == EINTR) || (ready == 0 && !cancelled && std::chrono::steady_clock::now() < deadline)) {
       continue;  // a signal, or one slice of the wait
     }
-    if (cancelled) {
-      early += line;
-      return false;
-    }
     char c;
-    if (ready <= 0 || ::read(p.out, &c, 1) != 1) {
+    if (cancelled || ready <= 0 || ::read(p.out, &c, 1) != 1) {
       early += line;
       return false;
     }
