@@ -10,6 +10,7 @@
 #include <iostream>
 #include <map>
 #include <thread>
+#include <utility>
 
 #include <nettle/sha2.h>
 #include <poll.h>
