@@ -341,7 +341,9 @@ Expected<std::pair<core::RunResult, int>> LaunchCommand::run_attempts(Context& c
     EZPZ_TRY_ASSIGN(auto r, run_once(ctx, this_try, facts.emplace_back()));
     result = r;
     if (result.exit_code != 0 && result.signal == 0 && !result.timed_out) {
-      failure = find_first_failure(ctx, this_try, result, started, facts.back());
+      if (result.blocked.empty()) {  // else the ranks were stopped: none failed first
+        failure = find_first_failure(ctx, this_try, result, started, facts.back());
+      }
       report_failure(ctx, this_try, result, failure, started);
       result.exit_code = core::job_exit_code(result, failure);  // the rank's, when the launcher died of it
     }
@@ -486,6 +488,11 @@ Expected<core::RunResult> run_plan(Context& ctx, const core::LaunchPlan& plan, c
     auto env = plan.env;
     hub = plan.rank_env ? open_hub(ctx, plan, supervision.kill_after_s, env) : nullptr;
     options.side = hub.get();
+    if (hub) {  // the launcher's streams carry its own words only: the ranks' come through the hub
+      options.launcher_blocked = [launcher = plan.launcher](const std::vector<std::string>& lines) {
+        return core::launcher_blocked(launcher, lines);
+      };
+    }
     processes.push_back({plan.argv, std::move(env), plan.unset_env, "", "", "", true, plan.launcher});
     options.names.push_back(plan.launcher);
   }

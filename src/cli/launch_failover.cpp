@@ -217,7 +217,7 @@ Expected<std::pair<core::RunResult, int>> LaunchCommand::run_failover(Context& c
       break;
     }
     if (!result.timed_out) {
-      failure = find_first_failure(ctx, this_try, result, started, f);
+      failure = result.blocked.empty() ? find_first_failure(ctx, this_try, result, started, f) : std::nullopt;
       report_failure(ctx, this_try, result, failure, started);
       result.exit_code = core::job_exit_code(result, failure);
     }

@@ -167,6 +167,11 @@ std::optional<core::FirstFailure> find_first_failure(Context& ctx, const core::L
 
 void report_failure(Context& ctx, const core::LaunchPlan& plan, const core::RunResult& result,
                     const std::optional<core::FirstFailure>& failure, double started) {
+  if (!result.blocked.empty()) {
+    ctx.term.error("job failed: " + result.blocked +
+                   ": check that node (ezpz doctor), or leave it out of the job (--spare-nodes N swaps in a spare)");
+    return;
+  }
   if (!failure) {
     const double now = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
     ctx.term.error("job failed: " + plan.launcher + " exited with code " + std::to_string(result.exit_code) + " " +

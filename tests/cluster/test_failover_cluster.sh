@@ -2,7 +2,8 @@
 # ezpz launch --spare-nodes on 5 simulated nodes under real Slurm (salloc) and MPICH mpiexec:
 # a node whose processes are all SIGKILLed mid-run is evicted on evidence (its shims vanished
 # first, the launcher says its tasks were killed) and the job completes on 4 nodes including the
-# spare; an application error on healthy nodes ends at once with no swap; with no spare left the
+# spare; a node ssh cannot reach at the start is named by ssh's words and swapped too; an
+# application error on healthy nodes ends at once with no swap; with no spare left the
 # failed node is named. Brings the test bed up and tears it down itself.
 set -u
 src=${EZPZ_SOURCE_DIR:?}
@@ -28,20 +29,49 @@ ezpz="$D/bin/ezpz"
 common=(env EZPZ_MACHINE=local EZPZ_HOME="$D/home" HOME="$D/home" PYTHONUNBUFFERED=1 STEPS=15)
 py=/usr/bin/python3  # torch is there (a pyenv shim would add a bash per rank)
 
-# signal_node SIG NODE: send SIG to every process of the job on NODE (its ranks' shims and the ranks).
-signal_node() {
+# node_pids NODE: the job's processes on NODE (its ranks' shims and the ranks).
+node_pids() {
   local ns p
-  ns=$(readlink "/proc/$(cat "$D/nodes/$2/launcher.pid")/ns/net")
+  ns=$(readlink "/proc/$(cat "$D/nodes/$1/launcher.pid")/ns/net")
   for p in $(pgrep -f -- "__rank-env|gloo_loop.py"); do
-    [ "$(readlink "/proc/$p/ns/net" 2>/dev/null)" = "$ns" ] && kill "-$1" "$p" 2>/dev/null
+    [ "$(readlink "/proc/$p/ns/net" 2>/dev/null)" = "$ns" ] && echo "$p"
   done
 }
-kill_node() { signal_node KILL "$1"; }  # every process gone at once
+# signal_node SIG NODE: send SIG to every process of the job on NODE.
+signal_node() {
+  local pids
+  pids=$(node_pids "$2")
+  [ -n "$pids" ] && kill "-$1" $pids 2>/dev/null
+}
+# kill_node NODE: every process gone at once, as when a node dies: all are stopped first, so that no
+# shim sees its rank die and reports it before its own SIGKILL lands (that is a rank killed by
+# signal 9 on a live node: the application's failure, not the node's).
+kill_node() {
+  local pids
+  pids=$(node_pids "$1")
+  [ -n "$pids" ] || return 0
+  kill -STOP $pids 2>/dev/null
+  kill -KILL $pids 2>/dev/null
+}
 stop_node() { signal_node STOP "$1"; }  # a hang: the others wait in all_reduce
 # latest record's JSON
 record() { ls -t "$D"/home/jobs/*/launch-*.json | head -1; }
 
 link_down() { ip netns exec "$EZSIM_PREFIX-$1" ip link set eth0 down; }
+# link_up NODE: its link back, and every neighbour's failed ARP entry for it forgotten; returns
+# once the login node reaches its sshd (the next case must not start on a node still unreachable).
+link_up() {
+  local ns k
+  ip netns exec "$EZSIM_PREFIX-$1" ip link set eth0 up
+  for ns in $(ip netns list | awk '{print $1}' | grep "^$EZSIM_PREFIX-"); do
+    ip netns exec "$ns" ip neigh flush all 2>/dev/null
+  done
+  for ((k = 0; k < 300; k++)); do
+    "$X" timeout 2 bash -c "exec 3<>/dev/tcp/$1/22" 2>/dev/null && return 0
+    sleep 0.1
+  done
+  fail "$1 unreachable after its link came back up"
+}
 # when_step OUT ATTEMPT CMD...: run CMD once attempt ATTEMPT's ranks are at step 3.
 when_step() {
   local out=$1 attempt=$2 k
@@ -167,7 +197,7 @@ job=$!
 when_step "$out" 0 link_down node3 || fail "link: the job never reached step 3: $(tail -20 "$out")"
 wait "$job"
 check_hang "node3's link down" "$out" $? "probe: no answer"
-ip netns exec "$EZSIM_PREFIX-node3" ip link set eth0 up
+link_up node3
 
 # 7. Ctrl-C during the backoff: nothing starts after it.
 out="$D/out/int.txt"
@@ -198,7 +228,27 @@ job=$!
 when_step "$out" 0 link_down node3 || fail "link (mpiexec): the job never reached step 3: $(tail -20 "$out")"
 wait "$job"
 check_hang "node3's link down (mpiexec)" "$out" $? "node3"
-ip netns exec "$EZSIM_PREFIX-node3" ip link set eth0 up
+link_up node3
+# 8b. node3 unreachable from the start: mpiexec's ssh cannot reach it, and Hydra would wait for its
+# proxy for ever; ezpz stops mpiexec at ssh's words, evicts node3 and runs on the spare.
+out="$D/out/unreachable-mpich.txt"
+link_down node3
+"$X" "${common[@]}" "${mpich[@]}" -- "$py" "$D/gloo_loop.py" >"$out" 2>&1
+rc=$?
+link_up node3
+[ "$rc" -eq 0 ] || fail "unreachable (mpiexec): exit $rc, want 0: $(tail -30 "$out")"
+grep -q "mpiexec cannot reach node3: ssh: connect to host node3 port 22: " "$out" ||
+  fail "unreachable (mpiexec): ssh's words not named: $(grep ezpz: "$out")"
+grep -q "node node3 evicted: .*node5 takes its place (0 spares left)" "$out" ||
+  fail "unreachable (mpiexec): no swap line: $(grep ezpz: "$out")"
+[ "$(grep -c "^done rank ./4 host .* OK$" "$out")" -eq 4 ] || fail "unreachable (mpiexec): want 4 ranks done: $(tail -20 "$out")"
+python3 - "$(record)" <<'PY' || fail "unreachable (mpiexec): record $(record)"
+import json, sys
+a = json.load(open(sys.argv[1]))["failover"]["attempts"]
+assert [x["verdict"] for x in a] == ["bad_nodes", "success"], a
+assert a[0]["evicted"][0]["host"] == "node3", a
+assert any("ssh: connect to host node3" in e for e in a[0]["evicted"][0]["evidence"]), a
+PY
 out="$D/out/nospare-mpich.txt"
 : >"$out"
 "$X" "${common[@]}" "${mpich[@]}" -- "$py" "$D/gloo_loop.py" >"$out" 2>&1 &

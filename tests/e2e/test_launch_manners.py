@@ -8,7 +8,7 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(__file__))
-from ezpz_e2e import EZPZ, TempDirTest, base_env, main  # noqa: E402
+from ezpz_e2e import EZPZ, TempDirTest, base_env, main, mpich_env  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -132,6 +132,26 @@ class Flags(TempDirTest):
         self.assertEqual(proc.returncode, 2)
         self.assertIn("omp_notise", proc.stderr)
         self.assertIn("known keys: omp_notice", proc.stderr)
+
+
+class Unreachable(TempDirTest):
+    """A host the launcher's ssh cannot reach: MPICH's mpiexec (Hydra) would wait for its proxy for
+    ever; ezpz stops it at ssh's words, names the host, exits 255, and leaves no rank behind."""
+
+    def test_a_host_ssh_cannot_reach_is_named_and_nothing_waits(self):
+        hostfile = self.write("hosts", "localhost\nnosuchhost.invalid\n")
+        env = base_env(EZPZ_HOME=os.path.join(self.tmp, "home"), PMIX_MCA_psec="native")
+        marker = "31.4159"  # this test's ranks: `sleep 31.4159`
+        for launcher, run_env in (("mpiexec", mpich_env(self.tmp, env)), ("mpirun", env)):
+            with self.subTest(launcher=launcher):
+                proc = subprocess.run([EZPZ, "launch", "--launcher", launcher, "--hostfile", hostfile, "-n", "2",
+                                       "--ppn", "1", "--", "sleep", marker], env=run_env, capture_output=True,
+                                      text=True, timeout=60)
+                self.assertEqual(proc.returncode, 255, proc.stderr)
+                self.assertRegex(proc.stderr, r"ezpz: error: job failed: " + launcher +
+                                 r" cannot reach nosuchhost(\.invalid)?: ssh: Could not resolve hostname", proc.stderr)
+                left = subprocess.run(["pgrep", "-f", "sleep " + marker], capture_output=True, text=True).stdout
+                self.assertEqual(left, "", f"ranks left behind by {launcher}: {left}")
 
 
 if __name__ == "__main__":

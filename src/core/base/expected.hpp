@@ -18,6 +18,7 @@ enum class ExitCode : int {
   internal = 125,  ///< a bug in ezpz
   cannot_execute = 126,
   not_found = 127,
+  unreachable = 255,  ///< a launcher could not reach a node (ssh's own code for it)
 };
 
 /// What kind of failure, where a caller acts on it (never decided by matching the message).

@@ -96,6 +96,8 @@ std::string_view to_string(ClaimKind kind) {
       return "rpc_child";
     case ClaimKind::daemon_lost:
       return "daemon_lost";
+    case ClaimKind::unreachable:
+      return "unreachable";
   }
   return "node_failure";
 }
@@ -154,6 +156,23 @@ std::optional<LauncherClaim> claim_in(std::string_view line, std::string_view ne
       }
     }
   }
+  // ssh, as MPICH's Hydra and Open MPI start their daemons: "ssh: connect to host nid001 port 22:
+  // No route to host", "ssh: Could not resolve hostname nid001: Name or service not known".
+  // And "user@nid001: Permission denied (publickey)." (no key for it).
+  if (trim(line).starts_with("ssh: ")) {
+    for (const auto key : {"ssh: connect to host ", "ssh: Could not resolve hostname "}) {
+      if (auto h = after(key)) {
+        return LauncherClaim{ClaimKind::unreachable, *h, std::string(trim(line))};
+      }
+    }
+  }
+  if (const auto at = line.find(": Permission denied (publickey"); at != std::string_view::npos) {
+    const auto who = trim(line.substr(0, at));        // the whole head is one "user@host" word
+    const auto host = who.substr(who.find('@') + 1);  // npos + 1: all of it
+    if (!host.empty() && who.find_first_of(" \t") == std::string_view::npos) {
+      return LauncherClaim{ClaimKind::unreachable, std::string(host), std::string(trim(line))};
+    }
+  }
   // MPICH Hydra: "=   PID 123 RUNNING AT nid001" then "=   EXIT CODE: 9".
   if (auto h = after("RUNNING AT "); h && trim(next).ends_with("EXIT CODE: 9")) {
     return LauncherClaim{ClaimKind::tasks_killed, *h, text + " / " + std::string(trim(next))};
@@ -188,6 +207,15 @@ std::vector<LauncherClaim> launcher_claims(std::string_view output) {
     }
   }
   return claims;
+}
+
+std::optional<std::string> launcher_blocked(std::string_view launcher, const std::vector<std::string>& lines) {
+  for (const auto& line : lines) {
+    if (auto claim = claim_in(line, ""); claim && claim->kind == ClaimKind::unreachable) {
+      return std::string(launcher) + " cannot reach " + claim->host + ": " + claim->line;
+    }
+  }
+  return std::nullopt;
 }
 
 namespace {

@@ -61,6 +61,7 @@ enum class ClaimKind {
   shepherd_died,  ///< PALS: "<host>: shepherd died from signal 9"
   rpc_child,      ///< PALS: "launch failed on A: Couldn't forward RPC launch(...) to child B" (B)
   daemon_lost,    ///< Open MPI / PRRTE: lost a remote daemon "on node B"
+  unreachable,    ///< an ssh-started launcher (MPICH Hydra, Open MPI): "ssh: connect to host B port 22: ..."
 };
 [[nodiscard]] std::string_view to_string(ClaimKind kind);
 
@@ -73,6 +74,13 @@ struct LauncherClaim {
 
 /// Every claim in a launcher's output (its stderr and stdout lines, ezpz's own excluded).
 [[nodiscard]] std::vector<LauncherClaim> launcher_claims(std::string_view output);
+
+/// Why a launcher cannot go on, from its latest lines: it could not reach a node to start its
+/// daemon there (ClaimKind::unreachable), which MPICH's Hydra then waits for forever. One line
+/// ("mpiexec cannot reach node3: ssh: connect to host node3 port 22: No route to host"); nullopt
+/// when nothing in them says so.
+[[nodiscard]] std::optional<std::string> launcher_blocked(std::string_view launcher,
+                                                          const std::vector<std::string>& lines);
 
 /// What one failed attempt left: its ranks (from their shims), the launcher's claims, and when.
 struct AttemptEvidence {

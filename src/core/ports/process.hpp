@@ -71,6 +71,9 @@ struct RunOptions {
   JobSideChannel* side = nullptr;                ///< the rank hub of a launcher's job (nullptr: none)
   double started_epoch = 0;                      ///< when the job started (seconds since the epoch)
   double straggler_after_s = 60;  ///< say who still runs this long after every other rank ended well (0: never)
+  /// A launcher's latest lines in, why it cannot go on out (nullopt: it can): ezpz then stops it
+  /// and the job ends with ExitCode::unreachable (unset: never asked).
+  std::function<std::optional<std::string>(const std::vector<std::string>&)> launcher_blocked;
 };
 
 struct RunResult {
@@ -84,6 +87,7 @@ struct RunResult {
   std::vector<std::string> failed_tail;    ///< the last lines of its stderr (the built-in launcher)
   std::vector<std::string> launcher_tail;  ///< an MPI launcher's last lines (stdout's, then stderr's)
   double stopped_at = 0;                   ///< when ezpz began to stop the job (epoch seconds; 0: it did not)
+  std::string blocked;                     ///< why ezpz stopped a launcher that could not go on ("": it did not)
 };
 
 /// A process of an ezpz-launched job on this node.

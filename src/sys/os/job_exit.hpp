@@ -48,6 +48,7 @@ struct JobStop {
   bool timed_out = false;  ///< the watchdog (--timeout) stopped it
   int rank_failed = 0;     ///< ezpz stopped a launcher's job when a rank reported this code (0: it did not)
   double at = 0;           ///< when ezpz first signalled the job to stop (seconds since the epoch; 0: never)
+  std::string blocked;     ///< ezpz stopped a launcher that could not go on, and why ("": it did not)
 };
 
 /// The first process among `ends` that failed (a code other than 0); nullptr when none did.
@@ -61,8 +62,9 @@ struct JobStop {
 }
 
 /// The job's result: 124 when the watchdog stopped it, else 128+N when ezpz was stopped by
-/// signal N, else the code of the first process that failed (the order `ends` lists them in),
-/// else 0. The first failure is reported whatever decided the code.
+/// signal N, else the code of the rank whose failure stopped it, else 255 when ezpz stopped a
+/// launcher that could not reach a node, else the code of the first process that failed (the
+/// order `ends` lists them in), else 0. The first failure is reported whatever decided the code.
 [[nodiscard]] inline core::RunResult decide_result(const std::vector<ProcessEnd>& ends, const JobStop& stop) {
   core::RunResult r;
   r.signal = stop.signal;
@@ -79,6 +81,8 @@ struct JobStop {
     r.exit_code = 128 + stop.signal;
   } else if (stop.rank_failed != 0) {
     r.exit_code = stop.rank_failed;  // the rank's, whatever the launcher made of being stopped
+  } else if (!stop.blocked.empty()) {
+    r.exit_code = static_cast<int>(ExitCode::unreachable);
   } else if (r.failed >= 0) {
     r.exit_code = r.failed_code;
   }

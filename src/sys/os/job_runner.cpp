@@ -310,7 +310,22 @@ class Supervisor {
       auto& s = streams_[k - 1];
       if (s.fd.valid() && pump_lines(s) == Pumped::data) {
         last_output_ = now;
+        check_blocked(s);
       }
+    }
+  }
+
+  /// A launcher whose words say it cannot go on (a node its ssh cannot reach, which MPICH's
+  /// Hydra waits for forever) is stopped.
+  void check_blocked(const LineStream& s) {
+    if (!options_.is_launcher || !options_.launcher_blocked || !stop_.blocked.empty() || stop_.at != 0 ||
+        running_ == 0) {
+      return;
+    }
+    if (auto why = options_.launcher_blocked(s.tail.lines())) {
+      stop_.blocked = *why;
+      notice(*why + ": stopping " + options_.stop_what);
+      start_stopping(SIGTERM);
     }
   }
 
@@ -463,6 +478,7 @@ Expected<RunResult> PosixProcessControl::run(const std::vector<ProcessSpec>& pro
   result.failed_tail = supervised.failed_tail;
   result.launcher_tail = supervised.launcher_tail;
   result.stopped_at = supervised.stop.at;
+  result.blocked = supervised.stop.blocked;
   return result;
 }
 

@@ -2,6 +2,7 @@
 // verdict on a failed attempt (never blind), the swap, and each attempt's launcher line.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <ctime>
 
 #include "core/base/shell.hpp"
@@ -116,6 +117,47 @@ TEST_CASE("launcher claims: srun, PALS, Open MPI and MPICH name nodes", "[failov
                         "srun: error: nid2: tasks 0-3: Terminated\n"
                         "=   PID 1 RUNNING AT node5\n=   EXIT CODE: 1\n")
             .empty());
+}
+
+TEST_CASE("launcher claims: ssh's words, as Hydra and Open MPI start their daemons, name a node", "[failover]") {
+  const auto claims = launcher_claims(
+      "ssh: connect to host node3 port 22: No route to host\n"
+      "[mpiexec@login] HYDU_sock_write (utils/sock/sock.c:254): write error (Bad file descriptor)\n"
+      "ssh: Could not resolve hostname nid9: Name or service not known\r\n"
+      "rank 0: ssh: connect to host node4 port 22: Connection refused\n"  // a rank's line, not ssh's
+      "root@node7: Permission denied (publickey).\n"
+      "rank 1 said root@node8: Permission denied (publickey).\n");
+  REQUIRE(claims.size() == 3);
+  CHECK(claims[0].kind == ClaimKind::unreachable);
+  CHECK(claims[0].host == "node3");
+  CHECK(claims[0].line == "ssh: connect to host node3 port 22: No route to host");
+  CHECK(claims[1].kind == ClaimKind::unreachable);
+  CHECK(claims[1].host == "nid9");
+  CHECK(claims[2].kind == ClaimKind::unreachable);
+  CHECK(claims[2].host == "node7");
+  CHECK(to_string(ClaimKind::unreachable) == "unreachable");
+  // The launcher cannot go on: one line naming it, the host and ssh's words.
+  CHECK(launcher_blocked("mpiexec",
+                         {"[mpiexec@login] starting", "ssh: connect to host node3 port 22: No route to host"}) ==
+        "mpiexec cannot reach node3: ssh: connect to host node3 port 22: No route to host");
+  CHECK_FALSE(
+      launcher_blocked("mpiexec", {"srun: error: Node failure on nid1", "ezpz: ssh: connect to host a port 22: x"}));
+  CHECK_FALSE(launcher_blocked("mpiexec", {}));
+  // Named: evicted whatever its probe says (the probe may reach it by another way).
+  AttemptEvidence ev;
+  ev.ranks = {rank(0, "node1", 143, 105)};
+  ev.claims = claims;
+  ev.stopped_at = 100;
+  ev.ended = 110;
+  const auto suspects = find_suspects(ev, {"node1", "node3"});
+  const auto it = std::find_if(suspects.begin(), suspects.end(), [](const Suspect& s) { return s.host == "node3"; });
+  REQUIRE(it != suspects.end());
+  CHECK(it->named);
+  const auto v = decide(ev, suspects, {{"node1", true, ""}, {"node3", true, ""}});
+  REQUIRE(v.kind == VerdictKind::bad_nodes);
+  REQUIRE(v.evicted.size() == 1);
+  CHECK(v.evicted[0].host == "node3");
+  CHECK_THAT(v.evicted[0].why, Catch::Contains("No route to host"));
 }
 
 TEST_CASE("verdict: a node whose ranks and shims were killed first, named by the launcher, is evicted", "[failover]") {

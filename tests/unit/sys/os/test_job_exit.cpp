@@ -92,3 +92,18 @@ TEST_CASE("decide_result: a rank's failure that made ezpz stop the launcher give
   stop.timed_out = true;
   CHECK(decide_result({{0, exited(143), 2.0}}, stop).exit_code == 124);
 }
+
+TEST_CASE("decide_result: a launcher ezpz stopped because it could not reach a node exits 255", "[job_exit]") {
+  ezpz::sys::JobStop stop;
+  stop.blocked = "mpiexec cannot reach node3: ssh: connect to host node3 port 22: No route to host";
+  // Hydra, stopped with SIGTERM, exited on its own terms: the job's code is ssh's for an unreachable host.
+  auto r = decide_result({{0, exited(143), 2.0}}, stop);
+  CHECK(r.exit_code == 255);
+  CHECK(r.failed == 0);
+  // A rank's failure before it, ezpz's own signal and its watchdog still decide.
+  stop.rank_failed = 3;
+  CHECK(decide_result({{0, exited(143), 2.0}}, stop).exit_code == 3);
+  stop.rank_failed = 0;
+  stop.signal = SIGTERM;
+  CHECK(decide_result({{0, exited(143), 2.0}}, stop).exit_code == 128 + SIGTERM);
+}
