@@ -168,8 +168,8 @@ std::optional<core::FirstFailure> find_first_failure(Context& ctx, const core::L
 void report_failure(Context& ctx, const core::LaunchPlan& plan, const core::RunResult& result,
                     const std::optional<core::FirstFailure>& failure, double started) {
   if (!result.blocked.empty()) {
-    ctx.term.error("job failed: " + result.blocked +
-                   ": check that node (ezpz doctor), or leave it out of the job (--spare-nodes N swaps in a spare)");
+    ctx.term.error("job failed: " + result.blocked + ": check that node (ezpz doctor --nodes)" +
+                   (plan.spare_hosts.empty() ? ", or leave it out of the job (--spare-nodes N swaps in a spare)" : ""));
     return;
   }
   if (!failure) {
@@ -253,6 +253,8 @@ std::string record_json(const core::LaunchPlan& plan, const core::ClusterInfo& c
       // the signal that killed the launcher itself (0: it exited), e.g. 13 when MPICH's mpiexec
       // died of SIGPIPE after a rank failed and exit_code is that rank's
       {"launcher_signal", plan.style == core::LauncherStyle::local ? 0 : result.failed_signal},
+      // why ezpz stopped a launcher that could not reach a node (null: it did not)
+      {"launcher_blocked", result.blocked.empty() ? nlohmann::json(nullptr) : nlohmann::json(result.blocked)},
       {"failed_rank", failure ? nlohmann::json(failure->exit.rank) : nlohmann::json(nullptr)},
       {"first_failure", failure ? failure_object(*failure) : nlohmann::json(nullptr)},
   };

@@ -1,4 +1,5 @@
 """What a new user of ezpz launch tripped over (issue #27): DNS, flags, notices, warnings."""
+import glob
 import json
 import os
 import shlex
@@ -150,6 +151,10 @@ class Unreachable(TempDirTest):
                 self.assertEqual(proc.returncode, 255, proc.stderr)
                 self.assertRegex(proc.stderr, r"ezpz: error: job failed: " + launcher +
                                  r" cannot reach nosuchhost(\.invalid)?: ssh: Could not resolve hostname", proc.stderr)
+                record = json.load(open(sorted(glob.glob(os.path.join(self.tmp, "home", "jobs", "*", "launch-*.json")),
+                                               key=os.path.getmtime)[-1]))
+                self.assertEqual(record["exit_code"], 255, record)
+                self.assertIn(launcher + " cannot reach nosuchhost", record["launcher_blocked"])
                 left = subprocess.run(["pgrep", "-f", "sleep " + marker], capture_output=True, text=True).stdout
                 self.assertEqual(left, "", f"ranks left behind by {launcher}: {left}")
 
