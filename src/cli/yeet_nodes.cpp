@@ -73,18 +73,12 @@ void start_nodes(YeetRun& run) {
   if (nodes.targets.empty() || run.reached.held()) {
     return;
   }
-  // 1. Reach: the launcher transport's agents start (one launcher step) and call back; a node
-  //    without one fails as an unreachable node does (its subtree re-attached).
-  const auto unreachable = ctx.broadcaster().open_nodes(nodes.targets, nodes.spec);
+  // In the background, while this node builds its copy: reach the nodes (the launcher
+  // transport's agents start, one launcher step, and call back), then the relay tree's relays
+  // start (connect, log in, ship ezpz) and wait for the stream.
+  const bool tree = nodes.strategy != core::Strategy::greedy;
+  ctx.broadcaster().start_nodes(nodes.targets, tree ? nodes.tree : std::vector<core::RelayNode>{}, nodes.spec);
   run.reached.hold(ctx.broadcaster());
-  if (!unreachable.empty() && ctx.staging().interrupted() == 0) {
-    ctx.term.warn(core::count_of(unreachable.size(), "node has", "nodes have") +
-                  " no agent: " + unreachable.begin()->first + ": " + unreachable.begin()->second);
-  }
-  // 2. The relay tree's relays start (connect, log in, ship ezpz) and wait for the stream.
-  if (nodes.strategy != core::Strategy::greedy && ctx.staging().interrupted() == 0) {
-    ctx.broadcaster().start_relays(nodes.tree, nodes.spec);
-  }
 }
 
 void send_to_nodes(YeetRun& run) {
@@ -92,8 +86,14 @@ void send_to_nodes(YeetRun& run) {
   auto& report = run.report;
   const auto& nodes = report.nodes;
   const auto start = Clock::now();
-  // 0. Reach, unless install_here did meanwhile.
+  // 0. Reach, unless install_here did meanwhile; a node without an agent fails as an unreachable
+  //    node does (its subtree re-attached).
   start_nodes(run);
+  if (const auto unreachable = ctx.broadcaster().nodes_opened();
+      !unreachable.empty() && ctx.staging().interrupted() == 0) {
+    ctx.term.warn(core::count_of(unreachable.size(), "node has", "nodes have") +
+                  " no agent: " + unreachable.begin()->first + ": " + unreachable.begin()->second);
+  }
   // 1. The pass: through the relay tree, or ezpz's store-and-forward for comparison.
   report.remote = nodes.strategy == core::Strategy::greedy
                       ? ctx.broadcaster().greedy_broadcast(nodes.targets, nodes.spec, 8)

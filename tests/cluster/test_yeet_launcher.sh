@@ -164,6 +164,10 @@ ppid_of() { awk '{print $4}' "/proc/$1/stat"; }
 agent=$(ppid_of "$(ppid_of "$relay")")
 grep -q -- __yeet-agent "/proc/$agent/cmdline" || fail "stranger: the relay's grandparent $agent is not an agent"
 agent_port=$(on node2 "ss -ltnpH | grep 'pid=$agent,' | awk '{print \$4}' | sed 's/.*://' | head -1")
+# The head holds still meanwhile (SIGSTOP), so that the run cannot end, and its agents with it,
+# between the two strangers; the relays wait for its stream.
+head_pid=$(for p in $(pgrep -f -- "yeet $W/data --dst /tmp/big "); do [ "$(cat "/proc/$p/comm")" = ezpz ] && echo "$p"; done)
+[ -n "$head_pid" ] && kill -STOP $head_pid || fail "stranger: no head to hold"
 "$X" python3 - "$EZSIM_NET.12" "$agent_port" <<'PY' || fail "stranger: an agent talked to a client without the secret"
 import os, socket, sys
 host, port = sys.argv[1], int(sys.argv[2])
@@ -189,6 +193,7 @@ wrong = attempt(b"EZPZAGT1\x01" + os.urandom(32))
 assert len(wrong) == 65 and wrong.endswith(b"|"), wrong  # its proof, then the door closed
 assert attempt(b"GET / HTTP/1.0\r\nHost: node2\r\nUser-Agent: x\r\n\r\n") == b""  # not ezpz: nothing at all
 PY
+[ -n "$head_pid" ] && kill -CONT $head_pid
 wait "$pid" || fail "stranger: the run failed: $(cat "$W/big.json")"
 report "$(cat "$W/big.json")" 'assert r["failed"] == [] and r["succeeded"] == 5, r' ||
   fail "stranger report: $(cat "$W/big.json")"

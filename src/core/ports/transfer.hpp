@@ -8,6 +8,7 @@
 #include <ostream>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "core/base/expected.hpp"
@@ -190,12 +191,18 @@ class Broadcaster {
   [[nodiscard]] virtual std::map<std::string, std::string> open_nodes(const HostList& hosts,
                                                                       const BroadcastSpec& spec) = 0;
   virtual void close_nodes() = 0;
-  /// Start the relays of `tree` now, in the background, for the next broadcast() of that tree:
-  /// their start (connect, log in, ship ezpz, ready) overlaps what this node does first. They
-  /// wait for the stream, kept alive meanwhile.
-  virtual void start_relays(const std::vector<RelayNode>& /*tree*/, const BroadcastSpec& /*spec*/) {}
-  /// Stop the relays start_relays started that no broadcast() took (this node's copy failed):
-  /// they end before their stream began and leave nothing on their nodes.
+  /// Open `hosts` (open_nodes) and start the relays of `tree` (none: an empty tree) now, in the
+  /// background, for the next broadcast() of that tree: the agents' launcher step and the
+  /// relays' start (connect, log in, ship ezpz, ready) overlap what this node does first. The
+  /// relays wait for the stream, kept alive meanwhile. Here: the hosts opened in the foreground,
+  /// no relay started.
+  virtual void start_nodes(const HostList& hosts, const std::vector<RelayNode>& /*tree*/, const BroadcastSpec& spec) {
+    opened_ = open_nodes(hosts, spec);
+  }
+  /// What start_nodes' open_nodes said (the hosts that cannot be reached, with why), once it is done.
+  [[nodiscard]] virtual std::map<std::string, std::string> nodes_opened() { return std::exchange(opened_, {}); }
+  /// Stop what start_nodes started that no broadcast() took (this node's copy failed): the
+  /// opening gives up, the relays end before their stream began and leave nothing on their nodes.
   virtual void abandon_relays() {}
   /// Stream the tree at `root` (as `name/...`) through the relays of `tree`; one result per host.
   [[nodiscard]] virtual std::vector<NodeResult> broadcast(const std::string& root, const std::string& name,
@@ -217,6 +224,9 @@ class Broadcaster {
   /// results on `out` as they arrive; 0 when every host succeeded.
   virtual int serve_copy(const std::string& root, const std::vector<RelayNode>& tree, const BroadcastSpec& spec,
                          std::ostream& out) = 0;
+
+ private:
+  std::map<std::string, std::string> opened_;  ///< start_nodes' answer, until nodes_opened takes it
 };
 
 }  // namespace ezpz::core

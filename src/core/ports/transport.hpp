@@ -57,10 +57,11 @@ class Transport {
   /// Make `hosts` reachable over spec's transport for one run, before its first start (the
   /// launcher transport starts its agents here); the hosts that cannot be, each with why. Nothing
   /// to do for SSH. close_nodes ends it (the agents stop). It gives up, every host with why,
-  /// once `*stop` is set (Ctrl-C), when `stop` is given.
+  /// once `*stop` is set (Ctrl-C) or `*cancel` (the caller no longer needs them), each when given.
   [[nodiscard]] virtual std::map<std::string, std::string> open_nodes(const HostList& /*hosts*/,
                                                                       const BroadcastSpec& /*spec*/,
-                                                                      const std::atomic<bool>* /*stop*/) {
+                                                                      const std::atomic<bool>* /*stop*/,
+                                                                      const std::atomic<bool>* /*cancel*/ = nullptr) {
     return {};
   }
   virtual void close_nodes() {}

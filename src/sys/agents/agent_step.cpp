@@ -83,14 +83,16 @@ std::optional<std::pair<std::string, SecureChannel>> registration(OwnedFd conn, 
 
 std::map<std::string, std::string> AgentTransport::open_nodes(const core::HostList& hosts,
                                                               const core::BroadcastSpec& spec,
-                                                              const std::atomic<bool>* stop) {
-  missing_ = start_agents(hosts, spec, stop);  // a command started on one of them says why
+                                                              const std::atomic<bool>* stop,
+                                                              const std::atomic<bool>* cancel) {
+  missing_ = start_agents(hosts, spec, stop, cancel);  // a command started on one of them says why
   return missing_;
 }
 
 std::map<std::string, std::string> AgentTransport::start_agents(const core::HostList& hosts,
                                                                 const core::BroadcastSpec& spec,
-                                                                const std::atomic<bool>* stop) {
+                                                                const std::atomic<bool>* stop,
+                                                                const std::atomic<bool>* cancel) {
   std::map<std::string, std::string> missing;
   auto fail_all = [&](const std::string& why) {
     for (const auto& h : hosts) {
@@ -125,7 +127,9 @@ std::map<std::string, std::string> AgentTransport::start_agents(const core::Host
   std::map<std::string, SecureChannel> registered;
   std::optional<int> step_ended;
   const auto deadline = Clock::now() + std::chrono::milliseconds(static_cast<long long>(spec.agent_timeout_s * 1000));
-  const auto stopped = [stop] { return stop != nullptr && stop->load(); };
+  const auto stopped = [stop, cancel] {
+    return (stop != nullptr && stop->load()) || (cancel != nullptr && cancel->load());
+  };
   while (!waiting.empty() && !step_ended && Clock::now() < deadline && !stopped()) {
     pollfd p{listener->fd.get(), POLLIN, 0};
     (void)::poll(&p, 1, 250);
@@ -143,7 +147,7 @@ std::map<std::string, std::string> AgentTransport::start_agents(const core::Host
     }
     step_ended = step_.try_wait();
   }
-  if (stopped()) {  // Ctrl-C: the step goes now (it may be waiting for resources)
+  if (stopped()) {  // Ctrl-C, or not needed any more: the step goes now (it may be waiting for resources)
     end_step(true);
     return fail_all("interrupted");
   }

@@ -26,7 +26,8 @@ class AgentTransport final : public core::Transport {
   int node_main(core::TransportKind kind, const std::vector<std::string>& args) override;
   [[nodiscard]] std::map<std::string, std::string> open_nodes(const core::HostList& hosts,
                                                               const core::BroadcastSpec& spec,
-                                                              const std::atomic<bool>* stop) override;
+                                                              const std::atomic<bool>* stop,
+                                                              const std::atomic<bool>* cancel = nullptr) override;
   void close_nodes() override;
   ~AgentTransport() override { close_nodes(); }
 
@@ -40,7 +41,7 @@ class AgentTransport final : public core::Transport {
   void end_step(bool at_once);
   /// open_nodes' work: the step, the registrations; why each host that has no agent has none.
   std::map<std::string, std::string> start_agents(const core::HostList& hosts, const core::BroadcastSpec& spec,
-                                                  const std::atomic<bool>* stop);
+                                                  const std::atomic<bool>* stop, const std::atomic<bool>* cancel);
   /// "; mpiexec said: ..." from what the step printed, or "".
   [[nodiscard]] std::string step_said() const;
 

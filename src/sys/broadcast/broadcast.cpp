@@ -507,12 +507,32 @@ PosixBroadcaster::~PosixBroadcaster() {
   abandon_relays();
 }
 
-void PosixBroadcaster::start_relays(const std::vector<core::RelayNode>& tree, const core::BroadcastSpec& spec) {
+void PosixBroadcaster::start_nodes(const core::HostList& hosts, const std::vector<core::RelayNode>& tree,
+                                   const core::BroadcastSpec& spec) {
   abandon_relays();
   stop_.arm();
-  started_ = std::make_unique<Fanout>(transport_, spec.this_host, spec);
-  started_tree_ = core::encode_tree(tree);
-  starting_ = std::thread([fan = started_.get(), tree] { start_stream(*fan, tree); });
+  opening_cancel_ = false;
+  opened_.clear();
+  relays_started_ = false;
+  if (!tree.empty()) {
+    started_ = std::make_unique<Fanout>(transport_, spec.this_host, spec);
+    started_tree_ = core::encode_tree(tree);
+  }
+  // The starter owns the transport until joined: this node's own work touches neither.
+  starting_ = std::thread([this, hosts, tree, spec, fan = started_.get()] {
+    opened_ = transport_.open_nodes(hosts, spec, &stop_.flag(), &opening_cancel_);
+    if (fan != nullptr && !opening_cancel_.load() && !stop_.flag().load()) {
+      start_stream(*fan, tree);
+      relays_started_ = true;
+    }
+  });
+}
+
+std::map<std::string, std::string> PosixBroadcaster::nodes_opened() {
+  if (starting_.joinable()) {
+    starting_.join();
+  }
+  return std::exchange(opened_, {});
 }
 
 std::vector<core::NodeResult> PosixBroadcaster::broadcast(const std::string& root, const std::string& name,
@@ -521,7 +541,7 @@ std::vector<core::NodeResult> PosixBroadcaster::broadcast(const std::string& roo
                                                           const core::ProgressFn& progress,
                                                           const core::ResultFn& on_result, core::StreamStats* stats) {
   stop_.arm();
-  if (auto fan = take_started(tree)) {  // start_relays started them while this node worked
+  if (auto fan = take_started(tree)) {  // start_nodes started them while this node worked
     return stream_tree(*fan, root, name, spec, progress, on_result, stop_.flag(), stats);
   }
   return broadcast_tree(transport_, root, name, tree, spec, progress, on_result, stop_.flag(), stats);
@@ -529,7 +549,10 @@ std::vector<core::NodeResult> PosixBroadcaster::broadcast(const std::string& roo
 
 void PosixBroadcaster::abandon_relays() {
   if (starting_.joinable()) {
-    started_->cancel();  // this node's copy failed: no relay is waited for any more
+    opening_cancel_ = true;  // this node's copy failed: no agent and no relay is waited for any more
+    if (started_) {
+      started_->cancel();
+    }
     starting_.join();
   }
   if (started_) {
@@ -545,7 +568,7 @@ std::unique_ptr<Fanout> PosixBroadcaster::take_started(const std::vector<core::R
   if (starting_.joinable()) {
     starting_.join();
   }
-  if (!started_ || started_tree_ != core::encode_tree(tree)) {
+  if (!started_ || !relays_started_ || started_tree_ != core::encode_tree(tree)) {
     abandon_relays();
     return nullptr;
   }

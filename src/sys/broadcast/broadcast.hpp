@@ -4,6 +4,7 @@
 #pragma once
 
 #include <atomic>
+#include <map>
 #include <memory>
 #include <ostream>
 #include <string>
@@ -74,7 +75,9 @@ class PosixBroadcaster final : public core::Broadcaster {
   ~PosixBroadcaster() override;
   PosixBroadcaster(const PosixBroadcaster&) = delete;
   PosixBroadcaster& operator=(const PosixBroadcaster&) = delete;
-  void start_relays(const std::vector<core::RelayNode>& tree, const core::BroadcastSpec& spec) override;
+  void start_nodes(const core::HostList& hosts, const std::vector<core::RelayNode>& tree,
+                   const core::BroadcastSpec& spec) override;
+  [[nodiscard]] std::map<std::string, std::string> nodes_opened() override;
   void abandon_relays() override;
   [[nodiscard]] std::map<std::string, std::string> open_nodes(const core::HostList& hosts,
                                                               const core::BroadcastSpec& spec) override {
@@ -112,14 +115,17 @@ class PosixBroadcaster final : public core::Broadcaster {
   }
 
  private:
-  /// The relays start_relays started for `tree`, once started (nullptr: none, or another tree).
+  /// The relays start_nodes started for `tree`, once started (nullptr: none, or another tree).
   std::unique_ptr<Fanout> take_started(const std::vector<core::RelayNode>& tree);
 
   core::Transport& transport_;
   StopSignals& stop_;
-  std::unique_ptr<Fanout> started_;  ///< start_relays' relays, until a broadcast takes them
-  std::string started_tree_;         ///< their tree (core::encode_tree)
-  std::thread starting_;             ///< starts them (start_stream) while this node works
+  std::unique_ptr<Fanout> started_;            ///< start_nodes' relays, until a broadcast takes them
+  std::string started_tree_;                   ///< their tree (core::encode_tree)
+  bool relays_started_ = false;                ///< the starter started them (it did not give up first)
+  std::map<std::string, std::string> opened_;  ///< the starter's open_nodes answer
+  std::atomic<bool> opening_cancel_{false};    ///< the opening gives up (this node's copy failed)
+  std::thread starting_;                       ///< opens the nodes and starts the relays while this node works
 };
 
 }  // namespace ezpz::sys
