@@ -12,8 +12,8 @@
 # the median of the node means over the rounds (each round runs every case once; each round's
 # node mean is listed after it), and the
 # ratios of medians that #30 names. Unshaped: every node shares this machine's cores. The
-# launcher case's wall time is sbatch --wait's (Slurm's job start and its polling, ~10 s), not
-# yeet's; its nodes' CPU includes slurmd's and slurmstepd's work for the step.
+# launcher case's wall time is yeet's own inside the job (sbatch --wait's job start and polling,
+# ~10 s, left out); its nodes' CPU includes slurmd's and slurmstepd's work for the step.
 # PROFILE=1: one more run of each yeet case under `perf record -a`, then the top symbols of every
 # ezpz process and the top commands (give an unstripped binary, e.g. release linked without -s:
 # cmake --preset release -B build/profile -DEZPZ_STRIP=OFF).
@@ -71,7 +71,11 @@ for b in ezpz ezpz-old; do
   cat > "$D/out/launcher-$b.sh" <<EOF
 #!/bin/bash
 export EZPZ_MACHINE=local
-exec $D/bin/$b yeet $P/venv --dst /tmp/bench --copy --transport launcher
+s=\$(date +%s.%N)
+$D/bin/$b yeet $P/venv --dst /tmp/bench --copy --transport launcher
+rc=\$?
+echo "yeet wall \$(echo "\$(date +%s.%N) - \$s" | bc)"
+exit \$rc
 EOF
   chmod +x "$D/out/launcher-$b.sh"
 done
@@ -100,7 +104,9 @@ for _ in $(seq "$RUNS"); do
     run_case "$c" >"$D/out/$c.log" 2>&1 || { cp "$D/out/$c.log" "/tmp/yeet-cpu-failed-$c.log"; echo "  ($c failed: $(tail -3 "$D/out/$c.log" | tr '\n' ' '))"; continue; }
     e=$(date +%s.%N)
     mapfile -t after < <(usage)
-    lines[$c]+="$(python3 - "$c" "$(echo "$e - $s" | bc)" "${before[*]}" "${after[*]}" <<'PY'
+    wall=$(echo "$e - $s" | bc)
+    case $c in launcher*) wall=$(awk '/^yeet wall /{print $3}' "$D/out/$c.out") ;; esac
+    lines[$c]+="$(python3 - "$c" "$wall" "${before[*]}" "${after[*]}" <<'PY'
 import sys
 case, wall = sys.argv[1], float(sys.argv[2])
 used = [(int(a) - int(b)) / 1e9 for b, a in zip(sys.argv[3].split(), sys.argv[4].split())]
