@@ -22,7 +22,7 @@ class TransportSwitch final : public core::Transport {
   [[nodiscard]] std::map<std::string, std::string> open_nodes(const core::HostList& hosts,
                                                               const core::BroadcastSpec& spec,
                                                               const std::atomic<bool>* stop,
-                                                              const std::atomic<bool>* cancel = nullptr) override {
+                                                              const std::atomic<bool>* cancel) override {
     return of(spec.transport).open_nodes(hosts, spec, stop, cancel);
   }
   void close_nodes() override {

@@ -61,7 +61,7 @@ class Transport {
   [[nodiscard]] virtual std::map<std::string, std::string> open_nodes(const HostList& /*hosts*/,
                                                                       const BroadcastSpec& /*spec*/,
                                                                       const std::atomic<bool>* /*stop*/,
-                                                                      const std::atomic<bool>* /*cancel*/ = nullptr) {
+                                                                      const std::atomic<bool>* /*cancel*/) {
     return {};
   }
   virtual void close_nodes() {}

@@ -27,7 +27,7 @@ class AgentTransport final : public core::Transport {
   [[nodiscard]] std::map<std::string, std::string> open_nodes(const core::HostList& hosts,
                                                               const core::BroadcastSpec& spec,
                                                               const std::atomic<bool>* stop,
-                                                              const std::atomic<bool>* cancel = nullptr) override;
+                                                              const std::atomic<bool>* cancel) override;
   void close_nodes() override;
   ~AgentTransport() override { close_nodes(); }
 

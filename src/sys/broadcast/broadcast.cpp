@@ -529,9 +529,7 @@ void PosixBroadcaster::start_nodes(const core::HostList& hosts, const std::vecto
 }
 
 std::map<std::string, std::string> PosixBroadcaster::nodes_opened() {
-  if (starting_.joinable()) {
-    starting_.join();
-  }
+  await_starter();
   return std::exchange(opened_, {});
 }
 
@@ -553,8 +551,8 @@ void PosixBroadcaster::abandon_relays() {
     if (started_) {
       started_->cancel();
     }
-    starting_.join();
   }
+  await_starter();
   if (started_) {
     // Their stream ends before its end unit: each relay removes its work and reports failure.
     started_->terminate();
@@ -565,9 +563,7 @@ void PosixBroadcaster::abandon_relays() {
 }
 
 std::unique_ptr<Fanout> PosixBroadcaster::take_started(const std::vector<core::RelayNode>& tree) {
-  if (starting_.joinable()) {
-    starting_.join();
-  }
+  await_starter();
   if (!started_ || !relays_started_ || started_tree_ != core::encode_tree(tree)) {
     abandon_relays();
     return nullptr;

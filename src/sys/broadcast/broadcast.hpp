@@ -82,7 +82,7 @@ class PosixBroadcaster final : public core::Broadcaster {
   [[nodiscard]] std::map<std::string, std::string> open_nodes(const core::HostList& hosts,
                                                               const core::BroadcastSpec& spec) override {
     stop_.arm();
-    return transport_.open_nodes(hosts, spec, &stop_.flag());
+    return transport_.open_nodes(hosts, spec, &stop_.flag(), nullptr);
   }
   void close_nodes() override { transport_.close_nodes(); }
   [[nodiscard]] std::vector<core::NodeResult> broadcast(const std::string& root, const std::string& name,
@@ -117,6 +117,12 @@ class PosixBroadcaster final : public core::Broadcaster {
  private:
   /// The relays start_nodes started for `tree`, once started (nullptr: none, or another tree).
   std::unique_ptr<Fanout> take_started(const std::vector<core::RelayNode>& tree);
+  /// Wait for start_nodes' starter to be done, if one runs.
+  void await_starter() {
+    if (starting_.joinable()) {
+      starting_.join();
+    }
+  }
 
   core::Transport& transport_;
   StopSignals& stop_;

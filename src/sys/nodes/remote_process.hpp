@@ -27,7 +27,7 @@ inline constexpr std::size_t kMaxConnecting = 32;
 class NodesOpen {
  public:
   NodesOpen(core::Transport& t, const core::HostList& hosts, const core::BroadcastSpec& spec) : t_(t) {
-    (void)t_.open_nodes(hosts, spec, nullptr);
+    (void)t_.open_nodes(hosts, spec, nullptr, nullptr);
   }
   ~NodesOpen() { t_.close_nodes(); }
   NodesOpen(const NodesOpen&) = delete;
