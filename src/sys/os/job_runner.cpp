@@ -389,8 +389,9 @@ class Supervisor {
   /// and MPICH's mpiexec would let the others run on, stuck in their next collective).
   void on_rank_failure() {
     auto failed = options_.side->take_failure();
+    // A rank that dies of the stop ezpz began for a blocked launcher is its consequence, not a cause.
     if (!failed || !options_.stop_on_failure || running_ == 0 || stop_.signal != 0 || stop_.timed_out ||
-        stop_.rank_failed != 0) {
+        stop_.rank_failed != 0 || !stop_.blocked.empty()) {
       return;
     }
     stop_.rank_failed = failed->code;
