@@ -2,6 +2,9 @@
 # Launch overhead: ezpz launch through mpirun vs mpirun itself, the built-in local launcher,
 # and torchrun (Debian's python3-torch) starting the same number of processes.
 # Usage: scripts/bench/launch.sh [path/to/ezpz]   (default: build/release/ezpz)
+# With perf installed it also prints the CPU one process costs on this machine (perf stat): the
+# floor any exec pays (an empty static C program), ezpz's own start, and the per-rank shim, which
+# is where ezpz's overhead over the launcher it wraps comes from.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 ezpz=$(readlink -f "${1:-build/release/ezpz}")
@@ -34,3 +37,15 @@ for r in res:
 PY
 echo "launch overhead, interleaved runs (ratio to mpirun directly):"
 python3 scripts/bench/interleaved.py "${PAIRS:-100}" "${cmds[0]}" "${cmds[1]}" "${cmds[2]}"
+if command -v perf >/dev/null && command -v cc >/dev/null; then
+  printf 'int main(void) { return 0; }\n' > "$tmp/empty.c"
+  cc -O2 -static -o "$tmp/empty" "$tmp/empty.c"
+  echo "CPU per process (perf stat -r ${PERF_RUNS:-200}, task-clock):"
+  for cmd in "$tmp/empty" "/usr/bin/true" "$ezpz --version" \
+             "$ezpz __rank-env --np=1 --ppn=1 --nhosts=1 --master-addr=localhost --master-port=1 --run-id=bench --restart=0/0 -- /usr/bin/true"; do
+    ms=$(perf stat -x, -e task-clock -r "${PERF_RUNS:-200}" $cmd 2>&1 >/dev/null | awk -F, '/task-clock/ {print $1}')
+    label=${cmd//$tmp\/empty/an empty static C program}
+    label=${label//$ezpz/ezpz}
+    printf '  %-100s %6.2f ms\n' "${label:0:100}" "$ms"
+  done
+fi
