@@ -225,7 +225,7 @@ class Broadcaster {
   virtual int serve_copy(const std::string& root, const std::vector<RelayNode>& tree, const BroadcastSpec& spec,
                          std::ostream& out) = 0;
 
- private:
+ protected:
   std::map<std::string, std::string> opened_;  ///< start_nodes' answer, until nodes_opened takes it
 };
 

@@ -529,8 +529,8 @@ void PosixBroadcaster::start_nodes(const core::HostList& hosts, const std::vecto
 }
 
 std::map<std::string, std::string> PosixBroadcaster::nodes_opened() {
-  await_starter();
-  return std::exchange(opened_, {});
+  await_starter();  // the starter writes opened_ until then
+  return Broadcaster::nodes_opened();
 }
 
 std::vector<core::NodeResult> PosixBroadcaster::broadcast(const std::string& root, const std::string& name,

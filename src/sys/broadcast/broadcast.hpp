@@ -126,12 +126,11 @@ class PosixBroadcaster final : public core::Broadcaster {
 
   core::Transport& transport_;
   StopSignals& stop_;
-  std::unique_ptr<Fanout> started_;            ///< start_nodes' relays, until a broadcast takes them
-  std::string started_tree_;                   ///< their tree (core::encode_tree)
-  bool relays_started_ = false;                ///< the starter started them (it did not give up first)
-  std::map<std::string, std::string> opened_;  ///< the starter's open_nodes answer
-  std::atomic<bool> opening_cancel_{false};    ///< the opening gives up (this node's copy failed)
-  std::thread starting_;                       ///< opens the nodes and starts the relays while this node works
+  std::unique_ptr<Fanout> started_;          ///< start_nodes' relays, until a broadcast takes them
+  std::string started_tree_;                 ///< their tree (core::encode_tree)
+  bool relays_started_ = false;              ///< the starter started them (it did not give up first)
+  std::atomic<bool> opening_cancel_{false};  ///< the opening gives up (this node's copy failed)
+  std::thread starting_;                     ///< opens the nodes and starts the relays while this node works
 };
 
 }  // namespace ezpz::sys
