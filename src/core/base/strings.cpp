@@ -186,6 +186,16 @@ std::string printable(std::string_view s) {
   return out;
 }
 
+std::string excerpt(std::string_view s) {
+  constexpr std::size_t kHead = 64;
+  constexpr std::size_t kTail = 32;
+  if (s.size() <= kHead + kTail + 24) {
+    return printable(s);
+  }
+  return printable(s.substr(0, kHead)) + "...(" + std::to_string(s.size()) + " bytes)..." +
+         printable(s.substr(s.size() - kTail));
+}
+
 std::string human_bytes(unsigned long long bytes) {
   const char* units[] = {"B", "KB", "MB", "GB", "TB", "PB"};
   double v = static_cast<double>(bytes);

@@ -303,7 +303,7 @@ Expected<ClusterInfo> discover_cluster(const Env& env, const MachineSet& machine
   if (forced) {
     const auto* m = machines.find(forced->second);
     if (m == nullptr) {
-      return usage_error(forced->first + " " + forced->second + " is not a known machine: use one of " +
+      return usage_error(forced->first + " " + excerpt(forced->second) + " is not a known machine: use one of " +
                          join(machines.names(), ", ") + " or add it to your config file");
     }
     info.machine = *m;
@@ -320,7 +320,7 @@ Expected<ClusterInfo> discover_cluster(const Env& env, const MachineSet& machine
   info.host_source = find_host_source(env, info.scheduler, cli_hostfile, probe);
   EZPZ_TRY_ASSIGN(auto hosts, read_hosts(info.host_source, probe));
   if (hosts.empty()) {
-    return usage_error(info.host_source.origin + "='" + info.host_source.value + "' names no hosts");
+    return usage_error(info.host_source.origin + "='" + excerpt(info.host_source.value) + "' names no hosts");
   }
   info.hosts = std::move(hosts);
   info.master_addr = master_address(info.hosts, info.machine, probe, lookups, &info.warnings);

@@ -21,8 +21,14 @@ struct Range {
   std::size_t width = 0;
 };
 
+/// `text` quoted for a one-line error: control bytes and invalid UTF-8 escaped, a long text cut
+/// in its middle (excerpt).
+std::string shown(std::string_view text) {
+  return "'" + excerpt(text) + "'";
+}
+
 Error bad(std::string_view expr, const std::string& why) {
-  return usage_error("bad nodelist '" + std::string(expr) + "': " + why +
+  return usage_error("bad nodelist " + shown(expr) + ": " + why +
                      " (expected Slurm hostlist syntax such as nid[001-004,007])");
 }
 
@@ -70,75 +76,91 @@ std::string pad(std::uint64_t value, std::size_t width) {
   return digits.size() < width ? std::string(width - digits.size(), '0') + digits : digits;
 }
 
-/// Expand one top-level item such as "rack[1-2]-n[01-02]" into `out`.
-Expected<void> expand_item(std::string_view expr, std::string_view item, HostList& out) {
-  HostList partial{""};
-  std::size_t longest = 0;  // of the names in `partial`
-  const auto too_long = [&] {
-    return bad(expr, "it makes host names longer than " + std::to_string(kMaxHostLength) + " characters");
-  };
+/// One top-level item such as "rack[1-2]-n[01-02]", parsed: its literal texts and bracket
+/// groups in order (a piece with no ranges is literal text).
+struct Piece {
+  std::string_view text;
+  std::vector<Range> ranges;
+};
+using Pattern = std::vector<Piece>;
+
+/// Parse `item`, refusing names longer than DNS allows before anything is expanded.
+Expected<Pattern> parse_item(std::string_view expr, std::string_view item) {
+  Pattern pattern;
+  std::size_t longest = 0;  // of the names the pattern makes
   std::size_t i = 0;
   while (i < item.size()) {
-    char c = item[i];
-    if (c == ']') {
+    if (item[i] == ']') {
       return bad(expr, "']' without a matching '['");
     }
-    if (c != '[') {
+    if (item[i] != '[') {
       auto next = item.find_first_of("[]", i);
       auto text = item.substr(i, next == std::string_view::npos ? std::string_view::npos : next - i);
       longest += text.size();
-      if (longest > kMaxHostLength) {
-        return too_long();
-      }
-      for (auto& p : partial) {
-        p += text;
-      }
+      pattern.push_back(Piece{text, {}});
       i += text.size();
-      continue;
+    } else {
+      auto close = item.find(']', i + 1);
+      if (close == std::string_view::npos) {
+        return bad(expr, "'[' is never closed");
+      }
+      if (item.find('[', i + 1) < close) {
+        return bad(expr, "brackets cannot nest");
+      }
+      EZPZ_TRY_ASSIGN(auto ranges, parse_group(expr, item.substr(i + 1, close - i - 1)));
+      std::size_t widest = 0;  // a range's widest number is its upper bound, padded
+      for (const auto& r : ranges) {
+        widest = std::max(widest, std::max(r.width, std::to_string(r.hi).size()));
+      }
+      longest += widest;
+      pattern.push_back(Piece{{}, std::move(ranges)});
+      i = close + 1;
     }
-    auto close = item.find(']', i + 1);
-    auto nested = item.find('[', i + 1);
-    if (close == std::string_view::npos) {
-      return bad(expr, "'[' is never closed");
-    }
-    if (nested < close) {
-      return bad(expr, "brackets cannot nest");
-    }
-    EZPZ_TRY_ASSIGN(auto ranges, parse_group(expr, item.substr(i + 1, close - i - 1)));
-    std::size_t widest = 0;  // a range's widest number is its upper bound, padded
-    for (const auto& r : ranges) {
-      widest = std::max(widest, std::max(r.width, std::to_string(r.hi).size()));
-    }
-    longest += widest;
     if (longest > kMaxHostLength) {
-      return too_long();
+      return bad(expr, "it makes host names longer than " + std::to_string(kMaxHostLength) + " characters");
+    }
+  }
+  return pattern;
+}
+
+/// How many names `pattern` makes, counted without making them; kMaxHosts + 1 stands for more.
+std::uint64_t name_count(const Pattern& pattern) {
+  std::uint64_t count = 1;
+  for (const auto& piece : pattern) {
+    std::uint64_t group = piece.ranges.empty() ? 1 : 0;
+    for (const auto& r : piece.ranges) {
+      group = std::min<std::uint64_t>(group + (r.hi - r.lo + 1), kMaxHosts + 1);
+    }
+    count = std::min<std::uint64_t>(count * group, kMaxHosts + 1);  // both <= kMaxHosts + 1: no overflow
+  }
+  return count;
+}
+
+/// Append the names `pattern` makes to `out`, in order.
+void expand_pattern(const Pattern& pattern, HostList& out) {
+  HostList partial{""};
+  for (const auto& piece : pattern) {
+    if (piece.ranges.empty()) {
+      for (auto& p : partial) {
+        p += piece.text;
+      }
+      continue;
     }
     HostList next;
     for (const auto& p : partial) {
-      for (const auto& r : ranges) {
+      for (const auto& r : piece.ranges) {
         for (auto v = r.lo; v <= r.hi; ++v) {
           next.push_back(p + pad(v, r.width));
-          if (next.size() + out.size() > kMaxHosts) {
-            return bad(expr, "expands to more than 1000000 hosts");
-          }
         }
       }
     }
     partial = std::move(next);
-    i = close + 1;
   }
-  out.insert(out.end(), partial.begin(), partial.end());
-  return {};
+  out.insert(out.end(), std::make_move_iterator(partial.begin()), std::make_move_iterator(partial.end()));
 }
 
 constexpr std::size_t kMaxLabel = 63;
 constexpr std::size_t kMaxName = 253;
-constexpr std::size_t kShown = 80;  ///< bytes of a bad line shown in the error
-
-/// `text` for a one-line error: at most kShown bytes, control bytes and invalid UTF-8 escaped.
-std::string shown(std::string_view text) {
-  return "'" + printable(text.substr(0, kShown)) + (text.size() > kShown ? "...'" : "'");
-}
 
 bool is_count_word(std::string_view word) {
   for (std::string_view key : {"slots=", "max_slots=", "max-slots="}) {
@@ -181,7 +203,7 @@ Expected<std::string_view> host_of_line(std::string_view line) {
 }  // namespace
 
 Expected<HostList> expand_nodelist(std::string_view expr) {
-  HostList hosts;
+  std::vector<Pattern> patterns;
   // Split on commas outside brackets.
   int depth = 0;
   std::size_t start = 0;
@@ -197,11 +219,24 @@ Expected<HostList> expand_nodelist(std::string_view expr) {
       if (item.empty()) {
         continue;
       }
-      EZPZ_TRY(expand_item(expr, item, hosts));
+      EZPZ_TRY_ASSIGN(auto pattern, parse_item(expr, item));
+      patterns.push_back(std::move(pattern));
     }
   }
   if (depth > 0) {
     return bad(expr, "'[' is never closed");
+  }
+  // Counted before any name is made: a bad list fails at once, whatever it would expand to.
+  std::uint64_t total = 0;
+  for (const auto& p : patterns) {
+    total += name_count(p);  // each <= kMaxHosts + 1: no overflow before the check
+    if (total > kMaxHosts) {
+      return bad(expr, "expands to more than 1000000 hosts");
+    }
+  }
+  HostList hosts;
+  for (const auto& p : patterns) {
+    expand_pattern(p, hosts);
   }
   hosts = dedupe_hosts(hosts);
   for (const auto& h : hosts) {

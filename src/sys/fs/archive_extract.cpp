@@ -43,17 +43,6 @@ unsigned current_umask() {
   return old;
 }
 
-/// A name as messages show it: escaped, and its middle left out past a few hundred bytes.
-std::string shown(const std::string& name) {
-  constexpr std::size_t kHead = 120;
-  constexpr std::size_t kTail = 60;
-  if (name.size() <= kHead + kTail + 20) {
-    return core::printable(name);
-  }
-  return core::printable(name.substr(0, kHead)) + "...(" + std::to_string(name.size()) + " bytes)..." +
-         core::printable(name.substr(name.size() - kTail));
-}
-
 core::EntryKind kind_of(archive_entry* entry) {
   if (archive_entry_hardlink(entry) != nullptr) {
     return core::EntryKind::hardlink;
@@ -149,13 +138,13 @@ Expected<void> place_entry(Extraction& x, archive_entry* entry) {
   const std::string link = link_text != nullptr ? link_text : "";
   auto verdict = x.guard.admit(name, kind, link);
   if (!verdict.ok()) {
-    const std::string what = link.empty() ? "entry '" + shown(name) + "'"
+    const std::string what = link.empty() ? "entry '" + core::excerpt(name) + "'"
                                           : std::string(kind == core::EntryKind::hardlink ? "hard link" : "symlink") +
-                                                " '" + shown(name) + "' -> '" + shown(link) + "'";
+                                                " '" + core::excerpt(name) + "' -> '" + core::excerpt(link) + "'";
     return failure("refusing " + what + x.where + ": " + verdict.reason);
   }
   if (auto full = x.space.admit(kind, archive_entry_size(entry), x.root); !full.empty()) {
-    return failure("refusing " + x.where.substr(4) + ": " + full + " (at entry '" + shown(name) + "')");
+    return failure("refusing " + x.where.substr(4) + ": " + full + " (at entry '" + core::excerpt(name) + "')");
   }
   if (kind == core::EntryKind::hardlink) {
     archive_entry_set_hardlink(entry, (x.root + "/" + core::normalize_entry_name(link)).c_str());
@@ -179,7 +168,7 @@ Expected<void> place_entry(Extraction& x, archive_entry* entry) {
                                                                    : ARCHIVE_EXTRACT_NO_OVERWRITE);
   archive_write_disk_set_options(x.out, flags);
   if (archive_write_header(x.out, entry) < ARCHIVE_WARN) {
-    return archive_error(x.out, "refusing entry '" + shown(name) + "'" + x.where);
+    return archive_error(x.out, "refusing entry '" + core::excerpt(name) + "'" + x.where);
   }
   return {};
 }
@@ -194,17 +183,17 @@ Expected<void> copy_data(Extraction& x, const std::string& name, const core::Pro
     // Not even a warning is accepted here: a full disk shows up as one, and the file would
     // be left with holes of zeros.
     if (archive_write_data_block(x.out, block, size, offset) != ARCHIVE_OK) {
-      return archive_error(x.out, "cannot write '" + shown(name) + "'");
+      return archive_error(x.out, "cannot write '" + core::excerpt(name) + "'");
     }
     if (progress) {
       progress(done());
     }
   }
   if (r != ARCHIVE_EOF) {
-    return archive_error(x.in, "corrupt or truncated archive" + x.where + " at entry '" + shown(name) + "'");
+    return archive_error(x.in, "corrupt or truncated archive" + x.where + " at entry '" + core::excerpt(name) + "'");
   }
   if (archive_write_finish_entry(x.out) != ARCHIVE_OK) {
-    return archive_error(x.out, "cannot finish '" + shown(name) + "'");
+    return archive_error(x.out, "cannot finish '" + core::excerpt(name) + "'");
   }
   return {};
 }
@@ -260,7 +249,7 @@ Expected<core::TreeStats> extract_entries(archive* in, const std::string& archiv
     return failure(core::printable(archive_path) + " holds no files: is it an archive?");
   }
   if (auto links = x.guard.check_links(); !links.ok()) {
-    return failure("refusing symlink '" + shown(links.name) + "'" + x.where + ": " + links.reason);
+    return failure("refusing symlink '" + core::excerpt(links.name) + "'" + x.where + ": " + links.reason);
   }
   if (archive_write_close(out.get()) != ARCHIVE_OK) {
     return archive_error(out.get(), "cannot finish extracting " + core::printable(archive_path));
@@ -294,7 +283,7 @@ Expected<ArchivePtr> open_tar(SourceState& state, const std::string& name, bool 
   }
   if (archive_read_open(in.get(), &state, nullptr, source_read, nullptr) != ARCHIVE_OK) {
     const char* why = archive_error_string(in.get());
-    return failure(shown(name) + " is not a tar archive (" + (why != nullptr ? why : "unreadable") + ")");
+    return failure(core::excerpt(name) + " is not a tar archive (" + (why != nullptr ? why : "unreadable") + ")");
   }
   return in;
 }

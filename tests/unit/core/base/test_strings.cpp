@@ -20,6 +20,17 @@ TEST_CASE("printable: control bytes, ESC and backslashes are escaped", "[strings
                   "31m") == "\\xc2\\x9b31m");  // C1 CSI
 }
 
+TEST_CASE("excerpt: a long text is cut in its middle, its size said, escapes kept", "[strings]") {
+  using ezpz::core::excerpt;
+  CHECK(excerpt("nid[001-003]") == "nid[001-003]");
+  CHECK(excerpt(std::string(120, 'a')) == std::string(120, 'a'));
+  const auto cut = excerpt(std::string(64, 'h') + std::string(1000, 'm') + std::string(32, 't'));
+  CHECK(cut == std::string(64, 'h') + "...(1096 bytes)..." + std::string(32, 't'));
+  const auto controls = excerpt(std::string(100000, '\x1b'));
+  CHECK(controls.find('\x1b') == std::string::npos);
+  CHECK(controls.size() < 420);  // 96 bytes shown, 4 characters each
+}
+
 TEST_CASE("printable: invalid UTF-8 is shown as bytes", "[strings]") {
   CHECK(printable("\xff\xfe") == "\\xff\\xfe");
   CHECK(printable("\xc3") == "\\xc3");                             // truncated sequence
