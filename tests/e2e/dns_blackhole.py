@@ -34,7 +34,7 @@ def main():
     sock.bind(("127.0.0.1", 53))
     threading.Thread(target=serve, args=(sock,), daemon=True).start()
     conf = tempfile.NamedTemporaryFile("w", suffix=".conf", delete=False)
-    conf.write("nameserver 127.0.0.1\noptions timeout:5 attempts:1\n")
+    conf.write("nameserver 127.0.0.1\noptions timeout:30 attempts:1\n")
     conf.close()
     subprocess.run(["mount", "--bind", conf.name, "/etc/resolv.conf"], check=True)
     for argv in json.loads(sys.argv[1]):

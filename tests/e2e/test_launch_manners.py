@@ -34,12 +34,12 @@ class Lookups(TempDirTest):
         self.assertEqual(dry["rc"], 0, dry["stderr"])
         self.assertEqual(dry["queries"], 0, "a dry run asked DNS")
         self.assertIn("--master-addr=x3005c0s7b0n0.hsn.cm.polaris.alcf.anl.gov", dry["stdout"])
-        self.assertLess(dry["seconds"], 4.0)  # asan on 2 busy cores; a look-up would take 5 s
+        self.assertLess(dry["seconds"], 15)  # a look-up would take 30 s (glibc's longest timeout)
         # A real launch asks, waits at most 2 s, says so, and runs with the host's own name.
         self.assertEqual(launched["rc"], 0, launched["stderr"])
         self.assertGreater(launched["queries"], 0)
         self.assertIn("did not resolve within 2.0 s (slow DNS): MASTER_ADDR=", launched["stderr"])
-        self.assertLess(launched["seconds"], 4.9)
+        self.assertLess(launched["seconds"], 15)  # 2 s and a launch, not the resolver's 30 s
 
 
 
