@@ -11,7 +11,10 @@
 #   and e2e.relay_valgrind (valgrind needs a build without sanitizers). Its other e2e tests are not
 #   run again: the asan preset is the same Debug build with the same assertions, plus the sanitizers.
 # - release (the fully static binary users get): unit, e2e and the cluster tests (simulated nodes,
-#   real sshd and Slurm).
+#   real sshd and Slurm) that put that binary on the nodes under every launcher and over ssh:
+#   cluster.launch, cluster.yeet, cluster.doctor. yeet_incremental (deltas) and yeet_launcher (yeet's
+#   agents under srun and mpiexec) add code paths, not new ways for that binary to reach or run on
+#   a node: they run under asan only.
 # - asan: everything again under AddressSanitizer and UndefinedBehaviorSanitizer. The fault
 #   injection tests (a disk filled, a segment altered, a relay stopped, a link dropped, a node that
 #   fails a launch: cluster.yeet_faults, yeet_launcher_faults, yeet_stall, failover) run here only,
@@ -29,7 +32,7 @@ for preset in dev release asan; do
     only=(-E '^(cluster|e2e)[.]')
   elif [ "$preset" = release ]; then
     extra=(-DEZPZ_WERROR=ON)  # off in the preset users build: a newer compiler's new warning is theirs
-    only=(-E '^cluster[.](yeet_faults|yeet_launcher_faults|yeet_stall|failover)$')
+    only=(-E '^cluster[.](yeet_faults|yeet_launcher_faults|yeet_stall|failover|yeet_incremental|yeet_launcher)$')
   fi
   cmake --preset "$preset" "${extra[@]}"
   cmake --build --preset "$preset"
