@@ -186,14 +186,14 @@ std::string printable(std::string_view s) {
   return out;
 }
 
-std::string excerpt(std::string_view s) {
-  constexpr std::size_t kHead = 64;
-  constexpr std::size_t kTail = 32;
-  if (s.size() <= kHead + kTail + 24) {
+std::string excerpt(std::string_view s, std::size_t keep) {
+  const std::size_t tail = keep / 3;
+  const std::size_t head = keep - tail;
+  if (s.size() <= keep + 24) {  // cutting would save less than the note it adds
     return printable(s);
   }
-  return printable(s.substr(0, kHead)) + "...(" + std::to_string(s.size()) + " bytes)..." +
-         printable(s.substr(s.size() - kTail));
+  return printable(s.substr(0, head)) + "...(" + std::to_string(s.size()) + " bytes)..." +
+         printable(s.substr(s.size() - tail));
 }
 
 std::string human_bytes(unsigned long long bytes) {

@@ -22,9 +22,10 @@ namespace ezpz::core {
 /// `s` made safe to print on a terminal: control characters (ESC included) as \xNN or \n, \t,
 /// \r; bytes that are not valid UTF-8 as \xNN; a backslash as \\. Valid UTF-8 text is kept.
 [[nodiscard]] std::string printable(std::string_view s);
-/// `s` for a one-line message: printable, and past 120 bytes only its first 64 and last 32
-/// with its size between ("nid[001-003]nid...(24000 bytes)...[001-003]").
-[[nodiscard]] std::string excerpt(std::string_view s);
+/// `s` for a one-line message: printable, and when longer than `keep` bytes (and a little), only
+/// its first two thirds and last third of `keep` with its size between
+/// ("nid[001-003]nid...(24000 bytes)...[001-003]"). The default keeps most paths whole.
+[[nodiscard]] std::string excerpt(std::string_view s, std::size_t keep = 180);
 /// Lower-case hex of `n` bytes (a digest's usual spelling).
 [[nodiscard]] std::string to_hex(const unsigned char* bytes, std::size_t n);
 /// "1 node", "2 nodes", "0 nodes"; `many` for an irregular plural (count_of(2, "address", "addresses")).

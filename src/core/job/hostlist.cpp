@@ -21,10 +21,10 @@ struct Range {
   std::size_t width = 0;
 };
 
-/// `text` quoted for a one-line error: control bytes and invalid UTF-8 escaped, a long text cut
-/// in its middle (excerpt).
+/// `text` quoted for a one-line error: control bytes and invalid UTF-8 escaped, past about 100
+/// bytes cut in its middle (a host name has at most 253; a nodelist can be any length).
 std::string shown(std::string_view text) {
-  return "'" + excerpt(text) + "'";
+  return "'" + excerpt(text, 96) + "'";
 }
 
 Error bad(std::string_view expr, const std::string& why) {

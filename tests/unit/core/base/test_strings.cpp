@@ -23,10 +23,12 @@ TEST_CASE("printable: control bytes, ESC and backslashes are escaped", "[strings
 TEST_CASE("excerpt: a long text is cut in its middle, its size said, escapes kept", "[strings]") {
   using ezpz::core::excerpt;
   CHECK(excerpt("nid[001-003]") == "nid[001-003]");
-  CHECK(excerpt(std::string(120, 'a')) == std::string(120, 'a'));
-  const auto cut = excerpt(std::string(64, 'h') + std::string(1000, 'm') + std::string(32, 't'));
-  CHECK(cut == std::string(64, 'h') + "...(1096 bytes)..." + std::string(32, 't'));
-  const auto controls = excerpt(std::string(100000, '\x1b'));
+  CHECK(excerpt(std::string(200, 'a')) == std::string(200, 'a'));  // most paths are kept whole
+  const auto cut = excerpt(std::string(120, 'h') + std::string(1000, 'm') + std::string(60, 't'));
+  CHECK(cut == std::string(120, 'h') + "...(1180 bytes)..." + std::string(60, 't'));
+  CHECK(excerpt(std::string(64, 'h') + std::string(1000, 'm') + std::string(32, 't'), 96) ==
+        std::string(64, 'h') + "...(1096 bytes)..." + std::string(32, 't'));
+  const auto controls = excerpt(std::string(100000, '\x1b'), 96);
   CHECK(controls.find('\x1b') == std::string::npos);
   CHECK(controls.size() < 420);  // 96 bytes shown, 4 characters each
 }
