@@ -36,7 +36,9 @@ for r in res:
     print(f"{cmd[:80]:<80} {r['median']*1e3:>8.1f}ms {r['mean']*1e3:>8.1f}ms")
 PY
 echo "launch overhead, interleaved runs (ratio to mpirun directly):"
-python3 scripts/bench/interleaved.py "${PAIRS:-100}" "${cmds[0]}" "${cmds[1]}" "${cmds[2]}"
+# ezpz's own part alone (no shims, no record), then the record, then the shims.
+python3 scripts/bench/interleaved.py "${PAIRS:-100}" "${cmds[0]}" \
+  "$ezpz launch --launcher mpirun --no-rank-env --no-record -n 4 -- true" "${cmds[2]}" "${cmds[1]}"
 if command -v perf >/dev/null && command -v cc >/dev/null; then
   printf 'int main(void) { return 0; }\n' > "$tmp/empty.c"
   cc -O2 -static -o "$tmp/empty" "$tmp/empty.c"
