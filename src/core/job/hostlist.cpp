@@ -64,7 +64,7 @@ Expected<std::vector<Range>> parse_group(std::string_view expr, std::string_view
       return bad(expr, "range " + std::string(part) + " runs backwards");
     }
     if (*hi - *lo >= kMaxHosts) {
-      return bad(expr, "range " + std::string(part) + " has more than 1000000 hosts");
+      return bad(expr, "range " + std::string(part) + " has more than " + std::to_string(kMaxHosts) + " hosts");
     }
     ranges.push_back(Range{*lo, *hi, lo_text.size()});
   }
@@ -129,7 +129,7 @@ std::uint64_t name_count(const Pattern& pattern) {
   for (const auto& piece : pattern) {
     std::uint64_t group = piece.ranges.empty() ? 1 : 0;
     for (const auto& r : piece.ranges) {
-      group = std::min<std::uint64_t>(group + (r.hi - r.lo + 1), kMaxHosts + 1);
+      group = std::min<std::uint64_t>(group + (r.hi - r.lo + 1), kMaxHosts + 1);  // parse_group: < kMaxHosts wide
     }
     count = std::min<std::uint64_t>(count * group, kMaxHosts + 1);  // both <= kMaxHosts + 1: no overflow
   }
@@ -231,7 +231,7 @@ Expected<HostList> expand_nodelist(std::string_view expr) {
   for (const auto& p : patterns) {
     total += name_count(p);  // each <= kMaxHosts + 1: no overflow before the check
     if (total > kMaxHosts) {
-      return bad(expr, "expands to more than 1000000 hosts");
+      return bad(expr, "expands to more than " + std::to_string(kMaxHosts) + " hosts");
     }
   }
   HostList hosts;
