@@ -436,8 +436,15 @@ bool SecureChannel::await(char& type, std::string& data, int timeout_ms) {
       return true;
     }
     const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
+    if (got == Got::forged || left <= 0) {
+      return false;
+    }
     pollfd p{fd(), POLLIN, 0};
-    if (got == Got::forged || left <= 0 || ::poll(&p, 1, static_cast<int>(left)) <= 0) {
+    const int ready = ::poll(&p, 1, static_cast<int>(left));
+    if (ready < 0 && errno == EINTR) {
+      continue;  // a signal (a shim's rank ending as it calls the hub): not an answer, wait on
+    }
+    if (ready <= 0) {
       return false;
     }
     if (fill() == Got::closed) {  // a last record may have come with the end

@@ -3,10 +3,16 @@
 // hidden unless --no-encrypt, and authenticated either way.
 #include <catch2/catch.hpp>
 
+#include <atomic>
+#include <chrono>
+#include <fstream>
 #include <future>
 #include <string>
+#include <thread>
 
 #include <poll.h>
+#include <pthread.h>
+#include <signal.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -171,6 +177,69 @@ TEST_CASE("secure channel: a last record that comes with the end is still read",
   CHECK(type == 'N');
   CHECK(data == "not a node this run sends to");
   CHECK_FALSE(p.client->await(type, data, 200));  // and then nothing
+}
+
+namespace {
+
+std::atomic<int> signals_seen{0};
+void count_signal(int /*signo*/) {
+  signals_seen.fetch_add(1);
+}
+
+/// A thread's scheduler state ('S': asleep, as in poll), '?' once it is gone.
+char thread_state(pid_t tid) {
+  std::ifstream f("/proc/self/task/" + std::to_string(tid) + "/stat");
+  std::string stat;
+  std::getline(f, stat);
+  const auto paren = stat.rfind(')');
+  return paren == std::string::npos || paren + 2 >= stat.size() ? '?' : stat[paren + 2];
+}
+
+}  // namespace
+
+TEST_CASE("secure channel: a signal while a record is awaited does not end the wait", "[secure_channel]") {
+  // The per-rank shim awaits the hub's answer while its rank may end: SIGCHLD, which must not
+  // read as "the hub did not answer".
+  auto p = connect(secret(6), secret(6), true);
+  REQUIRE(p.client);
+  REQUIRE(p.server);
+  struct sigaction on {};
+  struct sigaction before {};
+  on.sa_handler = count_signal;
+  on.sa_flags = SA_RESTART;  // as the shim's: poll() is interrupted all the same
+  sigemptyset(&on.sa_mask);
+  REQUIRE(::sigaction(SIGUSR1, &on, &before) == 0);
+  std::atomic<pid_t> tid{0};
+  char type = 0;
+  std::string data;
+  std::promise<bool> got;
+  auto answer = got.get_future();
+  std::thread waiter([&] {
+    tid = ::gettid();
+    got.set_value(p.client->await(type, data, 20000));
+  });
+  // Asleep in await's poll (nothing else in that thread sleeps).
+  const auto started = std::chrono::steady_clock::now();
+  while (tid == 0 || thread_state(tid) != 'S') {
+    REQUIRE(std::chrono::steady_clock::now() < started + std::chrono::seconds(20));
+    REQUIRE(answer.wait_for(std::chrono::milliseconds(1)) == std::future_status::timeout);
+  }
+  const int seen = signals_seen;
+  REQUIRE(::pthread_kill(waiter.native_handle(), SIGUSR1) == 0);
+  while (signals_seen == seen) {  // its handler has run: poll() was interrupted
+    std::this_thread::yield();
+  }
+  // Back in poll (the wait goes on), or done: then it took the signal for the end.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (answer.wait_for(std::chrono::milliseconds(1)) == std::future_status::timeout && thread_state(tid) != 'S') {
+    REQUIRE(std::chrono::steady_clock::now() < deadline);
+  }
+  REQUIRE(p.server->send('N', "after the signal"));
+  waiter.join();
+  ::sigaction(SIGUSR1, &before, nullptr);
+  CHECK(answer.get());
+  CHECK(type == 'N');
+  CHECK(data == "after the signal");
 }
 
 TEST_CASE("secure channel: a long stream read in pieces keeps a small buffer", "[secure_channel]") {
