@@ -5,6 +5,7 @@
 #include <CLI/App.hpp>
 
 #include "cli/terminal.hpp"
+#include "core/base/log.hpp"
 #include "core/launch/failure.hpp"
 #include "core/launch/rank_output.hpp"
 
@@ -33,6 +34,8 @@ core::ChildIo rank_io(Context& ctx, const core::RankContext& rank, const core::R
     if (!link && !why.empty() && local == 0) {  // once a node
       ctx.term.warn("rank " + std::to_string(r) + " on " + host + ": cannot reach the launch's rank hub (" + why +
                     "): the lines of this node's ranks come through the launcher, which alone can stop them");
+    } else if (!link && !why.empty()) {  // each of the others with EZPZ_LOG_LEVEL=info
+      log::info("rank " + std::to_string(r) + " on " + host + ": cannot reach the launch's rank hub (" + why + ")");
     }
     return link.get();
   };

@@ -26,7 +26,7 @@ std::optional<Listener> listen_on(const std::string& ipv4, std::string& why) {
   }
   socklen_t len = sizeof(a);
   if (!l.fd.valid() || ::bind(l.fd.get(), reinterpret_cast<sockaddr*>(&a), sizeof(a)) != 0 ||
-      ::listen(l.fd.get(), 512) != 0 || ::getsockname(l.fd.get(), reinterpret_cast<sockaddr*>(&a), &len) != 0) {
+      ::listen(l.fd.get(), SOMAXCONN) != 0 || ::getsockname(l.fd.get(), reinterpret_cast<sockaddr*>(&a), &len) != 0) {
     why = std::string("cannot listen on a TCP port: ") + std::strerror(errno);
     return std::nullopt;
   }

@@ -57,6 +57,22 @@ bool read_exact(int fd, unsigned char* out, std::size_t size, Clock::time_point 
   return true;
 }
 
+/// Read what the non-blocking socket has now, up to `size` bytes in all (never a byte past
+/// them: what follows is the next reader's); false once it is closed or broken.
+bool read_more(int fd, unsigned char* out, std::size_t size, std::size_t& got) {
+  while (got < size) {
+    const auto n = ::recv(fd, out + got, size - got, 0);
+    if (n > 0) {
+      got += static_cast<std::size_t>(n);
+    } else if (n < 0 && errno == EINTR) {
+      continue;
+    } else {
+      return n < 0 && errno == EAGAIN;
+    }
+  }
+  return true;
+}
+
 /// Write all of `data`, waiting for the non-blocking socket to take it (no deadline: a stalled
 /// peer is the caller's stall timeout to judge).
 bool write_whole(int fd, const unsigned char* data, std::size_t size) {
@@ -227,59 +243,109 @@ std::optional<SecureChannel> SecureChannel::open(OwnedFd fd, Role role, const Se
   init_crypto();
   const auto deadline = Clock::now() + std::chrono::milliseconds(timeout_ms);
   ::fcntl(fd.get(), F_SETFL, ::fcntl(fd.get(), F_GETFL) | O_NONBLOCK);
+  if (role == Role::server) {
+    Accepting accepting(std::move(fd), secret);
+    auto step = accepting.step();
+    while (step == Accepting::Step::pending) {
+      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
+      pollfd p{accepting.fd(), POLLIN, 0};
+      if (left <= 0 || ::poll(&p, 1, static_cast<int>(left)) == 0) {
+        why = accepting.heard_hello() ? "the client did not finish the handshake" : "not an ezpz client";
+        return std::nullopt;
+      }
+      step = accepting.step();
+    }
+    if (step == Accepting::Step::failed) {
+      why = accepting.why();
+      return std::nullopt;
+    }
+    return accepting.take();
+  }
   std::array<unsigned char, 8 + 1 + kNonce> hello{};
   std::array<unsigned char, kNonce> ns{};
   std::array<unsigned char, kNonce> proof{};
-  unsigned char flags = 0;
+  const unsigned char flags = encrypt ? kFlagEncrypt : 0;
   const unsigned char* nc = hello.data() + 9;
-  if (role == Role::client) {
-    flags = encrypt ? kFlagEncrypt : 0;
-    std::memcpy(hello.data(), kHello.data(), 8);
-    hello[8] = flags;
-    if (!random_bytes(hello.data() + 9, kNonce) || !write_whole(fd.get(), hello.data(), hello.size()) ||
-        !read_exact(fd.get(), ns.data(), ns.size(), deadline) ||
-        !read_exact(fd.get(), proof.data(), proof.size(), deadline)) {
-      why = "no handshake from the agent (not an ezpz agent of this run, or gone)";
-      return std::nullopt;
-    }
-    const auto want = hmac(secret, "server", flags, nc, ns.data());
-    if (CRYPTO_memcmp(want.data(), proof.data(), want.size()) != 0) {
-      why = "the agent could not prove it holds this run's secret";
-      return std::nullopt;
-    }
-    const auto mine = hmac(secret, "client", flags, nc, ns.data());
-    if (!write_whole(fd.get(), mine.data(), mine.size())) {
-      why = "the agent closed the connection during the handshake";
-      return std::nullopt;
-    }
-  } else {
-    if (!read_exact(fd.get(), hello.data(), hello.size(), deadline) ||
-        std::memcmp(hello.data(), kHello.data(), 8) != 0 || (hello[8] & ~kFlagEncrypt) != 0) {
-      why = "not an ezpz client";
-      return std::nullopt;
-    }
-    flags = hello[8];
-    if (!random_bytes(ns.data(), kNonce)) {
-      why = "no random bytes";
-      return std::nullopt;
-    }
-    const auto proof_s = hmac(secret, "server", flags, nc, ns.data());
-    if (!write_whole(fd.get(), ns.data(), ns.size()) || !write_whole(fd.get(), proof_s.data(), proof_s.size()) ||
-        !read_exact(fd.get(), proof.data(), proof.size(), deadline)) {
-      why = "the client did not finish the handshake";
-      return std::nullopt;
-    }
-    const auto want = hmac(secret, "client", flags, nc, ns.data());
-    if (CRYPTO_memcmp(want.data(), proof.data(), want.size()) != 0) {
-      why = "the client could not prove it holds this run's secret";
-      return std::nullopt;
-    }
+  std::memcpy(hello.data(), kHello.data(), 8);
+  hello[8] = flags;
+  if (!random_bytes(hello.data() + 9, kNonce) || !write_whole(fd.get(), hello.data(), hello.size()) ||
+      !read_exact(fd.get(), ns.data(), ns.size(), deadline) ||
+      !read_exact(fd.get(), proof.data(), proof.size(), deadline)) {
+    why = "no handshake from the agent (not an ezpz agent of this run, or gone)";
+    return std::nullopt;
   }
-  const auto c2s = hmac(secret, "c2s", flags, nc, ns.data());
-  const auto s2c = hmac(secret, "s2c", flags, nc, ns.data());
+  const auto want = hmac(secret, "server", flags, nc, ns.data());
+  if (CRYPTO_memcmp(want.data(), proof.data(), want.size()) != 0) {
+    why = "the agent could not prove it holds this run's secret";
+    return std::nullopt;
+  }
+  const auto mine = hmac(secret, "client", flags, nc, ns.data());
+  if (!write_whole(fd.get(), mine.data(), mine.size())) {
+    why = "the agent closed the connection during the handshake";
+    return std::nullopt;
+  }
+  return keyed(std::move(fd), role, secret, flags, nc, ns.data());
+}
+
+SecureChannel SecureChannel::keyed(OwnedFd fd, Role role, const Secret& secret, unsigned char flags,
+                                   const unsigned char* nc, const unsigned char* ns) {
+  const auto c2s = hmac(secret, "c2s", flags, nc, ns);
+  const auto s2c = hmac(secret, "s2c", flags, nc, ns);
   auto ch = receiver(std::move(fd), {role == Role::client ? s2c : c2s, 0, (flags & kFlagEncrypt) != 0});
   ch.s_->seal = std::make_unique<AesGcm>(role == Role::client ? c2s : s2c);
   return ch;
+}
+
+SecureChannel::Accepting::Accepting(OwnedFd fd, const Secret& secret) : fd_(std::move(fd)), secret_(secret) {
+  static_assert(sizeof(nonce_) == kNonce && sizeof(proof_) == kNonce && sizeof(hello_) == 9 + kNonce);
+  init_crypto();
+  ::fcntl(fd_.get(), F_SETFL, ::fcntl(fd_.get(), F_GETFL) | O_NONBLOCK);
+}
+
+SecureChannel::Accepting::Step SecureChannel::Accepting::fail(const char* why) {
+  why_ = why;
+  fd_.reset();
+  return Step::failed;
+}
+
+SecureChannel::Accepting::Step SecureChannel::Accepting::step() {
+  if (!fd_.valid()) {
+    return Step::failed;
+  }
+  if (!heard_hello()) {
+    if (!read_more(fd_.get(), hello_.data(), hello_.size(), hello_got_)) {
+      return fail("not an ezpz client");
+    }
+    if (!heard_hello()) {
+      return Step::pending;
+    }
+    if (std::memcmp(hello_.data(), kHello.data(), 8) != 0 || (hello_[8] & ~kFlagEncrypt) != 0) {
+      return fail("not an ezpz client");
+    }
+    if (!random_bytes(nonce_.data(), kNonce)) {
+      return fail("no random bytes");
+    }
+    // Our nonce and proof: 64 bytes, which a new connection's send buffer always takes.
+    const auto proof = hmac(secret_, "server", hello_[8], hello_.data() + 9, nonce_.data());
+    if (!write_whole(fd_.get(), nonce_.data(), nonce_.size()) || !write_whole(fd_.get(), proof.data(), proof.size())) {
+      return fail("the client did not finish the handshake");
+    }
+  }
+  if (!read_more(fd_.get(), proof_.data(), proof_.size(), proof_got_)) {
+    return fail("the client did not finish the handshake");
+  }
+  if (proof_got_ < proof_.size()) {
+    return Step::pending;
+  }
+  const auto want = hmac(secret_, "client", hello_[8], hello_.data() + 9, nonce_.data());
+  if (CRYPTO_memcmp(want.data(), proof_.data(), want.size()) != 0) {
+    return fail("the client could not prove it holds this run's secret");
+  }
+  return Step::done;
+}
+
+SecureChannel SecureChannel::Accepting::take() {
+  return keyed(std::move(fd_), Role::server, secret_, hello_[8], hello_.data() + 9, nonce_.data());
 }
 
 std::array<unsigned char, ReceiveKeys::kSize> ReceiveKeys::bytes() const {

@@ -56,6 +56,8 @@ class SecureChannel {
   /// half); its send() fails.
   static SecureChannel receiver(OwnedFd fd, const ReceiveKeys& keys);
 
+  class Accepting;
+
   SecureChannel(SecureChannel&&) noexcept;
   SecureChannel& operator=(SecureChannel&&) noexcept;
   ~SecureChannel();
@@ -90,7 +92,39 @@ class SecureChannel {
  private:
   struct State;
   explicit SecureChannel(std::unique_ptr<State> state);
+  /// The channel both ends make once the handshake is done: its keys from the two nonces.
+  static SecureChannel keyed(OwnedFd fd, Role role, const Secret& secret, unsigned char flags, const unsigned char* nc,
+                             const unsigned char* ns);
   std::unique_ptr<State> s_;
+};
+
+/// The server's half of the handshake a step at a time, on a non-blocking socket: for a listener
+/// that serves many clients at once (a launch's rank hub), none of them held up by one that is
+/// slow, silent or a stranger. open() as a server is this, waited for.
+class SecureChannel::Accepting {
+ public:
+  Accepting(OwnedFd fd, const Secret& secret);
+  enum class Step { pending, done, failed };
+  /// Read what the socket has now and go as far as it allows: pending (poll fd() for more), done
+  /// (take() the channel), failed (why() says why).
+  Step step();
+  [[nodiscard]] int fd() const { return fd_.get(); }
+  /// Whether the client's hello has come whole (a peer that never sends one is not ezpz).
+  [[nodiscard]] bool heard_hello() const { return hello_got_ == hello_.size(); }
+  [[nodiscard]] const std::string& why() const { return why_; }
+  /// The open channel, once step() said done.
+  SecureChannel take();
+
+ private:
+  Step fail(const char* why);
+  OwnedFd fd_;
+  Secret secret_;
+  std::array<unsigned char, 8 + 1 + 32> hello_{};  ///< "EZPZAGT1", flags, the client's nonce
+  std::size_t hello_got_ = 0;
+  std::array<unsigned char, 32> nonce_{};  ///< ours
+  std::array<unsigned char, 32> proof_{};  ///< the client's
+  std::size_t proof_got_ = 0;
+  std::string why_;
 };
 
 }  // namespace ezpz::sys

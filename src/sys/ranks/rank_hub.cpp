@@ -5,8 +5,10 @@
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
+#include <deque>
 #include <map>
 #include <optional>
+#include <unordered_map>
 #include <utility>
 
 #include <poll.h>
@@ -22,6 +24,9 @@ namespace ezpz::sys {
 namespace {
 
 using Clock = std::chrono::steady_clock;
+
+/// A shim has this long to finish its handshake and say hello (its own wait is as long).
+constexpr auto kHelloWait = std::chrono::seconds(10);
 
 /// One shim's connection and what it said.
 struct Conn {
@@ -52,10 +57,12 @@ class Hub final : public core::RankHub {
 
   [[nodiscard]] std::vector<int> fds() const override {
     std::vector<int> out = {listener_.fd.get()};  // -1 once closed: poll skips it
-    for (const auto& c : conns_) {
-      if (c.ch) {
-        out.push_back(c.ch->fd());
-      }
+    out.reserve(1 + pending_.size() + by_fd_.size());
+    for (const auto& [fd, p] : pending_) {
+      out.push_back(fd);
+    }
+    for (const auto& [fd, c] : by_fd_) {
+      out.push_back(fd);
     }
     return out;
   }
@@ -65,10 +72,12 @@ class Hub final : public core::RankHub {
       accept_all();
       return false;
     }
-    for (auto& c : conns_) {
-      if (c.ch && c.ch->fd() == fd) {
-        return take(c);
-      }
+    if (auto p = pending_.find(fd); p != pending_.end()) {
+      advance(p);
+      return false;
+    }
+    if (auto c = by_fd_.find(fd); c != by_fd_.end()) {
+      return take(*c->second);
     }
     return false;
   }
@@ -134,7 +143,10 @@ class Hub final : public core::RankHub {
   }
 
  private:
+  /// Every connection waiting at the listener, each one's handshake begun: it goes on as its
+  /// bytes come (a slow or silent peer holds up no other), and ends at its shim's hello.
   void accept_all() {
+    drop_late();
     while (true) {
       OwnedFd fd = accept_one(listener_.fd.get());
       if (!fd.valid()) {
@@ -145,33 +157,60 @@ class Hub final : public core::RankHub {
         }
         return;
       }
-      std::string why;
-      // A short leash: a stranger must not hold up the ranks queued behind it.
-      auto ch = SecureChannel::open(std::move(fd), SecureChannel::Role::server, secret_, true, 2000, why);
-      char type = 0;
-      std::string hello;
-      if (!ch || !ch->await(type, hello, 2000) || type != 'H') {
-        continue;  // not a shim of this launch: dropped, nothing said
-      }
-      char grace[32];
-      std::snprintf(grace, sizeof(grace), "%.3f", options_.kill_after_s);
-      if (!ch->send('A', grace)) {
-        continue;
-      }
-      auto& c = conns_.emplace_back();
-      const auto space = hello.find(' ');
-      c.rank = std::atoi(hello.substr(0, space).c_str());
-      c.host = space == std::string::npos ? "" : hello.substr(space + 1);
-      const bool shown = core::in_ranges(options_.console, c.rank);
-      const auto label = options_.label ? core::rank_label(c.host, c.rank) : "";
-      c.out.out_fd = shown ? 1 : -1;
-      c.err.out_fd = shown ? 2 : -1;
-      c.out.label = c.err.label = label;
-      // Only the last line of each (who went quiet): the shim sends its rank's last words itself.
-      c.out.tail = c.err.tail = core::LineTail(1, 300);
-      c.ch = std::move(*ch);
-      (void)take(c);  // what came with the hello
+      const int key = fd.get();
+      const auto p =
+          pending_.try_emplace(key, SecureChannel::Accepting(std::move(fd), secret_), Clock::now() + kHelloWait).first;
+      advance(p);  // its hello may be here already
     }
+  }
+
+  using PendingMap = std::unordered_map<int, std::pair<SecureChannel::Accepting, Clock::time_point>>;
+
+  /// One handshake as far as its bytes allow; a done one becomes a connection.
+  void advance(PendingMap::iterator p) {
+    const auto step = p->second.first.step();
+    if (step == SecureChannel::Accepting::Step::pending) {
+      return;
+    }
+    if (step == SecureChannel::Accepting::Step::done) {
+      auto& c = conns_.emplace_back();
+      c.ch = p->second.first.take();
+      by_fd_[c.ch->fd()] = &c;
+    }
+    pending_.erase(p);  // a failed one: not a shim of this launch, dropped, nothing said
+    if (step == SecureChannel::Accepting::Step::done) {
+      (void)take(conns_.back());  // its hello may have come with its proof
+    }
+  }
+
+  /// Handshakes past their time: a stranger keeps no descriptor for long.
+  void drop_late() {
+    const auto now = Clock::now();
+    std::erase_if(pending_, [now](const auto& p) { return p.second.second < now; });
+  }
+
+  /// A shim's hello (its first record): who it is, and the grace it gets before a kill. False
+  /// for anything else.
+  bool hello(Conn& c, char type, const std::string& data) {
+    if (type != 'H') {
+      return false;
+    }
+    char grace[32];
+    std::snprintf(grace, sizeof(grace), "%.3f", options_.kill_after_s);
+    if (!c.ch->send('A', grace)) {
+      return false;
+    }
+    const auto space = data.find(' ');
+    c.rank = std::atoi(data.substr(0, space).c_str());
+    c.host = space == std::string::npos ? "" : data.substr(space + 1);
+    const bool shown = core::in_ranges(options_.console, c.rank);
+    const auto label = options_.label ? core::rank_label(c.host, c.rank) : "";
+    c.out.out_fd = shown ? 1 : -1;
+    c.err.out_fd = shown ? 2 : -1;
+    c.out.label = c.err.label = label;
+    // Only the last line of each (who went quiet): the shim sends its rank's last words itself.
+    c.out.tail = c.err.tail = core::LineTail(1, 300);
+    return true;
   }
 
   /// What one connection has now; true when it carried output.
@@ -183,7 +222,12 @@ class Hub final : public core::RankHub {
     SecureChannel::Got next;
     while ((next = c.ch->next(type, data)) == SecureChannel::Got::record) {
       c.heard_at = wall_clock_seconds();  // 'A': alive, and nothing else to do
-      if (type == 'O' || type == 'E') {
+      if (c.rank < 0) {
+        if (!hello(c, type, data)) {
+          close(c);
+          return false;
+        }
+      } else if (type == 'O' || type == 'E') {
         feed(type == 'O' ? c.out : c.err, data);
         output = true;
       } else if (type == 'o' || type == 'e') {  // a rank the console does not show: its last line
@@ -211,15 +255,13 @@ class Hub final : public core::RankHub {
     if (c.ch) {
       emit_lines(c.out, true);
       emit_lines(c.err, true);
+      by_fd_.erase(c.ch->fd());
       c.ch.reset();
       c.closed_at = wall_clock_seconds();
     }
   }
 
-  [[nodiscard]] std::size_t open_count() const {
-    return static_cast<std::size_t>(
-        std::count_if(conns_.begin(), conns_.end(), [](const Conn& c) { return c.ch.has_value(); }));
-  }
+  [[nodiscard]] std::size_t open_count() const { return by_fd_.size(); }
 
   void wait_for_closed(double seconds) {
     const auto deadline = Clock::now() + std::chrono::milliseconds(static_cast<long long>(seconds * 1000));
@@ -243,7 +285,9 @@ class Hub final : public core::RankHub {
   core::HubOptions options_;
   Listener listener_;
   Secret secret_;
-  std::vector<Conn> conns_;
+  std::deque<Conn> conns_;                ///< every shim heard, in the order they came
+  std::unordered_map<int, Conn*> by_fd_;  ///< the open ones by descriptor
+  PendingMap pending_;                    ///< handshakes under way, by descriptor
   bool failure_said_ = false;
   std::optional<core::RankFailure> failure_;  ///< the first failure, until taken
 };

@@ -1,14 +1,16 @@
 // The rank channel over real sockets: a shim's link says who it is, its bytes become the hub's
 // lines, its end is heard; the hub's kill and its death reach the link; a stranger without the
-// secret is refused.
+// secret is refused, and one that stalls holds up no shim; many shims call at once.
 #include <catch2/catch.hpp>
 
 #include <chrono>
 #include <future>
 
 #include <poll.h>
+#include <sys/socket.h>
 
 #include "fake_probe.hpp"
+#include "sys/agents/net.hpp"
 #include "sys/ranks/rank_channels.hpp"
 
 using namespace ezpz;
@@ -138,4 +140,63 @@ TEST_CASE("rank channel: a rank the console hides sends only its last line", "[r
   REQUIRE(ranks.size() == 2);
   CHECK(ranks[0].last_line == "epoch 4 of 9");
   CHECK(ranks[0].last_output > 0);
+}
+
+TEST_CASE("rank channel: strangers that stall hold up no shim behind them", "[rank_channel]") {
+  sys::SecureRankChannels channels;
+  auto hub = quiet_hub(channels);
+  // Five connections that never finish a hello, queued ahead of the shim: a hub that waited on
+  // each in turn (2 s apiece) would answer the shim only after its 4 s are up.
+  std::vector<sys::OwnedFd> strangers;
+  std::string why;
+  for (int i = 0; i < 5; ++i) {
+    strangers.push_back(sys::connect_to(hub->address(), 5000, why));
+    REQUIRE(strangers.back().valid());
+  }
+  REQUIRE(::send(strangers[0].get(), "EZPZ", 4, MSG_NOSIGNAL) == 4);  // half a hello
+  const auto env = hub_env(*hub, hub->key());
+  auto connecting = std::async(std::launch::async, [&] { return channels.connect_hub(env, 1, "node7", 4000, why); });
+  auto link = serve_until(*hub, connecting);
+  REQUIRE(link);
+  CHECK(link->send_output(1, "here\n"));
+  link.reset();
+  hub->finish(10, 1);
+  const auto ranks = hub->ranks();
+  REQUIRE(ranks.size() == 2);
+  CHECK(ranks[0].host.empty());  // no stranger became a rank
+  CHECK(ranks[1].host == "node7");
+  CHECK(ranks[1].last_line == "here");
+}
+
+TEST_CASE("rank channel: many shims calling at once are all heard", "[rank_channel]") {
+  sys::SecureRankChannels channels;
+  core::HubOptions options;
+  options.host = "127.0.0.1";
+  options.nprocs = 48;
+  options.console = {{99, 99}};  // none shown
+  auto opened = channels.open_hub(options);
+  REQUIRE(opened);
+  auto& hub = **opened;
+  const auto env = hub_env(hub, hub.key());
+  auto calling = std::async(std::launch::async, [&] {
+    std::vector<std::future<bool>> shims;
+    for (int r = 0; r < options.nprocs; ++r) {
+      shims.push_back(std::async(std::launch::async, [&, r] {
+        std::string why;
+        auto link = channels.connect_hub(env, r, "node" + std::to_string(r % 4), 20000, why);
+        return link && link->send_output(1, "rank " + std::to_string(r) + "\n");
+      }));
+    }
+    int linked = 0;
+    for (auto& s : shims) {
+      linked += s.get() ? 1 : 0;
+    }
+    return linked;
+  });
+  CHECK(serve_until(hub, calling) == options.nprocs);
+  hub.finish(10, 1);
+  for (const auto& w : hub.ranks()) {
+    CHECK(w.host == "node" + std::to_string(w.rank % 4));
+    CHECK(w.last_line == "rank " + std::to_string(w.rank));
+  }
 }
