@@ -2,9 +2,11 @@
 # Launch overhead: ezpz launch through mpirun vs mpirun itself, the built-in local launcher,
 # and torchrun (Debian's python3-torch) starting the same number of processes.
 # Usage: scripts/bench/launch.sh [path/to/ezpz]   (default: build/release/ezpz)
-# With perf installed it also prints the CPU one process costs on this machine (perf stat): the
-# floor any exec pays (an empty static C program), ezpz's own start, and the per-rank shim, which
-# is where ezpz's overhead over the launcher it wraps comes from.
+# The interleaved runs take ezpz's overhead apart, beside mpirun with the cheapest shim there can
+# be (a floor for any design that keeps a process beside each rank). With perf installed it also
+# prints the CPU one process costs on this machine (perf stat): the floor any exec pays (an empty
+# static C program), ezpz's own start, and the per-rank shim (ezpz's and the floor's), which is
+# where ezpz's overhead over the launcher it wraps comes from.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 ezpz=$(readlink -f "${1:-build/release/ezpz}")
@@ -36,17 +38,54 @@ for r in res:
     print(f"{cmd[:80]:<80} {r['median']*1e3:>8.1f}ms {r['mean']*1e3:>8.1f}ms")
 PY
 echo "launch overhead, interleaved runs (ratio to mpirun directly):"
-# ezpz's own part alone (no shims, no record), then the record, then the shims.
-python3 scripts/bench/interleaved.py "${PAIRS:-100}" "${cmds[0]}" \
-  "$ezpz launch --launcher mpirun --no-rank-env --no-record -n 4 -- true" "${cmds[2]}" "${cmds[1]}"
+# ezpz's own part alone (no shims, no record), then the record, then the shims; and the floor
+# of any shim that stays to supervise its rank: a static C program that only makes two pipes,
+# vforks and execs the rank, passes its bytes on until both pipes close, and exits as it did.
+floor=()
+if command -v cc >/dev/null; then
+  cat > "$tmp/floor.c" <<'C'
+#include <poll.h>
+#include <sys/wait.h>
+#include <unistd.h>
+int main(int argc, char** argv) {
+  int o[2], e[2];
+  if (argc < 2 || pipe(o) || pipe(e)) return 127;
+  pid_t pid = vfork();
+  if (pid == 0) {
+    dup2(o[1], 1); dup2(e[1], 2); close(o[0]); close(e[0]); close(o[1]); close(e[1]);
+    execvp(argv[1], argv + 1);
+    _exit(127);
+  }
+  close(o[1]); close(e[1]);
+  struct pollfd p[2] = {{o[0], POLLIN, 0}, {e[0], POLLIN, 0}};
+  char buf[65536];
+  for (int open = 2; open > 0;) {
+    if (poll(p, 2, -1) < 0) continue;
+    for (int i = 0; i < 2; ++i) {
+      if (p[i].fd < 0 || !p[i].revents) continue;
+      ssize_t n = read(p[i].fd, buf, sizeof buf);
+      if (n <= 0) { close(p[i].fd); p[i].fd = -1; --open; } else if (write(i + 1, buf, (size_t)n) < 0) return 1;
+    }
+  }
+  int st;
+  waitpid(pid, &st, 0);
+  return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+C
+  cc -O2 -static -o "$tmp/floor-shim" "$tmp/floor.c" && floor=("mpirun -np 4 $root_flags --oversubscribe $tmp/floor-shim true")
+fi
+python3 scripts/bench/interleaved.py "${PAIRS:-100}" "${cmds[0]}" "${floor[@]}" \
+  "$ezpz launch --launcher mpirun --no-rank-env --no-record -n 4 -- true" "${cmds[2]}" "${cmds[1]}" |
+  sed "s|$tmp/||g"
 if command -v perf >/dev/null && command -v cc >/dev/null; then
   printf 'int main(void) { return 0; }\n' > "$tmp/empty.c"
   cc -O2 -static -o "$tmp/empty" "$tmp/empty.c"
   echo "CPU per process (perf stat -r ${PERF_RUNS:-200}, task-clock):"
-  for cmd in "$tmp/empty" "/usr/bin/true" "$ezpz --version" \
+  for cmd in "$tmp/empty" "/usr/bin/true" "$ezpz --version" "$tmp/floor-shim /usr/bin/true" \
              "$ezpz __rank-env --np=1 --ppn=1 --nhosts=1 --master-addr=localhost --master-port=1 --run-id=bench --restart=0/0 -- /usr/bin/true"; do
     ms=$(perf stat -x, -e task-clock -r "${PERF_RUNS:-200}" $cmd 2>&1 >/dev/null | awk -F, '/task-clock/ {print $1}')
     label=${cmd//$tmp\/empty/an empty static C program}
+    label=${label//$tmp\/floor-shim/floor-shim}
     label=${label//$ezpz/ezpz}
     printf '  %-100s %6.2f ms\n' "${label:0:100}" "$ms"
   done
