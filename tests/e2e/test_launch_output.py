@@ -134,6 +134,8 @@ class Output(TempDirTest):
     def check(self, proc, code):
         self.assertEqual(proc.returncode, code, f"{proc.args}\nstdout: {proc.stdout[-3000:]!r}\n"
                                                 f"stderr: {proc.stderr[-3000:]!r}")
+        # Every shim reached the hub (one that could not would write through the launcher).
+        self.assertNotIn(b"cannot reach the launch's rank hub", proc.stderr)
 
     def rank_files(self, where=None):
         """{file name: bytes} of the rank-R.HOST.out/.err files of the last launch's record (or `where`)."""
