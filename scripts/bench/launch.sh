@@ -72,11 +72,11 @@ int main(int argc, char** argv) {
   return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 }
 C
-  cc -O2 -static -o "$tmp/floor-shim" "$tmp/floor.c" && floor=("mpirun -np 4 $root_flags --oversubscribe $tmp/floor-shim true")
+  cc -O2 -static -o "$tmp/floor-shim" "$tmp/floor.c" && floor=("mpirun -np 4 $root_flags --oversubscribe ./floor-shim true")
 fi
-python3 scripts/bench/interleaved.py "${PAIRS:-100}" "${cmds[0]}" "${floor[@]}" \
-  "$ezpz launch --launcher mpirun --no-rank-env --no-record -n 4 -- true" "${cmds[2]}" "${cmds[1]}" |
-  sed "s|$tmp/||g"
+bench=$PWD/scripts/bench
+(cd "$tmp" && python3 "$bench/interleaved.py" "${PAIRS:-100}" "${cmds[0]}" "${floor[@]}" \
+  "$ezpz launch --launcher mpirun --no-rank-env --no-record -n 4 -- true" "${cmds[2]}" "${cmds[1]}")
 if command -v perf >/dev/null && command -v cc >/dev/null; then
   printf 'int main(void) { return 0; }\n' > "$tmp/empty.c"
   cc -O2 -static -o "$tmp/empty" "$tmp/empty.c"
