@@ -1,8 +1,8 @@
 #include "core/launch/failover.hpp"
 
 #include <algorithm>
+#include <array>
 #include <charconv>
-#include <cstdio>
 #include <ctime>
 #include <map>
 #include <set>
@@ -437,6 +437,59 @@ Expected<std::string> exclusion_arg(bool slurm, std::string_view text, const std
   return "--exclude=" + join(hosts, ",");
 }
 
+namespace {
+
+/// "H:M:S" as PBS writes a walltime (hours may pass 24): the three numbers, all of the text.
+std::optional<std::array<int, 3>> parse_hms(std::string_view v) {
+  std::array<int, 3> out{};
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    const auto colon = i + 1 < out.size() ? v.find(':') : v.size();
+    if (colon == std::string_view::npos || colon == 0) {
+      return std::nullopt;
+    }
+    const auto [end, ec] = std::from_chars(v.data(), v.data() + colon, out[i]);
+    if (ec != std::errc() || end != v.data() + colon || out[i] < 0) {
+      return std::nullopt;
+    }
+    v.remove_prefix(std::min(colon + 1, v.size()));
+  }
+  return out;
+}
+
+/// PBS's stime, in ctime's layout ("Fri Nov 27 18:00:00 2026"), as this node's local time.
+std::optional<double> parse_ctime(std::string_view v) {
+  std::vector<std::string_view> f;
+  for (auto word : split(v, ' ')) {
+    if (!word.empty()) {  // ctime pads a one-digit day with a second space
+      f.push_back(word);
+    }
+  }
+  static constexpr std::string_view kMonths = "JanFebMarAprMayJunJulAugSepOctNovDec";
+  const auto month = f.size() == 5 && f[1].size() == 3 ? kMonths.find(f[1]) : std::string_view::npos;
+  const auto hms = f.size() == 5 ? parse_hms(f[3]) : std::nullopt;
+  int day = 0;
+  int year = 0;
+  auto whole_int = [](std::string_view s, int& out) {
+    const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), out);
+    return ec == std::errc() && end == s.data() + s.size();
+  };
+  if (month == std::string_view::npos || month % 3 != 0 || !hms || !whole_int(f[2], day) || !whole_int(f[4], year) ||
+      day < 1 || day > 31 || (*hms)[0] > 23 || (*hms)[1] > 59 || (*hms)[2] > 60) {
+    return std::nullopt;
+  }
+  std::tm tm{};
+  tm.tm_year = year - 1900;
+  tm.tm_mon = static_cast<int>(month / 3);
+  tm.tm_mday = day;
+  tm.tm_hour = (*hms)[0];
+  tm.tm_min = (*hms)[1];
+  tm.tm_sec = (*hms)[2];
+  tm.tm_isdst = -1;
+  return static_cast<double>(std::mktime(&tm));
+}
+
+}  // namespace
+
 std::optional<double> pbs_end_time(std::string_view qstat_f) {
   std::optional<double> walltime;
   std::optional<double> start;
@@ -452,20 +505,13 @@ std::optional<double> pbs_end_time(std::string_view qstat_f) {
       continue;
     }
     const auto key = line.substr(0, eq);
-    const std::string value(line.substr(eq + 3));
+    const auto value = line.substr(eq + 3);
     if (key == "Resource_List.walltime") {
-      int h = 0;
-      int m = 0;
-      int s = 0;
-      if (std::sscanf(value.c_str(), "%d:%d:%d", &h, &m, &s) == 3) {
-        walltime = h * 3600.0 + m * 60.0 + s;
+      if (const auto hms = parse_hms(value)) {
+        walltime = (*hms)[0] * 3600.0 + (*hms)[1] * 60.0 + (*hms)[2];
       }
     } else if (key == "stime") {
-      std::tm tm{};
-      if (const char* rest = ::strptime(value.c_str(), "%a %b %d %H:%M:%S %Y", &tm); rest != nullptr && *rest == 0) {
-        tm.tm_isdst = -1;
-        start = static_cast<double>(std::mktime(&tm));
-      }
+      start = parse_ctime(value);
     }
   }
   if (!walltime || !start) {

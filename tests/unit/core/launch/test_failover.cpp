@@ -358,4 +358,18 @@ TEST_CASE("a PBS job's end from qstat -f: its start plus its walltime", "[failov
   CHECK(pbs_end_time(qstat) == start + 6 * 3600);
   CHECK_FALSE(pbs_end_time("Job Id: 1\n    Resource_List.walltime = 01:00:00\n"));  // not started
   CHECK_FALSE(pbs_end_time("    stime = yesterday\n    Resource_List.walltime = 01:00:00\n"));
+  // ctime's padded day, a walltime past a day; what is not that layout is no time at all.
+  std::tm early{};
+  REQUIRE(::strptime("Sat Nov  7 08:05:09 2026", "%a %b %d %H:%M:%S %Y", &early) != nullptr);
+  early.tm_isdst = -1;
+  CHECK(pbs_end_time("    stime = Sat Nov  7 08:05:09 2026\n    Resource_List.walltime = 48:30:15\n") ==
+        static_cast<double>(std::mktime(&early)) + 48 * 3600 + 30 * 60 + 15);
+  for (const char* bad : {"Sat Now 7 08:05:09 2026", "Sat Nov 7 08:05 2026", "Sat Nov 7 08:05:09 2026 x",
+                          "Sat Nov 32 08:05:09 2026", "Sat Nov 7 25:05:09 2026", "Sat ovN 7 08:05:09 2026"}) {
+    CHECK_FALSE(pbs_end_time(std::string("    stime = ") + bad + "\n    Resource_List.walltime = 01:00:00\n"));
+  }
+  for (const char* bad : {"1:00", "01:00:00:00", "1:-5:00", "a:00:00", "01::00"}) {
+    CHECK_FALSE(
+        pbs_end_time(std::string("    stime = Sat Nov  7 08:05:09 2026\n    Resource_List.walltime = ") + bad + "\n"));
+  }
 }
