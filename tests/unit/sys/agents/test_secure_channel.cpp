@@ -214,7 +214,7 @@ TEST_CASE("secure channel: a signal while a record is awaited does not end the w
   std::string data;
   std::promise<bool> got;
   auto answer = got.get_future();
-  std::thread waiter([&] {
+  std::jthread waiter([&] {  // joined however the test ends
     tid = ::gettid();
     got.set_value(p.client->await(type, data, 20000));
   });
