@@ -467,20 +467,16 @@ std::optional<double> parse_ctime(std::string_view v) {
   static constexpr std::string_view kMonths = "JanFebMarAprMayJunJulAugSepOctNovDec";
   const auto month = f.size() == 5 && f[1].size() == 3 ? kMonths.find(f[1]) : std::string_view::npos;
   const auto hms = f.size() == 5 ? parse_hms(f[3]) : std::nullopt;
-  int day = 0;
-  int year = 0;
-  auto whole_int = [](std::string_view s, int& out) {
-    const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), out);
-    return ec == std::errc() && end == s.data() + s.size();
-  };
-  if (month == std::string_view::npos || month % 3 != 0 || !hms || !whole_int(f[2], day) || !whole_int(f[4], year) ||
-      day < 1 || day > 31 || (*hms)[0] > 23 || (*hms)[1] > 59 || (*hms)[2] > 60) {
+  const auto day = f.size() == 5 ? parse_positive_int(f[2]) : std::nullopt;
+  const auto year = f.size() == 5 ? parse_positive_int(f[4]) : std::nullopt;
+  if (month == std::string_view::npos || month % 3 != 0 || !hms || !day || !year || *day > 31 || (*hms)[0] > 23 ||
+      (*hms)[1] > 59 || (*hms)[2] > 60) {
     return std::nullopt;
   }
   std::tm tm{};
-  tm.tm_year = year - 1900;
+  tm.tm_year = *year - 1900;
   tm.tm_mon = static_cast<int>(month / 3);
-  tm.tm_mday = day;
+  tm.tm_mday = *day;
   tm.tm_hour = (*hms)[0];
   tm.tm_min = (*hms)[1];
   tm.tm_sec = (*hms)[2];
