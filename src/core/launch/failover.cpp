@@ -464,11 +464,14 @@ std::optional<double> parse_ctime(std::string_view v) {
       f.push_back(word);
     }
   }
+  if (f.size() != 5) {  // weekday, month, day, H:M:S, year
+    return std::nullopt;
+  }
   static constexpr std::string_view kMonths = "JanFebMarAprMayJunJulAugSepOctNovDec";
-  const auto month = f.size() == 5 && f[1].size() == 3 ? kMonths.find(f[1]) : std::string_view::npos;
-  const auto hms = f.size() == 5 ? parse_hms(f[3]) : std::nullopt;
-  const auto day = f.size() == 5 ? parse_positive_int(f[2]) : std::nullopt;
-  const auto year = f.size() == 5 ? parse_positive_int(f[4]) : std::nullopt;
+  const auto month = f[1].size() == 3 ? kMonths.find(f[1]) : std::string_view::npos;
+  const auto hms = parse_hms(f[3]);
+  const auto day = parse_positive_int(f[2]);
+  const auto year = parse_positive_int(f[4]);
   if (month == std::string_view::npos || month % 3 != 0 || !hms || !day || !year || *day > 31 || (*hms)[0] > 23 ||
       (*hms)[1] > 59 || (*hms)[2] > 60) {
     return std::nullopt;
