@@ -199,17 +199,17 @@ fi
 # login node over ssh; the launch then ends.
 "$X" "${common[@]}" "$ezpz" launch --launcher mpirun --hostfile "$D/hostfile" -n 6 -- sleep 303 >/dev/null 2>&1 &
 job=$!
-# (the simulated nodes share one kernel: pgrep here sees every node's ranks)
-for _ in $(seq 1 1200); do [ "$(pgrep -c -f '^sleep 303')" = 6 ] && break; sleep 0.05; done
-[ "$(pgrep -c -f '^sleep 303')" = 6 ] || fail "the 6 ranks of the job to kill did not start in 60 s"
-out=$("$X" "${common[@]}" "$ezpz" kill --all-nodes --hostfile "$D/hostfile" --dry-run --json 303 2>&1)
+# (the simulated nodes share one kernel: pgrep.sh here sees every node's ranks, and only theirs)
+for _ in $(seq 1 1200); do [ "$("$sim/pgrep.sh" -c '^sleep 303')" = 6 ] && break; sleep 0.05; done
+[ "$("$sim/pgrep.sh" -c '^sleep 303')" = 6 ] || fail "the 6 ranks of the job to kill did not start in 60 s"
+out=$("$X" "${common[@]}" "$ezpz" kill --all-nodes --hostfile "$D/hostfile" --dry-run --json "sleep 303" 2>&1)
 [ "$(grep -o '"pid"' <<<"$out" | wc -l)" -eq 6 ] || fail "kill --dry-run --all-nodes should list 6 ranks: $out"
 [ "$(grep -c '"host":"node' <<<"$out")" -eq 3 ] || fail "kill --dry-run --all-nodes should report 3 nodes: $out"
-out=$("$X" "${common[@]}" "$ezpz" kill --all-nodes --hostfile "$D/hostfile" 303 2>&1) || fail "kill --all-nodes: $out"
+out=$("$X" "${common[@]}" "$ezpz" kill --all-nodes --hostfile "$D/hostfile" "sleep 303" 2>&1) || fail "kill --all-nodes: $out"
 [ "$(grep -c 'sent SIGTERM' <<<"$out")" -eq 6 ] || fail "kill --all-nodes should stop 6 ranks: $out"
 for _ in $(seq 1 1200); do kill -0 "$job" 2>/dev/null || break; sleep 0.05; done
 kill -0 "$job" 2>/dev/null && { fail "the launch did not end in 60 s after ezpz kill"; kill -9 "$job"; }
-[ "$(pgrep -c -f '^sleep 303')" = 0 ] || fail "sleep 303 still runs: $(pgrep -a -f '^sleep 303')"
+[ "$("$sim/pgrep.sh" -c '^sleep 303')" = 0 ] || fail "sleep 303 still runs: $("$sim/pgrep.sh" -a '^sleep 303')"
 
 # The ranks' output across nodes (the rank hub): whole lines labelled with their hosts under srun
 # and MPICH over ssh, stderr apart, per-rank files on the shared home, a failing rank's last

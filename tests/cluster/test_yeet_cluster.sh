@@ -197,8 +197,8 @@ head -c 55000000 "$W/late.tar.zst" > "$W/late-cut.tar.zst"
 [ $? -eq 1 ] || fail "an archive cut near its end must fail: $(tail -3 "$W/late.err")"
 grep -q "relay to node.*: starting" "$W/late.err" || fail "late failure: no relay had started: $(cat "$W/late.err")"
 wait_no_staging || no_staging "late failure"
-for _ in $(seq 1 600); do pgrep -f -- "__yeet-relay .*/tmp/late" >/dev/null || break; sleep 0.1; done
-pgrep -af -- "__yeet-relay .*/tmp/late" && fail "late failure: relays left running"
+for _ in $(seq 1 600); do "$sim/pgrep.sh" "__yeet-relay .*/tmp/late" >/dev/null || break; sleep 0.1; done
+"$sim/pgrep.sh" -a "__yeet-relay .*/tmp/late" && fail "late failure: relays left running"
 for n in node1 node3 node8; do on "$n" 'test ! -e /tmp/late' || fail "late failure: /tmp/late on $n"; done
 rm -rf "$W/late" "$W/late.tar.zst" "$W/late-cut.tar.zst"
 

@@ -61,7 +61,7 @@ want=$(cd "$W/data" && find . -type f -exec sha256sum {} + | sort)
 
 leftovers() {  # work directories, spools or bundles beside a destination, on any node; agents
   local n
-  [ "$mode" = launcher ] && pgrep -af -- "__yeet-agent|__agent-stdio|srun --overlap"
+  [ "$mode" = launcher ] && "$sim/pgrep.sh" -a "__yeet-agent|__agent-stdio|srun --overlap"
   for n in login $nodes; do
     # (each node's own /tmp through its namespaces, not ssh: node2's link may be down)
     if [ "$n" = login ]; then "$X" sh -c 'ls -d /tmp/*.ezpz-* 2>/dev/null'; else "$X" -n "$n" sh -c 'ls -d /tmp/*.ezpz-* 2>/dev/null | sed "s/^/$(hostname): /"'; fi
@@ -330,7 +330,7 @@ else
   [ "$rc" -eq 0 ] || fail "$label: 6 of 7 nodes meet --min-success-nodes 6 (rc $rc)"
   row "$label" "node3 failed" "$secs" "rc $rc; $why"
 fi
-pkill -f -- "^sleep 120$" 2>/dev/null
+kill $("$sim/pgrep.sh" "^sleep 120$") 2>/dev/null
 wait_no_staging "$label" 60
 clear /tmp/fstallc
 

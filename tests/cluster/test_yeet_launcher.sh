@@ -60,7 +60,7 @@ wait_relay() {
 wait_no_ezpz() {
   local _
   for _ in $(seq 1 600); do
-    pgrep -f -- "(__yeet-agent|__yeet-relay|__agent-stdio)|srun --overlap" >/dev/null || return 0
+    "$sim/pgrep.sh" "(__yeet-agent|__yeet-relay|__agent-stdio)|srun --overlap" >/dev/null || return 0
     sleep 0.1
   done
   return 1
@@ -268,8 +268,8 @@ chmod +x "$D/slowsrun/srun"
 "$X" "${common[@]}" salloc -N 4 env PATH="$D/slowsrun:$PATH" "$ezpz" yeet "$W/data" --dst /tmp/never \
   --transport launcher >/dev/null 2>&1 &
 pid=$!
-for _ in $(seq 1 600); do pgrep -f -- "^sleep 300$" >/dev/null && break; sleep 0.05; done
-pgrep -f -- "^sleep 300$" >/dev/null || fail "Ctrl-C before agents: the stand-in srun did not start in 30 s"
+for _ in $(seq 1 600); do "$sim/pgrep.sh" "^sleep 300$" >/dev/null && break; sleep 0.05; done
+"$sim/pgrep.sh" "^sleep 300$" >/dev/null || fail "Ctrl-C before agents: the stand-in srun did not start in 30 s"
 head_pid=$(pgrep -o -f -- "^$ezpz yeet $W/data --dst /tmp/never")
 started=$SECONDS
 kill -INT "$head_pid"
@@ -277,7 +277,7 @@ wait "$pid"
 rc=$?
 [ "$rc" -eq 130 ] || fail "Ctrl-C before the agents: exit $rc, wanted 130"
 [ $((SECONDS - started)) -le 15 ] || fail "Ctrl-C before the agents took $((SECONDS - started)) s (the wait is 60 s)"
-pgrep -f -- "^sleep 300$" >/dev/null && fail "Ctrl-C before the agents: the launcher step was left running"
+"$sim/pgrep.sh" "^sleep 300$" >/dev/null && fail "Ctrl-C before the agents: the launcher step was left running"
 
 [ "$fails" -eq 0 ] || { echo "$fails launcher-transport check(s) failed"; exit 1; }
 echo "cluster yeet --transport launcher: all checks passed"
