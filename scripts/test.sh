@@ -7,15 +7,17 @@
 # configure fails instead of dropping the torch tests), and any test that ctest reports as skipped
 # or not run fails the run (scripts/ctest-strict.sh).
 # Each test runs where it finds something the others cannot:
-# - dev (Debug, -Werror, _GLIBCXX_ASSERTIONS, libtorch): unit, torch, fuzz replay and style tests,
-#   and e2e.relay_valgrind (valgrind needs a build without sanitizers). Its other e2e tests are not
-#   run again: the asan preset is the same Debug build with the same assertions, plus the sanitizers.
-# - release (the fully static binary users get): unit, e2e and the cluster tests (simulated nodes,
-#   real sshd and Slurm) that put that binary on the nodes under every launcher and over ssh:
-#   cluster.launch, cluster.yeet, cluster.doctor. yeet_incremental (deltas) and yeet_launcher (yeet's
+# - dev (Debug, -Werror, _GLIBCXX_ASSERTIONS, libtorch): torch and style tests, and
+#   e2e.relay_valgrind (valgrind needs a build without sanitizers). Its unit, fuzz replay and other
+#   e2e tests are not built or run again (EZPZ_UNIT_TESTS=OFF): the asan preset is the same Debug
+#   build with the same assertions, plus the sanitizers.
+# - release (the fully static binary users get, built -O3 with -Werror): e2e and the cluster
+#   tests (simulated nodes, real sshd and Slurm) that put that binary on the nodes under every
+#   launcher and over ssh: cluster.launch, cluster.yeet, cluster.doctor. yeet_incremental (deltas) and yeet_launcher (yeet's
 #   agents under srun and mpiexec) add code paths, not new ways for that binary to reach or run on
-#   a node: they run under asan only.
-# - asan: everything again under AddressSanitizer and UndefinedBehaviorSanitizer. The fault
+#   a node: they run under asan only. Its unit tests (the same code as asan's, with fakes) are
+#   not built (EZPZ_UNIT_TESTS=OFF).
+# - asan: everything under AddressSanitizer and UndefinedBehaviorSanitizer. The fault
 #   injection tests (a disk filled, a segment altered, a relay stopped, a link dropped, a node that
 #   fails a launch: cluster.yeet_faults, yeet_launcher_faults, yeet_stall, failover) run here only,
 #   where a fault's error path is checked for memory errors too.
@@ -28,10 +30,11 @@ for preset in dev release asan; do
   extra=()
   only=()
   if [ "$preset" = dev ]; then
-    extra=(-DEZPZ_REQUIRE_TORCH=ON)
+    extra=(-DEZPZ_REQUIRE_TORCH=ON -DEZPZ_UNIT_TESTS=OFF)
     only=(-E '^(cluster|e2e)[.]')
   elif [ "$preset" = release ]; then
-    extra=(-DEZPZ_WERROR=ON)  # off in the preset users build: a newer compiler's new warning is theirs
+    # -Werror is off in the preset users build: a newer compiler's new warning is theirs.
+    extra=(-DEZPZ_WERROR=ON -DEZPZ_UNIT_TESTS=OFF)
     only=(-E '^cluster[.](yeet_faults|yeet_launcher_faults|yeet_stall|failover|yeet_incremental|yeet_launcher)$')
   fi
   cmake --preset "$preset" "${extra[@]}"
