@@ -38,7 +38,8 @@ struct RankFailure {
 class JobSideChannel {
  public:
   virtual ~JobSideChannel() = default;
-  /// Descriptors to wait on now (the listener and every connection).
+  /// Descriptors to wait on now (the rank hub gives one: an epoll set of its listener and every
+  /// connection, so that a wake costs what is ready, not a look at every rank's).
   [[nodiscard]] virtual std::vector<int> fds() const = 0;
   /// `fd` is ready: take what it has. True when a rank's output came.
   virtual bool service(int fd) = 0;

@@ -3,6 +3,7 @@
 // secret is refused, and one that stalls holds up no shim; many shims call at once.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <future>
 
@@ -199,4 +200,48 @@ TEST_CASE("rank channel: many shims calling at once are all heard", "[rank_chann
     CHECK(w.host == "node" + std::to_string(w.rank % 4));
     CHECK(w.last_line == "rank " + std::to_string(w.rank));
   }
+}
+
+TEST_CASE("rank channel: 300 ranks ending at once are all heard through the hub's one descriptor", "[rank_channel]") {
+  sys::SecureRankChannels channels;
+  core::HubOptions options;
+  options.host = "127.0.0.1";
+  options.nprocs = 300;          // more than one wake's batch (256): the rest come at the next
+  options.console = {{-1, -1}};  // no rank's lines reach the test's own output
+  auto opened = channels.open_hub(options);
+  REQUIRE(opened);
+  auto& hub = **opened;
+  CHECK(hub.fds().size() == 1);  // however many ranks: the supervision polls one descriptor
+  const auto env = hub_env(hub, hub.key());
+  std::vector<std::unique_ptr<core::RankLink>> links;
+  auto connecting = std::async(std::launch::async, [&] {
+    std::string why;
+    for (int r = 0; r < 300; ++r) {
+      links.push_back(channels.connect_hub(env, r, "node" + std::to_string(r % 7), 10000, why));
+    }
+    return std::all_of(links.begin(), links.end(), [](const auto& l) { return l != nullptr; });
+  });
+  REQUIRE(serve_until(hub, connecting));
+  CHECK(hub.fds().size() == 1);
+  for (int r = 0; r < 300; ++r) {  // every one says a line and its end before the hub reads any
+    core::RankExit exit;
+    exit.rank = r;
+    exit.host = "node" + std::to_string(r % 7);
+    exit.exit_code = r == 299 ? 4 : 0;
+    REQUIRE(links[static_cast<std::size_t>(r)]->send_progress(1, "last of " + std::to_string(r)));
+    REQUIRE(links[static_cast<std::size_t>(r)]->send_exit(exit));
+  }
+  links.clear();  // every shim ends at once
+  hub.finish(10, 1);
+  CHECK(hub.exits().size() == 300);
+  const auto ranks = hub.ranks();
+  REQUIRE(ranks.size() == 300);
+  for (const auto& w : ranks) {
+    CHECK(w.host == "node" + std::to_string(w.rank % 7));
+    CHECK(w.last_line == "last of " + std::to_string(w.rank));
+    CHECK(w.ended);
+  }
+  const auto failure = hub.take_failure();
+  REQUIRE(failure);
+  CHECK(failure->code == 4);
 }
