@@ -131,6 +131,11 @@ int main(int argc, char** argv) {
     return 2;
   }
   const int n = std::atoi(argv[2]);
+  if (n < (mode == "alive" ? 1 : 0)) {
+    std::fprintf(stderr, "ezpz_bench_hub: %s needs %s ranks, not %s\n", mode.c_str(),
+                 mode == "alive" ? "1 or more" : "0 or more", argv[2]);
+    return 2;
+  }
   rlimit files{};  // both ends of every connection live in this process
   ::getrlimit(RLIMIT_NOFILE, &files);
   files.rlim_cur = files.rlim_max;
