@@ -85,17 +85,20 @@ if command -v perf >/dev/null && command -v cc >/dev/null; then
   # What one page fault costs here: a static program writing to 0 and then 400 pages of its bss.
   printf '#include <stdlib.h>\nstatic volatile char b[400 * 4096];\nint main(int c, char** v) { for (int i = 0; i < (c > 1 ? atoi(v[1]) : 0); ++i) b[i * 4096] = 1; return 0; }\n' > "$tmp/touch.c"
   cc -O2 -static -o "$tmp/touch" "$tmp/touch.c"
+  label_of() {  # a command as the tables show it
+    local l=${1//$tmp\/empty/an empty static C program}
+    l=${l//$tmp\/floor-shim/floor-shim}
+    l=${l//$tmp\/touch/touch (pages written)}
+    l=${l//$ezpz/ezpz}
+    echo "${l:0:92}"
+  }
   echo "CPU and page faults per process (perf stat -r ${PERF_RUNS:-200}, task-clock, page-faults with its child's):"
   for cmd in "$tmp/empty" "/usr/bin/true" "$ezpz --version" "$tmp/floor-shim /usr/bin/true" \
              "$ezpz __rank-env --np=1 --ppn=1 --nhosts=1 --master-addr=localhost --master-port=1 --run-id=bench --restart=0/0 -- /usr/bin/true" \
              "$tmp/touch 0" "$tmp/touch 400"; do
     read -r ms faults < <(perf stat -x, -e task-clock,page-faults -r "${PERF_RUNS:-200}" $cmd 2>&1 >/dev/null |
                            awk -F, '/task-clock/ {t=$1} /page-faults/ {f=$1} END {print t, f}')
-    label=${cmd//$tmp\/empty/an empty static C program}
-    label=${label//$tmp\/floor-shim/floor-shim}
-    label=${label//$tmp\/touch/touch (pages written)}
-    label=${label//$ezpz/ezpz}
-    printf '  %-92s %6.2f ms %5d faults\n' "${label:0:92}" "$ms" "$faults"
+    printf '  %-92s %6.2f ms %5d faults\n' "$(label_of "$cmd")" "$ms" "$faults"
     [ "$cmd" = "$tmp/touch 0" ] && touch0=$ms
     [ "$cmd" = "$tmp/touch 400" ] && awk -v a="$touch0" -v b="$ms" 'BEGIN {printf "  one page fault here: %.1f us of CPU ((touch 400 - touch 0) / 400)\n", (b - a) * 1000 / 400}'
   done
@@ -104,10 +107,7 @@ if command -v perf >/dev/null && command -v cc >/dev/null; then
     for cmd in "$tmp/empty" "$ezpz --version" "$tmp/floor-shim /usr/bin/true" \
                "$ezpz __rank-env --np=1 --ppn=1 --nhosts=1 --master-addr=localhost --master-port=1 --run-id=bench --restart=0/0 -- /usr/bin/true"; do
       n=$(valgrind --tool=callgrind --callgrind-out-file="$tmp/cg.out" $cmd 2>&1 >/dev/null | awk '/Collected/ {print $NF}')
-      label=${cmd//$tmp\/empty/an empty static C program}
-      label=${label//$tmp\/floor-shim/floor-shim}
-      label=${label//$ezpz/ezpz}
-      printf '  %-92s %9d\n' "${label:0:92}" "$n"
+      printf '  %-92s %9d\n' "$(label_of "$cmd")" "$n"
     done
   fi
 fi

@@ -301,18 +301,10 @@ class Hub final : public core::RankHub {
   void wait_for_closed(double seconds) {
     const auto deadline = Clock::now() + std::chrono::milliseconds(static_cast<long long>(seconds * 1000));
     while (open_count() > 0 && Clock::now() < deadline) {
-      std::vector<pollfd> p;
-      for (int fd : fds()) {
-        p.push_back({fd, POLLIN, 0});
-      }
+      pollfd p{epoll_.get(), POLLIN, 0};
       const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count() + 1;
-      if (::poll(p.data(), p.size(), static_cast<int>(std::max<long long>(ms, 0))) <= 0) {
-        continue;
-      }
-      for (const auto& q : p) {
-        if (q.revents != 0) {
-          (void)service(q.fd);
-        }
+      if (::poll(&p, 1, static_cast<int>(std::max<long long>(ms, 0))) > 0) {
+        (void)service(p.fd);
       }
     }
   }
