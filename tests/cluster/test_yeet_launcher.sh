@@ -58,9 +58,12 @@ wait_relay() {
 }
 # Wait (up to 60 s) until no ezpz agent, relay or srun step of ours is left anywhere.
 wait_no_ezpz() {
-  local _
+  local _ rc
   for _ in $(seq 1 600); do
-    "$sim/pgrep.sh" "(__yeet-agent|__yeet-relay|__agent-stdio)|srun --overlap" >/dev/null || return 0
+    "$sim/pgrep.sh" "(__yeet-agent|__yeet-relay|__agent-stdio)|srun --overlap" >/dev/null
+    rc=$?
+    [ "$rc" -eq 1 ] && return 0  # none (2: no bed to look in)
+    [ "$rc" -eq 2 ] && return 1
     sleep 0.1
   done
   return 1
@@ -247,18 +250,38 @@ for n in $nodes; do
 done
 head -c 150000000 /dev/urandom > "$W/data/huge"
 
-# 9. Ctrl-C mid-stream: exit 130, nothing left on any node (no copy, no work, no agent).
+# 9. Ctrl-C mid-stream, once every node's work directory holds thousands of files (their removal
+#    takes a while): exit 130, and when ezpz returns every node is already clean (no copy, no
+#    work, no relay, no agent). The step is ended only after the agents have ended, and each
+#    agent only after its relays removed their work: a step's end kills whatever of it is left
+#    (under Slurm's proctrack/cgroup, a relay still removing its work too).
+python3 -c '
+import os, sys
+for d in range(40):
+    os.makedirs(f"{sys.argv[1]}/{d}")
+    for f in range(500):
+        open(f"{sys.argv[1]}/{d}/{f}", "w").write(f"{d}.{f}")' "$W/data/a-many"
 "$X" "${common[@]}" salloc -N 4 "$ezpz" yeet "$W/data" --dst /tmp/stopped --fanout 1 >/dev/null 2>&1 &
 pid=$!
-relay=$(wait_relay "__yeet-relay --host node2 " node2 /tmp/stopped) || fail "Ctrl-C: no relay on node2"
+relay=$(wait_relay "__yeet-relay --host node4 " node4 /tmp/stopped) || fail "Ctrl-C: no relay on node4"
+entries=0
+for _ in $(seq 1 600); do
+  entries=$(on node4 'find /tmp/stopped.ezpz-tmp-* 2>/dev/null | wc -l')
+  [ "$entries" -ge 5000 ] && break
+  sleep 0.1
+done
+[ "$entries" -ge 5000 ] || fail "Ctrl-C: node4 received $entries entries in 60 s, wanted 5000"
 head_pid=$(pgrep -o -f -- "^$ezpz yeet $W/data --dst /tmp/stopped")  # -o: not a child between fork and exec
 kill -INT "$head_pid"
 wait "$pid"
 rc=$?
+left=$("$sim/pgrep.sh" -a "(__yeet-agent|__yeet-relay|__agent-stdio)|srun --overlap")
+[ -z "$left" ] || fail "Ctrl-C: still running when ezpz returned: $left"
 [ "$rc" -eq 130 ] || fail "Ctrl-C: exit $rc, wanted 130"
-wait_no_ezpz || fail "Ctrl-C: agents or relays left running"
 for n in $nodes; do on "$n" 'test ! -e /tmp/stopped' || fail "Ctrl-C left /tmp/stopped on $n"; done
 no_staging "Ctrl-C"
+wait_no_ezpz || fail "Ctrl-C: agents or relays left running"
+rm -rf "$W/data/a-many"
 
 # 10. Ctrl-C before any agent called back (srun waiting for resources, here a stand-in that
 #     never starts them): the head stops waiting at once, the step is ended, exit 130.

@@ -1,6 +1,7 @@
 #include "sys/agents/agent.hpp"
 
 #include <cerrno>
+#include <chrono>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
@@ -23,6 +24,18 @@ namespace {
 /// Sessions at once on one node: a relay's parent, a sender, doctor's or kill's node half, and
 /// re-attached relays, a handful in a run; anything past this is refused.
 constexpr std::size_t kMaxSessions = 64;
+
+/// How long the run's end waits for sessions still at work (a relay removing its work
+/// directory) before they are killed: this agent is the launcher's task, and a step's end kills
+/// whatever of it is left (Slurm's proctrack, mpiexec), the commands of its sessions too.
+constexpr auto kSessionsEndWait = std::chrono::seconds(10);
+
+/// SIGTERM: the launcher or the scheduler ends the step. The agent ends as when its head
+/// closes its connection: its sessions first.
+volatile std::sig_atomic_t g_term = 0;
+extern "C" void note_term(int /*signo*/) {
+  g_term = 1;
+}
 
 /// The names this node goes by: the scheduler's name for it, its host name.
 std::vector<std::string> my_names() {
@@ -58,6 +71,23 @@ int fail(const std::string& what) {
   return 0;
 }
 
+/// The run is over: each session still at work (a head that was stopped, a relay still
+/// removing its work) passes SIGTERM to its command and ends when the command has cleaned up
+/// and ended. Any still there after kSessionsEndWait is killed; each is reaped.
+void end_sessions(std::vector<OwnedChild>& sessions) {
+  for (const auto& s : sessions) {
+    ::kill(s.pid(), SIGTERM);
+  }
+  const auto deadline = std::chrono::steady_clock::now() + kSessionsEndWait;
+  while (!sessions.empty() && std::chrono::steady_clock::now() < deadline) {
+    std::erase_if(sessions, [](OwnedChild& s) { return s.try_wait().has_value(); });
+    if (!sessions.empty()) {
+      ::poll(nullptr, 0, 10);
+    }
+  }
+  sessions.clear();  // SIGKILL and reap what is left
+}
+
 /// Serve connections until the head's control connection ends: each in a session process of
 /// its own (this process has one thread: a fork may go on without exec), owned until reaped.
 void serve(SecureChannel& control, const Listener& listener, const Secret& secret) {
@@ -67,7 +97,7 @@ void serve(SecureChannel& control, const Listener& listener, const Secret& secre
     pollfd fds[2] = {{control.fd(), POLLIN, 0}, {listener.fd.get(), POLLIN, 0}};
     const int ready = ::poll(fds, 2, 1000);
     std::erase_if(sessions, [](OwnedChild& s) { return s.try_wait().has_value(); });
-    if (ready < 0 && errno != EINTR) {
+    if (g_term != 0 || (ready < 0 && errno != EINTR)) {
       break;
     }
     if (fds[0].revents != 0) {
@@ -96,11 +126,7 @@ void serve(SecureChannel& control, const Listener& listener, const Secret& secre
       }
     }
   }
-  // The run is over: a session still carrying (a head that was stopped) ends, and the command
-  // it runs sees its input end and cleans up; each is reaped (its owner's reset).
-  for (const auto& s : sessions) {
-    ::kill(s.pid(), SIGTERM);
-  }
+  end_sessions(sessions);
 }
 
 }  // namespace
@@ -141,6 +167,10 @@ int agent_main(const std::vector<std::string>& args) {
     return 0;  // not one of the run's targets (the head's own node, say): nothing to serve
   }
   ::setenv(std::string(core::kDirectoryVar).c_str(), reply.c_str(), 1);  // for the relays it starts
+  struct sigaction term {};
+  term.sa_handler = note_term;
+  sigemptyset(&term.sa_mask);
+  ::sigaction(SIGTERM, &term, nullptr);  // no SA_RESTART: the serving loop's wait breaks
   serve(*control, *listener, *secret);
   return 0;
 }

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 #include <poll.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -21,6 +22,37 @@ namespace ezpz::sys {
 namespace {
 
 using Clock = std::chrono::steady_clock;
+
+/// How long the end of a run waits for its agents to end: longer than an agent waits for its
+/// sessions (agent.cpp), so that one still cleaning up is not cut short.
+constexpr auto kAgentsEndWait = std::chrono::seconds(12);
+
+/// Half-close each agent's connection (the agent sees its end) and wait up to `wait` for each
+/// to close its side. True when every one did.
+bool await_agents_end(std::vector<SecureChannel>& controls, Clock::duration wait) {
+  std::vector<pollfd> open;
+  for (const auto& ch : controls) {
+    if (::shutdown(ch.fd(), SHUT_WR) == 0) {
+      open.push_back({ch.fd(), POLLIN, 0});
+    }
+  }
+  const auto deadline = Clock::now() + wait;
+  char sink[4096];
+  while (!open.empty() && Clock::now() < deadline) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
+    if (::poll(open.data(), open.size(), static_cast<int>(std::max<long long>(left, 1))) < 0 && errno != EINTR) {
+      return false;
+    }
+    std::erase_if(open, [&sink](const pollfd& p) {
+      if (p.revents == 0) {
+        return false;
+      }
+      const auto n = ::read(p.fd, sink, sizeof(sink));  // anything it still says is not read
+      return n == 0 || (n < 0 && errno != EINTR && errno != EAGAIN);
+    });
+  }
+  return open.empty();
+}
 
 /// Start `argv` (found on PATH) with `env`, stdin from /dev/null, stdout and stderr into `out`
 /// (kept for a failure's message: a launcher's usage text is not the user's to read), or onto
@@ -176,8 +208,13 @@ std::map<std::string, std::string> AgentTransport::start_agents(const core::Host
 }
 
 void AgentTransport::close_nodes() {
-  controls_.clear();  // each agent sees its connection end and stops; then the step ends
-  end_step(false);
+  // Each agent sees its connection end, waits for its sessions' commands to clean up, then
+  // ends, and its end closes the connection: the step is ended only once every agent that can
+  // still be heard from has ended (ending it kills whatever of it is left). One that says
+  // nothing within the wait (its node's link is down) holds the step: it is ended at once.
+  const bool all_ended = await_agents_end(controls_, kAgentsEndWait);
+  controls_.clear();
+  end_step(!all_ended);
 }
 
 std::string AgentTransport::step_said() const {

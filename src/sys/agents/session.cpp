@@ -23,6 +23,27 @@ namespace {
 /// The most that waits for a slow local reader before the socket is no longer read.
 constexpr std::size_t kHold = 4U << 20;
 
+/// The command this node half runs, while it runs (0 before and after).
+volatile std::sig_atomic_t g_command = 0;
+
+/// SIGTERM (the agent ending, a launcher or scheduler ending the step): the command is told
+/// (a relay then removes its work and reports) and this process goes on carrying until the
+/// command ends; with no command running, this process ends at once.
+extern "C" void pass_term(int /*signo*/) {
+  if (g_command > 0) {
+    ::kill(static_cast<pid_t>(g_command), SIGTERM);
+  } else {
+    ::_exit(128 + SIGTERM);
+  }
+}
+
+void pass_term_to_command() {
+  struct sigaction sa {};
+  sa.sa_handler = pass_term;
+  sigemptyset(&sa.sa_mask);
+  ::sigaction(SIGTERM, &sa, nullptr);  // no SA_RESTART: a wait it breaks is retried
+}
+
 void set_nonblocking(int fd) {
   ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_NONBLOCK);
 }
@@ -96,6 +117,9 @@ std::optional<Command> start_command(std::vector<std::string> args, const Secure
     move_fd(out.write_end(), 1);
     move_fd(err.write_end(), 2);
     ::signal(SIGPIPE, SIG_DFL);
+    sigset_t none;
+    sigemptyset(&none);
+    ::sigprocmask(SIG_SETMASK, &none, nullptr);  // serve_command blocks SIGTERM around this fork
     exec_self(self.get(), argv.data(), environ, rk ? keys.read_end() : -1);
     ::_exit(127);
   }
@@ -210,13 +234,21 @@ int serve_session(OwnedFd conn, const Secret& secret) {
 }
 
 int serve_command(SecureChannel& ch, const std::vector<std::string>& args) {
+  pass_term_to_command();
+  sigset_t term;
+  sigemptyset(&term);
+  sigaddset(&term, SIGTERM);
+  ::sigprocmask(SIG_BLOCK, &term, nullptr);  // a SIGTERM now is passed on once the command is known
   auto c = start_command(args, ch);
+  g_command = c ? c->child.pid() : 0;
+  ::sigprocmask(SIG_UNBLOCK, &term, nullptr);
   if (!c) {
     (void)ch.send('N', "cannot start ezpz on this node");
     return 255;
   }
   const bool connected = carry(ch, *c);
   const auto status = c->child.wait();
+  g_command = 0;
   const int code = !status ? 255 : WIFEXITED(*status) ? WEXITSTATUS(*status) : 128 + WTERMSIG(*status);
   if (connected && ch.send('X', std::to_string(code))) {
     linger(ch);

@@ -53,7 +53,9 @@ int janitor_main(int argc, char** argv) {
   if (argc != 2) {
     return 2;
   }
-  for (int sig : {SIGHUP, SIGINT, SIGPIPE}) {
+  // It ends when its yeet process does: a SIGTERM meant for the whole job or step (which
+  // that process gets too, and acts on) must not take away what removes its work.
+  for (int sig : {SIGHUP, SIGINT, SIGTERM, SIGPIPE}) {
     ::signal(sig, SIG_IGN);
   }
   const std::string destination = argv[0];
