@@ -6,6 +6,8 @@
 #include <set>
 #include <thread>
 
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <nlohmann/json.hpp>
 #include <poll.h>
 #include <sys/mman.h>
@@ -27,8 +29,18 @@ using Clock = std::chrono::steady_clock;
 /// sessions (agent.cpp), so that one still cleaning up is not cut short.
 constexpr auto kAgentsEndWait = std::chrono::seconds(12);
 
+/// Whether the peer of connection `fd` has not acknowledged what was last sent to it, which
+/// had to be sent again: a node whose link is down (it will not answer within any wait).
+bool unanswered(int fd) {
+  tcp_info info{};
+  socklen_t size = sizeof(info);
+  return ::getsockopt(fd, IPPROTO_TCP, TCP_INFO, &info, &size) == 0 && info.tcpi_unacked > 0 &&
+         info.tcpi_retransmits > 0;
+}
+
 /// Half-close each agent's connection (the agent sees its end) and wait up to `wait` for each
-/// to close its side. True when every one did.
+/// to close its side; one whose node does not even acknowledge the end is not waited for.
+/// True when every one closed.
 bool await_agents_end(std::vector<SecureChannel>& controls, Clock::duration wait) {
   std::vector<pollfd> open;
   for (const auto& ch : controls) {
@@ -37,21 +49,23 @@ bool await_agents_end(std::vector<SecureChannel>& controls, Clock::duration wait
     }
   }
   const auto deadline = Clock::now() + wait;
+  bool all = true;
   char sink[4096];
   while (!open.empty() && Clock::now() < deadline) {
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
-    if (::poll(open.data(), open.size(), static_cast<int>(std::max<long long>(left, 1))) < 0 && errno != EINTR) {
+    if (::poll(open.data(), open.size(), 100) < 0 && errno != EINTR) {
       return false;
     }
-    std::erase_if(open, [&sink](const pollfd& p) {
+    std::erase_if(open, [&](const pollfd& p) {
       if (p.revents == 0) {
-        return false;
+        const bool lost = unanswered(p.fd);
+        all = all && !lost;
+        return lost;
       }
       const auto n = ::read(p.fd, sink, sizeof(sink));  // anything it still says is not read
       return n == 0 || (n < 0 && errno != EINTR && errno != EAGAIN);
     });
   }
-  return open.empty();
+  return all && open.empty();
 }
 
 /// Start `argv` (found on PATH) with `env`, stdin from /dev/null, stdout and stderr into `out`
@@ -210,8 +224,8 @@ std::map<std::string, std::string> AgentTransport::start_agents(const core::Host
 void AgentTransport::close_nodes() {
   // Each agent sees its connection end, waits for its sessions' commands to clean up, then
   // ends, and its end closes the connection: the step is ended only once every agent that can
-  // still be heard from has ended (ending it kills whatever of it is left). One that says
-  // nothing within the wait (its node's link is down) holds the step: it is ended at once.
+  // still be heard from has ended (ending it kills whatever of it is left). One that does not
+  // acknowledge the end, or says nothing within the wait, holds the step: it is ended at once.
   const bool all_ended = await_agents_end(controls_, kAgentsEndWait);
   controls_.clear();
   end_step(!all_ended);

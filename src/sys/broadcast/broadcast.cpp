@@ -218,7 +218,7 @@ int run_relay(core::Transport& transport, const std::string& this_host,
       options.parent_silence_s > 0 ? static_cast<int>(std::min(options.parent_silence_s, 1e6) * 1000) : -1;
   bool parent_silent = false;  // and that is what went wrong first
   bool broken = false;         // once a read failed, never wait on the parent again
-  StreamInput input(options.sealed_stdin_fd);
+  StreamInput input(options.sealed_stdin_fd, 0, &stop);
   auto read_in = [&](void* data, std::size_t size) {
     const auto got = broken ? ReadResult::ended : input.read(data, size, silence_ms);
     parent_silent = parent_silent || (got == ReadResult::timed_out && error.empty());

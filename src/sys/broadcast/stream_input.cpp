@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 
 #include <fcntl.h>
@@ -11,7 +12,7 @@
 
 namespace ezpz::sys {
 
-StreamInput::StreamInput(int keys_fd, int stream_fd) : fd_(stream_fd) {
+StreamInput::StreamInput(int keys_fd, int stream_fd, const std::atomic<bool>* stop) : fd_(stream_fd), stop_(stop) {
   if (keys_fd < 0) {
     return;
   }
@@ -69,13 +70,19 @@ ReadResult StreamInput::read_sealed(char* p, std::size_t size, int timeout_ms) {
       continue;
     }
     pollfd in{sealed_->fd(), POLLIN, 0};
-    const int ready = ::poll(&in, 1, timeout_ms);
+    const auto since = std::chrono::steady_clock::now();
+    int ready;
+    while ((ready = ::poll(&in, 1, timeout_ms < 0 ? -1 : ms_left(since, timeout_ms))) < 0 && errno == EINTR) {
+      if (stop_ != nullptr && stop_->load()) {
+        return ReadResult::ended;  // asked to stop (SIGTERM, SIGINT): no more waiting for the parent
+      }
+    }
     if (ready == 0) {
       return ReadResult::timed_out;
     }
-    if (ready < 0 && errno != EINTR) {
+    if (ready < 0) {
       ended_ = true;
-    } else if (ready > 0) {
+    } else {
       closed_ = sealed_->fill() == SecureChannel::Got::closed;
     }
   }

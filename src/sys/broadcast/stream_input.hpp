@@ -4,6 +4,7 @@
 // stream's bytes then reach the relay through no other process and no pipe.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <optional>
 #include <string>
@@ -18,7 +19,8 @@ class StreamInput {
  public:
   /// `stream_fd` (stdin); sealed when `keys_fd` >= 0: the keys are read from it (it is then
   /// closed) and the connection is read through this alone (`stream_fd` becomes /dev/null).
-  explicit StreamInput(int keys_fd, int stream_fd = 0);
+  /// A signal that sets `stop` ends a sealed read's wait (the stream then ends there).
+  explicit StreamInput(int keys_fd, int stream_fd = 0, const std::atomic<bool>* stop = nullptr);
 
   /// Exactly `size` bytes, waiting at most `timeout_ms` (< 0: no limit) for each next piece.
   ReadResult read(void* data, std::size_t size, int timeout_ms);
@@ -30,6 +32,7 @@ class StreamInput {
   ReadResult read_sealed(char* p, std::size_t size, int timeout_ms);
 
   int fd_;
+  const std::atomic<bool>* stop_;
   std::optional<SecureChannel> sealed_;
   std::string_view pending_;  ///< data of the record opened last, not yet read (in sealed_'s buffer)
   bool closed_ = false;       ///< the connection ended: what is buffered is all there is

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstddef>
 #include <cstring>
 #include <string>
@@ -254,16 +255,25 @@ class OwnedPipe {
 /// read_within's outcome.
 enum class ReadResult { ok, ended, timed_out };
 
+/// What is left of a wait of `timeout_ms` that began at `since` (a signal that breaks the
+/// wait must not start it again).
+inline int ms_left(std::chrono::steady_clock::time_point since, int timeout_ms) {
+  const auto spent =
+      std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - since).count();
+  return static_cast<int>(std::max<long long>(0, timeout_ms - spent));
+}
+
 /// Read exactly `size` bytes, waiting at most `timeout_ms` for each next byte (< 0: no limit);
 /// `ended` at an early end of file or on an error.
+
 inline ReadResult read_within(int fd, void* data, std::size_t size, int timeout_ms) {
   auto* p = static_cast<char*>(data);
   while (size > 0) {
     if (timeout_ms >= 0) {
       pollfd in{fd, POLLIN, 0};
-      const int ready = ::poll(&in, 1, timeout_ms);
-      if (ready < 0 && errno == EINTR) {
-        continue;
+      const auto since = std::chrono::steady_clock::now();
+      int ready;
+      while ((ready = ::poll(&in, 1, ms_left(since, timeout_ms))) < 0 && errno == EINTR) {
       }
       if (ready == 0) {
         return ReadResult::timed_out;

@@ -3,10 +3,15 @@
 // says so; without its keys there is no stream; a silent sender is a timeout, not an end.
 #include <catch2/catch.hpp>
 
+#include <atomic>
+#include <chrono>
+#include <csignal>
 #include <future>
 #include <string>
+#include <thread>
 #include <vector>
 
+#include <pthread.h>
 #include <unistd.h>
 
 #include "sys/broadcast/stream_input.hpp"
@@ -106,4 +111,35 @@ TEST_CASE("stream input: without its keys there is no stream, and a silent sende
     CHECK(in.read(&c, 1, 5000) == ReadResult::ended);
     CHECK(in.why().empty());
   }
+}
+
+namespace {
+extern "C" void note_signal(int /*signo*/) {}
+}  // namespace
+
+TEST_CASE("stream input: a signal that sets the stop flag ends a wait for a silent sender", "[stream_input]") {
+  auto p = ezpz::test::connect_pair(ezpz::test::filled_secret(6), ezpz::test::filled_secret(6), true);
+  REQUIRE(p.server);
+  struct sigaction sa {};
+  sa.sa_handler = note_signal;  // no SA_RESTART, as the relay's stop signals
+  struct sigaction old {};
+  REQUIRE(::sigaction(SIGUSR2, &sa, &old) == 0);
+  std::atomic<bool> stop{false};
+  StreamInput in(keys_pipe(*p.server), p.server->fd(), &stop);
+  const pthread_t reader = ::pthread_self();
+  std::thread signaller([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    ::pthread_kill(reader, SIGUSR2);  // not a stop: the wait goes on
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    stop = true;
+    ::pthread_kill(reader, SIGUSR2);
+  });
+  char c = 0;
+  const auto start = std::chrono::steady_clock::now();
+  CHECK(in.read(&c, 1, 60000) == ReadResult::ended);  // the parent's silence limit is far off
+  const auto waited = std::chrono::steady_clock::now() - start;
+  signaller.join();
+  CHECK(waited >= std::chrono::milliseconds(390));
+  CHECK(waited < std::chrono::seconds(30));
+  ::sigaction(SIGUSR2, &old, nullptr);
 }

@@ -1,12 +1,15 @@
 #include <catch2/catch.hpp>
 
+#include <atomic>
 #include <chrono>
 #include <csignal>
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <thread>
 
 #include <fcntl.h>
+#include <pthread.h>
 #include <sys/ioctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -153,4 +156,37 @@ TEST_CASE("cloexec_inherited: every descriptor above 2 is closed at exec but the
   for (int fd : {kept[0], kept[1], other[0], other[1]}) {
     ::close(fd);
   }
+}
+
+namespace {
+extern "C" void ignore_signal(int /*signo*/) {}
+}  // namespace
+
+TEST_CASE("read_within: signals that keep breaking the wait do not start it again", "[fd]") {
+  struct sigaction sa {};
+  sa.sa_handler = ignore_signal;  // no SA_RESTART: each one breaks poll with EINTR
+  struct sigaction old {};
+  REQUIRE(::sigaction(SIGUSR1, &sa, &old) == 0);
+  int p[2];
+  REQUIRE(::pipe2(p, O_CLOEXEC) == 0);
+  std::atomic<bool> done{false};
+  const pthread_t reader = ::pthread_self();
+  std::thread interrupter([&] {  // a signal every 20 ms, for 3 s or until the wait is over
+    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(3);
+    while (!done.load() && std::chrono::steady_clock::now() < until) {
+      ::pthread_kill(reader, SIGUSR1);
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+  });
+  char c = 0;
+  const auto start = std::chrono::steady_clock::now();
+  CHECK(ezpz::sys::read_within(p[0], &c, 1, 300) == ezpz::sys::ReadResult::timed_out);
+  const auto waited = std::chrono::steady_clock::now() - start;
+  done = true;
+  interrupter.join();
+  CHECK(waited >= std::chrono::milliseconds(290));
+  CHECK(waited < std::chrono::seconds(2));  // restarted at each signal, it would last the 3 s
+  ::sigaction(SIGUSR1, &old, nullptr);
+  ::close(p[0]);
+  ::close(p[1]);
 }
