@@ -29,13 +29,14 @@ using Clock = std::chrono::steady_clock;
 /// sessions (agent.cpp), so that one still cleaning up is not cut short.
 constexpr auto kAgentsEndWait = std::chrono::seconds(12);
 
-/// Whether the peer of connection `fd` has not acknowledged what was last sent to it, which
-/// had to be sent again: a node whose link is down (it will not answer within any wait).
+/// Whether the peer of connection `fd` has not acknowledged what was last sent to it, sent
+/// twice more since (a segment lost once is not a dead node): a node whose link is down, which
+/// will not answer within any wait.
 bool unanswered(int fd) {
   tcp_info info{};
   socklen_t size = sizeof(info);
   return ::getsockopt(fd, IPPROTO_TCP, TCP_INFO, &info, &size) == 0 && info.tcpi_unacked > 0 &&
-         info.tcpi_retransmits > 0;
+         info.tcpi_retransmits >= 2;
 }
 
 /// Half-close each agent's connection (the agent sees its end) and wait up to `wait` for each

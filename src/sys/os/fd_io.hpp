@@ -265,7 +265,6 @@ inline int ms_left(std::chrono::steady_clock::time_point since, int timeout_ms) 
 
 /// Read exactly `size` bytes, waiting at most `timeout_ms` for each next byte (< 0: no limit);
 /// `ended` at an early end of file or on an error.
-
 inline ReadResult read_within(int fd, void* data, std::size_t size, int timeout_ms) {
   auto* p = static_cast<char*>(data);
   while (size > 0) {
