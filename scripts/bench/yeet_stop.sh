@@ -13,7 +13,7 @@ cd "$(dirname "$0")/../.."
 bins=("$(readlink -f "${1:-build/release/ezpz}")")
 [ -n "${2:-}" ] && bins+=("$(readlink -f "$2")")
 RUNS=${RUNS:-3}; FILES=${FILES:-5000}
-export EZSIM_DIR=/var/tmp/ezpz-bench-stop EZSIM_PREFIX=ezbst EZSIM_NET=10.250.35
+export EZSIM_DIR=/var/tmp/ezpz-bench-stop EZSIM_PREFIX=ezbst EZSIM_NET=10.250.37
 sim=$PWD/scripts/cluster-sim
 D=$EZSIM_DIR
 W=/var/tmp/ezpz-bench-stop-src
