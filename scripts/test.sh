@@ -15,8 +15,8 @@
 #   tests (simulated nodes, real sshd and Slurm) that put that binary on the nodes under every
 #   launcher and over ssh: cluster.launch, cluster.yeet, cluster.doctor. yeet_incremental (deltas)
 #   and yeet_launcher (yeet's agents under srun and mpiexec) add code paths, not new ways for that
-#   binary to reach or run on a node: they run under asan only. Its unit tests (the same code as asan's, with fakes) are
-#   not built (EZPZ_UNIT_TESTS=OFF).
+#   binary to reach or run on a node: they run under asan only. Its unit tests (the same code as
+#   asan's, with fakes) are not built (EZPZ_UNIT_TESTS=OFF).
 # - asan: everything under AddressSanitizer and UndefinedBehaviorSanitizer. The fault
 #   injection tests (a disk filled, a segment altered, a relay stopped, a link dropped, a node that
 #   fails a launch: cluster.yeet_faults, yeet_launcher_faults, yeet_stall, failover) run here only,

@@ -71,6 +71,11 @@ int fail(const std::string& what) {
   return 0;
 }
 
+/// Reap the sessions that have ended (each leaves the list).
+void reap_ended(std::vector<OwnedChild>& sessions) {
+  std::erase_if(sessions, [](OwnedChild& s) { return s.try_wait().has_value(); });
+}
+
 /// The run is over: each session still at work (a head that was stopped, a relay still
 /// removing its work) passes SIGTERM to its command and ends when the command has cleaned up
 /// and ended. Any still there after kSessionsEndWait is killed; each is reaped.
@@ -80,7 +85,7 @@ void end_sessions(std::vector<OwnedChild>& sessions) {
   }
   const auto deadline = std::chrono::steady_clock::now() + kSessionsEndWait;
   while (!sessions.empty() && std::chrono::steady_clock::now() < deadline) {
-    std::erase_if(sessions, [](OwnedChild& s) { return s.try_wait().has_value(); });
+    reap_ended(sessions);
     if (!sessions.empty()) {
       ::poll(nullptr, 0, 10);
     }
@@ -96,7 +101,7 @@ void serve(SecureChannel& control, const Listener& listener, const Secret& secre
   while (true) {
     pollfd fds[2] = {{control.fd(), POLLIN, 0}, {listener.fd.get(), POLLIN, 0}};
     const int ready = ::poll(fds, 2, 1000);
-    std::erase_if(sessions, [](OwnedChild& s) { return s.try_wait().has_value(); });
+    reap_ended(sessions);
     if (g_term != 0 || (ready < 0 && errno != EINTR)) {
       break;
     }
