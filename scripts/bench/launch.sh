@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Launch overhead: ezpz launch through mpirun vs mpirun itself, the built-in local launcher,
 # and torchrun (Debian's python3-torch) starting the same number of processes.
-# Usage: scripts/bench/launch.sh [path/to/ezpz]   (default: build/release/ezpz)
+# Usage: scripts/bench/launch.sh [path/to/ezpz [path/to/anchor-ezpz]]   (default: build/release/ezpz)
+# RECORDS=N: the launches find N old job records in $EZPZ_HOME, each in a job folder of its own (a
+# user's home after N batch jobs); EZPZ_KEEP_RECORDS is then N+1000, so none is pruned meanwhile.
 # The interleaved runs take ezpz's overhead apart, beside mpirun with the cheapest shim there can
 # be (a floor for any design that keeps a process beside each rank). With perf installed it also
 # prints the CPU one process costs on this machine (perf stat): the floor any exec pays (an empty
@@ -16,6 +18,14 @@ command -v hyperfine >/dev/null || DEBIAN_FRONTEND=noninteractive apt-get instal
 runs=${RUNS:-40}
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 export EZPZ_HOME="$tmp/home"
+anchor=${2:+$(readlink -f "$2")}
+if [ "${RECORDS:-0}" -gt 0 ]; then
+  for ((i = 0; i < RECORDS; i++)); do
+    d="$EZPZ_HOME/jobs/$((100000 + i)).pbs"
+    mkdir -p "$d/launch-20261130T000000-$i" && echo '{}' > "$d/launch-20261130T000000-$i.json"
+  done
+  export EZPZ_KEEP_RECORDS=$((RECORDS + 1000))
+fi
 # Slurm brings munge: with munged not running, PMIx's munge plugin retries for ~2 s in every mpirun
 # (bare or under ezpz alike), which would hide the difference this bench is for.
 export PMIX_MCA_psec=${PMIX_MCA_psec:-native}
@@ -42,7 +52,8 @@ PY
 echo "launch overhead, interleaved runs (ratio to mpirun directly):"
 # ezpz's own part alone (no shims, no record), then the record, then the shims; and the floor
 # of any shim that stays to supervise its rank: a static C program that only makes two pipes,
-# vforks and execs the rank, passes its bytes on until both pipes close, and exits as it did.
+# vforks and execs the rank, passes its bytes on until both pipes close, and exits as it did
+# (then the same under the cheapest head: what the whole design costs before it does anything).
 floor=()
 if command -v cc >/dev/null; then
   cat > "$tmp/floor.c" <<'C'
@@ -74,11 +85,28 @@ int main(int argc, char** argv) {
   return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 }
 C
-  cc -O2 -static -o "$tmp/floor-shim" "$tmp/floor.c" && floor=("mpirun -np 4 $root_flags --oversubscribe ./floor-shim true")
+  # With the cheapest head too (a static C program that vforks the launcher and waits): the floor
+  # of any design with a process that supervises the launcher and one beside each rank.
+  cat > "$tmp/floor-head.c" <<'C'
+#include <sys/wait.h>
+#include <unistd.h>
+int main(int argc, char** argv) {
+  if (argc < 2) return 127;
+  pid_t pid = vfork();
+  if (pid == 0) { execvp(argv[1], argv + 1); _exit(127); }
+  int st;
+  waitpid(pid, &st, 0);
+  return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+C
+  cc -O2 -static -o "$tmp/floor-shim" "$tmp/floor.c" && cc -O2 -static -o "$tmp/floor-head" "$tmp/floor-head.c" &&
+    floor=("mpirun -np 4 $root_flags --oversubscribe ./floor-shim true"
+           "./floor-head mpirun -np 4 $root_flags --oversubscribe ./floor-shim true")
 fi
 bench=$PWD/scripts/bench
 (cd "$tmp" && python3 "$bench/interleaved.py" "${PAIRS:-100}" "${cmds[0]}" "${floor[@]}" \
-  "$ezpz launch --launcher mpirun --no-rank-env --no-record -n 4 -- true" "${cmds[2]}" "${cmds[1]}")
+  "$ezpz launch --launcher mpirun --no-rank-env --no-record -n 4 -- true" "${cmds[2]}" "${cmds[1]}" \
+  ${anchor:+"$anchor launch --launcher mpirun -n 4 -- true"})
 if command -v perf >/dev/null && command -v cc >/dev/null; then
   printf 'int main(void) { return 0; }\n' > "$tmp/empty.c"
   cc -O2 -static -o "$tmp/empty" "$tmp/empty.c"

@@ -5,6 +5,8 @@
 #include <csignal>
 #include <ctime>
 #include <map>
+#include <set>
+#include <thread>
 
 #include <CLI/App.hpp>
 #include <CLI/Validators.hpp>
@@ -206,29 +208,70 @@ void LaunchCommand::set_trailing_command(std::vector<std::string> command, bool 
 namespace {
 
 /// Keep the newest records only (EZPZ_KEEP_RECORDS, default 100): home quotas and inode limits.
-void prune_records(Context& ctx) {
-  const auto jobs = core::jobs_dir(ctx.env);
-  const auto keep = core::records_to_keep(ctx.env);
-  if (!jobs || keep == 0) {
-    return;
+/// The old ones go on a thread of their own while the job runs: on a shared home directory each
+/// look at a record is a metadata round trip, and none of them should hold up the job's start or
+/// its end. This launch's record, written after finish(), counts among the N; its job folder
+/// (`current_job`, being filled meanwhile) is never removed.
+class RecordPruner {
+ public:
+  RecordPruner(Context& ctx, std::string current_job)
+      : ctx_(ctx), current_job_(std::move(current_job)), thread_([this] { prune(); }) {}
+  RecordPruner(const RecordPruner&) = delete;
+  RecordPruner& operator=(const RecordPruner&) = delete;
+
+  /// Waits for it, then says what it could not remove.
+  void finish() {
+    thread_.join();
+    for (const auto& w : warnings_) {
+      ctx_.term.warn("pruning old job records: " + w);
+    }
+    if (pruned_ > 0) {
+      log::info("pruned " + core::count_of(pruned_, "old job record"));
+    }
   }
-  std::map<std::string, std::vector<std::string>> listing;
-  for (const auto& job : ctx.probe().list_dir(*jobs)) {
-    listing[job] = ctx.probe().list_dir(*jobs + "/" + job);
+
+ private:
+  void prune() noexcept {
+    try {
+      const auto jobs = core::jobs_dir(ctx_.env);
+      const auto keep = core::records_to_keep(ctx_.env);
+      if (!jobs || keep == 0) {
+        return;
+      }
+      std::map<std::string, std::vector<std::string>> listing;
+      for (const auto& job : ctx_.probe().list_dir(*jobs)) {
+        listing[job] = ctx_.probe().list_dir(*jobs + "/" + job);
+      }
+      const auto old = core::records_to_prune(*jobs, listing, keep, 1);
+      for (const auto& path : old) {
+        ctx_.staging().discard(path);
+      }
+      // A job none of whose records is left goes too (not one that keeps any: no rmdir each).
+      const std::set<std::string> gone(old.begin(), old.end());
+      for (const auto& [job, entries] : listing) {
+        const auto dir = *jobs + "/" + job;
+        const auto pruned = [&](const std::string& e) { return gone.contains(dir + "/" + e); };
+        if (dir != current_job_ && std::all_of(entries.begin(), entries.end(), pruned)) {
+          (void)ctx_.probe().remove_empty_dir(dir);
+        }
+      }
+      warnings_ = ctx_.staging().take_warnings();
+      pruned_ = old.size() / 2;
+    } catch (const std::exception& e) {
+      warnings_.emplace_back(e.what());
+    }
   }
-  const auto old = core::records_to_prune(*jobs, listing, keep);
-  for (const auto& path : old) {
-    ctx.staging().discard(path);
-  }
-  for (const auto& [job, entries] : listing) {
-    (void)ctx.probe().remove_empty_dir(*jobs + "/" + job);  // a job none of whose records is left
-  }
-  for (const auto& w : ctx.staging().take_warnings()) {
-    ctx.term.warn("pruning old job records: " + w);
-  }
-  if (!old.empty()) {
-    log::info("pruned " + core::count_of(old.size() / 2, "old job record") + " from " + *jobs);
-  }
+
+  Context& ctx_;
+  std::string current_job_;
+  std::vector<std::string> warnings_;
+  std::size_t pruned_ = 0;
+  std::jthread thread_;  ///< last: it starts once the rest is set
+};
+
+/// The job folder a launch's record directory is in.
+std::string job_folder(const std::string& record_dir) {
+  return record_dir.substr(0, record_dir.rfind('/'));
 }
 
 }  // namespace
@@ -276,7 +319,14 @@ int LaunchCommand::run(Context& ctx) {
   log::info("launch: " + core::shell_command_line(plan.env, plan.argv));
   std::optional<core::FirstFailure> failure;
   std::vector<AttemptFacts> facts;
+  std::optional<RecordPruner> pruner;
+  if (record && !plan.rank.record_dir.empty()) {
+    pruner.emplace(ctx, job_folder(plan.rank.record_dir));
+  }
   auto ran = job->split ? run_failover(ctx, *job, failure, facts) : run_attempts(ctx, plan, failure, facts);
+  if (pruner) {
+    pruner->finish();
+  }
   if (!ran) {
     return ctx.term.fail(ran.error());
   }
@@ -302,7 +352,6 @@ int LaunchCommand::run(Context& ctx) {
       ctx.term.warn("job record not saved (" + written.error().message + "): set EZPZ_HOME to a writable directory");
     } else {
       log::info("record: " + *path);
-      prune_records(ctx);
     }
   }
   return result.exit_code;

@@ -49,7 +49,7 @@ std::size_t records_to_keep(const Env& env) {
 
 std::vector<std::string> records_to_prune(const std::string& jobs,
                                           const std::map<std::string, std::vector<std::string>>& listing,
-                                          std::size_t keep) {
+                                          std::size_t keep, std::size_t coming) {
   struct Record {
     std::string stamp;  ///< <timestamp>-<pid>: oldest sorts first
     std::string base;   ///< <jobs>/<job>/launch-<stamp>
@@ -64,11 +64,12 @@ std::vector<std::string> records_to_prune(const std::string& jobs,
     }
   }
   std::vector<std::string> paths;
-  if (keep == 0 || records.size() <= keep) {
+  const std::size_t kept = keep - std::min(keep, coming);  // of those written already
+  if (keep == 0 || records.size() <= kept) {
     return paths;
   }
   std::sort(records.begin(), records.end(), [](const Record& a, const Record& b) { return a.stamp < b.stamp; });
-  for (std::size_t i = 0; i + keep < records.size(); ++i) {
+  for (std::size_t i = 0; i + kept < records.size(); ++i) {
     paths.push_back(records[i].base + ".json");
     paths.push_back(records[i].base);
   }

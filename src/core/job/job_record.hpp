@@ -37,9 +37,10 @@ inline constexpr std::size_t kDefaultKeptRecords = 100;
 /// The finished launches' records beyond the newest `keep` (0: none), oldest first: for each, its
 /// `.json` and its directory (error files, failure reports), as paths under `jobs`. `listing`
 /// maps each job directory's name to its entries. A launch still running has no `.json` yet,
-/// so its directory is never among them.
+/// so its directory is never among them. `coming`: records not written yet that count among the
+/// `keep` (a launch prunes while it runs, before its own record exists).
 [[nodiscard]] std::vector<std::string> records_to_prune(const std::string& jobs,
                                                         const std::map<std::string, std::vector<std::string>>& listing,
-                                                        std::size_t keep);
+                                                        std::size_t keep, std::size_t coming = 0);
 
 }  // namespace ezpz::core

@@ -54,4 +54,9 @@ TEST_CASE("job records: the oldest finished ones beyond the newest N are pruned,
   CHECK(records_to_prune("/h/jobs", listing, 2).size() == 2);
   CHECK(records_to_prune("/h/jobs", listing, 3).empty());
   CHECK(records_to_prune("/h/jobs", listing, 0).empty());  // 0 keeps every one
+  // Pruned while a launch runs: its own record, not written yet, is one of the N.
+  CHECK(records_to_prune("/h/jobs", listing, 3, 1) == records_to_prune("/h/jobs", listing, 2));
+  CHECK(records_to_prune("/h/jobs", listing, 1, 1).size() == 6);  // every finished one
+  CHECK(records_to_prune("/h/jobs", listing, 4, 1).empty());
+  CHECK(records_to_prune("/h/jobs", listing, 0, 1).empty());
 }
