@@ -5,7 +5,6 @@
 #include <csignal>
 #include <ctime>
 #include <map>
-#include <set>
 #include <thread>
 
 #include <CLI/App.hpp>
@@ -218,6 +217,11 @@ class RecordPruner {
       : ctx_(ctx), current_job_(std::move(current_job)), thread_([this] { prune(); }) {}
   RecordPruner(const RecordPruner&) = delete;
   RecordPruner& operator=(const RecordPruner&) = delete;
+  ~RecordPruner() {
+    if (thread_.joinable()) {
+      thread_.join();  // a launch that ended by an exception: the thread is still ours
+    }
+  }
 
   /// Waits for it, then says what it could not remove.
   void finish() {
@@ -247,10 +251,11 @@ class RecordPruner {
         ctx_.staging().discard(path);
       }
       // A job none of whose records is left goes too (not one that keeps any: no rmdir each).
-      const std::set<std::string> gone(old.begin(), old.end());
       for (const auto& [job, entries] : listing) {
         const auto dir = *jobs + "/" + job;
-        const auto pruned = [&](const std::string& e) { return gone.contains(dir + "/" + e); };
+        const auto pruned = [&](const std::string& e) {
+          return std::find(old.begin(), old.end(), dir + "/" + e) != old.end();  // a few a launch
+        };
         if (dir != current_job_ && std::all_of(entries.begin(), entries.end(), pruned)) {
           (void)ctx_.probe().remove_empty_dir(dir);
         }
@@ -266,7 +271,7 @@ class RecordPruner {
   std::string current_job_;
   std::vector<std::string> warnings_;
   std::size_t pruned_ = 0;
-  std::jthread thread_;  ///< last: it starts once the rest is set
+  std::thread thread_;  ///< last: it starts once the rest is set
 };
 
 /// The job folder a launch's record directory is in.
