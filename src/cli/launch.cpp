@@ -251,14 +251,8 @@ class RecordPruner {
         ctx_.staging().discard(path);
       }
       // A job none of whose records is left goes too (not one that keeps any: no rmdir each).
-      for (const auto& [job, entries] : listing) {
-        const auto dir = *jobs + "/" + job;
-        const auto pruned = [&](const std::string& e) {
-          return std::find(old.begin(), old.end(), dir + "/" + e) != old.end();  // a few a launch
-        };
-        if (dir != current_job_ && std::all_of(entries.begin(), entries.end(), pruned)) {
-          (void)ctx_.probe().remove_empty_dir(dir);
-        }
+      for (const auto& dir : core::emptied_job_folders(*jobs, listing, old, current_job_)) {
+        (void)ctx_.probe().remove_empty_dir(dir);
       }
       warnings_ = ctx_.staging().take_warnings();
       pruned_ = old.size() / 2;

@@ -76,6 +76,22 @@ std::vector<std::string> records_to_prune(const std::string& jobs,
   return paths;
 }
 
+std::vector<std::string> emptied_job_folders(const std::string& jobs,
+                                             const std::map<std::string, std::vector<std::string>>& listing,
+                                             const std::vector<std::string>& pruned, const std::string& current) {
+  std::vector<std::string> folders;
+  for (const auto& [job, entries] : listing) {
+    const auto dir = jobs + "/" + job;
+    const auto gone = [&](const std::string& e) {
+      return std::find(pruned.begin(), pruned.end(), dir + "/" + e) != pruned.end();  // a few a launch
+    };
+    if (dir != current && std::all_of(entries.begin(), entries.end(), gone)) {
+      folders.push_back(dir);
+    }
+  }
+  return folders;
+}
+
 std::optional<std::string> record_path(const Env& env, Scheduler scheduler, std::string_view timestamp) {
   auto dir = record_dir(env, scheduler, timestamp);
   return dir ? std::optional<std::string>(*dir + ".json") : std::nullopt;

@@ -43,4 +43,10 @@ inline constexpr std::size_t kDefaultKeptRecords = 100;
                                                         const std::map<std::string, std::vector<std::string>>& listing,
                                                         std::size_t keep, std::size_t coming = 0);
 
+/// The job folders in `listing` that nothing is left in once `pruned` (records_to_prune's paths)
+/// is gone, as paths under `jobs`; never `current` (the folder a running launch is filling).
+[[nodiscard]] std::vector<std::string> emptied_job_folders(
+    const std::string& jobs, const std::map<std::string, std::vector<std::string>>& listing,
+    const std::vector<std::string>& pruned, const std::string& current);
+
 }  // namespace ezpz::core

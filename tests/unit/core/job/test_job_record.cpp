@@ -60,3 +60,21 @@ TEST_CASE("job records: the oldest finished ones beyond the newest N are pruned,
   CHECK(records_to_prune("/h/jobs", listing, 4, 1).empty());
   CHECK(records_to_prune("/h/jobs", listing, 0, 1).empty());
 }
+
+TEST_CASE("job records: a job folder goes only when nothing is left in it, never the running launch's",
+          "[job_record]") {
+  using ezpz::core::emptied_job_folders;
+  using ezpz::core::records_to_prune;
+  const std::map<std::string, std::vector<std::string>> listing = {
+      {"8817", {"launch-20261122T003418-42.json", "launch-20261122T003418-42", "launch-20261124T100000-7.json"}},
+      {"local-20261123T120000", {"launch-20261123T120000-9.json"}},
+      {"local-20261101T000000", {"launch-20261101T000000-3"}},  // still running
+      {"empty", {}},
+      {"local-20261201T090000", {}},  // this launch's, being filled
+  };
+  const auto pruned = records_to_prune("/h/jobs", listing, 1);
+  CHECK(emptied_job_folders("/h/jobs", listing, pruned, "/h/jobs/local-20261201T090000") ==
+        std::vector<std::string>{"/h/jobs/empty", "/h/jobs/local-20261123T120000"});
+  CHECK(emptied_job_folders("/h/jobs", listing, {}, "") ==
+        std::vector<std::string>{"/h/jobs/empty", "/h/jobs/local-20261201T090000"});
+}
