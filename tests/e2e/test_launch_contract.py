@@ -254,6 +254,32 @@ class Contract(TempDirTest):
                 self.assertEqual(sorted(line for line in out.splitlines() if line.startswith("usr1=")),
                                  ["usr1=1"] * 3, out)
 
+    def test_a_stop_signal_as_the_shim_ends_keeps_the_commands_code(self):
+        # The launcher's SIGTERM can reach a shim whose command has just ended with a code: the shim
+        # must still end with that code, never of the signal (Hydra takes a rank killed by a signal
+        # as its cue to SIGKILL every other rank at once, their output unread). The command ignores
+        # SIGTERM; the test, the shim's parent as the launcher is, sends it without pause until the
+        # shim is gone.
+        command = ("import signal, sys, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); "
+                   "print('ready', flush=True); time.sleep(0.3); sys.exit(3)")
+        shim = [EZPZ, "__rank-env", "--np=1", "--ppn=1", "--nhosts=1", "--restart=0/0", "--", DEBIAN_PYTHON, "-c",
+                command]
+        for _ in range(3):
+            proc = subprocess.Popen(shim, env=self.env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+            self.assertEqual(proc.stdout.readline(), b"ready\n")
+            sent = 0
+            while proc.poll() is None:
+                try:
+                    os.kill(proc.pid, signal.SIGTERM)
+                    sent += 1
+                except ProcessLookupError:
+                    pass
+            err = proc.stderr.read()
+            proc.stdout.close()
+            proc.stderr.close()
+            self.assertGreater(sent, 100, "the shim ended before the stop signals could test it")
+            self.assertEqual(proc.returncode, 3, err)
+
     def test_the_shim_keeps_an_inherited_ignore_and_passes_progress_bars(self):
         # A rank started under nohup keeps ignoring SIGHUP, as it did when the shim exec'd it.
         check = "import signal; print(signal.getsignal(signal.SIGHUP) == signal.SIG_IGN)"

@@ -355,6 +355,16 @@ core::ChildExit PosixProcessControl::run_child(const std::vector<std::string>& a
 
 int PosixProcessControl::finish_like(const core::ChildExit& exit) {
   if (exit.signal <= 0) {
+    // A stop signal from here on (the launcher stopping the job) would end the shim by that
+    // signal once the relay is gone, not with the command's code, and Hydra takes a rank killed
+    // by a signal as its cue to SIGKILL every other rank at once, output unread and TERM
+    // handlers cut short: held back, it dies with the shim.
+    sigset_t stops;
+    sigemptyset(&stops);
+    for (int signo : SignalRelay::signals()) {
+      sigaddset(&stops, signo);
+    }
+    ::sigprocmask(SIG_BLOCK, &stops, nullptr);
     return exit.exit_code;
   }
   relay_.reset();  // default dispositions back
