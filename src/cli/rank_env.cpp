@@ -88,6 +88,12 @@ int run_with_rank_env(Context& ctx, core::RankContext rank, const std::string& g
   if (exit.exit_code != 0 && !told && !recorded && exit.exec_errno != 0) {
     ctx.term.error(core::describe_exit(report));
   }
+  // 4. End as the command ended; under Hydra a death by a signal as its code (128+N), which the
+  //    hub has heard: Hydra SIGKILLs every other rank at once when one is killed by a signal,
+  //    their TERM handlers cut short and their last output unread.
+  if (exit.signal > 0 && core::launcher_kills_all_on_signal(ctx.env)) {
+    exit.signal = 0;
+  }
   return ctx.jobs().finish_like(exit);
 }
 

@@ -36,6 +36,20 @@ while True:
     time.sleep(0.05)
 """
 
+# Rank 0 dies of SIGTERM; the others take a second in their handler, then say so and end well.
+GRACEFUL = """import os, signal, sys, time
+def saved(signo, frame):
+    time.sleep(1)
+    print("saved", os.environ["RANK"], flush=True)
+    sys.exit(0)
+if os.environ["RANK"] != "0":
+    signal.signal(signal.SIGTERM, saved)
+signal.signal(signal.SIGINT, signal.SIG_IGN)
+print("ready", os.environ["RANK"], flush=True)
+while True:
+    time.sleep(0.05)
+"""
+
 
 def label(rank):
     return f"[{HOST} {rank}] ".encode()
@@ -441,11 +455,11 @@ class Output(TempDirTest):
 
     # No orphans ----------------------------------------------------------------------------------
 
-    def stubborn(self, launcher, extra=(), n=3):
-        """Ranks that ignore SIGINT and SIGTERM, running and ready: (job, marker)."""
+    def stubborn(self, launcher, extra=(), n=3, program=STUBBORN, kill_after=KILL_AFTER):
+        """Ranks that ignore SIGINT and SIGTERM (or run `program`), running and ready: (job, marker)."""
         marker = f"stubborn-{uuid.uuid4().hex}"
-        script = self.write(f"{marker}.py", STUBBORN)
-        argv = [EZPZ, "launch", "--launcher", launcher, "--kill-after", str(KILL_AFTER), *extra, "-n", str(n),
+        script = self.write(f"{marker}.py", program)
+        argv = [EZPZ, "launch", "--launcher", launcher, "--kill-after", str(kill_after), *extra, "-n", str(n),
                 "--", PY, script]
         for _ in range(3 if launcher == "mpiexec" else 1):
             job = Job(argv, self.env_for(launcher))
@@ -493,6 +507,19 @@ class Output(TempDirTest):
                 job.proc.send_signal(signal.SIGTERM)
                 self.gone(marker, since, job)
                 self.assertEqual(job.wait(60), 143, job.text())
+
+    def test_a_stop_leaves_each_rank_its_term_handler(self):
+        # Rank 0 dies of the SIGTERM at once; ranks 1 and 2 take a second in their handler (a
+        # checkpoint saved). Under MPICH's Hydra a rank killed by a signal was its cue to SIGKILL the
+        # others at once; ezpz promises them --kill-after. (Open MPI's mpirun SIGKILLs its ranks
+        # when it is stopped, whatever they do: not yet in ezpz's hands, see docs/launch.md.)
+        for launcher in ("local", "mpiexec"):
+            with self.subTest(launcher=launcher):
+                job, _ = self.stubborn(launcher, program=GRACEFUL, kill_after=30)
+                job.proc.send_signal(signal.SIGTERM)
+                self.assertEqual(job.wait(60), 143, job.text())
+                self.assertEqual(sorted(line for line in job.out if line.startswith(b"saved")),
+                                 [b"saved 1\n", b"saved 2\n"], job.text())
 
     def test_no_orphans_after_sigkill_of_ezpz(self):
         for launcher in LAUNCHERS:

@@ -64,6 +64,10 @@ std::string_view gpu_bind_variable(GpuBind b) {
   return "";
 }
 
+bool launcher_kills_all_on_signal(const Env& env) {
+  return env.get("PMI_FD").has_value();
+}
+
 Expected<RankInfo> detect_rank(const Env& env, const RankContext& ctx) {
   RankInfo info;
   auto rank = first_int(env, {"RANK", "PMI_RANK", "OMPI_COMM_WORLD_RANK", "PALS_RANKID", "PMIX_RANK", "SLURM_PROCID"});

@@ -58,6 +58,10 @@ struct RankInfo {
 /// Sizes fall back to the context. No rank variable with a world above 1 is a usage error.
 [[nodiscard]] Expected<RankInfo> detect_rank(const Env& env, const RankContext& ctx);
 
+/// Whether the launcher that started this rank SIGKILLs every other rank at once when one is
+/// killed by a signal: MPICH's Hydra and Intel MPI's (their PMI hands each rank PMI_FD).
+[[nodiscard]] bool launcher_kills_all_on_signal(const Env& env);
+
 /// Rank `r` of the plan as the built-in launcher (or --print-env) places it: block by host.
 [[nodiscard]] RankInfo planned_rank(int r, const RankContext& ctx);
 

@@ -68,6 +68,14 @@ TEST_CASE("rank priority follows ezpz: PMI_RANK before OMPI before SLURM", "[ran
   CHECK(r->source == "PMI_RANK");
 }
 
+TEST_CASE("only Hydra's ranks (PMI_FD) end a death by signal as its code", "[rank_env]") {
+  CHECK(launcher_kills_all_on_signal(make_env({{"PMI_RANK", "1"}, {"PMI_SIZE", "4"}, {"PMI_FD", "6"}})));
+  // PALS, Open MPI, Slurm: the same signal, as the command ended.
+  CHECK_FALSE(launcher_kills_all_on_signal(make_env({{"PMI_RANK", "1"}, {"PALS_RANKID", "1"}})));
+  CHECK_FALSE(launcher_kills_all_on_signal(make_env({{"OMPI_COMM_WORLD_RANK", "1"}})));
+  CHECK_FALSE(launcher_kills_all_on_signal(make_env({{"SLURM_PROCID", "1"}})));
+}
+
 TEST_CASE("no rank variable: rank 0 of a world of one, else a usage error", "[rank_env]") {
   RankContext one;
   auto r = detect_rank(make_env({}), one);
