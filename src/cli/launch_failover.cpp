@@ -281,12 +281,8 @@ Expected<std::pair<core::RunResult, int>> LaunchCommand::run_failover(Context& c
   return std::make_pair(result, attempt);
 }
 
-std::string with_failover(const std::string& record, const core::NodeSplit& split,
-                          const std::vector<AttemptFacts>& facts, const std::string& bad_nodes_file) {
-  auto j = nlohmann::ordered_json::parse(record, nullptr, false);
-  if (!j.is_object()) {
-    return record;
-  }
+void add_failover(nlohmann::ordered_json& record, const core::NodeSplit& split, const std::vector<AttemptFacts>& facts,
+                  const std::string& bad_nodes_file) {
   auto attempts = nlohmann::ordered_json::array();
   for (const auto& f : facts) {
     auto evicted = nlohmann::ordered_json::array();
@@ -300,11 +296,10 @@ std::string with_failover(const std::string& record, const core::NodeSplit& spli
     attempts.push_back({{"hosts", f.hosts}, {"verdict", f.verdict}, {"evicted", evicted}, {"probes", probes}});
   }
   const bool any = std::any_of(facts.begin(), facts.end(), [](const AttemptFacts& f) { return !f.evicted.empty(); });
-  j["failover"] = {{"active_hosts", split.active},
-                   {"spare_hosts", split.spare},
-                   {"attempts", attempts},
-                   {"bad_nodes_file", any ? bad_nodes_file : ""}};
-  return j.dump(2) + "\n";
+  record["failover"] = {{"active_hosts", split.active},
+                        {"spare_hosts", split.spare},
+                        {"attempts", attempts},
+                        {"bad_nodes_file", any ? bad_nodes_file : ""}};
 }
 
 }  // namespace ezpz::cli

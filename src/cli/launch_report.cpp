@@ -114,12 +114,8 @@ std::vector<core::RankExit> failed_exits(const std::vector<core::RankExit>& hear
 
 }  // namespace
 
-std::string with_rank_hosts(const std::string& record, const core::LaunchPlan& plan,
-                            const std::vector<AttemptFacts>& facts) {
-  auto j = nlohmann::ordered_json::parse(record, nullptr, false);
-  if (!j.is_object()) {
-    return record;
-  }
+void add_rank_hosts(nlohmann::ordered_json& record, const core::LaunchPlan& plan,
+                    const std::vector<AttemptFacts>& facts) {
   auto attempts = nlohmann::ordered_json::array();
   for (const auto& f : facts) {
     std::vector<std::string> hosts(static_cast<std::size_t>(std::max(plan.topology.nprocs, 0)));
@@ -130,8 +126,7 @@ std::string with_rank_hosts(const std::string& record, const core::LaunchPlan& p
     }
     attempts.push_back(hosts);
   }
-  j["rank_hosts"] = attempts;
-  return j.dump(2) + "\n";
+  record["rank_hosts"] = attempts;
 }
 
 std::optional<core::FirstFailure> find_first_failure(Context& ctx, const core::LaunchPlan& plan,
@@ -236,9 +231,10 @@ std::string rank_env_report(const core::LaunchPlan& plan, const core::Env& env, 
   return json ? ranks.dump() : text;
 }
 
-std::string record_json(const core::LaunchPlan& plan, const core::ClusterInfo& cluster,
-                        const std::vector<std::string>& command, const LaunchTimes& times,
-                        const core::RunResult& result, int attempts, const std::optional<core::FirstFailure>& failure) {
+nlohmann::ordered_json record_object(const core::LaunchPlan& plan, const core::ClusterInfo& cluster,
+                                     const std::vector<std::string>& command, const LaunchTimes& times,
+                                     const core::RunResult& result, int attempts,
+                                     const std::optional<core::FirstFailure>& failure) {
   nlohmann::json record = {
       {"ezpz_version", EZPZ_VERSION},
       {"command", command},
@@ -258,7 +254,7 @@ std::string record_json(const core::LaunchPlan& plan, const core::ClusterInfo& c
       {"failed_rank", failure ? nlohmann::json(failure->exit.rank) : nlohmann::json(nullptr)},
       {"first_failure", failure ? failure_object(*failure) : nlohmann::json(nullptr)},
   };
-  return record.dump(2) + "\n";
+  return record;  // its keys in name order, as nlohmann::json keeps them
 }
 
 }  // namespace ezpz::cli

@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json_fwd.hpp>
+
 #include "cli/command.hpp"
 #include "cli/launch.hpp"
 #include "core/launch/failure.hpp"
@@ -34,11 +36,12 @@ struct LaunchTimes {
   double duration_s = 0;
 };
 
-/// The record written under ~/.ezpz/jobs/<job>/ after a launch.
-[[nodiscard]] std::string record_json(const core::LaunchPlan& plan, const core::ClusterInfo& cluster,
-                                      const std::vector<std::string>& command, const LaunchTimes& times,
-                                      const core::RunResult& result, int attempts,
-                                      const std::optional<core::FirstFailure>& failure);
+/// The record written under ~/.ezpz/jobs/<job>/ after a launch (its keys in name order; what
+/// add_rank_hosts and add_failover add follows), to be dumped once.
+[[nodiscard]] nlohmann::ordered_json record_object(const core::LaunchPlan& plan, const core::ClusterInfo& cluster,
+                                                   const std::vector<std::string>& command, const LaunchTimes& times,
+                                                   const core::RunResult& result, int attempts,
+                                                   const std::optional<core::FirstFailure>& failure);
 
 /// The failed rank that ended first, with the exception its @record main left: from the built-in
 /// launcher's result, else from the shims' reports in the attempt's record directory. `started`:
@@ -47,13 +50,13 @@ struct LaunchTimes {
                                                                    const core::RunResult& result, double started,
                                                                    const AttemptFacts& facts);
 
-/// The record with "rank_hosts": for each attempt, the host of each rank ("" where no rank said).
-[[nodiscard]] std::string with_rank_hosts(const std::string& record, const core::LaunchPlan& plan,
-                                          const std::vector<AttemptFacts>& facts);
+/// Adds "rank_hosts": for each attempt, the host of each rank ("" where no rank said).
+void add_rank_hosts(nlohmann::ordered_json& record, const core::LaunchPlan& plan,
+                    const std::vector<AttemptFacts>& facts);
 
-/// The record with "failover": the spares, each attempt's nodes, verdict and evictions.
-[[nodiscard]] std::string with_failover(const std::string& record, const core::NodeSplit& split,
-                                        const std::vector<AttemptFacts>& facts, const std::string& bad_nodes_file);
+/// Adds "failover": the spares, each attempt's nodes, verdict and evictions.
+void add_failover(nlohmann::ordered_json& record, const core::NodeSplit& split, const std::vector<AttemptFacts>& facts,
+                  const std::string& bad_nodes_file);
 
 /// The one summary of a failed job on stderr, under every launcher.
 void report_failure(Context& ctx, const core::LaunchPlan& plan, const core::RunResult& result,
