@@ -239,6 +239,12 @@ bool MachineProfile::matches(std::string_view lower_hostname) const {
 
 Expected<MachineSet> MachineSet::builtin() {
   MachineSet set;
+  set.profiles_ = builtin_profiles();
+  return set;
+}
+
+Expected<MachineSet> MachineSet::builtin_parsed() {
+  MachineSet set;
   if (auto r = set.merge_toml(builtin_machines_toml(), "<built-in machines.toml>"); !r) {
     return Error{ExitCode::internal, r.error().message};
   }

@@ -47,7 +47,14 @@ struct MachineProfile {
 
   /// Whether `lower_hostname` starts with one of match_prefix (and contains match_contains).
   [[nodiscard]] bool matches(std::string_view lower_hostname) const;
+  bool operator==(const MachineProfile&) const = default;
 };
+
+/// The built-in profiles as data, in detection order: src/core/job/builtin_profiles.cpp, which
+/// scripts/gen-builtin-machines.sh writes from machines.toml through merge_toml (a unit test
+/// fails when the two differ). Every ezpz run needs them; parsing the TOML took a third of a
+/// launch's instructions.
+[[nodiscard]] std::vector<MachineProfile> builtin_profiles();
 
 /// How the machine of this run was decided (doctor shows it; a guess is a launch warning).
 enum class MachineEvidence {
@@ -66,8 +73,10 @@ struct MachineMatch {
 
 class MachineSet {
  public:
-  /// The profiles compiled into ezpz (src/core/job/machines.toml).
+  /// The profiles compiled into ezpz (src/core/job/machines.toml, as builtin_profiles()).
   [[nodiscard]] static Expected<MachineSet> builtin();
+  /// The same, parsed from the TOML text (what builtin_profiles() is checked against).
+  [[nodiscard]] static Expected<MachineSet> builtin_parsed();
 
   /// Parse TOML text naming `[[machine]]` tables and merge it over this set:
   /// a known name overrides only the keys it sets; a new name is checked first
