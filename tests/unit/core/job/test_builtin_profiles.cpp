@@ -3,6 +3,7 @@
 // (scripts/gen-builtin-machines.sh).
 #include <catch2/catch.hpp>
 
+#include <cctype>
 #include <cstdlib>
 #include <fstream>
 #include <string>
@@ -33,12 +34,21 @@ std::string pairs(const std::vector<std::pair<std::string, std::string>>& v) {
   return out + "}";
 }
 
-/// The C++ that builds one profile: only what differs from MachineProfile{}.
+/// The name of the function that builds profile `m`.
+std::string function_name(const MachineProfile& m) {
+  std::string out = "profile_";
+  for (char c : m.name) {
+    out += std::isalnum(static_cast<unsigned char>(c)) != 0 ? c : '_';
+  }
+  return out;
+}
+
+/// The C++ function that builds one profile: only what differs from MachineProfile{}.
 std::string profile_source(const MachineProfile& m) {
   const MachineProfile d;
-  std::string out = "  {\n    MachineProfile m;\n";
+  std::string out = "MachineProfile " + function_name(m) + "() {\n  MachineProfile m;\n";
   auto set = [&out](const std::string& field, const std::string& value) {
-    out += "    m." + field + " = " + value + ";\n";
+    out += "  m." + field + " = " + value + ";\n";
   };
   auto str = [&](const std::string& f, const std::string& v, const std::string& dv) {
     if (v != dv) {
@@ -92,7 +102,7 @@ std::string profile_source(const MachineProfile& m) {
   flag("guess_from_prefix", m.guess_from_prefix, d.guess_from_prefix);
   num("at_scale_nodes", m.at_scale_nodes, d.at_scale_nodes);
   table("env_at_scale", m.env_at_scale, d.env_at_scale);
-  return out + "    out.push_back(std::move(m));\n  }\n";
+  return out + "  return m;\n}\n\n";
 }
 
 std::string profiles_source(const std::vector<MachineProfile>& profiles) {
@@ -100,15 +110,14 @@ std::string profiles_source(const std::vector<MachineProfile>& profiles) {
       "// Written by scripts/gen-builtin-machines.sh from src/core/job/machines.toml (as merge_toml reads\n"
       "// it): do not edit. tests/unit/core/job/test_builtin_profiles.cpp fails when the two differ.\n"
       "#include \"core/job/machine.hpp\"\n\n"
-      "namespace ezpz::core {\n\n"
-      "std::vector<MachineProfile> builtin_profiles() {\n"
-      "  std::vector<MachineProfile> out;\n"
-      "  out.reserve(" +
-      std::to_string(profiles.size()) + ");\n";
+      "namespace ezpz::core {\nnamespace {\n\n";
+  std::string list;
   for (const auto& m : profiles) {
     out += profile_source(m);
+    list += (list.empty() ? "" : ", ") + function_name(m) + "()";
   }
-  return out + "  return out;\n}\n\n}  // namespace ezpz::core\n";
+  return out + "}  // namespace\n\nstd::vector<MachineProfile> builtin_profiles() {\n  return {" + list +
+         "};\n}\n\n}  // namespace ezpz::core\n";
 }
 
 }  // namespace
