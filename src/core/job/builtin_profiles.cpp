@@ -163,8 +163,17 @@ MachineProfile profile_local() {
 }  // namespace
 
 std::vector<MachineProfile> builtin_profiles() {
-  return {profile_aurora(), profile_sunspot(),  profile_sirius(),     profile_polaris(),
-          profile_sophia(), profile_frontier(), profile_perlmutter(), profile_local()};
+  std::vector<MachineProfile> out;
+  out.reserve(8);
+  out.push_back(profile_aurora());
+  out.push_back(profile_sunspot());
+  out.push_back(profile_sirius());
+  out.push_back(profile_polaris());
+  out.push_back(profile_sophia());
+  out.push_back(profile_frontier());
+  out.push_back(profile_perlmutter());
+  out.push_back(profile_local());
+  return out;
 }
 
 }  // namespace ezpz::core

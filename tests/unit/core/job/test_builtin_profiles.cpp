@@ -111,13 +111,15 @@ std::string profiles_source(const std::vector<MachineProfile>& profiles) {
       "// it): do not edit. tests/unit/core/job/test_builtin_profiles.cpp fails when the two differ.\n"
       "#include \"core/job/machine.hpp\"\n\n"
       "namespace ezpz::core {\nnamespace {\n\n";
-  std::string list;
+  std::string pushes;
   for (const auto& m : profiles) {
     out += profile_source(m);
-    list += (list.empty() ? "" : ", ") + function_name(m) + "()";
+    pushes += "  out.push_back(" + function_name(m) + "());\n";
   }
-  return out + "}  // namespace\n\nstd::vector<MachineProfile> builtin_profiles() {\n  return {" + list +
-         "};\n}\n\n}  // namespace ezpz::core\n";
+  // Each moved in (a braced list would copy every profile, strings and all, at each start).
+  return out + "}  // namespace\n\nstd::vector<MachineProfile> builtin_profiles() {\n" +
+         "  std::vector<MachineProfile> out;\n  out.reserve(" + std::to_string(profiles.size()) + ");\n" + pushes +
+         "  return out;\n}\n\n}  // namespace ezpz::core\n";
 }
 
 }  // namespace
