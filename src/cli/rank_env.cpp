@@ -27,16 +27,22 @@ core::ChildIo rank_io(Context& ctx, const core::RankContext& rank, const core::R
                       std::unique_ptr<core::RankLink>& link) {
   core::ChildIo io;
   const auto& host = ctx.env.hostname;
-  // The hub is reached once the command runs (its start and ours overlap).
-  io.connect = [&ctx, &link, host, r = info.rank, local = info.local_rank]() -> core::RankLink* {
-    std::string why;
-    link = ctx.ranks().connect_hub(ctx.env, r, host, 10000, why);
+  // The hub is dialled now and reached once the command runs: its answer comes while the
+  // command starts (on a busy node the hub's wake is most of a short rank's life).
+  std::string why;
+  std::shared_ptr<core::PendingRankLink> pending = ctx.ranks().begin_hub(ctx.env, info.rank, host, why);
+  io.connect = [&ctx, &link, pending, why, host, r = info.rank, local = info.local_rank]() mutable -> core::RankLink* {
+    if (pending) {
+      link = pending->finish(10000, why);
+      pending.reset();
+    }
     if (!link && !why.empty() && local == 0) {  // once a node
       ctx.term.warn("rank " + std::to_string(r) + " on " + host + ": cannot reach the launch's rank hub (" + why +
                     "): the lines of this node's ranks come through the launcher, which alone can stop them");
     } else if (!link && !why.empty()) {  // each of the others with EZPZ_LOG_LEVEL=info
       log::info("rank " + std::to_string(r) + " on " + host + ": cannot reach the launch's rank hub (" + why + ")");
     }
+    why.clear();  // said once
     return link.get();
   };
   io.label = rank.label ? core::rank_label(host, info.rank) : "";

@@ -149,8 +149,8 @@ class FakeRankChannels final : public core::RankChannels {
     ++hubs;
     return std::unique_ptr<core::RankHub>(std::make_unique<QuietHub>());
   }
-  std::unique_ptr<core::RankLink> connect_hub(const core::Env&, int, const std::string&, int,
-                                              std::string& why) override {
+  std::unique_ptr<core::PendingRankLink> begin_hub(const core::Env&, int, const std::string&,
+                                                   std::string& why) override {
     why.clear();
     return nullptr;
   }

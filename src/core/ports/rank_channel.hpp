@@ -46,6 +46,15 @@ class RankLink {
   [[nodiscard]] virtual double kill_after() const = 0;
 };
 
+/// A shim's connection to the hub, begun before its rank starts (its hello on the way while the
+/// command starts), finished once the command runs.
+class PendingRankLink {
+ public:
+  virtual ~PendingRankLink() = default;
+  /// The link, the hub told who we are; nullptr, with `why`, when it cannot be reached in `timeout_ms`.
+  [[nodiscard]] virtual std::unique_ptr<RankLink> finish(int timeout_ms, std::string& why) = 0;
+};
+
 /// What the hub does with what the shims send.
 struct HubOptions {
   std::string host;          ///< the address the shims connect to (this node's, as other nodes see it)
@@ -70,10 +79,17 @@ class RankChannels {
   virtual ~RankChannels() = default;
   /// A hub listening on every address of this node; an Error when none can be opened.
   [[nodiscard]] virtual Expected<std::unique_ptr<RankHub>> open_hub(const HubOptions& options) = 0;
-  /// The shim's connection to the hub kHubVar names (with kHubKeyVar's secret), saying who it is;
-  /// nullptr, with `why`, when there is none or it cannot be reached in `timeout_ms`.
-  [[nodiscard]] virtual std::unique_ptr<RankLink> connect_hub(const Env& env, int rank, const std::string& host,
-                                                              int timeout_ms, std::string& why) = 0;
+  /// The shim's connection to the hub kHubVar names (with kHubKeyVar's secret), begun: nullptr,
+  /// with `why`, when it cannot be (`why` empty: no hub planned, a line run by hand).
+  [[nodiscard]] virtual std::unique_ptr<PendingRankLink> begin_hub(const Env& env, int rank, const std::string& host,
+                                                                   std::string& why) = 0;
+  /// begin_hub, finished at once: saying who it is; nullptr, with `why`, when there is none or
+  /// it cannot be reached in `timeout_ms`.
+  [[nodiscard]] std::unique_ptr<RankLink> connect_hub(const Env& env, int rank, const std::string& host, int timeout_ms,
+                                                      std::string& why) {
+    auto pending = begin_hub(env, rank, host, why);
+    return pending ? pending->finish(timeout_ms, why) : nullptr;
+  }
 };
 
 }  // namespace ezpz::core

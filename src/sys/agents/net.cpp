@@ -43,7 +43,7 @@ void tune(int fd) {
 
 }  // namespace
 
-OwnedFd connect_to(const std::string& address, int timeout_ms, std::string& why) {
+OwnedFd begin_connect(const std::string& address, std::string& why) {
   const auto colon = address.rfind(':');
   if (colon == std::string::npos || colon == 0) {
     why = "not an address (host:port): " + address;
@@ -61,29 +61,39 @@ OwnedFd connect_to(const std::string& address, int timeout_ms, std::string& why)
   }
   OwnedFd fd(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
   int err = errno;
-  if (fd.valid() && ::connect(fd.get(), found->ai_addr, found->ai_addrlen) != 0) {
-    err = errno;
-    if (errno == EINPROGRESS) {
-      pollfd p{fd.get(), POLLOUT, 0};
-      int ready;
-      while ((ready = ::poll(&p, 1, timeout_ms)) < 0 && errno == EINTR) {
-      }
-      socklen_t len = sizeof(err);
-      err = ready == 0 ? ETIMEDOUT : 0;
-      if (ready > 0) {
-        (void)::getsockopt(fd.get(), SOL_SOCKET, SO_ERROR, &err, &len);
-      }
-    }
-    if (err != 0) {
+  if (fd.valid()) {
+    tune(fd.get());
+    err = ::connect(fd.get(), found->ai_addr, found->ai_addrlen) == 0 || errno == EINPROGRESS ? 0 : errno;
+  }
+  ::freeaddrinfo(found);
+  if (!fd.valid() || err != 0) {
+    why = "cannot connect to " + address + ": " + std::strerror(err);
+    fd.reset();
+  }
+  return fd;
+}
+
+int wait_connected(int fd, int timeout_ms) {
+  pollfd p{fd, POLLOUT, 0};
+  int ready;
+  while ((ready = ::poll(&p, 1, timeout_ms)) < 0 && errno == EINTR) {
+  }
+  int err = ready == 0 ? ETIMEDOUT : 0;
+  socklen_t len = sizeof(err);
+  if (ready > 0) {
+    (void)::getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len);
+  }
+  return err;
+}
+
+OwnedFd connect_to(const std::string& address, int timeout_ms, std::string& why) {
+  auto fd = begin_connect(address, why);
+  if (fd.valid()) {
+    if (const int err = wait_connected(fd.get(), timeout_ms); err != 0) {
+      why = "cannot connect to " + address + ": " + std::strerror(err);
       fd.reset();
     }
   }
-  ::freeaddrinfo(found);
-  if (!fd.valid()) {
-    why = "cannot connect to " + address + ": " + std::strerror(err);
-    return fd;
-  }
-  tune(fd.get());
   return fd;
 }
 

@@ -20,6 +20,11 @@ struct Listener {
 /// A connection to `address` ("name-or-ip:port") within `timeout_ms`; not valid, with `why`,
 /// when it cannot be made.
 [[nodiscard]] OwnedFd connect_to(const std::string& address, int timeout_ms, std::string& why);
+/// connect_to in two halves: the socket and its connect begun, no waiting (not valid, with
+/// `why`, when it cannot be); then the wait: 0 once it is up within `timeout_ms`, else its
+/// error (ETIMEDOUT: still being made).
+[[nodiscard]] OwnedFd begin_connect(const std::string& address, std::string& why);
+[[nodiscard]] int wait_connected(int fd, int timeout_ms);
 
 /// Accept one connection (close-on-exec, non-blocking); not valid when none is waiting.
 [[nodiscard]] OwnedFd accept_one(int listener);

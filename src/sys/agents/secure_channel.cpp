@@ -261,30 +261,56 @@ std::optional<SecureChannel> SecureChannel::open(OwnedFd fd, Role role, const Se
     }
     return accepting.take();
   }
-  std::array<unsigned char, 8 + 1 + kNonce> hello{};
+  Dialing dialing(std::move(fd), secret, encrypt);
+  if (!dialing.ok()) {
+    why = "no random bytes";
+    return std::nullopt;
+  }
+  return dialing.finish(timeout_ms, why);
+}
+
+SecureChannel::Dialing::Dialing(OwnedFd fd, const Secret& secret, bool encrypt) : fd_(std::move(fd)), secret_(secret) {
+  ::fcntl(fd_.get(), F_SETFL, ::fcntl(fd_.get(), F_GETFL) | O_NONBLOCK);
+  std::memcpy(hello_.data(), kHello.data(), 8);
+  hello_[8] = encrypt ? kFlagEncrypt : 0;
+  ok_ = random_bytes(hello_.data() + 9, kNonce);
+}
+
+void SecureChannel::Dialing::send_hello_now() {
+  while (ok_ && hello_sent_ < hello_.size()) {
+    const auto n = ::send(fd_.get(), hello_.data() + hello_sent_, hello_.size() - hello_sent_, MSG_NOSIGNAL);
+    if (n <= 0) {
+      return;  // full, or broken: finish() waits, or says why
+    }
+    hello_sent_ += static_cast<std::size_t>(n);
+  }
+}
+
+std::optional<SecureChannel> SecureChannel::Dialing::finish(int timeout_ms, std::string& why) {
+  init_crypto();  // here, not at the hello: that one goes before a shim's rank starts
+  const auto deadline = Clock::now() + std::chrono::milliseconds(timeout_ms);
   std::array<unsigned char, kNonce> ns{};
   std::array<unsigned char, kNonce> proof{};
-  const unsigned char flags = encrypt ? kFlagEncrypt : 0;
-  const unsigned char* nc = hello.data() + 9;
-  std::memcpy(hello.data(), kHello.data(), 8);
-  hello[8] = flags;
-  if (!random_bytes(hello.data() + 9, kNonce) || !write_whole(fd.get(), hello.data(), hello.size()) ||
-      !read_exact(fd.get(), ns.data(), ns.size(), deadline) ||
-      !read_exact(fd.get(), proof.data(), proof.size(), deadline)) {
+  const unsigned char flags = hello_[8];
+  const unsigned char* nc = hello_.data() + 9;
+  if (!ok_ || !write_whole(fd_.get(), hello_.data() + hello_sent_, hello_.size() - hello_sent_) ||
+      !read_exact(fd_.get(), ns.data(), ns.size(), deadline) ||
+      !read_exact(fd_.get(), proof.data(), proof.size(), deadline)) {
     why = "no handshake from the agent (not an ezpz agent of this run, or gone)";
     return std::nullopt;
   }
-  const auto want = hmac(secret, "server", flags, nc, ns.data());
+  hello_sent_ = hello_.size();
+  const auto want = hmac(secret_, "server", flags, nc, ns.data());
   if (CRYPTO_memcmp(want.data(), proof.data(), want.size()) != 0) {
     why = "the agent could not prove it holds this run's secret";
     return std::nullopt;
   }
-  const auto mine = hmac(secret, "client", flags, nc, ns.data());
-  if (!write_whole(fd.get(), mine.data(), mine.size())) {
+  const auto mine = hmac(secret_, "client", flags, nc, ns.data());
+  if (!write_whole(fd_.get(), mine.data(), mine.size())) {
     why = "the agent closed the connection during the handshake";
     return std::nullopt;
   }
-  return keyed(std::move(fd), role, secret, flags, nc, ns.data());
+  return keyed(std::move(fd_), Role::client, secret_, flags, nc, ns.data());
 }
 
 SecureChannel SecureChannel::keyed(OwnedFd fd, Role role, const Secret& secret, unsigned char flags,

@@ -57,6 +57,7 @@ class SecureChannel {
   static SecureChannel receiver(OwnedFd fd, const ReceiveKeys& keys);
 
   class Accepting;
+  class Dialing;
 
   SecureChannel(SecureChannel&&) noexcept;
   SecureChannel& operator=(SecureChannel&&) noexcept;
@@ -125,6 +126,29 @@ class SecureChannel::Accepting {
   std::array<unsigned char, 32> proof_{};  ///< the client's
   std::size_t proof_got_ = 0;
   std::string why_;
+};
+
+/// The client's half of the handshake, begun early: its hello can go before the caller does
+/// other work (a shim starting its rank), the server's answer on its way meanwhile. open() as
+/// a client is this, finished at once.
+class SecureChannel::Dialing {
+ public:
+  /// `fd`: a TCP connection, made or still being made. Not ok() when no random bytes could be had.
+  Dialing(OwnedFd fd, const Secret& secret, bool encrypt);
+  [[nodiscard]] bool ok() const { return ok_; }
+  [[nodiscard]] int fd() const { return fd_.get(); }
+  /// Send the hello, or as much as the (connected) socket takes now without waiting.
+  void send_hello_now();
+  /// The rest of the handshake within `timeout_ms`: the hello if not sent yet, the server's
+  /// proof, ours. nullopt, with `why`, as open() says.
+  std::optional<SecureChannel> finish(int timeout_ms, std::string& why);
+
+ private:
+  OwnedFd fd_;
+  Secret secret_;
+  std::array<unsigned char, 8 + 1 + 32> hello_{};  ///< "EZPZAGT1", flags, our nonce
+  std::size_t hello_sent_ = 0;
+  bool ok_ = false;
 };
 
 }  // namespace ezpz::sys

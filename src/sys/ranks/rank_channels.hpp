@@ -1,7 +1,9 @@
 // The rank channel over sealed TCP (sys/agents' SecureChannel): the launch's hub and each
 // shim's link. Records: shim -> hub 'H' "RANK HOST" (hello), 'O'/'E' output bytes of stdout and
 // stderr as they came, 'X' how the rank ended (core::exit_report_json); hub -> shim 'A' the grace
-// in seconds (the answer to the hello), 'K' kill the rank now. CMake target ezpz_sys_ranks.
+// in seconds (the answer to the hello), 'K' kill the rank now. A shim dials before its rank
+// starts (its handshake's first bytes go at once) and never waits for 'A': it reads it with
+// whatever the hub says next. CMake target ezpz_sys_ranks.
 #pragma once
 
 #include "core/ports/rank_channel.hpp"
@@ -11,8 +13,8 @@ namespace ezpz::sys {
 class SecureRankChannels final : public core::RankChannels {
  public:
   [[nodiscard]] Expected<std::unique_ptr<core::RankHub>> open_hub(const core::HubOptions& options) override;
-  [[nodiscard]] std::unique_ptr<core::RankLink> connect_hub(const core::Env& env, int rank, const std::string& host,
-                                                            int timeout_ms, std::string& why) override;
+  [[nodiscard]] std::unique_ptr<core::PendingRankLink> begin_hub(const core::Env& env, int rank,
+                                                                 const std::string& host, std::string& why) override;
 };
 
 }  // namespace ezpz::sys

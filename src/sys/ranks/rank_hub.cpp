@@ -296,7 +296,14 @@ class Hub final : public core::RankHub {
     }
   }
 
-  [[nodiscard]] std::size_t open_count() const { return by_fd_.size(); }
+  /// The connections still open, with the handshakes of shims that said hello: a shim sends its
+  /// proof, hello, output and end without waiting for the hub, so a short rank's all may be
+  /// here, unread, when its launcher ends.
+  [[nodiscard]] std::size_t open_count() const {
+    return by_fd_.size() + static_cast<std::size_t>(std::count_if(pending_.begin(), pending_.end(), [](const auto& p) {
+             return p.second.first.heard_hello();
+           }));
+  }
 
   void wait_for_closed(double seconds) {
     const auto deadline = Clock::now() + std::chrono::milliseconds(static_cast<long long>(seconds * 1000));

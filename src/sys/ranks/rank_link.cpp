@@ -1,6 +1,8 @@
 // The shim's end of the rank channel.
 #include <algorithm>
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
 
 #include "sys/agents/net.hpp"
 #include "sys/agents/secure_channel.hpp"
@@ -39,7 +41,9 @@ class Link final : public core::RankLink {
     char type = 0;
     std::string data;
     while (ch_.next(type, data) == SecureChannel::Got::record) {
-      if (type == 'K') {
+      if (type == 'A') {  // the hub's answer to our hello: the launch's grace
+        kill_after_ = std::max(0.0, std::strtod(data.c_str(), nullptr));
+      } else if (type == 'K') {
         return Heard::kill;
       }
     }
@@ -53,10 +57,38 @@ class Link final : public core::RankLink {
   double kill_after_;
 };
 
+/// Begun: the connection made or being made, the hello sent if it could be.
+class Pending final : public core::PendingRankLink {
+ public:
+  Pending(SecureChannel::Dialing dialing, std::string address, std::string hello)
+      : dialing_(std::move(dialing)), address_(std::move(address)), hello_(std::move(hello)) {}
+
+  std::unique_ptr<core::RankLink> finish(int timeout_ms, std::string& why) override {
+    if (const int err = wait_connected(dialing_.fd(), timeout_ms); err != 0) {
+      why = "cannot connect to " + address_ + ": " + std::strerror(err);
+      return nullptr;
+    }
+    auto ch = dialing_.finish(timeout_ms, why);
+    if (!ch || !ch->send('H', hello_)) {
+      why = why.empty() ? "the hub closed the connection" : why;
+      return nullptr;
+    }
+    // The hub answers with the launch's grace (heard with whatever it says next: it always
+    // takes a hello from a shim that proved the secret); waiting for it here would put one more
+    // of its wakes before this rank's first line and its exit.
+    return std::make_unique<Link>(std::move(*ch), core::HubOptions{}.kill_after_s);
+  }
+
+ private:
+  SecureChannel::Dialing dialing_;
+  std::string address_;
+  std::string hello_;  ///< "RANK HOST"
+};
+
 }  // namespace
 
-std::unique_ptr<core::RankLink> SecureRankChannels::connect_hub(const core::Env& env, int rank, const std::string& host,
-                                                                int timeout_ms, std::string& why) {
+std::unique_ptr<core::PendingRankLink> SecureRankChannels::begin_hub(const core::Env& env, int rank,
+                                                                     const std::string& host, std::string& why) {
   const auto address = env.get(core::kHubVar);
   const auto key = env.get(core::kHubKeyVar);
   if (!address || !key) {
@@ -68,23 +100,25 @@ std::unique_ptr<core::RankLink> SecureRankChannels::connect_hub(const core::Env&
     why = std::string(core::kHubKeyVar) + " is not a secret ezpz made";
     return nullptr;
   }
-  auto fd = connect_to(*address, timeout_ms, why);
+  auto fd = begin_connect(*address, why);
   if (!fd.valid()) {
     return nullptr;
   }
-  auto ch = SecureChannel::open(std::move(fd), SecureChannel::Role::client, *secret, true, timeout_ms, why);
-  if (!ch || !ch->send('H', std::to_string(rank) + " " + host)) {
-    why = why.empty() ? "the hub closed the connection" : why;
+  // On this node the connection is up at once (and a refusal known): the hello goes now.
+  const int err = wait_connected(fd.get(), 0);
+  if (err != 0 && err != ETIMEDOUT) {
+    why = "cannot connect to " + *address + ": " + std::strerror(err);
     return nullptr;
   }
-  char type = 0;
-  std::string data;
-  if (!ch->await(type, data, timeout_ms) || type != 'A') {
-    why = "the hub did not answer";
+  SecureChannel::Dialing dialing(std::move(fd), *secret, true);
+  if (!dialing.ok()) {
+    why = "no random bytes";
     return nullptr;
   }
-  const double grace = std::max(0.0, std::strtod(data.c_str(), nullptr));
-  return std::make_unique<Link>(std::move(*ch), grace);
+  if (err == 0) {
+    dialing.send_hello_now();
+  }
+  return std::make_unique<Pending>(std::move(dialing), *address, std::to_string(rank) + " " + host);
 }
 
 }  // namespace ezpz::sys

@@ -398,3 +398,41 @@ TEST_CASE("secure channel: a request read alone leaves the stream behind it to a
   CHECK(type == 'D');
   CHECK(data == "stream");
 }
+
+TEST_CASE("secure channel: a client's hello goes before it finishes, and the server answers it meanwhile",
+          "[secure_channel]") {
+  int fds[2];
+  REQUIRE(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds) == 0);
+  SecureChannel::Dialing dialing{OwnedFd(fds[0]), secret(3), true};
+  REQUIRE(dialing.ok());
+  dialing.send_hello_now();
+  // The server hears the hello and sends its proof while the client does other work.
+  SecureChannel::Accepting accepting{OwnedFd(fds[1]), secret(3)};
+  CHECK(accepting.step() == SecureChannel::Accepting::Step::pending);
+  CHECK(accepting.heard_hello());
+  std::string why;
+  auto client = dialing.finish(0, why);  // the answer is there already: no waiting
+  REQUIRE(client);
+  pollfd p{accepting.fd(), POLLIN, 0};
+  REQUIRE(::poll(&p, 1, 5000) == 1);
+  REQUIRE(accepting.step() == SecureChannel::Accepting::Step::done);
+  auto server = accepting.take();
+  REQUIRE(client->send('H', "1 node7"));
+  char type = 0;
+  std::string data;
+  REQUIRE(receive(server, type, data) == Got::record);
+  CHECK(type == 'H');
+  CHECK(data == "1 node7");
+}
+
+TEST_CASE("secure channel: a client dialling a server without the secret gets nothing through", "[secure_channel]") {
+  int fds[2];
+  REQUIRE(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds) == 0);
+  SecureChannel::Dialing dialing{OwnedFd(fds[0]), secret(3), true};
+  dialing.send_hello_now();
+  SecureChannel::Accepting accepting{OwnedFd(fds[1]), secret(4)};
+  CHECK(accepting.step() == SecureChannel::Accepting::Step::pending);
+  std::string why;
+  CHECK_FALSE(dialing.finish(5000, why));
+  CHECK_THAT(why, Catch::Contains("could not prove"));
+}

@@ -70,7 +70,6 @@ TEST_CASE("rank channel: a shim's lines, its end and its host reach the hub", "[
   auto hub = quiet_hub(channels);
   auto link = shim_of(channels, *hub, 1);
   REQUIRE(link);
-  CHECK(link->kill_after() == Approx(3.5));
   CHECK(link->send_output(1, "step 1\nstep"));
   CHECK(link->send_output(2, "warn\n"));
   CHECK(link->send_output(1, " 2 of 3"));
@@ -97,6 +96,62 @@ TEST_CASE("rank channel: a shim's lines, its end and its host reach the hub", "[
   const auto quiet = core::quiet_report(hub->ranks(), 20, 0);
   REQUIRE(quiet.size() >= 2);
   CHECK_THAT(quiet[1], Catch::StartsWith("  rank 0: no output in "));
+}
+
+TEST_CASE("rank channel: the shim sends at once, and hears the hub's grace with what the hub says next",
+          "[rank_channel]") {
+  sys::SecureRankChannels channels;
+  auto hub = quiet_hub(channels);
+  auto link = shim_of(channels, *hub, 1);
+  REQUIRE(link);
+  CHECK(link->kill_after() == Approx(10));  // the default, until the hub's answer is heard
+  CHECK(link->send_output(1, "early\n"));   // no waiting for that answer
+  auto answered = std::async(std::launch::async, [&] {
+    pollfd p{link->fd(), POLLIN, 0};
+    return ::poll(&p, 1, 10000) == 1 && link->hear() == core::RankLink::Heard::nothing;
+  });
+  CHECK(serve_until(*hub, answered));
+  CHECK(link->kill_after() == Approx(3.5));
+  link.reset();
+  hub->finish(10, 1);
+  CHECK(hub->ranks()[1].last_line == "early");
+}
+
+TEST_CASE("rank channel: a link begun before the command starts is answered while it starts", "[rank_channel]") {
+  sys::SecureRankChannels channels;
+  auto hub = quiet_hub(channels);
+  std::string why;
+  auto pending = channels.begin_hub(hub_env(*hub, hub->key()), 1, "node7", why);
+  REQUIRE(pending);
+  // The hub takes the hello and answers before the shim comes back for it (its rank started).
+  const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(300);
+  while (std::chrono::steady_clock::now() < until) {
+    pollfd p{hub->fds().front(), POLLIN, 0};
+    if (::poll(&p, 1, 20) > 0) {
+      (void)hub->service(p.fd);
+    }
+  }
+  auto link = pending->finish(0, why);  // nothing left to wait for
+  REQUIRE(link);
+  CHECK(link->send_output(1, "started\n"));
+  link.reset();
+  hub->finish(10, 1);
+  CHECK(hub->ranks()[1].host == "node7");
+  CHECK(hub->ranks()[1].last_line == "started");
+}
+
+TEST_CASE("rank channel: a hub that is gone is said at once, before the command starts", "[rank_channel]") {
+  sys::SecureRankChannels channels;
+  std::string address;
+  {
+    auto hub = quiet_hub(channels);
+    address = hub->address();
+  }  // closed: its port refuses
+  std::string why;
+  CHECK(
+      channels.begin_hub(test::make_env({{"EZPZ_RANK_HUB", address}, {"EZPZ_RANK_HUB_KEY", std::string(64, 'a')}}, "n"),
+                         0, "n", why) == nullptr);
+  CHECK_THAT(why, Catch::Contains("cannot connect to " + address));
 }
 
 TEST_CASE("rank channel: the hub's kill and its end reach the shim", "[rank_channel]") {
