@@ -88,24 +88,33 @@ Cli::Cli(std::size_t width)
       "Run 'ezpz help COMMAND' or 'ezpz COMMAND --help' for a command's options.\n"
       "Exit codes: the job's own code; 128+N when it died of signal N; 2 usage error;\n"
       "1 a check or operation failed; 124 timeout; 125 internal error; 126/127 cannot run.");
+  // The subcommands' trees are grown when needed (attach): a launch builds only its own.
+  std::set<std::string> trailing;
   for (const auto& info : command_table()) {
-    auto* sub = app_.add_subcommand(std::string(info.name), std::string(info.help));
-    if (info.hidden) {
-      sub->group("");  // not listed in help or completions
+    commands_.emplace_back(nullptr, info.make());
+    if (commands_.back().second->takes_trailing_command()) {
+      trailing.insert(std::string(info.name));
     }
-    commands_.emplace_back(sub, info.make());
   }
   populated_.assign(commands_.size(), false);
-  std::set<std::string> trailing;
-  for (const auto& [sub, cmd] : commands_) {
-    if (cmd->takes_trailing_command()) {
-      trailing.insert(sub->get_name());
-    }
-  }
   help->set_trailing_commands(std::move(trailing));
 }
 
+void Cli::attach(const Command* only) {
+  const auto& table = command_table();
+  for (std::size_t i = 0; i < commands_.size(); ++i) {
+    if (commands_[i].first == nullptr && (only == nullptr || commands_[i].second.get() == only)) {
+      auto* sub = app_.add_subcommand(std::string(table[i].name), std::string(table[i].help));
+      if (table[i].hidden) {
+        sub->group("");  // not listed in help or completions
+      }
+      commands_[i].first = sub;
+    }
+  }
+}
+
 void Cli::populate(const Command* only) {
+  attach(only);
   for (std::size_t i = 0; i < commands_.size(); ++i) {
     if (!populated_[i] && (only == nullptr || commands_[i].second.get() == only)) {
       commands_[i].second->add_cli(*commands_[i].first);
@@ -115,9 +124,13 @@ void Cli::populate(const Command* only) {
 }
 
 Command* Cli::command(std::string_view name) {
-  auto it =
-      std::find_if(commands_.begin(), commands_.end(), [&](const auto& c) { return c.first->get_name() == name; });
-  return it == commands_.end() ? nullptr : it->second.get();
+  const auto& table = command_table();
+  for (std::size_t i = 0; i < commands_.size(); ++i) {
+    if (table[i].name == name) {
+      return commands_[i].second.get();
+    }
+  }
+  return nullptr;
 }
 
 Cli::Parsed Cli::parse(std::vector<std::string> args, Terminal& term, const core::Env& env) {

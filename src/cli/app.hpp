@@ -43,10 +43,13 @@ class Cli {
   /// Register the options of `only` (all subcommands when null) if not done yet: a launch
   /// needs only its own, help and completions need the whole tree.
   void populate(const Command* only);
+  /// Add the subcommand of `only` (all when null) to the tree if not there yet, in the table's
+  /// order (a CLI11 subcommand costs ~20,000 instructions to build: every run built all 20).
+  void attach(const Command* only);
 
   CLI::App app_;
   std::vector<bool> populated_;
-  std::vector<std::pair<CLI::App*, std::unique_ptr<Command>>> commands_;
+  std::vector<std::pair<CLI::App*, std::unique_ptr<Command>>> commands_;  ///< by table row; null: not attached
   int verbosity_ = 0;
   std::string color_ = "auto";
 };
