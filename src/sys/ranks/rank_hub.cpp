@@ -88,10 +88,10 @@ class Hub final : public core::RankHub {
   }
 
   void finish(double grace_s, double kill_wait_s) override {
-    wait_for_closed(grace_s);
-    if (open_count() > 0) {
+    wait_for_closed(grace_s, true);
+    if (open_count(false) > 0) {
       kill_ranks();
-      wait_for_closed(kill_wait_s);
+      wait_for_closed(kill_wait_s, false);  // a handshake not done by now is not waited for
     }
     for (auto& c : conns_) {
       close(c);
@@ -296,18 +296,19 @@ class Hub final : public core::RankHub {
     }
   }
 
-  /// The connections still open, with the handshakes of shims that said hello: a shim sends its
-  /// proof, hello, output and end without waiting for the hub, so a short rank's all may be
-  /// here, unread, when its launcher ends.
-  [[nodiscard]] std::size_t open_count() const {
-    return by_fd_.size() + static_cast<std::size_t>(std::count_if(pending_.begin(), pending_.end(), [](const auto& p) {
-             return p.second.first.heard_hello();
-           }));
+  /// The connections still open, and with `hellos` the handshakes of shims that said hello: a
+  /// shim sends its proof, hello, output and end without waiting for the hub, so a short rank's
+  /// whole say may be here, unread, when its launcher ends.
+  [[nodiscard]] std::size_t open_count(bool hellos) const {
+    return by_fd_.size() +
+           (hellos ? static_cast<std::size_t>(std::count_if(pending_.begin(), pending_.end(),
+                                                            [](const auto& p) { return p.second.first.heard_hello(); }))
+                   : 0);
   }
 
-  void wait_for_closed(double seconds) {
+  void wait_for_closed(double seconds, bool hellos) {
     const auto deadline = Clock::now() + std::chrono::milliseconds(static_cast<long long>(seconds * 1000));
-    while (open_count() > 0 && Clock::now() < deadline) {
+    while (open_count(hellos) > 0 && Clock::now() < deadline) {
       pollfd p{epoll_.get(), POLLIN, 0};
       const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count() + 1;
       if (::poll(&p, 1, static_cast<int>(std::max<long long>(ms, 0))) > 0) {
