@@ -538,6 +538,9 @@ Expected<core::RunResult> run_plan(Context& ctx, const core::LaunchPlan& plan, c
     auto env = plan.env;
     hub = plan.rank_env ? open_hub(ctx, plan, supervision.kill_after_s, env) : nullptr;
     options.side = hub.get();
+    // Open MPI's mpirun, stopped, SIGKILLs its ranks within milliseconds (and all of them once
+    // one ends): ezpz stops them through their shims instead, each with --kill-after for its handler.
+    options.stop_ranks_first = plan.style == core::LauncherStyle::openmpi || plan.style == core::LauncherStyle::sophia;
     if (hub) {  // the launcher's streams carry its own words only: the ranks' come through the hub
       options.launcher_blocked = [launcher = plan.launcher](const std::vector<std::string>& lines) {
         return core::launcher_blocked(launcher, lines);

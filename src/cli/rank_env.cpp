@@ -90,6 +90,11 @@ int run_with_rank_env(Context& ctx, core::RankContext rank, const std::string& g
     (void)io.connect();  // it never ran: the hub hears why all the same
   }
   const bool told = link && link->send_exit(report);
+  if (told && link->stop_signal() != 0) {
+    // ezpz stopped the job rank by rank: this shim ends once every rank has (a launcher that
+    // kills them all as soon as one ends, Open MPI's, would cut the others' handlers short).
+    link->await_release(link->kill_after() + 5);
+  }
   const bool recorded = exit.exit_code != 0 && report_failure(ctx, rank, report);
   if (exit.exit_code != 0 && !told && !recorded && exit.exec_errno != 0) {
     ctx.term.error(core::describe_exit(report));

@@ -511,15 +511,21 @@ class Output(TempDirTest):
     def test_a_stop_leaves_each_rank_its_term_handler(self):
         # Rank 0 dies of the SIGTERM at once; ranks 1 and 2 take a second in their handler (a
         # checkpoint saved). Under MPICH's Hydra a rank killed by a signal was its cue to SIGKILL the
-        # others at once; ezpz promises them --kill-after. (Open MPI's mpirun SIGKILLs its ranks
-        # when it is stopped, whatever they do: not yet in ezpz's hands, see docs/launch.md.)
-        for launcher in ("local", "mpiexec"):
+        # others at once; Open MPI's mpirun, stopped, SIGKILLs its ranks within milliseconds (and
+        # all of them once one ends): ezpz stops them through their shims. ezpz promises each
+        # --kill-after.
+        for launcher in LAUNCHERS:
             with self.subTest(launcher=launcher):
                 job, _ = self.stubborn(launcher, program=GRACEFUL, kill_after=30)
                 job.proc.send_signal(signal.SIGTERM)
                 self.assertEqual(job.wait(60), 143, job.text())
                 self.assertEqual(sorted(line for line in job.out if line.startswith(b"saved")),
                                  [b"saved 1\n", b"saved 2\n"], job.text())
+        # The time limit's stop under mpirun takes the same road (ranks stopped through their shims).
+        job, _ = self.stubborn("mpirun", extra=("--time-limit", "8"), program=GRACEFUL, kill_after=30)
+        self.assertEqual(job.wait(60), 124, job.text())
+        self.assertEqual(sorted(line for line in job.out if line.startswith(b"saved")),
+                         [b"saved 1\n", b"saved 2\n"], job.text())
 
     def test_no_orphans_after_sigkill_of_ezpz(self):
         for launcher in LAUNCHERS:

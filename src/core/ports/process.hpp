@@ -55,6 +55,15 @@ class JobSideChannel {
   [[nodiscard]] virtual std::vector<RankWatch> ranks() const = 0;
   /// The first rank that reported a failure, once; nullopt before and after.
   [[nodiscard]] virtual std::optional<RankFailure> take_failure() = 0;
+  /// Stop the job through the ranks' shims: each passes `signo` to its rank and holds its own
+  /// end until release_ranks(), so a launcher that kills every rank as soon as one ends (Open
+  /// MPI's mpirun) sees none end before all have. False when not every rank can be reached so
+  /// (then the launcher is signalled).
+  virtual bool stop_ranks(int /*signo*/) { return false; }
+  /// Whether every rank the hub reaches has said how it ended (or its shim is gone).
+  [[nodiscard]] virtual bool ranks_ended() const { return true; }
+  /// The held shims end (as their ranks did).
+  virtual void release_ranks() {}
 };
 
 struct RunOptions {
@@ -75,6 +84,9 @@ struct RunOptions {
   /// A launcher's latest lines in, why it cannot go on out (nullopt: it can): ezpz then stops it
   /// and the job ends with ExitCode::unreachable (unset: never asked).
   std::function<std::optional<std::string>(const std::vector<std::string>&)> launcher_blocked;
+  /// The launcher kills every rank the moment it is stopped or one rank ends (Open MPI's mpirun):
+  /// ezpz's stop goes through the side channel's shims first (JobSideChannel::stop_ranks).
+  bool stop_ranks_first = false;
 };
 
 struct RunResult {

@@ -39,9 +39,15 @@ class RankLink {
   virtual bool send_alive() = 0;
   /// The descriptor to wait on: readable when the hub speaks or is gone.
   [[nodiscard]] virtual int fd() const = 0;
-  enum class Heard { nothing, kill, gone };
-  /// What the hub said: nothing yet, kill the rank now, or it is gone (ezpz ended or died).
+  enum class Heard { nothing, kill, stop, gone };
+  /// What the hub said: nothing yet, kill the rank now, stop it (pass it stop_signal(), then
+  /// hold this shim's end until await_release() says), or it is gone (ezpz ended or died).
   virtual Heard hear() = 0;
+  /// The signal the hub's stop asked to pass on (0: none yet).
+  [[nodiscard]] virtual int stop_signal() const = 0;
+  /// After the hub's stop and the rank's end (reported): wait until the hub lets this shim end
+  /// (every rank ended), kills, or is gone, for at most `seconds`. At once without a stop.
+  virtual void await_release(double seconds) = 0;
   /// The launch's grace between SIGTERM and SIGKILL (--kill-after), as the hub said.
   [[nodiscard]] virtual double kill_after() const = 0;
 };

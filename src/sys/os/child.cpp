@@ -216,6 +216,9 @@ class ChildWatch {
       case core::RankLink::Heard::kill:
         ::kill(child_.pid(), SIGKILL);
         break;
+      case core::RankLink::Heard::stop:  // ezpz stops the job rank by rank (its launcher would kill them)
+        ::kill(child_.pid(), link_->stop_signal());
+        break;
       case core::RankLink::Heard::gone:
         lost_hub();
         break;

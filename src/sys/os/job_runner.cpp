@@ -122,6 +122,7 @@ class Supervisor {
       const auto now = Clock::now();
       pass_output(fds, now);  // first, so a failing rank's last lines come before our notice
       handle_signals();
+      release_held_ranks();
       reap();
       check_deadlines(now);
       check_stragglers();
@@ -339,9 +340,24 @@ class Supervisor {
     if (stop_.at == 0) {
       stop_.at = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
     }
-    kill_group(signo);
+    // A launcher that kills every rank the moment it is stopped (Open MPI's mpirun) hears of the
+    // stop only once the ranks, stopped through their shims, have all ended.
+    if (!ranks_held_) {
+      ranks_held_ = options_.stop_ranks_first && options_.side != nullptr && options_.side->stop_ranks(signo);
+      if (!ranks_held_) {
+        kill_group(signo);
+      }
+    }
     if (!kill_deadline_) {
       kill_deadline_ = Clock::now() + seconds(options_.kill_after_s);
+    }
+  }
+
+  /// Every rank stopped through its shim has ended: the shims may end (then the launcher).
+  void release_held_ranks() {
+    if (ranks_held_ && !ranks_released_ && options_.side->ranks_ended()) {
+      ranks_released_ = true;
+      options_.side->release_ranks();
     }
   }
 
@@ -457,6 +473,8 @@ class Supervisor {
   Clock::time_point last_output_;
   Clock::time_point started_;
   std::optional<Clock::time_point> kill_deadline_;
+  bool ranks_held_ = false;      ///< stopped through the shims, which hold their ends (stop_ranks_first)
+  bool ranks_released_ = false;  ///< and let go once every rank ended
   std::optional<Clock::time_point> rank_stop_at_;  ///< a rank could not start its command: stop then
   std::vector<ProcessEnd> ends_;
   JobStop stop_;

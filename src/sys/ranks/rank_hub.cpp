@@ -87,7 +87,42 @@ class Hub final : public core::RankHub {
     }
   }
 
+  bool stop_ranks(int signo) override {
+    std::vector<bool> reached(static_cast<std::size_t>(std::max(options_.nprocs, 0)), false);
+    for (const auto& c : conns_) {
+      if (c.rank >= 0 && c.rank < options_.nprocs && (c.ch || c.exit)) {
+        reached[static_cast<std::size_t>(c.rank)] = true;
+      }
+    }
+    if (std::find(reached.begin(), reached.end(), false) != reached.end()) {
+      return false;  // a rank whose shim writes through the launcher: only the launcher reaches it
+    }
+    for (auto& c : conns_) {
+      if (c.ch && !c.exit) {
+        (void)c.ch->send('T', std::to_string(signo));
+      }
+    }
+    holding_ = true;
+    return true;
+  }
+
+  [[nodiscard]] bool ranks_ended() const override {
+    return std::none_of(conns_.begin(), conns_.end(), [](const Conn& c) { return c.ch && !c.exit; });
+  }
+
+  void release_ranks() override {
+    for (auto& c : conns_) {
+      if (c.ch) {
+        (void)c.ch->send('R', "");
+      }
+    }
+    holding_ = false;
+  }
+
   void finish(double grace_s, double kill_wait_s) override {
+    if (holding_) {
+      release_ranks();  // the launcher ended under them: nothing left to hold them for
+    }
     wait_for_closed(grace_s, true);
     if (open_count(false) > 0) {
       kill_ranks();
@@ -325,6 +360,7 @@ class Hub final : public core::RankHub {
   std::unordered_map<int, Conn*> by_fd_;  ///< the open ones by descriptor
   PendingMap pending_;                    ///< handshakes under way, by descriptor
   bool failure_said_ = false;
+  bool holding_ = false;                      ///< stop_ranks() told the shims to hold their ends
   std::optional<core::RankFailure> failure_;  ///< the first failure, until taken
 };
 

@@ -1,8 +1,12 @@
 // The shim's end of the rank channel.
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
+
+#include <poll.h>
+#include <unistd.h>
 
 #include "sys/agents/net.hpp"
 #include "sys/agents/secure_channel.hpp"
@@ -44,17 +48,44 @@ class Link final : public core::RankLink {
       if (type == 'A') {  // the hub's answer to our hello: the launch's grace
         kill_after_ = std::max(0.0, std::strtod(data.c_str(), nullptr));
       } else if (type == 'K') {
+        killed_ = true;
         return Heard::kill;
+      } else if (type == 'T' && stop_signal_ == 0) {
+        stop_signal_ = std::max(1, std::atoi(data.c_str()));
+        return Heard::stop;  // what follows stays in the channel for the next look
+      } else if (type == 'R') {
+        released_ = true;
       }
     }
     return got == SecureChannel::Got::closed || got == SecureChannel::Got::forged ? Heard::gone : Heard::nothing;
   }
 
   [[nodiscard]] double kill_after() const override { return kill_after_; }
+  [[nodiscard]] int stop_signal() const override { return stop_signal_; }
+
+  void await_release(double seconds) override {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+    const pid_t parent = ::getppid();
+    while (stop_signal_ != 0 && !released_ && !killed_) {
+      if (hear() == Heard::gone || ::getppid() != parent) {
+        return;  // ezpz or the launcher is gone: nobody to wait for
+      }
+      const auto left =
+          std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+      if (released_ || killed_ || left.count() <= 0) {
+        return;
+      }
+      pollfd p{ch_.fd(), POLLIN, 0};
+      (void)::poll(&p, 1, static_cast<int>(std::min<long long>(left.count(), 250)));
+    }
+  }
 
  private:
   SecureChannel ch_;
   double kill_after_;
+  int stop_signal_ = 0;    ///< the hub's stop, once heard
+  bool released_ = false;  ///< the hub let the shim end
+  bool killed_ = false;
 };
 
 /// Begun: the connection made or being made, the hello sent if it could be.

@@ -1,5 +1,7 @@
 #include <catch2/catch.hpp>
 
+#include <csignal>
+#include <filesystem>
 #include <optional>
 #include <string>
 #include <vector>
@@ -52,7 +54,62 @@ class OneFailureSide final : public ezpz::core::JobSideChannel {
   std::optional<ezpz::core::RankFailure> failure_;
 };
 
+/// A rank hub that takes a stop through the shims: the ranks "end" when the test says so.
+class HoldingSide final : public ezpz::core::JobSideChannel {
+ public:
+  [[nodiscard]] std::vector<int> fds() const override { return {}; }
+  bool service(int /*fd*/) override { return false; }
+  void kill_ranks() override { ++kills; }
+  void finish(double /*grace_s*/, double /*kill_wait_s*/) override {}
+  [[nodiscard]] std::vector<ezpz::core::RankWatch> ranks() const override { return {}; }
+  [[nodiscard]] std::optional<ezpz::core::RankFailure> take_failure() override { return std::nullopt; }
+  bool stop_ranks(int signo) override {
+    stopped_with = signo;
+    return true;
+  }
+  [[nodiscard]] bool ranks_ended() const override { return ended; }
+  void release_ranks() override { ++releases; }
+  int stopped_with = 0;
+  bool ended = false;
+  int releases = 0;
+  int kills = 0;
+};
+
 }  // namespace
+
+TEST_CASE("run: a launcher that kills its ranks when stopped hears nothing while they stop through their shims",
+          "[job_runner]") {
+  for (const bool ended : {false, true}) {
+    HoldingSide side;
+    side.ended = ended;
+    ezpz::core::RunOptions options;
+    options.is_launcher = true;
+    options.stop_ranks_first = true;
+    options.time_limit_s = 0.2;
+    options.kill_after_s = 1;
+    options.stop_what = "mpirun";
+    options.side = &side;
+    // A launcher that notes a SIGTERM: it never gets one, only the SIGKILL at the end.
+    const auto noted = std::filesystem::temp_directory_path() / ("ezpz-term-" + std::to_string(::getpid()));
+    std::filesystem::remove(noted);
+    const ezpz::core::ProcessSpec launcher{
+        {"sh", "-c", "trap 'echo TERM > \"$0\"' TERM; while :; do sleep 0.05; done", noted.string()},
+        {},
+        {},
+        "",
+        "",
+        "",
+        false};
+    ezpz::sys::PosixProcessControl pc;
+    auto r = pc.run({launcher}, options);
+    REQUIRE(r);
+    CHECK(r->timed_out);
+    CHECK(side.stopped_with == SIGTERM);
+    CHECK_FALSE(std::filesystem::exists(noted));
+    CHECK(side.kills >= 1);                   // the SIGKILL after --kill-after reaches the ranks too
+    CHECK(side.releases == (ended ? 1 : 0));  // the shims let go once every rank ended
+  }
+}
 
 TEST_CASE("run: a rank that dies of the stop of a blocked launcher does not make it a rank's failure", "[job_runner]") {
   OneFailureSide side;

@@ -5,7 +5,9 @@
 
 #include <algorithm>
 #include <chrono>
+#include <csignal>
 #include <future>
+#include <thread>
 
 #include <poll.h>
 #include <sys/socket.h>
@@ -152,6 +154,71 @@ TEST_CASE("rank channel: a hub that is gone is said at once, before the command 
       channels.begin_hub(test::make_env({{"EZPZ_RANK_HUB", address}, {"EZPZ_RANK_HUB_KEY", std::string(64, 'a')}}, "n"),
                          0, "n", why) == nullptr);
   CHECK_THAT(why, Catch::Contains("cannot connect to " + address));
+}
+
+TEST_CASE("rank channel: a stop through the shims holds every shim's end until all ranks ended", "[rank_channel]") {
+  sys::SecureRankChannels channels;
+  auto hub = quiet_hub(channels);  // 2 ranks
+  auto link0 = shim_of(channels, *hub, 0);
+  auto link1 = shim_of(channels, *hub, 1);
+  REQUIRE(link0);
+  REQUIRE(link1);
+  auto hears_stop = [&](core::RankLink& link) {
+    auto heard = std::async(std::launch::async, [&] {
+      pollfd p{link.fd(), POLLIN, 0};
+      for (int i = 0; i < 100; ++i) {
+        if (::poll(&p, 1, 100) == 1) {
+          const auto h = link.hear();
+          if (h != core::RankLink::Heard::nothing) {
+            return h;
+          }
+        }
+      }
+      return core::RankLink::Heard::nothing;
+    });
+    return serve_until(*hub, heard);
+  };
+  REQUIRE(hub->stop_ranks(SIGTERM));
+  CHECK(hears_stop(*link0) == core::RankLink::Heard::stop);
+  CHECK(hears_stop(*link1) == core::RankLink::Heard::stop);
+  CHECK(link0->stop_signal() == SIGTERM);
+  core::RankExit exit;
+  exit.rank = 0;
+  exit.exit_code = 143;
+  REQUIRE(link0->send_exit(exit));
+  // Rank 0 ended, rank 1 has not: rank 0's shim waits (here its wait ends at its deadline).
+  auto waited = std::async(std::launch::async, [&] {
+    const auto t0 = std::chrono::steady_clock::now();
+    link0->await_release(1.0);
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  });
+  CHECK(serve_until(*hub, waited) >= 0.9);
+  CHECK_FALSE(hub->ranks_ended());
+  exit.rank = 1;
+  exit.exit_code = 0;
+  REQUIRE(link1->send_exit(exit));
+  auto ended = std::async(std::launch::async, [&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));  // the hub takes the report meanwhile
+    return true;
+  });
+  (void)serve_until(*hub, ended);
+  REQUIRE(hub->ranks_ended());
+  hub->release_ranks();
+  auto released = std::async(std::launch::async, [&] {
+    const auto t0 = std::chrono::steady_clock::now();
+    link1->await_release(30);
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  });
+  CHECK(serve_until(*hub, released) < 10);
+}
+
+TEST_CASE("rank channel: a stop through the shims is refused while a rank has not reached the hub", "[rank_channel]") {
+  sys::SecureRankChannels channels;
+  auto hub = quiet_hub(channels);  // 2 ranks, only rank 1 calls
+  auto link = shim_of(channels, *hub, 1);
+  REQUIRE(link);
+  CHECK_FALSE(hub->stop_ranks(SIGTERM));  // rank 0 writes through the launcher: it alone reaches it
+  link->await_release(30);                // never told to stop: no wait
 }
 
 TEST_CASE("rank channel: the hub's kill and its end reach the shim", "[rank_channel]") {
