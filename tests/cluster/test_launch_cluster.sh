@@ -206,7 +206,11 @@ out=$("$X" "${common[@]}" "$ezpz" kill --all-nodes --hostfile "$D/hostfile" --dr
 [ "$(grep -o '"pid"' <<<"$out" | wc -l)" -eq 6 ] || fail "kill --dry-run --all-nodes should list 6 ranks: $out"
 [ "$(grep -c '"host":"node' <<<"$out")" -eq 3 ] || fail "kill --dry-run --all-nodes should report 3 nodes: $out"
 out=$("$X" "${common[@]}" "$ezpz" kill --all-nodes --hostfile "$D/hostfile" "sleep 303" 2>&1) || fail "kill --all-nodes: $out"
-[ "$(grep -c 'sent SIGTERM' <<<"$out")" -eq 6 ] || fail "kill --all-nodes should stop 6 ranks: $out"
+# The nodes are reached at once; the first ranks stopped are failures the launch stops the job
+# for, through the shims of the rest, which can beat the kill to a node: each of the 6 ranks is
+# stopped by one or the other (the dry run above found all 6 on their 3 nodes).
+sent=$(grep -c 'sent SIGTERM' <<<"$out")
+[ "$sent" -ge 1 ] && [ "$sent" -le 6 ] || fail "kill --all-nodes should stop the job's ranks: $out"
 for _ in $(seq 1 1200); do kill -0 "$job" 2>/dev/null || break; sleep 0.05; done
 kill -0 "$job" 2>/dev/null && { fail "the launch did not end in 60 s after ezpz kill"; kill -9 "$job"; }
 [ "$("$sim/pgrep.sh" -c '^sleep 303')" = 0 ] || fail "sleep 303 still runs: $("$sim/pgrep.sh" -a '^sleep 303')"
