@@ -90,6 +90,9 @@ int run_with_rank_env(Context& ctx, core::RankContext rank, const std::string& g
     (void)io.connect();  // it never ran: the hub hears why all the same
   }
   const bool told = link && link->send_exit(report);
+  if (told) {
+    (void)link->hear();  // a stop that came as the rank ended: held too (and nothing left unread)
+  }
   if (told && link->stop_signal() != 0) {
     // ezpz stopped the job rank by rank: this shim ends once every rank has (a launcher that
     // kills them all as soon as one ends, Open MPI's, would cut the others' handlers short).

@@ -3,8 +3,8 @@
 // stderr as they came, 'X' how the rank ended (core::exit_report_json); hub -> shim 'A' the grace
 // in seconds (the answer to the hello), 'K' kill the rank now, 'T' SIGNO pass the signal to the
 // rank and hold the shim's end until 'R' (release: every rank ended). A shim dials before its rank
-// starts (its handshake's first bytes go at once) and never waits for 'A': it reads it with
-// whatever the hub says next. CMake target ezpz_sys_ranks.
+// starts (its handshake's first bytes go at once) and takes 'A' before it sends any output.
+// CMake target ezpz_sys_ranks.
 #pragma once
 
 #include "core/ports/rank_channel.hpp"

@@ -45,9 +45,7 @@ class Link final : public core::RankLink {
     char type = 0;
     std::string data;
     while (ch_.next(type, data) == SecureChannel::Got::record) {
-      if (type == 'A') {  // the hub's answer to our hello: the launch's grace
-        kill_after_ = std::max(0.0, std::strtod(data.c_str(), nullptr));
-      } else if (type == 'K') {
+      if (type == 'K') {
         killed_ = true;
         return Heard::kill;
       } else if (type == 'T' && stop_signal_ == 0) {
@@ -104,10 +102,16 @@ class Pending final : public core::PendingRankLink {
       why = why.empty() ? "the hub closed the connection" : why;
       return nullptr;
     }
-    // The hub answers with the launch's grace (heard with whatever it says next: it always
-    // takes a hello from a shim that proved the secret); waiting for it here would put one more
-    // of its wakes before this rank's first line and its exit.
-    return std::make_unique<Link>(std::move(*ch), core::HubOptions{}.kill_after_s);
+    // The hub's answer (the launch's grace) is read here, before any output: a socket closed
+    // with bytes of the hub's unread is reset, and what this shim had not yet sent is lost with
+    // it (a rank's last lines, its end). Nothing else comes unasked.
+    char type = 0;
+    std::string data;
+    if (!ch->await(type, data, timeout_ms) || type != 'A') {
+      why = "the hub did not answer";
+      return nullptr;
+    }
+    return std::make_unique<Link>(std::move(*ch), std::max(0.0, std::strtod(data.c_str(), nullptr)));
   }
 
  private:
