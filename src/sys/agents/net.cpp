@@ -67,7 +67,7 @@ OwnedFd begin_connect(const std::string& address, std::string& why) {
   }
   ::freeaddrinfo(found);
   if (!fd.valid() || err != 0) {
-    why = "cannot connect to " + address + ": " + std::strerror(err);
+    why = connect_error(address, err);
     fd.reset();
   }
   return fd;
@@ -86,11 +86,15 @@ int wait_connected(int fd, int timeout_ms) {
   return err;
 }
 
+std::string connect_error(const std::string& address, int err) {
+  return "cannot connect to " + address + ": " + std::strerror(err);
+}
+
 OwnedFd connect_to(const std::string& address, int timeout_ms, std::string& why) {
   auto fd = begin_connect(address, why);
   if (fd.valid()) {
     if (const int err = wait_connected(fd.get(), timeout_ms); err != 0) {
-      why = "cannot connect to " + address + ": " + std::strerror(err);
+      why = connect_error(address, err);
       fd.reset();
     }
   }

@@ -25,6 +25,8 @@ struct Listener {
 /// error (ETIMEDOUT: still being made).
 [[nodiscard]] OwnedFd begin_connect(const std::string& address, std::string& why);
 [[nodiscard]] int wait_connected(int fd, int timeout_ms);
+/// "cannot connect to ADDRESS: REASON" for a connection that failed with `err`.
+[[nodiscard]] std::string connect_error(const std::string& address, int err);
 
 /// Accept one connection (close-on-exec, non-blocking); not valid when none is waiting.
 [[nodiscard]] OwnedFd accept_one(int listener);

@@ -3,7 +3,6 @@
 #include <cerrno>
 #include <chrono>
 #include <cstdlib>
-#include <cstring>
 
 #include <poll.h>
 #include <unistd.h>
@@ -94,7 +93,7 @@ class Pending final : public core::PendingRankLink {
 
   std::unique_ptr<core::RankLink> finish(int timeout_ms, std::string& why) override {
     if (const int err = wait_connected(dialing_.fd(), timeout_ms); err != 0) {
-      why = "cannot connect to " + address_ + ": " + std::strerror(err);
+      why = connect_error(address_, err);
       return nullptr;
     }
     auto ch = dialing_.finish(timeout_ms, why);
@@ -142,7 +141,7 @@ std::unique_ptr<core::PendingRankLink> SecureRankChannels::begin_hub(const core:
   // On this node the connection is up at once (and a refusal known): the hello goes now.
   const int err = wait_connected(fd.get(), 0);
   if (err != 0 && err != ETIMEDOUT) {
-    why = "cannot connect to " + *address + ": " + std::strerror(err);
+    why = connect_error(*address, err);
     return nullptr;
   }
   SecureChannel::Dialing dialing(std::move(fd), *secret, true);
