@@ -494,6 +494,7 @@ std::unique_ptr<core::RankHub> open_hub(Context& ctx, const core::LaunchPlan& pl
     options.console = *console;
   }
   options.kill_after_s = kill_after_s;
+  options.stops_ranks = core::stops_through_shims(plan.style);
   auto hub = ctx.ranks().open_hub(options);
   if (!hub) {
     ctx.term.warn(hub.error().message + ": the ranks' lines come through " + plan.launcher);
@@ -540,7 +541,7 @@ Expected<core::RunResult> run_plan(Context& ctx, const core::LaunchPlan& plan, c
     options.side = hub.get();
     // Open MPI's mpirun, stopped, SIGKILLs its ranks within milliseconds (and all of them once
     // one ends): ezpz stops them through their shims instead, each with --kill-after for its handler.
-    options.stop_ranks_first = plan.style == core::LauncherStyle::openmpi || plan.style == core::LauncherStyle::sophia;
+    options.stop_ranks_first = core::stops_through_shims(plan.style);
     if (hub) {  // the launcher's streams carry its own words only: the ranks' come through the hub
       options.launcher_blocked = [launcher = plan.launcher](const std::vector<std::string>& lines) {
         return core::launcher_blocked(launcher, lines);

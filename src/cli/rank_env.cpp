@@ -93,9 +93,10 @@ int run_with_rank_env(Context& ctx, core::RankContext rank, const std::string& g
   if (told) {
     (void)link->hear();  // a stop that came as the rank ended: held too (and nothing left unread)
   }
-  if (told && link->stop_signal() != 0) {
-    // ezpz stopped the job rank by rank: this shim ends once every rank has (a launcher that
-    // kills them all as soon as one ends, Open MPI's, would cut the others' handlers short).
+  if (told) {
+    // Where ezpz stops the job rank by rank, this shim ends once the hub has its report, and
+    // after a stop once every rank has (a launcher that kills them all as soon as one ends,
+    // Open MPI's, would cut the others' handlers short). Elsewhere: at once.
     link->await_release(link->kill_after() + 5);
   }
   const bool recorded = exit.exit_code != 0 && report_failure(ctx, rank, report);

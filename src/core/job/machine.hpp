@@ -18,6 +18,11 @@ enum class LauncherStyle { auto_detect, pals, sophia, srun, openmpi, mpich, loca
 
 [[nodiscard]] std::string_view to_string(LauncherStyle s);
 [[nodiscard]] std::optional<LauncherStyle> launcher_style_from_string(std::string_view name);
+/// Whether ezpz stops this launcher's ranks through their shims: Open MPI's mpirun, stopped,
+/// SIGKILLs its ranks within milliseconds (and all of them once one ends).
+[[nodiscard]] constexpr bool stops_through_shims(LauncherStyle s) {
+  return s == LauncherStyle::openmpi || s == LauncherStyle::sophia;
+}
 
 struct MachineProfile {
   std::string name;

@@ -45,8 +45,9 @@ class RankLink {
   virtual Heard hear() = 0;
   /// The signal the hub's stop asked to pass on (0: none yet).
   [[nodiscard]] virtual int stop_signal() const = 0;
-  /// After the hub's stop and the rank's end (reported): wait until the hub lets this shim end
-  /// (every rank ended), kills, or is gone, for at most `seconds`. At once without a stop.
+  /// After the rank's end (reported): wait until the hub lets this shim end (after its stop:
+  /// once every rank ended; under a hub that stops ranks: its answer to the report), kills, or
+  /// is gone, for at most `seconds`. At once under any other hub without a stop.
   virtual void await_release(double seconds) = 0;
   /// The launch's grace between SIGTERM and SIGKILL (--kill-after), as the hub said.
   [[nodiscard]] virtual double kill_after() const = 0;
@@ -68,6 +69,11 @@ struct HubOptions {
   bool label = false;        ///< prefix every line with "[host rank] "
   RankRanges console;        ///< ranks whose lines show (empty: all)
   double kill_after_s = 10;  ///< told to every shim: its grace when the hub is gone
+  /// ezpz stops these ranks through their shims (stop_ranks): every shim's end report is
+  /// answered, and the shim ends only once it has the answer (a stop that crossed its report
+  /// then holds it), so no stop is left unread when it closes: a socket closed with bytes
+  /// unread is reset, and what it had not yet sent is lost.
+  bool stops_ranks = false;
 };
 
 /// The launch's end: one per attempt.

@@ -265,7 +265,7 @@ class Hub final : public core::RankHub {
       return false;
     }
     char grace[32];
-    std::snprintf(grace, sizeof(grace), "%.3f", options_.kill_after_s);
+    std::snprintf(grace, sizeof(grace), "%.3f%s", options_.kill_after_s, options_.stops_ranks ? " stops" : "");
     if (!c.ch->send('A', grace)) {
       return false;
     }
@@ -306,6 +306,9 @@ class Hub final : public core::RankHub {
         output = true;
       } else if (type == 'X') {
         c.exit = core::parse_exit_report(data);
+        if (options_.stops_ranks && !holding_) {
+          (void)c.ch->send('R', "");  // heard: the shim may end (in a stop, release_ranks says it)
+        }
         if (c.exit && c.exit->exit_code != 0 && !failure_said_) {
           failure_said_ = true;
           // (a command that could not start is named once, by the summary)

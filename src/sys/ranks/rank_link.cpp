@@ -16,7 +16,8 @@ namespace {
 
 class Link final : public core::RankLink {
  public:
-  Link(SecureChannel ch, double kill_after) : ch_(std::move(ch)), kill_after_(kill_after) {}
+  Link(SecureChannel ch, double kill_after, bool answered)
+      : ch_(std::move(ch)), kill_after_(kill_after), answered_(answered) {}
 
   bool send_output(int stream, std::string_view bytes) override {
     while (!bytes.empty()) {
@@ -63,7 +64,7 @@ class Link final : public core::RankLink {
   void await_release(double seconds) override {
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
     const pid_t parent = ::getppid();
-    while (stop_signal_ != 0 && !released_ && !killed_) {
+    while ((stop_signal_ != 0 || answered_) && !released_ && !killed_) {
       if (hear() == Heard::gone || ::getppid() != parent) {
         return;  // ezpz or the launcher is gone: nobody to wait for
       }
@@ -80,6 +81,7 @@ class Link final : public core::RankLink {
  private:
   SecureChannel ch_;
   double kill_after_;
+  bool answered_;          ///< the hub answers the end report (it stops ranks itself)
   int stop_signal_ = 0;    ///< the hub's stop, once heard
   bool released_ = false;  ///< the hub let the shim end
   bool killed_ = false;
@@ -110,7 +112,9 @@ class Pending final : public core::PendingRankLink {
       why = "the hub did not answer";
       return nullptr;
     }
-    return std::make_unique<Link>(std::move(*ch), std::max(0.0, std::strtod(data.c_str(), nullptr)));
+    char* rest = nullptr;
+    const double grace = std::strtod(data.c_str(), &rest);
+    return std::make_unique<Link>(std::move(*ch), std::max(0.0, grace), std::string_view(rest) == " stops");
   }
 
  private:

@@ -45,8 +45,9 @@ core::Env hub_env(const core::RankHub& hub, const std::string& key) {
   return test::make_env({{"EZPZ_RANK_HUB", hub.address()}, {"EZPZ_RANK_HUB_KEY", key}}, "node7");
 }
 
-std::unique_ptr<core::RankHub> quiet_hub(sys::SecureRankChannels& channels) {
+std::unique_ptr<core::RankHub> quiet_hub(sys::SecureRankChannels& channels, bool stops_ranks = false) {
   core::HubOptions options;
+  options.stops_ranks = stops_ranks;
   options.host = "127.0.0.1";
   options.nprocs = 2;
   options.console = {{9, 9}};  // rank 9 only: nothing reaches the test's own output
@@ -201,6 +202,69 @@ TEST_CASE("rank channel: a stop through the shims holds every shim's end until a
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   });
   CHECK(serve_until(*hub, released) < 10);
+}
+
+TEST_CASE("rank channel: under a hub that stops its ranks, a shim ends only once its report is heard",
+          "[rank_channel]") {
+  sys::SecureRankChannels channels;
+  auto hub = quiet_hub(channels, true);
+  auto link = shim_of(channels, *hub, 0);
+  REQUIRE(link);
+  core::RankExit exit;
+  exit.rank = 0;
+  REQUIRE(link->send_exit(exit));
+  auto waited = std::async(std::launch::async, [&] { link->await_release(30); });
+  // Unheard, the shim does not end: a stop on its way to it would be unread at its close.
+  CHECK(waited.wait_for(std::chrono::milliseconds(300)) == std::future_status::timeout);
+  auto ended = std::async(std::launch::async, [&] {
+    const auto t0 = std::chrono::steady_clock::now();
+    waited.get();
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  });
+  CHECK(serve_until(*hub, ended) < 10);
+  CHECK(hub->ranks_ended());
+  CHECK(link->stop_signal() == 0);
+}
+
+TEST_CASE("rank channel: a stop that crosses a shim's report holds that shim until every rank ended",
+          "[rank_channel]") {
+  sys::SecureRankChannels channels;
+  auto hub = quiet_hub(channels, true);  // 2 ranks
+  auto link0 = shim_of(channels, *hub, 0);
+  auto link1 = shim_of(channels, *hub, 1);
+  REQUIRE(link0);
+  REQUIRE(link1);
+  core::RankExit exit;
+  exit.rank = 0;
+  REQUIRE(link0->send_exit(exit));
+  REQUIRE(hub->stop_ranks(SIGTERM));  // before the hub has read rank 0's report: it goes to both
+  auto held = std::async(std::launch::async, [&] { link0->await_release(30); });
+  auto rank1_stopped = std::async(std::launch::async, [&] {
+    pollfd p{link1->fd(), POLLIN, 0};
+    while (::poll(&p, 1, 10000) == 1 && link1->hear() == core::RankLink::Heard::nothing) {
+    }
+    return link1->stop_signal();
+  });
+  CHECK(serve_until(*hub, rank1_stopped) == SIGTERM);
+  CHECK(held.wait_for(std::chrono::milliseconds(300)) == std::future_status::timeout);  // rank 1 runs
+  exit.rank = 1;
+  REQUIRE(link1->send_exit(exit));
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (!hub->ranks_ended() && std::chrono::steady_clock::now() < deadline) {
+    pollfd p{hub->fds().front(), POLLIN, 0};
+    if (::poll(&p, 1, 20) > 0) {
+      (void)hub->service(p.fd);
+    }
+  }
+  REQUIRE(hub->ranks_ended());
+  hub->release_ranks();
+  auto released = std::async(std::launch::async, [&] {
+    held.get();
+    link1->await_release(30);
+    return true;
+  });
+  CHECK(serve_until(*hub, released));
+  CHECK(link0->stop_signal() == SIGTERM);
 }
 
 TEST_CASE("rank channel: a stop through the shims is refused while a rank has not reached the hub", "[rank_channel]") {
