@@ -13,6 +13,11 @@
 
 namespace ezpz::sys {
 
+void init_libcrypto() {
+  static const bool done = OPENSSL_init_crypto(OPENSSL_INIT_NO_LOAD_CONFIG, nullptr) == 1;
+  (void)done;
+}
+
 CipherKey hmac_sha256(const unsigned char* key, std::size_t key_size, std::string_view message) {
   constexpr std::size_t kBlock = 64;
   std::array<unsigned char, kBlock> block{};
@@ -82,6 +87,7 @@ bool AesGcm::use_evp(std::size_t size) {
     return false;
   }
   if (s.evp == nullptr) {
+    init_libcrypto();
     s.evp = EVP_CIPHER_CTX_new();
   }
   return true;

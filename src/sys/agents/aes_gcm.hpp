@@ -22,6 +22,11 @@ inline constexpr std::size_t kGcmTag = 16;
 /// the low-level code does in the time EVP takes to start).
 inline constexpr std::uint64_t kQuickBytes = 64 * 1024;
 
+/// libcrypto set up (once) without the system's openssl.cnf: before any EVP call or RAND_bytes
+/// (the low-level code needs none of it, so a channel that never reaches kQuickBytes, a rank's
+/// shim, never pays it).
+void init_libcrypto();
+
 /// HMAC-SHA256 of `message` under `key` (low-level SHA-256: no provider to start).
 [[nodiscard]] CipherKey hmac_sha256(const unsigned char* key, std::size_t key_size, std::string_view message);
 

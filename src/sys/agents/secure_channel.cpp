@@ -108,13 +108,6 @@ void put_be32(unsigned char* p, std::uint32_t v) {
   p[3] = static_cast<unsigned char>(v);
 }
 
-/// libcrypto without the system's openssl.cnf: the default provider is all the channel uses
-/// (and only once a direction has carried kQuickBytes).
-void init_crypto() {
-  static const bool done = OPENSSL_init_crypto(OPENSSL_INIT_NO_LOAD_CONFIG, nullptr) == 1;
-  (void)done;
-}
-
 /// `n` bytes from the kernel's generator (getrandom), libcrypto's where that fails: setting up
 /// libcrypto's own generator costs each rank's shim about 0.8 ms before its first byte.
 bool random_bytes(unsigned char* p, std::size_t n) {
@@ -125,6 +118,7 @@ bool random_bytes(unsigned char* p, std::size_t n) {
       continue;
     }
     if (r <= 0) {
+      init_libcrypto();
       return RAND_bytes(p, static_cast<int>(n)) == 1;
     }
     got += static_cast<std::size_t>(r);
@@ -165,7 +159,6 @@ struct InBuffer {
 }  // namespace
 
 std::optional<Secret> new_secret() {
-  init_crypto();
   Secret s{};
   if (!random_bytes(s.data(), s.size())) {
     return std::nullopt;
@@ -240,7 +233,6 @@ bool SecureChannel::encrypted() const {
 
 std::optional<SecureChannel> SecureChannel::open(OwnedFd fd, Role role, const Secret& secret, bool encrypt,
                                                  int timeout_ms, std::string& why) {
-  init_crypto();
   const auto deadline = Clock::now() + std::chrono::milliseconds(timeout_ms);
   ::fcntl(fd.get(), F_SETFL, ::fcntl(fd.get(), F_GETFL) | O_NONBLOCK);
   if (role == Role::server) {
@@ -287,7 +279,6 @@ void SecureChannel::Dialing::send_hello_now() {
 }
 
 std::optional<SecureChannel> SecureChannel::Dialing::finish(int timeout_ms, std::string& why) {
-  init_crypto();  // here, not at the hello: that one goes before a shim's rank starts
   const auto deadline = Clock::now() + std::chrono::milliseconds(timeout_ms);
   std::array<unsigned char, kNonce> ns{};
   std::array<unsigned char, kNonce> proof{};
@@ -324,7 +315,6 @@ SecureChannel SecureChannel::keyed(OwnedFd fd, Role role, const Secret& secret, 
 
 SecureChannel::Accepting::Accepting(OwnedFd fd, const Secret& secret) : fd_(std::move(fd)), secret_(secret) {
   static_assert(sizeof(nonce_) == kNonce && sizeof(proof_) == kNonce && sizeof(hello_) == 9 + kNonce);
-  init_crypto();
   ::fcntl(fd_.get(), F_SETFL, ::fcntl(fd_.get(), F_GETFL) | O_NONBLOCK);
 }
 
@@ -395,7 +385,6 @@ ReceiveKeys ReceiveKeys::from(const std::array<unsigned char, kSize>& b) {
 }
 
 SecureChannel SecureChannel::receiver(OwnedFd fd, const ReceiveKeys& keys) {
-  init_crypto();
   ::fcntl(fd.get(), F_SETFL, ::fcntl(fd.get(), F_GETFL) | O_NONBLOCK);
   auto st = std::make_unique<State>();
   st->fd = std::move(fd);
