@@ -65,7 +65,11 @@ class Link final : public core::RankLink {
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
     const pid_t parent = ::getppid();
     while ((stop_signal_ != 0 || answered_) && !released_ && !killed_) {
-      if (hear() == Heard::gone || ::getppid() != parent) {
+      const auto heard = hear();
+      if (heard == Heard::stop) {
+        continue;  // what came with the stop (its release) is in the channel: looked at now
+      }
+      if (heard == Heard::gone || ::getppid() != parent) {
         return;  // ezpz or the launcher is gone: nobody to wait for
       }
       const auto left =
