@@ -10,7 +10,8 @@
 # static C program), ezpz's own start, and the per-rank shim (ezpz's and the floor's), which is
 # where ezpz's overhead over the launcher it wraps comes from; with each its page faults and what
 # one fault costs here, and (with valgrind) the instructions each runs: on a virtual machine where
-# a fault is dear, a start's cost is its faults, not its instructions.
+# a fault is dear, a start's cost is its faults, not its instructions. With gdb, the cpuid
+# instructions each runs before and after main: each one traps to the hypervisor of a virtual machine.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 ezpz=$(readlink -f "${1:-build/release/ezpz}")
@@ -136,6 +137,23 @@ if command -v perf >/dev/null && command -v cc >/dev/null; then
                "$ezpz __rank-env --np=1 --ppn=1 --nhosts=1 --master-addr=localhost --master-port=1 --run-id=bench --restart=0/0 -- /usr/bin/true"; do
       n=$(valgrind --tool=callgrind --callgrind-out-file="$tmp/cg.out" $cmd 2>&1 >/dev/null | awk '/Collected/ {print $NF}')
       printf '  %-92s %9d\n' "$(label_of "$cmd")" "$n"
+    done
+  fi
+  if command -v gdb >/dev/null && command -v objdump >/dev/null; then
+    # On a virtual machine cpuid traps to the hypervisor: what every process start pays here
+    # before main (glibc's CPU and cache probe; in ezpz also libcrypto's, nettle's and liblzma's).
+    count_cpuid() {  # a breakpoint at every cpuid of the static binary $1; the hits of one run
+      objdump -d --no-show-raw-insn "$1" | awk '/\tcpuid/ {sub(":", "", $1); print "break *0x" $1; print "commands"; print "silent"; print "continue"; print "end"}' > "$tmp/gdb.cmds"
+      printf 'set pagination off\nset confirm off\nrun %s\ninfo breakpoints\n' "${*:2}" >> "$tmp/gdb.cmds"
+      gdb -q -batch -x "$tmp/gdb.cmds" "$1" 2>/dev/null | awk '/breakpoint already hit/ {n += $4} END {print n + 0}'
+    }
+    printf '#include <cpuid.h>\n#include <stdio.h>\n#include <time.h>\nint main(void) { unsigned a, b, c, d; struct timespec t0, t1; clock_gettime(CLOCK_MONOTONIC, &t0);\n for (int i = 0; i < 1000; ++i) __cpuid_count(4, i & 3, a, b, c, d);\n clock_gettime(CLOCK_MONOTONIC, &t1); printf("%%.2f", ((t1.tv_sec - t0.tv_sec) * 1e9 + (t1.tv_nsec - t0.tv_nsec)) / 1e6); return 0; }\n' > "$tmp/cpuid.c"
+    cc -O2 -o "$tmp/cpuid" "$tmp/cpuid.c"
+    echo "cpuid instructions per process (gdb, a breakpoint at each; one cpuid here: $("$tmp/cpuid") us):"
+    for cmd in "$tmp/empty" "$tmp/floor-shim /usr/bin/true" "$ezpz --version" \
+               "$ezpz __rank-env --np=1 --ppn=1 --nhosts=1 --master-addr=localhost --master-port=1 --run-id=bench --restart=0/0 -- /usr/bin/true"; do
+      # shellcheck disable=SC2086
+      printf '  %-92s %9d\n' "$(label_of "$cmd")" "$(count_cpuid $cmd)"
     done
   fi
 fi
