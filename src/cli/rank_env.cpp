@@ -91,9 +91,7 @@ int run_with_rank_env(Context& ctx, core::RankContext rank, const std::string& g
   }
   const bool told = link && link->send_exit(report);
   if (told) {
-    (void)link->hear();  // a stop that came as the rank ended: held too (and nothing left unread)
-  }
-  if (told) {
+    (void)link->hear();  // a stop or kill that came as the rank ended: read (nothing left unread)
     // Where ezpz stops the job rank by rank, this shim ends once the hub has its report, and
     // after a stop once every rank has (a launcher that kills them all as soon as one ends,
     // Open MPI's, would cut the others' handlers short). Elsewhere: at once.

@@ -234,8 +234,7 @@ bool SecureChannel::encrypted() const {
 std::optional<SecureChannel> SecureChannel::open(OwnedFd fd, Role role, const Secret& secret, bool encrypt,
                                                  int timeout_ms, std::string& why) {
   const auto deadline = Clock::now() + std::chrono::milliseconds(timeout_ms);
-  ::fcntl(fd.get(), F_SETFL, ::fcntl(fd.get(), F_GETFL) | O_NONBLOCK);
-  if (role == Role::server) {
+  if (role == Role::server) {  // (Accepting and Dialing make the socket non-blocking)
     Accepting accepting(std::move(fd), secret);
     auto step = accepting.step();
     while (step == Accepting::Step::pending) {

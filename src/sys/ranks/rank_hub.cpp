@@ -334,9 +334,9 @@ class Hub final : public core::RankHub {
     }
   }
 
-  /// The connections still open, and with `hellos` the handshakes of shims that said hello: a
-  /// shim sends its proof, hello, output and end without waiting for the hub, so a short rank's
-  /// whole say may be here, unread, when its launcher ends.
+  /// The connections still open, and with `hellos` the handshakes of shims that said hello: such
+  /// a shim is heard to its end (or its close) as an open connection is, though its launcher
+  /// may have ended first (one that killed its ranks).
   [[nodiscard]] std::size_t open_count(bool hellos) const {
     return by_fd_.size() +
            (hellos ? static_cast<std::size_t>(std::count_if(pending_.begin(), pending_.end(),

@@ -7,7 +7,6 @@
 #include <chrono>
 #include <csignal>
 #include <future>
-#include <thread>
 
 #include <poll.h>
 #include <sys/socket.h>
@@ -39,6 +38,17 @@ T serve_until(core::RankHub& hub, std::future<T>& done) {
     }
   }
   return done.get();
+}
+
+/// Serve the hub until every rank that reached it has reported its end (at most 30 s).
+void serve_until_ended(core::RankHub& hub) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (!hub.ranks_ended() && std::chrono::steady_clock::now() < deadline) {
+    pollfd p{hub.fds().front(), POLLIN, 0};
+    if (::poll(&p, 1, 20) > 0) {
+      (void)hub.service(p.fd);
+    }
+  }
 }
 
 core::Env hub_env(const core::RankHub& hub, const std::string& key) {
@@ -189,11 +199,7 @@ TEST_CASE("rank channel: a stop through the shims holds every shim's end until a
   exit.rank = 1;
   exit.exit_code = 0;
   REQUIRE(link1->send_exit(exit));
-  auto ended = std::async(std::launch::async, [&] {
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));  // the hub takes the report meanwhile
-    return true;
-  });
-  (void)serve_until(*hub, ended);
+  serve_until_ended(*hub);  // the hub takes the report
   REQUIRE(hub->ranks_ended());
   hub->release_ranks();
   auto released = std::async(std::launch::async, [&] {
@@ -249,13 +255,7 @@ TEST_CASE("rank channel: a stop that crosses a shim's report holds that shim unt
   CHECK(held.wait_for(std::chrono::milliseconds(300)) == std::future_status::timeout);  // rank 1 runs
   exit.rank = 1;
   REQUIRE(link1->send_exit(exit));
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
-  while (!hub->ranks_ended() && std::chrono::steady_clock::now() < deadline) {
-    pollfd p{hub->fds().front(), POLLIN, 0};
-    if (::poll(&p, 1, 20) > 0) {
-      (void)hub->service(p.fd);
-    }
-  }
+  serve_until_ended(*hub);
   REQUIRE(hub->ranks_ended());
   hub->release_ranks();
   auto released = std::async(std::launch::async, [&] {
@@ -282,13 +282,7 @@ TEST_CASE("rank channel: a shim that finds its stop and its release together end
       REQUIRE(link->send_exit(exit));
       exit.rank = 1;
     }
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
-    while (!hub->ranks_ended() && std::chrono::steady_clock::now() < deadline) {
-      pollfd p{hub->fds().front(), POLLIN, 0};
-      if (::poll(&p, 1, 20) > 0) {
-        (void)hub->service(p.fd);
-      }
-    }
+    serve_until_ended(*hub);
     REQUIRE(hub->ranks_ended());
     hub->release_ranks();  // the stop and the release now wait, unread, in rank 0's socket
     pollfd p{link0->fd(), POLLIN, 0};
