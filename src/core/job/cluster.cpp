@@ -168,6 +168,22 @@ Expected<GpuCount> gpus_per_node(const Env& env, const MachineProfile& machine, 
   return g;
 }
 
+namespace {
+
+/// The MPI whose tools `dir` holds beside its launcher (nullopt: none of them).
+std::optional<LauncherStyle> folder_mpi_style(const FileProbe& probe, const std::string& dir) {
+  if (probe.is_file(dir + "/ompi_info")) {
+    return LauncherStyle::openmpi;
+  }
+  if (probe.is_file(dir + "/mpichversion") || probe.is_file(dir + "/hydra_pmi_proxy") ||
+      probe.is_file(dir + "/impi_info")) {
+    return LauncherStyle::mpich;
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
 LauncherStyle detect_mpi_style(const FileProbe& probe, const std::string& program_path) {
   const std::string real = probe.real_path(program_path);
   for (const auto& path : {real, program_path}) {
@@ -184,13 +200,13 @@ LauncherStyle detect_mpi_style(const FileProbe& probe, const std::string& progra
       return LauncherStyle::mpich;
     }
   }
-  for (const auto& dir : {dirname(real), dirname(program_path)}) {
-    if (probe.is_file(dir + "/ompi_info")) {
-      return LauncherStyle::openmpi;
-    }
-    if (probe.is_file(dir + "/mpichversion") || probe.is_file(dir + "/hydra_pmi_proxy") ||
-        probe.is_file(dir + "/impi_info")) {
-      return LauncherStyle::mpich;
+  const auto real_dir = dirname(real);
+  if (auto style = folder_mpi_style(probe, real_dir)) {
+    return *style;
+  }
+  if (const auto named_dir = dirname(program_path); named_dir != real_dir) {  // else looked at
+    if (auto style = folder_mpi_style(probe, named_dir)) {
+      return *style;
     }
   }
   // Hydra-compatible flags (-n, -ppn, -f) are the most common dialect of an unknown mpiexec.
