@@ -321,9 +321,15 @@ int LaunchCommand::run(Context& ctx) {
   std::vector<AttemptFacts> facts;
   std::optional<RecordPruner> pruner;
   if (record && !plan.rank.record_dir.empty()) {
-    pruner.emplace(ctx, job_folder(plan.rank.record_dir));
+    // Once the ranks run: its directory reads and its thread's first memory held up their start.
+    after_start_ = [&pruner, &ctx, folder = job_folder(plan.rank.record_dir)] {
+      if (!pruner) {
+        pruner.emplace(ctx, folder);
+      }
+    };
   }
   auto ran = job->split ? run_failover(ctx, *job, failure, facts) : run_attempts(ctx, plan, failure, facts);
+  after_start_ = nullptr;
   if (pruner) {
     pruner->finish();
   }
@@ -413,7 +419,8 @@ Expected<std::pair<core::RunResult, int>> LaunchCommand::run_attempts(Context& c
 }
 
 Expected<core::RunResult> LaunchCommand::run_once(Context& ctx, const core::LaunchPlan& plan, AttemptFacts& facts) {
-  return run_plan(ctx, plan, SupervisionOptions{timeout_s_, time_limit_s_, kill_after_s_, keep_going_}, &facts);
+  return run_plan(ctx, plan, SupervisionOptions{timeout_s_, time_limit_s_, kill_after_s_, keep_going_, after_start_},
+                  &facts);
 }
 
 Expected<PlannedJob> plan_job(Context& ctx, core::LaunchRequest request, std::string_view timestamp, bool record,
@@ -522,6 +529,7 @@ Expected<core::RunResult> run_plan(Context& ctx, const core::LaunchPlan& plan, c
   options.kill_after_s = supervision.kill_after_s;
   options.notice = [&ctx](std::string_view message) { ctx.term.warn(message); };
   options.started_epoch = epoch_seconds(std::chrono::system_clock::now());
+  options.on_started = supervision.started;
   options.whole_lines = true;  // lines never merge: the ranks' with each other, or with the launcher's
   const int n = plan.topology.nprocs;
   const std::string ranks = std::to_string(n) + (n == 1 ? " rank" : " ranks");

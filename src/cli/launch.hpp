@@ -1,6 +1,7 @@
 // ezpz launch [OPTIONS] [--] CMD...
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -56,7 +57,8 @@ struct SupervisionOptions {
   double timeout_s = 0;     ///< watchdog: no output for this long -> stop (0 = off)
   double time_limit_s = 0;  ///< wall clock: running this long -> stop (0 = off)
   double kill_after_s = 10;
-  bool keep_going = false;  ///< built-in launcher: a failing rank does not stop the others
+  bool keep_going = false;        ///< built-in launcher: a failing rank does not stop the others
+  std::function<void()> started;  ///< once the processes run (work that must not delay their start)
 };
 /// Run the plan once (all ranks with the built-in launcher, or the launcher program with the
 /// rank hub beside it); what the ranks said goes to `facts` when given.
@@ -129,6 +131,7 @@ class LaunchCommand final : public Command {
   core::ReachOptions reach_{"ssh", "", false, true, ""};  ///< probes ask the nodes themselves, over SSH
   core::FailoverRequest failover_;
   std::string request_error_;
+  std::function<void()> after_start_;  ///< once an attempt's processes run (the old records' pruning)
   /// The verdict on failed attempt `k` of `plan`: suspects probed, evictions; kept in `facts`.
   core::Verdict judge(Context& ctx, const PlannedJob& job, const core::LaunchPlan& plan, const core::RunResult& result,
                       AttemptFacts& facts);

@@ -254,7 +254,7 @@ int TestCommand::run(Context& ctx) {
     return 0;
   }
   ctx.term.err() << "ezpz test: engine " << engine->name << " (" << engine->about << ")\n";
-  auto result = run_plan(ctx, plan, SupervisionOptions{timeout_s_, 0, 10, false});
+  auto result = run_plan(ctx, plan, SupervisionOptions{timeout_s_, 0, 10, false, nullptr});
   if (!result) {
     return ctx.term.fail(result.error());
   }

@@ -87,6 +87,8 @@ struct RunOptions {
   /// The launcher kills every rank the moment it is stopped or one rank ends (Open MPI's mpirun):
   /// ezpz's stop goes through the side channel's shims first (JobSideChannel::stop_ranks).
   bool stop_ranks_first = false;
+  /// Once every process has started: work that must not hold up their start (unset: none).
+  std::function<void()> on_started;
 };
 
 struct RunResult {

@@ -488,6 +488,9 @@ Expected<RunResult> PosixProcessControl::run(const std::vector<ProcessSpec>& pro
   Supervisor job(options, signals);
   // 1. Spawn every process in one process group (none runs if one cannot start).
   EZPZ_TRY(job.spawn(processes));
+  if (options.on_started) {
+    options.on_started();
+  }
   // 2. Supervise: pass output on, relay signals, reap, enforce the watchdog and the grace
   //    before SIGKILL, until every process has ended.
   const auto supervised = job.supervise();
