@@ -5,6 +5,7 @@
 #include <csignal>
 #include <ctime>
 #include <map>
+#include <system_error>
 #include <thread>
 
 #include <CLI/App.hpp>
@@ -323,8 +324,12 @@ int LaunchCommand::run(Context& ctx) {
   if (record && !plan.rank.record_dir.empty()) {
     // Once the ranks run: its directory reads and its thread's first memory held up their start.
     after_start_ = [&pruner, &ctx, folder = job_folder(plan.rank.record_dir)] {
-      if (!pruner) {
-        pruner.emplace(ctx, folder);
+      try {
+        if (!pruner) {
+          pruner.emplace(ctx, folder);
+        }
+      } catch (const std::system_error& e) {  // no thread to be had (a login node's process limit)
+        log::info(std::string("old job records not pruned this time: ") + e.what());  // the job runs on
       }
     };
   }
