@@ -395,7 +395,7 @@ Expected<std::pair<core::RunResult, int>> LaunchCommand::run_attempts(Context& c
     if (!this_try.rank.record_dir.empty()) {
       (void)ctx.probe().make_dirs(this_try.rank.record_dir);  // torch's @record writes there
     }
-    if (!this_try.rank.log_dir.empty()) {
+    if (!this_try.rank.log_dir.empty() && this_try.rank.log_dir != this_try.rank.record_dir) {  // (made above)
       (void)ctx.probe().make_dirs(this_try.rank.log_dir);
     }
     const double started = epoch_seconds(std::chrono::system_clock::now());

@@ -48,7 +48,9 @@ core::ChildIo rank_io(Context& ctx, const core::RankContext& rank, const core::R
   io.label = rank.label ? core::rank_label(host, info.rank) : "";
   auto console = core::parse_rank_ranges(rank.console, "--console-ranks");
   io.console = rank.console.empty() || (console && core::in_ranges(*console, info.rank));
-  if (!rank.log_dir.empty() && ctx.probe().make_dirs(rank.log_dir)) {
+  // (the record directory, made already, by default: on a shared file system each mkdir is a
+  // metadata round trip, one per rank)
+  if (!rank.log_dir.empty() && (rank.log_dir == rank.record_dir || ctx.probe().make_dirs(rank.log_dir))) {
     io.log_out = core::rank_log_path(rank.log_dir, info.rank, host, 1);
     io.log_err = core::rank_log_path(rank.log_dir, info.rank, host, 2);
   }
