@@ -328,7 +328,7 @@ int LaunchCommand::run(Context& ctx) {
         if (!pruner) {
           pruner.emplace(ctx, folder);
         }
-      } catch (const std::system_error& e) {  // no thread to be had (a login node's process limit)
+      } catch (const std::system_error& e) {  // no thread to be had (a process or address-space limit)
         log::info(std::string("old job records not pruned this time: ") + e.what());  // the job runs on
       }
     };
