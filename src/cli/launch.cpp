@@ -215,8 +215,12 @@ namespace {
 /// (`current_job`, being filled meanwhile) is never removed.
 class RecordPruner {
  public:
-  RecordPruner(Context& ctx, std::string current_job)
-      : ctx_(ctx), current_job_(std::move(current_job)), thread_([this] { prune(); }) {}
+  /// `make_first`: directories the launch needs by the time its ranks run, made on the thread first.
+  RecordPruner(Context& ctx, std::string current_job, std::vector<std::string> make_first)
+      : ctx_(ctx),
+        current_job_(std::move(current_job)),
+        make_first_(std::move(make_first)),
+        thread_([this] { prune(); }) {}
   RecordPruner(const RecordPruner&) = delete;
   RecordPruner& operator=(const RecordPruner&) = delete;
   ~RecordPruner() {
@@ -239,6 +243,9 @@ class RecordPruner {
  private:
   void prune() noexcept {
     try {
+      for (const auto& dir : make_first_) {
+        (void)ctx_.probe().make_dirs(dir);  // (each rank's shim makes it as well, should it come first)
+      }
       const auto jobs = core::jobs_dir(ctx_.env);
       const auto keep = core::records_to_keep(ctx_.env);
       if (!jobs || keep == 0) {
@@ -265,10 +272,22 @@ class RecordPruner {
 
   Context& ctx_;
   std::string current_job_;
+  std::vector<std::string> make_first_;
   std::vector<std::string> warnings_;
   std::size_t pruned_ = 0;
   std::thread thread_;  ///< last: it starts once the rest is set
 };
+
+/// The directories an attempt's ranks write to: its record directory, its log directory if apart.
+std::vector<std::string> launch_dirs(const core::LaunchPlan& plan) {
+  std::vector<std::string> dirs;
+  for (const auto* dir : {&plan.rank.record_dir, &plan.rank.log_dir}) {
+    if (!dir->empty() && (dirs.empty() || dirs.front() != *dir)) {
+      dirs.push_back(*dir);
+    }
+  }
+  return dirs;
+}
 
 /// The job folder a launch's record directory is in.
 std::string job_folder(const std::string& record_dir) {
@@ -321,15 +340,25 @@ int LaunchCommand::run(Context& ctx) {
   std::optional<core::FirstFailure> failure;
   std::vector<AttemptFacts> facts;
   std::optional<RecordPruner> pruner;
+  first_dirs_.clear();
   if (record && !plan.rank.record_dir.empty()) {
+    // Ranks under a launcher each have a shim, which makes the launch's directories on its node
+    // before its command runs: here they are made beside the launcher's start, not before it
+    // (on a shared home each mkdir is a metadata round trip; the built-in launcher's need them first).
+    if (plan.rank_env && plan.style != core::LauncherStyle::local && !job->split) {
+      first_dirs_ = launch_dirs(plan);
+    }
     // Once the ranks run: its directory reads and its thread's first memory held up their start.
-    after_start_ = [&pruner, &ctx, folder = job_folder(plan.rank.record_dir)] {
+    after_start_ = [this, &pruner, &ctx, folder = job_folder(plan.rank.record_dir)] {
       try {
         if (!pruner) {
-          pruner.emplace(ctx, folder);
+          pruner.emplace(ctx, folder, first_dirs_);
         }
       } catch (const std::system_error& e) {  // no thread to be had (a process or address-space limit)
         log::info(std::string("old job records not pruned this time: ") + e.what());  // the job runs on
+        for (const auto& dir : first_dirs_) {
+          (void)ctx.probe().make_dirs(dir);
+        }
       }
     };
   }
@@ -392,11 +421,10 @@ Expected<std::pair<core::RunResult, int>> LaunchCommand::run_attempts(Context& c
   int attempt = 0;
   while (true) {
     const auto this_try = core::plan_for_attempt(plan, attempt++);
-    if (!this_try.rank.record_dir.empty()) {
-      (void)ctx.probe().make_dirs(this_try.rank.record_dir);  // torch's @record writes there
-    }
-    if (!this_try.rank.log_dir.empty() && this_try.rank.log_dir != this_try.rank.record_dir) {  // (made above)
-      (void)ctx.probe().make_dirs(this_try.rank.log_dir);
+    if (attempt > 1 || first_dirs_.empty()) {  // (else made once the launcher runs: run())
+      for (const auto& dir : launch_dirs(this_try)) {
+        (void)ctx.probe().make_dirs(dir);  // torch's @record writes there; the ranks' output files
+      }
     }
     const double started = epoch_seconds(std::chrono::system_clock::now());
     EZPZ_TRY_ASSIGN(auto r, run_once(ctx, this_try, facts.emplace_back()));

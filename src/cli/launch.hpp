@@ -131,7 +131,8 @@ class LaunchCommand final : public Command {
   core::ReachOptions reach_{"ssh", "", false, true, ""};  ///< probes ask the nodes themselves, over SSH
   core::FailoverRequest failover_;
   std::string request_error_;
-  std::function<void()> after_start_;  ///< once an attempt's processes run (the old records' pruning)
+  std::function<void()> after_start_;    ///< once an attempt's processes run (the old records' pruning)
+  std::vector<std::string> first_dirs_;  ///< the first attempt's directories, made by after_start_ (shims)
   /// The verdict on failed attempt `k` of `plan`: suspects probed, evictions; kept in `facts`.
   core::Verdict judge(Context& ctx, const PlannedJob& job, const core::LaunchPlan& plan, const core::RunResult& result,
                       AttemptFacts& facts);
