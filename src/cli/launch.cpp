@@ -4,15 +4,14 @@
 #include <chrono>
 #include <csignal>
 #include <ctime>
-#include <map>
 #include <system_error>
-#include <thread>
 
 #include <CLI/App.hpp>
 #include <CLI/Validators.hpp>
 #include <nlohmann/json.hpp>
 
 #include "cli/launch_args.hpp"
+#include "cli/launch_records.hpp"
 #include "cli/launch_report.hpp"
 #include "cli/reach_options.hpp"
 #include "cli/terminal.hpp"
@@ -205,96 +204,6 @@ void LaunchCommand::set_trailing_command(std::vector<std::string> command, bool 
     request_error_ = "--json needs --dry-run or --print-env";
   }
 }
-
-namespace {
-
-/// Keep the newest records only (EZPZ_KEEP_RECORDS, default 100): home quotas and inode limits.
-/// The old ones go on a thread of their own while the job runs: on a shared home directory each
-/// look at a record is a metadata round trip, and none of them should hold up the job's start or
-/// its end. This launch's record, written after finish(), counts among the N; its job folder
-/// (`current_job`, being filled meanwhile) is never removed.
-class RecordPruner {
- public:
-  /// `make_first`: directories the launch needs by the time its ranks run, made on the thread first.
-  RecordPruner(Context& ctx, std::string current_job, std::vector<std::string> make_first)
-      : ctx_(ctx),
-        current_job_(std::move(current_job)),
-        make_first_(std::move(make_first)),
-        thread_([this] { prune(); }) {}
-  RecordPruner(const RecordPruner&) = delete;
-  RecordPruner& operator=(const RecordPruner&) = delete;
-  ~RecordPruner() {
-    if (thread_.joinable()) {
-      thread_.join();  // a launch that ended by an exception: the thread is still ours
-    }
-  }
-
-  /// Waits for it, then says what it could not remove.
-  void finish() {
-    thread_.join();
-    for (const auto& w : warnings_) {
-      ctx_.term.warn("pruning old job records: " + w);
-    }
-    if (pruned_ > 0) {
-      log::info("pruned " + core::count_of(pruned_, "old job record"));
-    }
-  }
-
- private:
-  void prune() noexcept {
-    try {
-      for (const auto& dir : make_first_) {
-        (void)ctx_.probe().make_dirs(dir);  // (each rank's shim makes it as well, should it come first)
-      }
-      const auto jobs = core::jobs_dir(ctx_.env);
-      const auto keep = core::records_to_keep(ctx_.env);
-      if (!jobs || keep == 0) {
-        return;
-      }
-      std::map<std::string, std::vector<std::string>> listing;
-      for (const auto& job : ctx_.probe().list_dir(*jobs)) {
-        listing[job] = ctx_.probe().list_dir(*jobs + "/" + job);
-      }
-      const auto old = core::records_to_prune(*jobs, listing, keep, 1);
-      for (const auto& path : old) {
-        ctx_.staging().discard(path);
-      }
-      // A job none of whose records is left goes too (not one that keeps any: no rmdir each).
-      for (const auto& dir : core::emptied_job_folders(*jobs, listing, old, current_job_)) {
-        (void)ctx_.probe().remove_empty_dir(dir);
-      }
-      warnings_ = ctx_.staging().take_warnings();
-      pruned_ = old.size() / 2;
-    } catch (const std::exception& e) {
-      warnings_.emplace_back(e.what());
-    }
-  }
-
-  Context& ctx_;
-  std::string current_job_;
-  std::vector<std::string> make_first_;
-  std::vector<std::string> warnings_;
-  std::size_t pruned_ = 0;
-  std::thread thread_;  ///< last: it starts once the rest is set
-};
-
-/// The directories an attempt's ranks write to: its record directory, its log directory if apart.
-std::vector<std::string> launch_dirs(const core::LaunchPlan& plan) {
-  std::vector<std::string> dirs;
-  for (const auto* dir : {&plan.rank.record_dir, &plan.rank.log_dir}) {
-    if (!dir->empty() && (dirs.empty() || dirs.front() != *dir)) {
-      dirs.push_back(*dir);
-    }
-  }
-  return dirs;
-}
-
-/// The job folder a launch's record directory is in.
-std::string job_folder(const std::string& record_dir) {
-  return record_dir.substr(0, record_dir.rfind('/'));
-}
-
-}  // namespace
 
 int LaunchCommand::run(Context& ctx) {
   if (request_error_.empty()) {

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/launch.hpp"
+#include "cli/launch_records.hpp"
 #include "cli/launch_report.hpp"
 #include "cli/reach_options.hpp"
 #include "cli/terminal.hpp"
@@ -195,10 +196,8 @@ Expected<std::pair<core::RunResult, int>> LaunchCommand::run_failover(Context& c
         return ezpz::failure(w.error().message);
       }
     }
-    for (const auto& dir : {this_try.rank.record_dir, this_try.rank.log_dir}) {
-      if (!dir.empty()) {
-        (void)ctx.probe().make_dirs(dir);
-      }
+    for (const auto& dir : launch_dirs(this_try)) {
+      (void)ctx.probe().make_dirs(dir);
     }
     if (job_end_ && now_epoch() + failover_.min_attempt_s > *job_end_) {
       ctx.term.warn("no attempt " + std::to_string(attempt) + ": the job ends in " +
