@@ -388,7 +388,7 @@ Expected<PlannedJob> plan_job(Context& ctx, core::LaunchRequest request, std::st
     request.run_id = core::job_run_id(ctx.env, cluster.scheduler, timestamp);
     request.record_dir = record ? core::record_dir(ctx.env, cluster.scheduler, timestamp).value_or("") : "";
   }
-  auto inventory = core::find_launchers(ctx.probe());
+  auto inventory = core::find_launchers(ctx.probe(), request.launcher);
   if (failover != nullptr && failover->on) {
     PlannedJob job;  // (named: gcc -O3 warns of the temporary's fields)
     job.cluster = std::move(cluster);

@@ -93,11 +93,11 @@ int run_with_rank_env(Context& ctx, core::RankContext rank, const std::string& g
   }
   const bool told = link && link->send_exit(report);
   if (told) {
-    (void)link->hear();  // a stop or kill that came as the rank ended: read (nothing left unread)
     // Where ezpz stops the job rank by rank, this shim ends once the hub has its report, and
     // after a stop once every rank has (a launcher that kills them all as soon as one ends,
-    // Open MPI's, would cut the others' handlers short). Elsewhere: at once.
-    link->await_release(link->kill_after() + 5);
+    // Open MPI's, would cut the others' handlers short). Elsewhere, and for a rank that ended
+    // well and heard no stop: at once.
+    link->await_release(link->kill_after() + 5, exit.exit_code == 0 && exit.signal == 0);
   }
   const bool recorded = exit.exit_code != 0 && report_failure(ctx, rank, report);
   if (exit.exit_code != 0 && !told && !recorded && exit.exec_errno != 0) {

@@ -332,9 +332,12 @@ bool launcher_argv(const LaunchRequest& request, const Env& env, const ClusterIn
 }
 }  // namespace
 
-LauncherInventory find_launchers(const SystemProbe& probe) {
+LauncherInventory find_launchers(const SystemProbe& probe, const std::optional<std::string>& only) {
   LauncherInventory inv;
   auto find = [&](const std::string& name, std::optional<LauncherProgram>& slot) {
+    if (only && *only != name) {
+      return;
+    }
     if (auto path = probe.find_program(name)) {
       slot = LauncherProgram{name, path, name == "srun" ? LauncherStyle::srun : detect_mpi_style(probe, *path)};
     }

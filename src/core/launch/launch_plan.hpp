@@ -99,7 +99,9 @@ struct LauncherChoice {
 
 namespace ezpz::core {
 
-/// mpiexec, mpirun and srun as found on PATH, with their dialects.
-[[nodiscard]] LauncherInventory find_launchers(const SystemProbe& probe);
+/// mpiexec, mpirun and srun as found on PATH, with their dialects; with `only` (--launcher),
+/// that one alone (none for local): the others would not be looked at.
+[[nodiscard]] LauncherInventory find_launchers(const SystemProbe& probe,
+                                               const std::optional<std::string>& only = std::nullopt);
 
 }  // namespace ezpz::core

@@ -47,8 +47,9 @@ class RankLink {
   [[nodiscard]] virtual int stop_signal() const = 0;
   /// After the rank's end (reported): wait until the hub lets this shim end (after its stop:
   /// once every rank ended; under a hub that stops ranks: its answer to the report), kills, or
-  /// is gone, for at most `seconds`. At once under any other hub without a stop.
-  virtual void await_release(double seconds) = 0;
+  /// is gone, for at most `seconds`. At once under any other hub without a stop, and for a rank
+  /// that `ended_well` (exit 0) without a stop once the hub's node has every byte of the report.
+  virtual void await_release(double seconds, bool ended_well) = 0;
   /// The launch's grace between SIGTERM and SIGKILL (--kill-after), as the hub said.
   [[nodiscard]] virtual double kill_after() const = 0;
 };

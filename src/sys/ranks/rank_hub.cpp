@@ -15,6 +15,8 @@
 #include <unordered_map>
 #include <utility>
 
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <poll.h>
 #include <sys/epoll.h>
 #include <sys/resource.h>
@@ -269,6 +271,10 @@ class Hub final : public core::RankHub {
     if (!c.ch->send('A', grace)) {
       return false;
     }
+    // Its end report acked at once (not 40 ms later, as a reply to this answer would be): a
+    // shim whose rank ended well ends as soon as every byte it sent is acked.
+    const int quick = 1;
+    (void)::setsockopt(c.ch->fd(), IPPROTO_TCP, TCP_QUICKACK, &quick, sizeof quick);
     const auto space = data.find(' ');
     c.rank = std::atoi(data.substr(0, space).c_str());
     c.host = space == std::string::npos ? "" : data.substr(space + 1);

@@ -4,7 +4,9 @@
 #include <chrono>
 #include <cstdlib>
 
+#include <linux/sockios.h>
 #include <poll.h>
+#include <sys/ioctl.h>
 #include <unistd.h>
 
 #include "sys/agents/net.hpp"
@@ -61,28 +63,41 @@ class Link final : public core::RankLink {
   [[nodiscard]] double kill_after() const override { return kill_after_; }
   [[nodiscard]] int stop_signal() const override { return stop_signal_; }
 
-  void await_release(double seconds) override {
+  void await_release(double seconds, bool ended_well) override {
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
     const pid_t parent = ::getppid();
-    while ((stop_signal_ != 0 || answered_) && !released_ && !killed_) {
-      const auto heard = hear();
+    while (true) {
+      const auto heard = hear();  // a stop already here holds this shim, whatever its rank's end
       if (heard == Heard::stop) {
         continue;  // what came with the stop (its release) is in the channel: looked at now
+      }
+      const bool well = ended_well && stop_signal_ == 0;
+      if (released_ || killed_ || (stop_signal_ == 0 && !answered_) || (well && all_acked())) {
+        return;  // (the hub has all of a rank that ended well: a stop crossing it finds the report read)
       }
       if (heard == Heard::gone || ::getppid() != parent) {
         return;  // ezpz or the launcher is gone: nobody to wait for
       }
       const auto left =
           std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
-      if (released_ || killed_ || left.count() <= 0) {
+      if (left.count() <= 0) {
         return;
       }
+      // (the hub's ack wakes nobody: looked for every 2 ms while its answer is awaited)
       pollfd p{ch_.fd(), POLLIN, 0};
-      (void)::poll(&p, 1, static_cast<int>(std::min<long long>(left.count(), 250)));
+      (void)::poll(&p, 1, static_cast<int>(std::min<long long>(left.count(), well ? 2 : 250)));
     }
   }
 
  private:
+  /// Every byte this shim sent is acknowledged by the hub's node (which acks at once: it set
+  /// TCP_QUICKACK): a reset at its close (a stop that came after, unread) loses nothing, for
+  /// the hub reads what came before the reset. Over a network the hub's answer comes first.
+  [[nodiscard]] bool all_acked() const {
+    int unacked = 0;
+    return ::ioctl(ch_.fd(), SIOCOUTQ, &unacked) == 0 && unacked == 0;
+  }
+
   SecureChannel ch_;
   double kill_after_;
   bool answered_;          ///< the hub answers the end report (it stops ranks itself)

@@ -220,6 +220,23 @@ TEST_CASE("find_launchers reads PATH through the probe", "[launch_plan]") {
   CHECK(inv.srun->style == LauncherStyle::srun);
 }
 
+TEST_CASE("find_launchers with --launcher looks for that one alone", "[launch_plan]") {
+  FakeProbe probe;
+  probe.programs["mpiexec"] = "/usr/bin/mpiexec";
+  probe.programs["mpirun"] = "/usr/bin/mpirun";
+  probe.links["/usr/bin/mpirun"] = "/usr/bin/mpirun.openmpi";
+  probe.programs["srun"] = "/usr/bin/srun";
+  auto inv = find_launchers(probe, std::string("mpirun"));
+  CHECK_FALSE(inv.mpiexec);
+  CHECK_FALSE(inv.srun);
+  REQUIRE(inv.mpirun);
+  CHECK(inv.mpirun->style == LauncherStyle::openmpi);
+  inv = find_launchers(probe, std::string("local"));
+  CHECK_FALSE(inv.mpiexec);
+  CHECK_FALSE(inv.mpirun);
+  CHECK_FALSE(inv.srun);
+}
+
 TEST_CASE("the per-rank shim goes between the launcher flags and the command", "[launch_plan]") {
   Job j{"polaris", 2};
   j.rank_env = true;

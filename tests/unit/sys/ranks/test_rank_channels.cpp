@@ -191,7 +191,7 @@ TEST_CASE("rank channel: a stop through the shims holds every shim's end until a
   // Rank 0 ended, rank 1 has not: rank 0's shim waits (here its wait ends at its deadline).
   auto waited = std::async(std::launch::async, [&] {
     const auto t0 = std::chrono::steady_clock::now();
-    link0->await_release(1.0);
+    link0->await_release(1.0, false);
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   });
   CHECK(serve_until(*hub, waited) >= 0.9);
@@ -204,7 +204,7 @@ TEST_CASE("rank channel: a stop through the shims holds every shim's end until a
   hub->release_ranks();
   auto released = std::async(std::launch::async, [&] {
     const auto t0 = std::chrono::steady_clock::now();
-    link1->await_release(30);
+    link1->await_release(30, true);
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   });
   CHECK(serve_until(*hub, released) < 10);
@@ -218,8 +218,9 @@ TEST_CASE("rank channel: under a hub that stops its ranks, a shim ends only once
   REQUIRE(link);
   core::RankExit exit;
   exit.rank = 0;
+  exit.exit_code = 1;
   REQUIRE(link->send_exit(exit));
-  auto waited = std::async(std::launch::async, [&] { link->await_release(30); });
+  auto waited = std::async(std::launch::async, [&] { link->await_release(30, false); });
   // Unheard, the shim does not end: a stop on its way to it would be unread at its close.
   CHECK(waited.wait_for(std::chrono::milliseconds(300)) == std::future_status::timeout);
   auto ended = std::async(std::launch::async, [&] {
@@ -230,6 +231,39 @@ TEST_CASE("rank channel: under a hub that stops its ranks, a shim ends only once
   CHECK(serve_until(*hub, ended) < 10);
   CHECK(hub->ranks_ended());
   CHECK(link->stop_signal() == 0);
+}
+
+TEST_CASE("rank channel: a rank that ended well ends its shim once the hub's node has the report", "[rank_channel]") {
+  sys::SecureRankChannels channels;
+  auto hub = quiet_hub(channels, true);  // 2 ranks, the hub stops them itself
+  auto link0 = shim_of(channels, *hub, 0);
+  auto link1 = shim_of(channels, *hub, 1);
+  REQUIRE(link0);
+  REQUIRE(link1);
+  core::RankExit exit;
+  exit.rank = 0;
+  REQUIRE(link0->send_exit(exit));
+  // Not served: no answer comes, and none is needed (over loopback every byte is acked at once).
+  const auto t0 = std::chrono::steady_clock::now();
+  link0->await_release(30, true);
+  CHECK(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() < 5);
+  // A stop sent after it (the shim gone, the stop unread at its close: a reset) finds the report
+  // read all the same, and the other rank stopped.
+  REQUIRE(hub->stop_ranks(SIGTERM));
+  link0.reset();
+  auto rank1_stopped = std::async(std::launch::async, [&] {
+    pollfd p{link1->fd(), POLLIN, 0};
+    while (::poll(&p, 1, 10000) == 1 && link1->hear() == core::RankLink::Heard::nothing) {
+    }
+    return link1->stop_signal();
+  });
+  CHECK(serve_until(*hub, rank1_stopped) == SIGTERM);
+  exit.rank = 1;
+  exit.exit_code = 143;
+  REQUIRE(link1->send_exit(exit));
+  serve_until_ended(*hub);
+  CHECK(hub->ranks_ended());
+  CHECK(hub->take_failure().has_value());  // rank 1's, the only one that failed
 }
 
 TEST_CASE("rank channel: a stop that crosses a shim's report holds that shim until every rank ended",
@@ -244,7 +278,7 @@ TEST_CASE("rank channel: a stop that crosses a shim's report holds that shim unt
   exit.rank = 0;
   REQUIRE(link0->send_exit(exit));
   REQUIRE(hub->stop_ranks(SIGTERM));  // before the hub has read rank 0's report: it goes to both
-  auto held = std::async(std::launch::async, [&] { link0->await_release(30); });
+  auto held = std::async(std::launch::async, [&] { link0->await_release(30, true); });  // exit 0
   auto rank1_stopped = std::async(std::launch::async, [&] {
     pollfd p{link1->fd(), POLLIN, 0};
     while (::poll(&p, 1, 10000) == 1 && link1->hear() == core::RankLink::Heard::nothing) {
@@ -260,7 +294,7 @@ TEST_CASE("rank channel: a stop that crosses a shim's report holds that shim unt
   hub->release_ranks();
   auto released = std::async(std::launch::async, [&] {
     held.get();
-    link1->await_release(30);
+    link1->await_release(30, true);
     return true;
   });
   CHECK(serve_until(*hub, released));
@@ -288,7 +322,7 @@ TEST_CASE("rank channel: a shim that finds its stop and its release together end
     pollfd p{link0->fd(), POLLIN, 0};
     REQUIRE(::poll(&p, 1, 10000) == 1);
     const auto t0 = std::chrono::steady_clock::now();
-    link0->await_release(30);
+    link0->await_release(30, true);
     fastest = std::min(fastest, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
     CHECK(link0->stop_signal() == SIGTERM);
   }
@@ -301,7 +335,7 @@ TEST_CASE("rank channel: a stop through the shims is refused while a rank has no
   auto link = shim_of(channels, *hub, 1);
   REQUIRE(link);
   CHECK_FALSE(hub->stop_ranks(SIGTERM));  // rank 0 writes through the launcher: it alone reaches it
-  link->await_release(30);                // never told to stop: no wait
+  link->await_release(30, false);         // never told to stop: no wait
 }
 
 TEST_CASE("rank channel: the hub's kill and its end reach the shim", "[rank_channel]") {
