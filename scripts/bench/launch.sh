@@ -2,6 +2,7 @@
 # Launch overhead: ezpz launch through mpirun vs mpirun itself, the built-in local launcher,
 # and torchrun (Debian's python3-torch) starting the same number of processes.
 # Usage: scripts/bench/launch.sh [path/to/ezpz [path/to/anchor-ezpz]]   (default: build/release/ezpz)
+# RUNS, PAIRS (the interleaved runs) and PERF_RUNS say how many runs; PERF=0 skips the per-process part.
 # RECORDS=N: the launches find N old job records in $EZPZ_HOME, each in a job folder of its own (a
 # user's home after N batch jobs); EZPZ_KEEP_RECORDS is then N+1000, so none is pruned meanwhile.
 # The interleaved runs take ezpz's overhead apart, beside mpirun with the cheapest shim there can
@@ -50,7 +51,8 @@ for r in res:
     cmd = r["command"].replace("/usr/bin/python3 scripts/bench/torchrun.py", "torchrun")
     print(f"{cmd[:80]:<80} {r['median']*1e3:>8.1f}ms {r['mean']*1e3:>8.1f}ms")
 PY
-echo "launch overhead, interleaved runs (ratio to mpirun directly):"
+echo "launch overhead, interleaved runs (ratio to mpirun directly; the last ones as typed, each binary"
+echo "choosing its launcher: since #26 part 7 a laptop's is the built-in one):"
 # ezpz's own part alone (no shims, no record), then the record, then the shims; and the floor
 # of any shim that stays to supervise its rank: a static C program that only makes two pipes,
 # vforks and execs the rank, passes its bytes on until both pipes close, and exits as it did
@@ -107,8 +109,9 @@ fi
 bench=$PWD/scripts/bench
 (cd "$tmp" && python3 "$bench/interleaved.py" "${PAIRS:-100}" "${cmds[0]}" "${floor[@]}" \
   "$ezpz launch --launcher mpirun --no-rank-env --no-record -n 4 -- true" "${cmds[2]}" "${cmds[1]}" \
-  ${anchor:+"$anchor launch --launcher mpirun -n 4 -- true"})
-if command -v perf >/dev/null && command -v cc >/dev/null; then
+  ${anchor:+"$anchor launch --launcher mpirun -n 4 -- true"} \
+  "$ezpz launch -n 4 -- true" ${anchor:+"$anchor launch -n 4 -- true"})
+if [ "${PERF:-1}" != 0 ] && command -v perf >/dev/null && command -v cc >/dev/null; then  # PERF=0: none
   printf 'int main(void) { return 0; }\n' > "$tmp/empty.c"
   cc -O2 -static -o "$tmp/empty" "$tmp/empty.c"
   # What one page fault costs here: a static program writing to 0 and then 400 pages of its bss.
