@@ -10,6 +10,7 @@
 #   --build-dir  where to build (default: a new directory under ${TMPDIR:-/tmp}, removed after)
 #   --jobs       parallel compile jobs (default: the number of cores)
 #   BUILD_TYPE   (environment) the CMake build type (default Release)
+#   CMAKE_ARGS   (environment) more CMake options, split at spaces (e.g. -DCMAKE_CXX_COMPILER=g++-12)
 # Needs CMake >= 3.18 and a C++20 compiler; nothing else of ezpz's build.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -20,7 +21,7 @@ while [ $# -gt 0 ]; do
     --prefix) prefix=${2:?--prefix needs a directory}; shift 2 ;;
     --build-dir) build_dir=${2:?--build-dir needs a directory}; shift 2 ;;
     --jobs) jobs=${2:?--jobs needs a number}; shift 2 ;;
-    -h|--help) sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     -*) die "unknown option $1 (see --help)" ;;
     *) python=$1; shift ;;
   esac
@@ -59,8 +60,9 @@ if [ -z "$build_dir" ]; then
   build_dir=$(mktemp -d "${TMPDIR:-/tmp}/ezpz-companion-XXXXXX")
   trap 'rm -rf "$build_dir"' EXIT
 fi
+read -r -a extra <<<"${CMAKE_ARGS:-}"
 cmake -S "$root/src/torch" -B "$build_dir" -DCMAKE_BUILD_TYPE="${BUILD_TYPE:-Release}" \
-  -DCMAKE_PREFIX_PATH="$cmake_dir" -DCMAKE_INSTALL_PREFIX="$prefix" >"$build_dir.configure.log" 2>&1 ||
+  -DCMAKE_PREFIX_PATH="$cmake_dir" -DCMAKE_INSTALL_PREFIX="$prefix" "${extra[@]}" >"$build_dir.configure.log" 2>&1 ||
   { cat "$build_dir.configure.log" >&2; rm -f "$build_dir.configure.log"; die "configure failed (above)"; }
 rm -f "$build_dir.configure.log"
 cmake --build "$build_dir" -j "$jobs"

@@ -2,7 +2,9 @@
 run from where the package puts it (share/ezpz/companion, as `cmake --install` lays it out): it
 builds src/torch as a project of its own from the packaged sources, installs ezpz-test-train and
 libezpz_torch.so in ~/.local, and `ezpz test --engine cpp` finds it there and passes; a python
-without torch is named."""
+without torch is named. It builds as against a pip wheel, which ships c10d's ProcessGroupGloo.hpp but
+not the gloo headers it includes: src/torch/gloo_decls stands in for them (libgloo-dev's are ignored),
+while the dev build's library (tests/torch) uses the real ones."""
 import json
 import os
 import shutil
@@ -34,9 +36,14 @@ class BuildCompanion(unittest.TestCase):
     def test_build_install_and_run(self):
         # BUILD_TYPE=None: no optimization, about a third less compile time (what is tested is the
         # build and the install, not the speed of the result).
-        build = subprocess.run([*self.script, TORCH_PYTHON, "--jobs", "2", "--build-dir", os.path.join(self.tmp, "build")],
-                               env=dict(self.env, BUILD_TYPE="None"), capture_output=True, text=True, timeout=1500)
+        build_dir = os.path.join(self.tmp, "build")
+        wheel_like = "-DEZPZ_GLOO_INCLUDE_DIR=EZPZ_GLOO_INCLUDE_DIR-NOTFOUND"  # as if no gloo headers were there
+        build = subprocess.run([*self.script, TORCH_PYTHON, "--jobs", "2", "--build-dir", build_dir],
+                               env=dict(self.env, BUILD_TYPE="None", CMAKE_ARGS=wheel_like), capture_output=True,
+                               text=True, timeout=1500)
         self.assertEqual(build.returncode, 0, f"stdout: {build.stdout[-3000:]}\nstderr: {build.stderr[-3000:]}")
+        with open(os.path.join(build_dir, "CMakeFiles", "ezpz_torch.dir", "flags.make")) as f:
+            self.assertIn("/src/torch/gloo_decls", f.read())
         self.assertIn("build-companion: torch 1.13", build.stdout)
         installed = os.path.join(self.home, ".local", "bin", "ezpz-test-train")
         self.assertIn(f"installed {installed}", build.stdout)

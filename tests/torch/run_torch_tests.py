@@ -77,6 +77,9 @@ class Checks(TorchTest):
     def test_names_2(self):
         self.launch(2, "names")
 
+    def test_on_device_2(self):  # cpu and gloo here; scripts/gpu-check.sh runs it on a GPU
+        self.launch(2, "on_device")
+
 
 def free_port():
     with socket.socket() as s:

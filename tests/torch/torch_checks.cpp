@@ -318,6 +318,79 @@ void check_names(const ezpz::DistInfo& from_setup_torch) {
   expect_error([&] { (void)ezpz::wrap_model(model.ptr(), other); }, "is not one of ddp, fsdp", "wrap_model zero3");
 }
 
+/// The same collectives, a TP pair and DDP steps on the device setup() chose (TORCH_DEVICE,
+/// TORCH_BACKEND; what the node has): cpu and gloo in CI, cuda with nccl or gloo on a GPU node
+/// (scripts/gpu-check.sh). Rank 0 prints the device and backend it ran on.
+void check_on_device() {
+  const auto& info = ezpz::dist_info();
+  const auto dev = info.device;
+  const int rank = info.rank;
+  const int world = info.world_size;
+  const auto f32 = torch::TensorOptions().dtype(torch::kFloat32).device(dev);
+  auto t = torch::full({1024}, static_cast<float>(rank + 1), f32);
+  ezpz::all_reduce(t);
+  check(t.device() == dev && close(t.cpu(), torch::full({1024}, static_cast<float>(world * (world + 1)) / 2.0F)),
+        "all_reduce sum");
+  auto m = torch::full({2}, static_cast<float>(rank), f32);
+  ezpz::all_reduce(m, ezpz::ReduceOp::max);
+  check(m.cpu()[0].item<float>() == static_cast<float>(world - 1), "all_reduce max");
+  auto b = torch::full({4}, rank == world - 1 ? 7.0F : 0.0F, f32);
+  ezpz::broadcast(b, world - 1);
+  check(close(b.cpu(), torch::full({4}, 7.0F)), "broadcast from the last rank");
+  auto parts = ezpz::world().all_gather(torch::full({2}, static_cast<float>(rank * 10), f32));
+  for (int r = 0; r < world; ++r) {
+    check(parts.at(static_cast<std::size_t>(r)).cpu()[1].item<float>() == static_cast<float>(r * 10),
+          "all_gather order");
+  }
+  // A TP pair on the device against nn::Linear with the same weights.
+  ezpz::tp::initialize_tensor_parallel(world);
+  torch::manual_seed(1234);
+  const int64_t in = 8 * world;
+  const int64_t out = 4 * world;
+  torch::nn::Linear ref1(in, out);
+  torch::nn::Linear ref2(out, in);
+  ref1->to(dev);
+  ref2->to(dev);
+  ezpz::tp::ColumnParallelLinear col(in, out, true, false);
+  ezpz::tp::RowParallelLinear row(out, in, true, true);
+  col->to(dev);
+  row->to(dev);
+  col->load_full(ref1->weight, ref1->bias);
+  row->load_full(ref2->weight, ref2->bias);
+  auto x = torch::randn({5, in}, f32);
+  auto xr = x.clone().requires_grad_(true);
+  auto xt = x.clone().requires_grad_(true);
+  auto yr = ref2(torch::relu(ref1(xr)));
+  auto yt = row(torch::relu(col(xt)));
+  check(yt.device() == dev && close(yr.cpu(), yt.cpu(), 1e-4), "TP pair forward on the device");
+  yr.sum().backward();
+  yt.sum().backward();
+  check(close(xr.grad().cpu(), xt.grad().cpu(), 1e-4), "TP pair input gradient on the device");
+  ezpz::tp::destroy_tensor_parallel();
+  // DDP: a few steps keep the replicas equal and move the parameters.
+  torch::manual_seed(99 + rank);
+  auto model = torch::nn::Sequential(torch::nn::Linear(6, 16), torch::nn::Tanh(), torch::nn::Linear(16, 3));
+  model->to(dev);
+  ezpz::DistributedDataParallel ddp(model.ptr(), ezpz::world());
+  const auto before = model->parameters()[0].detach().clone();
+  torch::optim::SGD opt(model->parameters(), 0.1);
+  for (int step = 0; step < 3; ++step) {
+    opt.zero_grad();
+    torch::mse_loss(model->forward(torch::randn({4, 6}, f32)), torch::zeros({4, 3}, f32)).backward();
+    ddp.synchronize();
+    opt.step();
+  }
+  for (const auto& p : model->parameters()) {
+    check(p.device() == dev && same_on_all_ranks(p), "DDP on the device keeps the replicas equal");
+  }
+  check(!torch::equal(before, model->parameters()[0]), "the DDP steps changed the parameters");
+  ezpz::synchronize();
+  if (rank == 0) {
+    std::cout << "device=" << dev.str() << " backend=" << (info.backend.empty() ? "none" : info.backend)
+              << " world=" << world << std::endl;
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -342,10 +415,12 @@ int main(int argc, char** argv) {
     } else if (scenario == "data_parallel") {
       check_data_parallel(true);
       check_data_parallel(false);
+    } else if (scenario == "on_device") {
+      check_on_device();
     } else if (scenario == "setup_only") {
       // (the rendezvous tests: nothing to do once set up)
     } else {
-      std::cerr << "usage: ezpz_torch_checks collectives|groups|tp_layers|data_parallel|names|setup_only\n";
+      std::cerr << "usage: ezpz_torch_checks collectives|groups|tp_layers|data_parallel|names|on_device|setup_only\n";
       return 2;
     }
     ezpz::cleanup();
