@@ -295,7 +295,7 @@ def train(a, d, device, dtype, model, history, log):
     torch.manual_seed(a.seed)  # the teacher is the same on every rank
     teacher = torch.randn(784, 10)
     replica = d.rank // d.layout.size["tp"]  # each TP group draws its own batches
-    losses = []
+    losses, dts = [], []
     for it in range(1, a.train_iters + 1):
         torch.manual_seed(a.seed * 7919 + it * 104729 + replica)
         x = torch.randn(a.batch_size, 784)
@@ -313,10 +313,17 @@ def train(a, d, device, dtype, model, history, log):
         synchronize(device)
         dt = time.perf_counter() - start
         losses.append(loss_v)
+        dts.append(dt)
         line = history.update({"iter": it, "loss": loss_v, "accuracy": acc, "dt": dt}, device)
         if d.rank == 0 and (it % a.print_freq == 0 or it == 1 or it == a.train_iters):
             print(line, file=log, flush=True)
-    return losses
+    return losses, dts
+
+
+def steady_step(dts):
+    """The median timed step after the first (which pays the device's warm-up), or the only one."""
+    rest = sorted(dts[1:] or dts)
+    return rest[len(rest) // 2]
 
 
 def judge(d, losses, model, device):
@@ -366,7 +373,7 @@ def main(argv):
     # 2. Train.
     history = History(d, a.outdir)
     t0 = time.monotonic()
-    losses = train(a, d, device, dtype, model, history, log)
+    losses, dts = train(a, d, device, dtype, model, history, log)
     total = time.monotonic() - t0
     # 3. Judge, agreeing across ranks (collectives: every rank takes part).
     judged, fell, same = judge(d, losses, model, device)
@@ -378,7 +385,8 @@ def main(argv):
                    else "(fell on every rank)" if fell else "(DID NOT FALL on some rank)")
         print(f"summary: iters={a.train_iters} world={d.world} loss {losses[0]:.6g} -> {losses[-1]:.6g} {verdict}, "
               f"parameters {'identical' if same else 'DIFFER'} across replicas, train time {total:.3g} s "
-              f"({total / a.train_iters:.3g} s/iter), setup {setup_s:.3g} s, outputs in {run_dir}",
+              f"({total / a.train_iters:.3g} s/iter; a step {steady_step(dts) * 1e3:.3g} ms median, the first "
+              f"{dts[0] * 1e3:.3g} ms), setup {setup_s:.3g} s, outputs in {run_dir}",
               file=log, flush=True)
         if report is not None:
             with open(a.json_out + ".tmp", "w") as f:

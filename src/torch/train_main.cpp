@@ -3,6 +3,7 @@
 // labels random images, so the loss can fall) with data parallel and optional TP/PP/CP
 // groups, prints `iter= loss= dt=` lines and a summary, and fails when the loss does not
 // fall on some rank or the replicas' parameters differ.
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -191,8 +192,10 @@ ezpz::Group replica_group(int tp, int world) {
 }
 
 /// Trains the model; returns this rank's loss per iteration.
+/// The losses of every iteration; `dts` gets each iteration's timed step (forward, backward, the
+/// gradients' all-reduce and the optimizer).
 std::vector<double> train(const Args& a, const Setup& s, Mlp& model, ezpz::DistributedDataParallel& ddp,
-                          ezpz::History& history) {
+                          ezpz::History& history, std::vector<double>& dts) {
   torch::optim::Adam opt(model->parameters(), torch::optim::AdamOptions(a.lr));
   // The teacher is the same on every rank; each TP group draws its own batches.
   torch::manual_seed(a.seed);
@@ -215,12 +218,23 @@ std::vector<double> train(const Args& a, const Setup& s, Mlp& model, ezpz::Distr
     const double acc = logits.argmax(1).eq(y).to(torch::kFloat32).mean().item<double>();
     const double dt = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     losses.push_back(l);
+    dts.push_back(dt);
     auto line = history.update({{"iter", iter}, {"loss", l}, {"accuracy", acc}, {"dt", dt}});
     if (s.info.rank == 0 && (iter % a.print_freq == 0 || iter == 1 || iter == a.train_iters)) {
       *s.log << line << std::endl;
     }
   }
   return losses;
+}
+
+/// The median timed step after the first (which pays the device's warm-up: kernels loaded, a
+/// CUDA context's libraries), or the first when it is the only one.
+double steady_step_s(std::vector<double> dts) {
+  if (dts.size() > 1) {
+    dts.erase(dts.begin());
+  }
+  std::nth_element(dts.begin(), dts.begin() + static_cast<std::ptrdiff_t>(dts.size() / 2), dts.end());
+  return dts[dts.size() / 2];
 }
 
 /// The run's verdicts, agreed by every rank.
@@ -310,7 +324,8 @@ int run(const Args& a) {
   // 2. Train.
   ezpz::History history(ezpz::HistoryOptions{a.outdir + "/history", true, true});
   const auto t0 = std::chrono::steady_clock::now();
-  const auto losses = train(a, s, model, ddp, history);
+  std::vector<double> dts;
+  const auto losses = train(a, s, model, ddp, history, dts);
   const double total_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   // 3. Judge, agreeing across ranks (collectives: every rank takes part).
   const Verdict v = check(losses, model, replicas);
@@ -325,7 +340,8 @@ int run(const Args& a) {
                : v.fell  ? " (fell on every rank)"
                          : " (DID NOT FALL on some rank)")
            << ", parameters " << (v.identical ? "identical" : "DIFFER") << " across replicas"
-           << ", train time " << total_s << " s (" << total_s / a.train_iters << " s/iter), setup " << s.setup_s
+           << ", train time " << total_s << " s (" << total_s / a.train_iters << " s/iter; a step "
+           << steady_step_s(dts) * 1e3 << " ms median, the first " << dts.front() * 1e3 << " ms), setup " << s.setup_s
            << " s, outputs in " << run_dir << std::endl;
     if (!a.json_out.empty()) {
       std::ofstream(a.json_out) << json;
