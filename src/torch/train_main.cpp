@@ -191,9 +191,8 @@ ezpz::Group replica_group(int tp, int world) {
   return replicas;
 }
 
-/// Trains the model; returns this rank's loss per iteration.
-/// The losses of every iteration; `dts` gets each iteration's timed step (forward, backward, the
-/// gradients' all-reduce and the optimizer).
+/// Trains the model; returns this rank's loss per iteration, and puts each iteration's timed step
+/// (forward, backward, the gradients' all-reduce and the optimizer) in `dts`.
 std::vector<double> train(const Args& a, const Setup& s, Mlp& model, ezpz::DistributedDataParallel& ddp,
                           ezpz::History& history, std::vector<double>& dts) {
   torch::optim::Adam opt(model->parameters(), torch::optim::AdamOptions(a.lr));
