@@ -344,7 +344,7 @@ _ezpz() {
                 --ssh-command) COMPREPLY=(); return 0 ;;
             esac
             if [[ "$cur" == -* ]]; then
-                COMPREPLY=($(compgen -W "-h --help --pattern --all-nodes --hostfile --signal --grace --dry-run --json --transport --ssh-command --accept-new-host-keys" -- "$cur"))
+                COMPREPLY=($(compgen -W "-h --help --pattern --all-nodes --hostfile --signal --grace --dry-run --all-users --json --transport --ssh-command --accept-new-host-keys" -- "$cur"))
             elif ((nargs == 0)); then
                 COMPREPLY=()
             fi

@@ -166,6 +166,7 @@ complete -c ezpz -n '__fish_seen_subcommand_from kill' -l hostfile -r -F -d 'The
 complete -c ezpz -n '__fish_seen_subcommand_from kill' -l signal -x -a 'TERM KILL INT HUP QUIT USR1 USR2' -d 'TERM (default), INT, HUP, QUIT, USR1, USR2 or KILL'
 complete -c ezpz -n '__fish_seen_subcommand_from kill' -l grace -x -d 'Seconds before KILL for processes still running (default 3; 0: never)'
 complete -c ezpz -n '__fish_seen_subcommand_from kill' -l dry-run -d 'List what would be signalled; signal nothing'
+complete -c ezpz -n '__fish_seen_subcommand_from kill' -l all-users -d 'As root: every user\'s ezpz processes, not only root\'s own'
 complete -c ezpz -n '__fish_seen_subcommand_from kill' -l json -d 'Print one JSON object per node instead of text'
 complete -c ezpz -n '__fish_seen_subcommand_from kill' -l transport -x -a 'auto launcher ssh' -d 'With --all-nodes: how ezpz starts on other nodes: launcher (the job\'s srun/mpiexec/mpirun starts one agent per node; TCP, no SSH), ssh, or auto (default: the launcher inside a job; [yeet] transport in config.toml sets another)'
 complete -c ezpz -n '__fish_seen_subcommand_from kill' -l ssh-command -x -d 'With --all-nodes: reach the nodes with this ssh client (e.g. ssh, for host-based or GSSAPI login) instead of the built-in libssh'

@@ -76,6 +76,10 @@ class FakeProbe final : public core::SystemProbe, public core::NodeQuery {
     made_dirs.insert(path);
     return {};
   }
+  [[nodiscard]] Expected<std::string> make_private_dir(const std::string& prefix) const override {
+    EZPZ_TRY(make_dirs(prefix + ".000001"));
+    return prefix + ".000001";
+  }
 
   /// Programs' outputs by their whole command line ("mpiexec --version"); others are not found.
   std::map<std::string, core::ProgramOutput> outputs;

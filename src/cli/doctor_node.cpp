@@ -33,9 +33,11 @@ void DoctorNodeCommand::add_cli(CLI::App& app) {
 /// --probe: {"host", "ok", "why"}; the first check that fails is the why.
 int DoctorNodeCommand::fitness(Context& ctx) const {
   std::string why;
-  const auto dir = dst_ + "/.ezpz-probe-" + std::to_string(::getpid());
-  if (auto made = ctx.probe().make_dirs(dir); !made || !ctx.probe().remove_empty_dir(dir)) {
-    why = dst_ + " is not writable" + (made ? "" : " (" + made.error().message + ")");
+  // A name no one could have made first (mkdtemp): a directory planted there says nothing of /tmp.
+  auto made = ctx.probe().make_dirs(dst_);
+  auto dir = made ? ctx.probe().make_private_dir(dst_ + "/.ezpz-probe") : Expected<std::string>(made.error());
+  if (!dir || !ctx.probe().remove_empty_dir(*dir)) {
+    why = dst_ + " is not writable" + (dir ? "" : " (" + dir.error().message + ")");
   } else if (const int seen = ctx.probe().count_gpu_devices(); seen < gpus_) {
     why = "it shows " + core::count_of(static_cast<std::size_t>(seen), "GPU") + " of the " + std::to_string(gpus_) +
           " expected";

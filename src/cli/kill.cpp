@@ -35,6 +35,7 @@ void KillCommand::add_cli(CLI::App& app) {
   app.add_option("--grace", grace_s_, "Seconds before KILL for processes still running (default 3; 0: never)")
       ->type_name("S");
   app.add_flag("--dry-run", dry_run_, "List what would be signalled; signal nothing");
+  app.add_flag("--all-users", all_users_, "As root: every user's ezpz processes, not only root's own");
   app.add_flag("--json", json_, "Print one JSON object per node instead of text");
   add_reach_options(app, reach_, "With --all-nodes: ", false);
   add_node_log_level(app, log_level_);
@@ -52,6 +53,9 @@ bool KillCommand::other_nodes(Context& ctx, const core::ReachSpec& reach, std::v
   pass_log_level(args);
   if (dry_run_) {
     args.emplace_back("--dry-run");
+  }
+  if (all_users_) {
+    args.emplace_back("--all-users");
   }
   if (!pattern_.empty()) {
     args.push_back("--pattern=" + pattern_);
@@ -93,8 +97,8 @@ int KillCommand::run(Context& ctx) {
   }
   const std::string host = ctx.env.hostname.empty() ? "localhost" : ctx.env.hostname;
   // This node.
-  const auto targets =
-      core::select_kill_targets(ctx.processes().job_processes(), pattern_, ctx.processes().self_and_ancestors());
+  const auto targets = core::select_kill_targets(ctx.processes().job_processes(), pattern_,
+                                                 ctx.processes().self_and_ancestors(), ctx.env.uid, all_users_);
   log::info("kill: " + core::count_of(targets.size(), "process", "processes") + " of ezpz jobs here match" +
             (pattern_.empty() ? std::string() : " '" + pattern_ + "'") +
             (dry_run_ ? " (dry run: none signalled)" : ""));

@@ -34,6 +34,7 @@ class KillCommand final : public Command {
   std::string signal_ = "TERM";
   double grace_s_ = 3;
   bool dry_run_ = false;
+  bool all_users_ = false;
   bool json_ = false;
   std::string log_level_;  ///< a node half: the head's -v
 };

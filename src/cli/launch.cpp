@@ -236,6 +236,11 @@ int LaunchCommand::run(Context& ctx) {
     return 0;
   }
   // 3. ...or run it, again after failures when asked; say which rank failed first and why.
+  if (request.log_dir && !request.log_dir->empty()) {  // another user's directory is refused, with why
+    if (auto made = ctx.probe().make_dirs(*request.log_dir); !made) {
+      return ctx.term.fail(usage_error("--log-dir " + *request.log_dir + ": " + made.error().message));
+    }
+  }
   for (const auto& note : plan.notes) {
     ctx.term.warn(note);
   }

@@ -32,6 +32,17 @@ void TarEnvCommand::add_cli(CLI::App& app) {
       "  ezpz yeet /lus/proj/torch.tar.zst # later, in the job");
 }
 
+namespace {
+/// Where the archive is packed: a directory of ours that no one could have named in advance
+/// (mkdtemp, 0700), beside OUT and named as its work path, so a SIGKILLed run leaves nothing
+/// half-written there (the watcher removes it).
+Expected<std::string> private_work_dir(Context& ctx, const std::string& out) {
+  const std::string work = core::work_path(out, ctx.env.pid);
+  ctx.staging().watch(out, work);
+  return ctx.staging().make_private_dir(work);
+}
+}  // namespace
+
 int TarEnvCommand::run(Context& ctx) {
   core::YeetRequest request;
   if (!env_.empty()) {
@@ -94,14 +105,18 @@ int TarEnvCommand::run(Context& ctx) {
   }
 
   const auto start = std::chrono::steady_clock::now();
-  const std::string tmp = core::work_path(out, ctx.env.pid);
-  ctx.staging().watch(out, tmp);  // a SIGKILLed run leaves no half-written archive beside OUT
+  auto dir = private_work_dir(ctx, out);
+  if (!dir) {
+    ctx.term.error(dir.error().message);
+    return static_cast<int>(ExitCode::failure);
+  }
+  const std::string tmp = *dir + "/" + name + ".tar";
   ProgressBar bar(ctx.term, "packing", env_stats->bytes);
   auto packed = ctx.archives().pack(path, name, tmp, format, excludes, core::PackDigest::sha256,
                                     [&bar](unsigned long long done) { bar.update(done); });
   bar.finish();
   if (!packed) {
-    ctx.staging().discard(tmp);
+    ctx.staging().discard(*dir);
     for (const auto& w : ctx.staging().take_warnings()) {
       ctx.term.warn(w);
     }
@@ -111,8 +126,9 @@ int TarEnvCommand::run(Context& ctx) {
   }
   // An old OUT.sha256 must never sit beside the new archive (yeet would call it damaged).
   ctx.staging().discard(out + ".sha256");
-  if (auto moved = ctx.staging().rename_file(tmp, out); !moved) {
-    ctx.staging().discard(tmp);
+  auto moved = ctx.staging().rename_file(tmp, out);
+  ctx.staging().discard(*dir);
+  if (!moved) {
     for (const auto& w : ctx.staging().take_warnings()) {
       ctx.term.warn(w);
     }

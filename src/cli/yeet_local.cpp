@@ -41,10 +41,10 @@ class Undo {
  public:
   explicit Undo(YeetRun& run) : run_(run) {}
   std::string staging;
-  std::string pack_file;
+  std::string pack_dir;
   int operator()(const Error& e) {
     auto& ctx = run_.ctx;
-    for (const auto* path : {&staging, &pack_file, &run_.bundle}) {
+    for (const auto* path : {&staging, &pack_dir, &run_.bundle}) {
       if (!path->empty()) {
         ctx.staging().discard(*path);
       }
@@ -65,23 +65,32 @@ class Undo {
 };
 
 /// --compress: pack the source once, then extract the pack (least metadata I/O on the source).
+/// The pack lives in a directory of ours no one could have named in advance (mkdtemp, 0700; its
+/// name is the work path's, so the watcher and the next run know it), and its digest is checked
+/// as it is extracted: what is extracted is what was packed (docs/security.md).
 Expected<core::TreeStats> pack_then_extract(YeetRun& run, Undo& undo, ProgressBar& bar) {
   auto& ctx = run.ctx;
   const auto& plan = run.plan();
   const auto t = Clock::now();
-  undo.pack_file = undo.staging + ".pack.tar.zst";  // a name the next run and the watcher know
-  EZPZ_TRY(ctx.archives().pack(plan.source, plan.name, undo.pack_file, core::ArchiveFormat::zst, plan.excludes,
-                               core::PackDigest::none, [&bar](unsigned long long done) { bar.update(done); }));
+  EZPZ_TRY_ASSIGN(undo.pack_dir, ctx.staging().make_private_dir(undo.staging + ".pack"));
+  const std::string pack_file = undo.pack_dir + "/pack.tar.zst";
+  EZPZ_TRY_ASSIGN(auto packed,
+                  ctx.archives().pack(plan.source, plan.name, pack_file, core::ArchiveFormat::zst, plan.excludes,
+                                      core::PackDigest::sha256, [&bar](unsigned long long done) { bar.update(done); }));
+  EZPZ_TRY(ctx.archives().write_checksum(pack_file, packed.sha256));
   run.report.steps.emplace_back("pack_s", seconds_since(t));
   bar.finish();
-  auto packed_size = ctx.trees().measure(undo.pack_file, {});
+  auto packed_size = ctx.trees().measure(pack_file, {});
   ProgressBar extract_bar(ctx.term, "extracting", packed_size ? packed_size->bytes : 0);
   const auto te = Clock::now();
-  auto copied = ctx.archives().extract(undo.pack_file, undo.staging, 0, core::ArchiveOrigin::own,
+  auto copied = ctx.archives().extract(pack_file, undo.staging, 0, core::ArchiveOrigin::own,
                                        [&extract_bar](unsigned long long done) { extract_bar.update(done); });
   run.report.steps.emplace_back("extract_s", seconds_since(te));
-  ctx.staging().discard(undo.pack_file);
-  undo.pack_file.clear();
+  if (copied && !(copied->checks && copied->checks->sha256)) {
+    copied = failure("the pack of " + plan.source + " was not checked against its digest as it was extracted");
+  }
+  ctx.staging().discard(undo.pack_dir);
+  undo.pack_dir.clear();
   return copied;
 }
 

@@ -75,6 +75,7 @@ class NoTransfer final : public core::Trees, public core::Staging, public core::
   core::DestinationFacts inspect_destination(const std::string&) override { return {}; }
   Expected<core::TreeStats> measure(const std::string&, const std::vector<std::string>&) override { return no(); }
   Expected<std::string> make_staging(const std::string&) override { return no(); }
+  Expected<std::string> make_private_dir(const std::string&) override { return no(); }
   Expected<core::TreeStats> copy_tree(const std::string&, const std::string&, const std::vector<std::string>&,
                                       const core::ProgressFn&) override {
     return no();

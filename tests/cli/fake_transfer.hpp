@@ -3,6 +3,7 @@
 // results and records each pass (so repair, thresholds and outcomes are tested without nodes).
 #pragma once
 
+#include <algorithm>
 #include <map>
 #include <string>
 #include <vector>
@@ -56,6 +57,7 @@ class FakeStaging final : public core::Staging {
   std::vector<std::string> committed, discarded, renamed;
   int signal = 0;  ///< what interrupted() answers once `signal_after_pass` (or at once)
   Expected<std::string> make_staging(const std::string& dst) override { return dst + ".ezpz-tmp-1"; }
+  Expected<std::string> make_private_dir(const std::string& prefix) override { return prefix + ".000001"; }
   Expected<void> commit(const std::string& staging, const std::string& dst) override {
     committed.push_back(staging + " -> " + dst);
     return {};
@@ -87,9 +89,13 @@ class FakeArchives final : public core::Archives {
     checksums.push_back(archive);
     return {};
   }
-  Expected<core::TreeStats> extract(const std::string&, const std::string&, unsigned long long, core::ArchiveOrigin,
-                                    const core::ProgressFn&) override {
-    return core::TreeStats{};
+  /// Like the real one: an archive whose .sha256 was written is checked against it.
+  Expected<core::TreeStats> extract(const std::string& archive, const std::string&, unsigned long long,
+                                    core::ArchiveOrigin, const core::ProgressFn&) override {
+    core::TreeStats s;
+    s.checks = core::ArchiveChecks{};
+    s.checks->sha256 = std::find(checksums.begin(), checksums.end(), archive) != checksums.end();
+    return s;
   }
 };
 

@@ -133,9 +133,10 @@ class Removal(TempDirTest):
         for sig, code in ((signal.SIGTERM, 143), (signal.SIGINT, 130)):
             proc = subprocess.Popen([EZPZ, "tar-env", src, "-o", out], env=base_env(),
                                     stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-            work = f"{out}.ezpz-tmp-{proc.pid}"
+            work = f"{out}.ezpz-tmp-{proc.pid}."  # its private work directory (mkdtemp)
             try:
-                self.assertTrue(wait_until(lambda: os.path.exists(work) or proc.poll() is not None, 60, step=0.001))
+                self.assertTrue(wait_until(lambda: any(n.startswith(os.path.basename(work)) for n in os.listdir(self.node))
+                                           or proc.poll() is not None, 60, step=0.001))
                 os.kill(proc.pid, signal.SIGSTOP)  # it cannot finish before the signal
                 self.assertIsNone(proc.poll(), "tar-env finished before it could be stopped")
             except BaseException:
@@ -202,8 +203,10 @@ class RemovalThatFails(TempDirTest):
         self.assertIn(os.path.join(node, left[0]), proc.stderr)
         self.assertIn("Permission denied", proc.stderr)
         self.assertIn("by hand (rm -rf", proc.stderr)
-        # The next run (as root) sweeps it: its process is gone.
-        run(["yeet", "--src", src, "--dst", dst], base_env(), check=0)
+        # The next run (as root, who replaces another user's tree only with --force, and only below
+        # a parent no other user owns) sweeps it: its process is gone.
+        os.chown(node, 0, 0)
+        run(["yeet", "--src", src, "--dst", dst, "--force"], base_env(), check=0)
         self.assertEqual(os.listdir(node), ["dst"])
 
 

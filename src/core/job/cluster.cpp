@@ -31,8 +31,10 @@ Expected<HostList> read_hosts(const HostSource& source, const FileProbe& probe) 
   }
   const std::string named = source.origin == "--hostfile" ? "--hostfile " : source.origin + "=";
   if (!probe.is_file(source.value)) {
-    return usage_error("hostfile " + source.value + " (from " + named + source.value +
-                       ") does not exist: pass an existing file with --hostfile or unset " +
+    const bool there = probe.disk_space(source.value).has_value();  // a FIFO, a device, a directory
+    return usage_error("hostfile " + source.value + " (from " + named + source.value + ") " +
+                       (there ? "is not a regular file" : "does not exist") +
+                       ": pass an existing file with --hostfile or unset " +
                        (source.origin == "--hostfile" ? std::string("it") : source.origin));
   }
   auto text = probe.read_file(source.value);

@@ -61,10 +61,11 @@ std::string signal_name(int sig) {
 }
 
 std::vector<ProcessInfo> select_kill_targets(const std::vector<ProcessInfo>& processes, std::string_view pattern,
-                                             const std::vector<int>& protect) {
+                                             const std::vector<int>& protect, unsigned uid, bool all_users) {
   std::vector<ProcessInfo> out;
   for (const auto& p : processes) {
-    if (p.job_id.empty() || std::find(protect.begin(), protect.end(), p.pid) != protect.end()) {
+    if (p.job_id.empty() || std::find(protect.begin(), protect.end(), p.pid) != protect.end() ||
+        (p.uid != uid && !all_users)) {
       continue;
     }
     if (pattern.empty() || p.job_id.find(pattern) != std::string::npos ||

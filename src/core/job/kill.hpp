@@ -17,8 +17,10 @@ namespace ezpz::core {
 [[nodiscard]] std::vector<std::string> signal_names();
 
 /// The processes to signal: those carrying a job id, whose job id or command line contains
-/// `pattern` (all when empty), never this process or its ancestors (`protect`).
+/// `pattern` (all when empty), never this process or its ancestors (`protect`), and only the
+/// caller's own (`uid`) unless `all_users` (root, who can see every user's).
 [[nodiscard]] std::vector<ProcessInfo> select_kill_targets(const std::vector<ProcessInfo>& processes,
-                                                           std::string_view pattern, const std::vector<int>& protect);
+                                                           std::string_view pattern, const std::vector<int>& protect,
+                                                           unsigned uid, bool all_users);
 
 }  // namespace ezpz::core

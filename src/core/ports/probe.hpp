@@ -61,10 +61,14 @@ class FileProbe {
   [[nodiscard]] virtual std::vector<std::string> list_dir(const std::string& path) const = 0;
   /// Path with symlinks resolved (the input when it cannot be resolved).
   [[nodiscard]] virtual std::string real_path(const std::string& path) const = 0;
-  /// Write `text` to `path` (parents created), via a temporary file and rename.
+  /// Write `text` to `path` (parents created), via a new temporary file no one could have
+  /// planted (O_EXCL, a random name) and rename.
   [[nodiscard]] virtual Expected<void> write_file(const std::string& path, const std::string& text) const = 0;
-  /// mkdir -p `path` (mode 0755).
+  /// mkdir -p `path` (mode 0755; below a world-writable directory 0700, and what exists there must
+  /// be the user's own and writable by no one else: sys/os/safe_dirs.hpp).
   [[nodiscard]] virtual Expected<void> make_dirs(const std::string& path) const = 0;
+  /// A new directory `prefix` + ".XXXXXX" (mkdtemp, 0700), which no one could have made first.
+  [[nodiscard]] virtual Expected<std::string> make_private_dir(const std::string& prefix) const = 0;
   /// rmdir `path`: false when it is not an empty directory (or is gone).
   virtual bool remove_empty_dir(const std::string& path) const = 0;
   /// Space on the filesystem holding `path`; nullopt when it does not exist.

@@ -111,6 +111,7 @@ struct ProcessInfo {
   int ppid = 0;
   std::string cmdline;  ///< arguments joined by spaces
   std::string job_id;   ///< its EZPZ_JOB_ID ("" when it has none)
+  unsigned uid = 0;     ///< its real user id
 };
 
 /// What `ezpz ARGS` printed on another node.
@@ -176,11 +177,15 @@ class JobControl {
 class ProcessTable {
  public:
   virtual ~ProcessTable() = default;
-  /// This user's processes on this node that carry an ezpz job id (EZPZ_JOB_ID).
+  /// The processes on this node that carry an ezpz job id (EZPZ_JOB_ID) and whose environment
+  /// this user may read (root: every user's; select_kill_targets keeps the caller's own). Each is
+  /// held by its identity, not its number: a process that ends is never mistaken for a new one
+  /// given its PID (send_signal, alive).
   [[nodiscard]] virtual std::vector<ProcessInfo> job_processes() = 0;
   /// This process and its ancestors (never signalled by ezpz kill).
   [[nodiscard]] virtual std::vector<int> self_and_ancestors() = 0;
-  /// Send `sig` to `pid`; false when it is gone or not ours.
+  /// Send `sig` to `pid` (one job_processes found: never another that took its PID since);
+  /// false when it is gone or not ours.
   virtual bool send_signal(int pid, int sig) = 0;
   [[nodiscard]] virtual bool alive(int pid) = 0;
 };

@@ -121,7 +121,10 @@ class Staging {
   virtual void watch(const std::string& destination, const std::string& work) = 0;
   /// Be the watcher `watch` starts (`ezpz __yeet-janitor ARGS`); returns its exit status.
   virtual int watcher_main(const std::vector<std::string>& args) = 0;
-  /// Rename a finished file into place.
+  /// A new directory named `prefix` + ".XXXXXX" (mkdtemp: a name no one could have made in
+  /// advance, mode 0700), for files no other user may replace or read while ezpz works on them.
+  [[nodiscard]] virtual Expected<std::string> make_private_dir(const std::string& prefix) = 0;
+  /// Rename a finished file into place, with the mode a new file of the user's has (umask).
   [[nodiscard]] virtual Expected<void> rename_file(const std::string& from, const std::string& to) = 0;
   /// The signal (SIGINT, SIGTERM, SIGHUP) that arrived since the transfer started, 0 when none:
   /// work stops at once, and the command ends with 128 + it.

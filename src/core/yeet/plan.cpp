@@ -212,6 +212,11 @@ Expected<void> check_replaceable(const std::string& destination, const Destinati
     return failure(at + " belongs to " + facts.owner + " and only they can replace it: pick a destination of " +
                    "your own, such as --dst " + (user.empty() ? mine : shell_quote(mine)));
   }
+  if (facts.others && !force) {
+    return failure(at + " belongs to " + facts.owner +
+                   ": yeet replaces another user's tree only with --force (and then reuses none of its files), "
+                   "or pick another --dst");
+  }
   if (force || facts.yeet_made || facts.env) {
     return {};
   }

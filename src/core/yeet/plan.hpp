@@ -87,11 +87,13 @@ struct DestinationFacts {
   bool env = false;        ///< a directory holding pyvenv.cfg, bin/activate or conda-meta/
   bool movable = true;     ///< this user may move it aside (its owner, or its folder's, or root)
   std::string owner;       ///< its owner's login name (or uid)
+  bool others = false;     ///< it belongs to another user (never reused, replaced only with --force)
 };
 
 /// Refuse to replace what yeet did not make (a file, a link, a directory that is neither a
 /// copy of yeet's nor an env) unless `force`, and what this user cannot move aside (another
-/// user's, in a sticky /tmp) always; `where` names the node ("" here), `user` the caller.
+/// user's, in a sticky /tmp) always, and another user's that this one could move (root's case)
+/// without `force`; `where` names the node ("" here), `user` the caller.
 [[nodiscard]] Expected<void> check_replaceable(const std::string& destination, const DestinationFacts& facts,
                                                bool force, const std::string& where, const std::string& user);
 

@@ -125,23 +125,41 @@ std::uint32_t frame_length(const unsigned char* h) {
 namespace {
 /// Runs as `sh -c SCRIPT ezpz EXE DIGEST SIZE SHIP ARGS...`: nothing from the caller is pasted
 /// into the script, so names with spaces, quotes or `$` stay data.
-/// A candidate binary is checked by asking it for its own digest (`ezpz __self-digest`: SHA-256
-/// with the CPU's SHA instructions, ~10 ms for 10 MB), not by `sha256sum` (~100 ms: a tenth of
-/// a relay's CPU); another program or an older ezpz answers something else and is not run. A
-/// shipped copy is checked with `sha256sum` before it is ever run.
+/// Nothing is run before it is known to be this user's own (docs/security.md): `safe P` holds when
+/// P and every directory above it are no symlink, belong to this user or root, and no one else can
+/// write them (a directory others can write must be sticky: there they cannot move what is ours).
+/// Only then is a candidate asked for its digest (`ezpz __self-digest`: SHA-256 with the CPU's SHA
+/// instructions, ~10 ms for 10 MB, where `sha256sum` takes ~100 ms, a tenth of a relay's CPU); an
+/// older ezpz answers something else and is not run. The head's path is taken as it resolves
+/// (`readlink -f`), so a link another user could swap is never followed at exec. The cache
+/// $TMPDIR/.ezpz-<uid>-<digest16> (or /tmp's) is used only when safe; when another user holds its
+/// name, a fresh `mktemp -d` directory serves this run and is removed after it. A shipped copy is
+/// checked with `sha256sum` before it is ever run.
 constexpr std::string_view kStartScript =
-    "e=$1; d=$2; n=$3; s=$4; shift 4; "
-    "ok() { [ -x \"$1\" ] && { [ -z \"$d\" ] || [ \"$(\"$1\" __self-digest 2>/dev/null)\" = \"$d\" ]; }; }; "
-    "if ok \"$e\"; then exec \"$e\" \"$@\"; fi; "
-    "[ -n \"$d\" ] || { echo \"ezpz: $e is missing on $(hostname)\" >&2; exit 127; }; "
-    "c=${TMPDIR:-/tmp}/.ezpz-$(id -u)-$(printf %.16s \"$d\"); b=$c/ezpz; "
+    "e=$1; d=$2; n=$3; s=$4; shift 4; u=$(id -u); "
+    "safe() { p=$1; set --; while :; do set -- \"$@\" \"$p\"; [ \"$p\" = / ] && break; p=${p%/*}; p=${p:-/}; done; "
+    "m=$(LC_ALL=C stat -c '%u %a %F' -- \"$@\" 2>/dev/null) || return 1; "
+    "printf '%s\\n' \"$m\" | { while read -r o a f; do { [ \"$o\" = \"$u\" ] || [ \"$o\" = 0 ]; } && "
+    "[ \"$f\" != 'symbolic link' ] && { [ $((0$a & 022)) = 0 ] || { [ \"$f\" = directory ] && "
+    "[ $((0$a & 01000)) != 0 ]; }; } || exit 1; done; }; }; "
+    "ok() { [ -f \"$1\" ] && [ -x \"$1\" ] && safe \"$1\" && "
+    "{ [ -z \"$d\" ] || [ \"$(\"$1\" __self-digest 2>/dev/null)\" = \"$d\" ]; }; }; "
+    "r=$(readlink -f -- \"$e\" 2>/dev/null) && ok \"$r\" && exec \"$r\" \"$@\"; "
+    "[ -n \"$d\" ] || { echo \"ezpz: $e is missing on $(hostname), or another user could have written it\" >&2; exit "
+    "127; }; "
+    "t=$(readlink -f -- \"${TMPDIR:-/tmp}\" 2>/dev/null) && safe \"$t\" || t=/tmp; "
+    "c=$t/.ezpz-$u-$(printf %.16s \"$d\"); b=$c/ezpz; x=; "
     "if ok \"$b\"; then exec \"$b\" \"$@\"; fi; "
     "[ \"$s\" = 1 ] || { echo \"ezpz: $e is missing on $(hostname) and no copy was shipped there\" >&2; exit 127; }; "
-    "mkdir -p -m 700 \"$c\" && [ -O \"$c\" ] || { echo \"ezpz: cannot use $c on $(hostname)\" >&2; exit 126; }; "
-    "echo \"EZPZ-SHIP $n\"; t=$b.$$; "
-    "if head -c \"$n\" > \"$t\" && chmod 755 \"$t\" && [ \"$(sha256sum < \"$t\" 2>/dev/null)\" = \"$d  -\" ] && "
-    "mv -f \"$t\" \"$b\"; then exec \"$b\" \"$@\"; fi; "
-    "rm -f \"$t\"; echo \"ezpz: the shipped binary did not arrive intact on $(hostname)\" >&2; exit 126";
+    "mkdir -m 700 \"$c\" 2>/dev/null; "
+    "if ! { [ -d \"$c\" ] && safe \"$c\"; }; then x=$c; c=$(mktemp -d \"$t/.ezpz-$u-XXXXXXXXXX\") && safe \"$c\" || "
+    "{ echo \"ezpz: cannot make a private directory in $t on $(hostname)\" >&2; exit 126; }; b=$c/ezpz; "
+    "echo \"ezpz: $x on $(hostname) is not this user's own: shipping to $c for this run\" >&2; fi; "
+    "echo \"EZPZ-SHIP $n\"; w=$b.$$; "
+    "if head -c \"$n\" > \"$w\" && chmod 700 \"$w\" && [ \"$(sha256sum < \"$w\" 2>/dev/null)\" = \"$d  -\" ] && "
+    "mv -f \"$w\" \"$b\"; then [ -n \"$x\" ] || exec \"$b\" \"$@\"; \"$b\" \"$@\"; r=$?; rm -rf \"$c\"; exit $r; fi; "
+    "rm -f \"$w\"; [ -z \"$x\" ] || rm -rf \"$c\"; "
+    "echo \"ezpz: the shipped binary did not arrive intact on $(hostname)\" >&2; exit 126";
 }  // namespace
 
 std::string remote_command(const BroadcastSpec& spec, const std::vector<std::string>& args, Ship ship) {

@@ -31,6 +31,7 @@
 #include "sys/nodes/remote_process.hpp"
 #include "sys/os/fd_io.hpp"
 #include "sys/os/owned.hpp"
+#include "sys/os/safe_dirs.hpp"
 
 namespace ezpz::sys {
 namespace {
@@ -131,13 +132,15 @@ Leftovers prepare_work(const std::string& dst, const std::string& staging, bool 
     error = ok.error().message;
     return {};
   }
-  for (std::size_t p = dst.find('/', 1); p != std::string::npos; p = dst.find('/', p + 1)) {
-    ::mkdir(dst.substr(0, p).c_str(), 0755);
+  const auto slash = dst.rfind('/');
+  if (auto made = make_dirs_safely(slash == 0 ? "/" : dst.substr(0, slash)); !made) {
+    error = made.error().message + (host.empty() ? "" : " (on " + host + ")");
+    return {};
   }
   Leftovers leftovers = remove_stale_staging(dst);  // warnings on stderr (the head's, through ssh)
   (void)start_janitor(dst, staging);                // removes what is left of it if we are killed
-  if (::mkdir(staging.c_str(), 0755) != 0) {
-    error = "cannot create " + staging + ": " + std::strerror(errno);
+  if (::mkdir(staging.c_str(), 0700) != 0) {        // private at the top (docs/security.md)
+    error = work_dir_error(staging);
   }
   return leftovers;
 }

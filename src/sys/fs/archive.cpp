@@ -51,13 +51,11 @@ la_ssize_t sink_write(archive* /*a*/, void* client, const void* buff, std::size_
 }
 }  // namespace
 
-Expected<core::TreeStats> pack_tree(const std::string& src, const std::string& top_name, const std::string& out,
-                                    core::ArchiveFormat format, const std::vector<std::string>& excludes,
-                                    const core::ProgressFn& progress, const std::atomic<bool>& stop, bool digest) {
-  OwnedFd fd(::open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
-  if (!fd.valid()) {
-    return failure("cannot create " + out + ": " + std::strerror(errno));
-  }
+namespace {
+Expected<core::TreeStats> pack_into(OwnedFd& fd, const std::string& src, const std::string& top_name,
+                                    const std::string& out, core::ArchiveFormat format,
+                                    const std::vector<std::string>& excludes, const core::ProgressFn& progress,
+                                    const std::atomic<bool>& stop, bool digest) {
   std::string write_error;
   sha256_ctx sha;
   sha256_init(&sha);
@@ -94,6 +92,23 @@ Expected<core::TreeStats> pack_tree(const std::string& src, const std::string& t
     unsigned char sum[SHA256_DIGEST_SIZE];
     sha256_digest(&sha, sizeof(sum), sum);
     stats->sha256 = core::to_hex(sum, sizeof(sum));
+  }
+  return stats;
+}
+}  // namespace
+
+Expected<core::TreeStats> pack_tree(const std::string& src, const std::string& top_name, const std::string& out,
+                                    core::ArchiveFormat format, const std::vector<std::string>& excludes,
+                                    const core::ProgressFn& progress, const std::atomic<bool>& stop, bool digest) {
+  // A new file, never one someone else made or linked there (docs/security.md); readable by us
+  // alone while it is written (the caller's private directory keeps it so).
+  OwnedFd fd(::open(out.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600));
+  if (!fd.valid()) {
+    return failure("cannot create " + out + ": " + std::strerror(errno));
+  }
+  Expected<core::TreeStats> stats = pack_into(fd, src, top_name, out, format, excludes, progress, stop, digest);
+  if (!stats) {
+    ::unlink(out.c_str());  // ours: made above with O_EXCL
   }
   return stats;
 }

@@ -1,31 +1,14 @@
 #include "sys/fs/destination.hpp"
 
-#include <fstream>
-
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "core/yeet/manifest.hpp"
 #include "sys/fs/tree.hpp"
+#include "sys/os/safe_dirs.hpp"
 
 namespace ezpz::sys {
 namespace {
-
-/// The login name of `uid` from /etc/passwd (a static binary has no NSS: a directory
-/// service's users show as "uid N").
-std::string user_name(uid_t uid) {
-  std::ifstream passwd("/etc/passwd");
-  std::string line;
-  while (std::getline(passwd, line)) {
-    const auto a = line.find(':');
-    const auto b = a == std::string::npos ? a : line.find(':', a + 1);
-    const auto c = b == std::string::npos ? b : line.find(':', b + 1);
-    if (c != std::string::npos && line.substr(b + 1, c - b - 1) == std::to_string(uid)) {
-      return line.substr(0, a);
-    }
-  }
-  return "uid " + std::to_string(uid);
-}
 
 std::string type_of(mode_t mode) {
   if (S_ISDIR(mode)) {
@@ -68,6 +51,7 @@ core::DestinationFacts inspect_destination(const std::string& path) {
   f.exists = true;
   f.type = type_of(st.st_mode);
   f.owner = user_name(st.st_uid);
+  f.others = st.st_uid != ::geteuid();
   const auto slash = path.rfind('/');
   f.movable = movable(st, slash == 0 || slash == std::string::npos ? "/" : path.substr(0, slash));
   if (S_ISDIR(st.st_mode)) {

@@ -163,13 +163,22 @@ Expected<std::string> file_sha256(const std::string& path) {
 Expected<std::map<std::string, core::StatEntry>> stat_tree(const std::string& root,
                                                            const std::vector<std::string>& ignore) {
   std::map<std::string, core::StatEntry> out;
+  std::string foreign;  // a tree with another user's entry in it is not ours to reuse
+  const uid_t me = ::geteuid();
   EZPZ_TRY(walk_tree(root, ignore, [&](const TreeEntry& e) {
+    if (e.st.st_uid != me) {
+      foreign = e.path;
+      return false;
+    }
     if (e.path.find('/') != std::string::npos ||
         std::find(kNotTree.begin(), kNotTree.end(), e.path) == kNotTree.end()) {
       out[e.path] = stat_entry(e);
     }
     return true;
   }));
+  if (!foreign.empty()) {
+    return failure(join(root, foreign) + " belongs to another user: that tree is not reused");
+  }
   return out;
 }
 
@@ -227,6 +236,10 @@ Expected<core::Manifest> build_manifest(const std::string& root, const core::Man
 }
 
 Expected<core::HeldManifest> held_manifest(const std::string& root) {
+  struct stat top {};
+  if (::lstat(root.c_str(), &top) == 0 && top.st_uid != ::geteuid()) {
+    return failure(root + " belongs to another user: that tree is not reused");
+  }
   auto text = read_whole(join(root, std::string(core::kManifestName)), std::size_t(1) << 30);
   if (!text) {
     return failure("no " + std::string(core::kManifestName) + " in " + root + " (no complete yeet there yet)");
@@ -360,6 +373,9 @@ Expected<void> clone_as_links(const std::string& dst, const core::Manifest& mani
       rc = ::mkdir(to.c_str(), e.st.st_mode & 07777);
     } else if (S_ISLNK(e.st.st_mode)) {
       rc = ::symlink(e.link_target.c_str(), to.c_str());
+    } else if (e.st.st_uid != ::geteuid()) {  // held_manifest refuses such a tree: never link one in
+      error = failure(join(dst, e.path) + " belongs to another user: that tree is not reused");
+      return false;
     } else {
       rc = ::link(join(dst, e.path).c_str(), to.c_str());
     }

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "core/ports/transfer.hpp"
+#include "sys/fs/dst_lock.hpp"
 #include "sys/fs/tree.hpp"
 #include "sys/os/fd_io.hpp"
 
@@ -77,7 +78,9 @@ int janitor_main(int argc, char** argv) {
   }
   // STAGING and every name made from it. What cannot be removed is left for the next run's
   // sweep, which reports it (no one reads this process's stderr).
-  return remove_work_of(destination, pid).empty() ? 0 : 1;
+  const bool clean = remove_work_of(destination, pid).empty();
+  remove_stale_lock(destination);  // left by its yeet when it was killed
+  return clean ? 0 : 1;
 }
 
 }  // namespace ezpz::sys

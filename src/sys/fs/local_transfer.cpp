@@ -19,6 +19,7 @@
 #include "sys/fs/janitor.hpp"
 #include "sys/fs/tree.hpp"
 #include "sys/os/argv.hpp"
+#include "sys/os/safe_dirs.hpp"
 
 namespace ezpz::sys {
 namespace {
@@ -208,16 +209,11 @@ Expected<std::string> PosixLocalTransfer::make_staging(const std::string& destin
   arm();
   auto slash = destination.rfind('/');
   const std::string parent = slash == 0 ? "/" : destination.substr(0, slash);
-  // mkdir -p the parent (only what is missing).
-  for (std::size_t p = parent.find('/', 1);; p = parent.find('/', p + 1)) {
-    const std::string dir = p == std::string::npos ? parent : parent.substr(0, p);
-    if (::mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST) {
-      return failure("cannot create " + dir + ": " + std::strerror(errno));
-    }
-    if (p == std::string::npos) {
-      break;
-    }
-  }
+  // mkdir -p the parent (only what is missing; private, and only the user's, below /tmp).
+  EZPZ_TRY(make_dirs_safely(parent));
+  // Another yeet to the same destination (a second job) waits until this one has ended: two
+  // never both report success with one tree.
+  EZPZ_TRY(lock_.acquire(destination, stop_.flag()));
   const std::string staging = core::work_path(destination, ::getpid());
   for (auto& left : remove_stale_staging(destination)) {
     warnings_.push_back(std::move(left));
@@ -226,9 +222,9 @@ Expected<std::string> PosixLocalTransfer::make_staging(const std::string& destin
     warnings_.push_back(gone.error().message);
   }
   (void)start_janitor(destination, staging);  // removes it (and its .delta) if we are killed
-  if (::mkdir(staging.c_str(), 0755) != 0) {
-    return failure("cannot create " + staging + ": " + std::strerror(errno) +
-                   " (is the destination's filesystem writable and not full?)");
+  // 0700: the tree is the user's alone however open its source is (docs/security.md).
+  if (::mkdir(staging.c_str(), 0700) != 0) {
+    return failure(work_dir_error(staging));
   }
   return staging;
 }
@@ -253,11 +249,11 @@ Expected<core::TreeStats> PosixLocalTransfer::pack(const std::string& src, const
                                                    const std::string& out, core::ArchiveFormat format,
                                                    const std::vector<std::string>& excludes, core::PackDigest digest,
                                                    const core::ProgressFn& progress) {
-  auto r = pack_tree(src, top_name, out, format, excludes, progress, stop_.flag(), digest == core::PackDigest::sha256);
-  if (!r) {
-    ::unlink(out.c_str());
-  }
-  return r;
+  return pack_tree(src, top_name, out, format, excludes, progress, stop_.flag(), digest == core::PackDigest::sha256);
+}
+
+Expected<std::string> PosixLocalTransfer::make_private_dir(const std::string& prefix) {
+  return sys::make_private_dir(prefix);
 }
 
 Expected<void> PosixLocalTransfer::write_checksum(const std::string& archive, const std::string& sha256) {
@@ -400,7 +396,8 @@ Expected<core::ChangeEstimate> PosixLocalTransfer::estimate_changes(const std::s
 }
 
 Expected<void> PosixLocalTransfer::rename_file(const std::string& from, const std::string& to) {
-  if (::rename(from.c_str(), to.c_str()) != 0) {
+  // Written 0600 in a private directory; in place it has the mode any new file of the user has.
+  if (::chmod(from.c_str(), 0666 & ~current_umask()) != 0 || ::rename(from.c_str(), to.c_str()) != 0) {
     return failure("cannot move " + from + " to " + to + ": " + std::strerror(errno));
   }
   return {};

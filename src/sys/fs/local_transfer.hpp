@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "core/ports/transfer.hpp"
+#include "sys/fs/dst_lock.hpp"
 #include "sys/os/stop_signals.hpp"
 
 namespace ezpz::sys {
@@ -27,6 +28,7 @@ class PosixLocalTransfer final : public core::Trees,
   [[nodiscard]] Expected<core::TreeStats> measure(const std::string& path,
                                                   const std::vector<std::string>& excludes) override;
   [[nodiscard]] Expected<std::string> make_staging(const std::string& destination) override;
+  [[nodiscard]] Expected<std::string> make_private_dir(const std::string& prefix) override;
   [[nodiscard]] Expected<core::TreeStats> copy_tree(const std::string& src, const std::string& staging,
                                                     const std::vector<std::string>& excludes,
                                                     const core::ProgressFn& progress) override;
@@ -69,6 +71,7 @@ class PosixLocalTransfer final : public core::Trees,
   /// Turn SIGINT/SIGTERM/SIGHUP into the stop flag (from the first real work on).
   void arm();
   StopSignals& stop_;
+  DestinationLock lock_;               // one yeet at a time to a destination here, until this process ends
   std::vector<std::string> warnings_;  ///< removals that failed, until taken
 };
 

@@ -206,12 +206,14 @@ class Remover {
 };
 
 /// The paths beside `destination` named <dst>.ezpz-tmp-<pid>[.<more>] (a run's work directory
-/// and the names made from it), each with that pid.
+/// and the names made from it), each with that pid. Another user's are left out (she may have
+/// planted them, and only she can remove them), except for root, who may remove them.
 std::vector<std::pair<std::string, long>> work_paths(const std::string& destination) {
   const auto slash = destination.rfind('/');
   const std::string parent = slash == 0 ? "/" : destination.substr(0, slash);
   const std::string prefix = destination.substr(slash + 1) + std::string(core::kWorkInfix);
   std::vector<std::pair<std::string, long>> found;
+  const uid_t me = ::geteuid();
   DIR* d = ::opendir(parent.c_str());
   if (d == nullptr) {
     return found;
@@ -223,7 +225,9 @@ std::vector<std::pair<std::string, long>> work_paths(const std::string& destinat
     }
     char* end = nullptr;
     const long pid = std::strtol(name.c_str() + prefix.size(), &end, 10);
-    if (pid > 0 && (*end == '\0' || *end == '.')) {
+    struct stat st {};
+    if (pid > 0 && (*end == '\0' || *end == '.') && ::fstatat(::dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+        (st.st_uid == me || me == 0)) {
       found.emplace_back(parent + "/" + name, pid);
     }
   }
@@ -276,8 +280,11 @@ Leftovers remove_work_of(const std::string& destination, long pid) {
 
 Leftovers remove_work_paths(const std::string& destination, const std::vector<std::string>& paths) {
   struct stat st {};
+  struct stat old {};
   for (const auto& path : paths) {
-    if (path.ends_with(".old") && ::lstat(destination.c_str(), &st) != 0 && errno == ENOENT) {
+    // A previous tree put back only when it is this user's own: another's is never adopted.
+    if (path.ends_with(".old") && ::lstat(path.c_str(), &old) == 0 && old.st_uid == ::geteuid() &&
+        ::lstat(destination.c_str(), &st) != 0 && errno == ENOENT) {
       (void)::rename(path.c_str(), destination.c_str());
     }
   }

@@ -110,12 +110,17 @@ Expected<void> copy_bytes(const std::string& from, const std::string& to, const 
     } else {
       static thread_local std::vector<char> buf(1 << 20);
       n = ::read(in, buf.data(), buf.size());
-      if (n > 0 && ::write(out.get(), buf.data(), static_cast<std::size_t>(n)) != n) {
-        n = -1;
+      // A short write is written on (write_all); a failed one says why (ENOSPC, not the EXDEV
+      // that sent us here).
+      if (n > 0 && !write_all(out.get(), buf.data(), static_cast<std::size_t>(n))) {
+        return io_error("cannot write", to);
       }
     }
     if (n < 0 && errno == EINTR) {
       continue;
+    }
+    if (n < 0 && (errno == ENOSPC || errno == EDQUOT || errno == EFBIG)) {
+      return io_error("cannot write", to);  // copy_file_range fails on the destination's side
     }
     if (n <= 0) {
       return n == 0 ? failure("file " + from + " shrank while being copied") : io_error("cannot copy", from);
@@ -248,10 +253,15 @@ Expected<core::TreeStats> copy_tree(const std::string& src, const std::string& d
 }
 
 namespace {
-/// `dst` (an empty directory) = `previous`, by hard links.
+/// `dst` (an empty directory) = `previous`, by hard links. A file another user owns is never
+/// linked into the new tree (she could rewrite it later): it is left out, and copied anew.
 Expected<void> clone_tree(const std::string& previous, const std::string& dst, const std::atomic<bool>& stop) {
   std::optional<Error> error;
+  const uid_t me = ::geteuid();
   EZPZ_TRY(walk_tree(previous, {}, [&](const TreeEntry& e) {
+    if (S_ISREG(e.st.st_mode) && e.st.st_uid != me) {
+      return !stop.load();
+    }
     const std::string to = join_path(dst, e.path);
     Expected<void> step;
     if (S_ISDIR(e.st.st_mode)) {
@@ -405,10 +415,10 @@ Expected<bool> lift_single_directory(const std::string& dir) {
   }
   const std::string lifted = dir + ".lift";
   if (::rename((dir + "/" + names[0]).c_str(), lifted.c_str()) != 0 || ::rmdir(dir.c_str()) != 0 ||
-      ::rename(lifted.c_str(), dir.c_str()) != 0) {
+      ::rename(lifted.c_str(), dir.c_str()) != 0 || ::chmod(dir.c_str(), 0700) != 0) {
     return io_error("cannot move " + names[0] + " up in", dir);
   }
-  return true;
+  return true;  // private at the top, as every tree yeet makes (docs/security.md)
 }
 
 Expected<Leftovers> commit_tree(const std::string& staging, const std::string& destination) {

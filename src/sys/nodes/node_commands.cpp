@@ -20,17 +20,13 @@ std::vector<core::NodeOutput> PosixNodeCommands::run_on_nodes(const core::HostLi
   ::signal(SIGPIPE, SIG_IGN);
   using Clock = std::chrono::steady_clock;
   std::vector<core::NodeOutput> out(hosts.size());
-  std::vector<RemoteChild> procs;  // each closed, and reaped, on every way out
+  std::vector<RemoteChild> procs(hosts.size());  // each closed, and reaped, on every way out
   const core::RemoteCommand command{args, core::Ship::never, core::Stdin::gated_pipe};
   const NodesOpen reach(transport_, hosts, spec);  // the launcher transport's agents
-  // Every connection is forked now but waits at its gate (see start_remote); at most
-  // kMaxConnecting are open at once, each with its own deadline from its opening.
+  // At most kMaxConnecting connections at once, each forked only when its turn comes (5,000
+  // nodes are never 5,000 processes of the user's), with its own deadline from its opening.
   for (std::size_t i = 0; i < hosts.size(); ++i) {
     out[i].host = hosts[i];
-    procs.emplace_back(transport_.start(hosts[i], command, spec, hosts[i]));
-    if (!procs.back().started()) {
-      out[i].error = "cannot start a connection to " + hosts[i];
-    }
   }
   const auto allowed = std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(timeout_s));
   std::vector<Clock::time_point> deadline(hosts.size(), Clock::time_point::max());
@@ -38,8 +34,9 @@ std::vector<core::NodeOutput> PosixNodeCommands::run_on_nodes(const core::HostLi
   std::size_t open = 0;
   auto open_gates = [&] {
     for (; next < procs.size() && open < kMaxConnecting; ++next) {
-      auto& p = procs[next];
+      auto& p = procs[next] = RemoteChild(transport_.start(hosts[next], command, spec, hosts[next]));
       if (!p.started()) {
+        out[next].error = "cannot start a connection to " + hosts[next];
         continue;
       }
       const bool opened = open_gate(p);
@@ -56,7 +53,17 @@ std::vector<core::NodeOutput> PosixNodeCommands::run_on_nodes(const core::HostLi
     p.out.reset();
     --open;
   };
+  auto reap_ended = [&] {  // those whose output has ended, reaped once they have (else at the end)
+    for (std::size_t i = 0; i < next; ++i) {
+      if (!procs[i].out.valid() && procs[i].started()) {
+        if (auto status = procs[i].child.try_wait()) {
+          out[i].exit_code = WIFEXITED(*status) ? WEXITSTATUS(*status) : 128 + WTERMSIG(*status);
+        }
+      }
+    }
+  };
   while (true) {
+    reap_ended();
     open_gates();
     std::vector<pollfd> fds;
     std::vector<std::size_t> index;

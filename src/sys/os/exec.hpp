@@ -2,6 +2,7 @@
 #pragma once
 
 #include <csignal>
+#include <map>
 #include <memory>
 #include <string>
 #include <utility>
@@ -56,6 +57,8 @@ class PosixProcessControl final : public core::JobControl, public core::ProcessT
 
   std::unique_ptr<SignalRelay> relay_;   // installed on first use, kept across retries
   std::vector<OwnedFd> reserved_ports_;  // sockets held open until exit
+  std::map<int, OwnedFd> pidfds_;        // job_processes' finds, by PID: signalled through these
+  std::map<int, std::string> started_;   // ...and their start times (where pidfd_open is missing)
 };
 
 }  // namespace ezpz::sys

@@ -1,6 +1,8 @@
 #include "sys/os/line_relay.hpp"
 
 #include <cerrno>
+#include <cstring>
+#include <string>
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -18,16 +20,24 @@ void pass_on(int fd, const std::string& text) {
   }
 }
 
+/// A log file given up: said once, on this process's stderr (the console: it has every line).
+void dropped(LineStream& s, std::string_view what) {
+  const std::string note = "ezpz: warning: log " + s.log_path + " " + std::string(what) + " (" + std::strerror(errno) +
+                           "): its lines go to the console only\n";
+  (void)write_all(2, note.data(), note.size());
+  s.log.reset();
+  s.log_path.clear();
+}
+
 void log_bytes(LineStream& s, std::string_view bytes) {
   if (!s.log.valid() && !s.log_path.empty()) {
     s.log = OwnedFd(::open(s.log_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644));
     if (!s.log.valid()) {
-      s.log_path.clear();  // said once by whoever reads the files; the console still has it all
+      dropped(s, "cannot be made");
     }
   }
   if (s.log.valid() && !write_all(s.log.get(), bytes.data(), bytes.size())) {
-    s.log.reset();
-    s.log_path.clear();
+    dropped(s, "cannot be written");
   }
 }
 

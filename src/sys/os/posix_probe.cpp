@@ -18,6 +18,7 @@
 
 #include "sys/os/fd_io.hpp"
 #include "sys/os/owned.hpp"
+#include "sys/os/safe_dirs.hpp"
 
 namespace ezpz::sys {
 
@@ -117,19 +118,11 @@ int PosixProbe::count_gpu_devices() const {
 }
 
 Expected<void> PosixProbe::make_dirs(const std::string& path) const {
-  if (::mkdir(path.c_str(), 0755) == 0 || errno == EEXIST) {
-    return {};
-  }
-  for (std::size_t slash = path.find('/', 1); slash != std::string::npos; slash = path.find('/', slash + 1)) {
-    std::string dir = path.substr(0, slash);
-    if (::mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST) {
-      return ezpz::failure("cannot create " + dir + ": " + std::strerror(errno));
-    }
-  }
-  if (::mkdir(path.c_str(), 0755) != 0 && errno != EEXIST) {
-    return ezpz::failure("cannot create " + path + ": " + std::strerror(errno));
-  }
-  return {};
+  return make_dirs_safely(path);
+}
+
+Expected<std::string> PosixProbe::make_private_dir(const std::string& prefix) const {
+  return sys::make_private_dir(prefix);
 }
 
 bool PosixProbe::remove_empty_dir(const std::string& path) const {
@@ -142,20 +135,7 @@ Expected<void> PosixProbe::write_file(const std::string& path, const std::string
       return made;
     }
   }
-  const std::string tmp = path + ".tmp." + std::to_string(::getpid());
-  OwnedFd fd(::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
-  if (!fd.valid()) {
-    return ezpz::failure("cannot write " + tmp + ": " + std::strerror(errno));
-  }
-  ScopeGuard remove_tmp([&tmp] { ::unlink(tmp.c_str()); });
-  if (!write_all(fd.get(), text.data(), text.size())) {
-    return ezpz::failure("cannot write " + tmp + ": " + std::strerror(errno));
-  }
-  if (!fd.close() || ::rename(tmp.c_str(), path.c_str()) != 0) {
-    return ezpz::failure("cannot write " + path + ": " + std::strerror(errno));
-  }
-  remove_tmp.dismiss();
-  return {};
+  return write_file_atomically(path, text);
 }
 
 core::Lookup PosixProbe::look_up(const std::string& host, double timeout_s) const {

@@ -21,6 +21,7 @@ class PosixProbe final : public core::SystemProbe {
   [[nodiscard]] core::Lookup look_up(const std::string& host, double timeout_s) const override;
   [[nodiscard]] Expected<void> write_file(const std::string& path, const std::string& text) const override;
   [[nodiscard]] Expected<void> make_dirs(const std::string& path) const override;
+  [[nodiscard]] Expected<std::string> make_private_dir(const std::string& prefix) const override;
   bool remove_empty_dir(const std::string& path) const override;
   [[nodiscard]] Expected<core::ProgramOutput> run_program(const std::vector<std::string>& argv,
                                                           const std::vector<std::pair<std::string, std::string>>& set,

@@ -8,6 +8,8 @@
 
 #include <dirent.h>
 #include <poll.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -18,18 +20,41 @@
 namespace ezpz::sys {
 namespace {
 
-/// The parent of `pid` from /proc/PID/stat (0 when unknown).
-int parent_of(int pid) {
+/// Field `n` (1-based, n >= 3) of /proc/PID/stat ("" when unknown).
+std::string stat_field(int pid, int n) {
   auto stat = read_head("/proc/" + std::to_string(pid) + "/stat", 4096);
   if (!stat) {
-    return 0;
+    return "";
   }
   // pid (comm) state ppid ...: comm may hold spaces and parentheses; the last ')' ends it.
-  const auto close = stat->rfind(')');
-  if (close == std::string::npos || close + 4 > stat->size()) {
-    return 0;
+  auto at = stat->rfind(')');
+  for (int field = 2; at != std::string::npos && field < n; ++field) {
+    at = stat->find(' ', at + 1);
   }
-  return std::atoi(stat->c_str() + close + 4);
+  if (at == std::string::npos) {
+    return "";
+  }
+  const auto end = stat->find(' ', at + 1);
+  return stat->substr(at + 1, end == std::string::npos ? std::string::npos : end - at - 1);
+}
+
+/// The parent of `pid` (0 when unknown).
+int parent_of(int pid) {
+  return std::atoi(stat_field(pid, 4).c_str());
+}
+
+/// When `pid` started (clock ticks since boot; "" when it is gone): with the PID, its identity.
+std::string start_time(int pid) {
+  return stat_field(pid, 22);
+}
+
+/// A pidfd for `pid`, when it is still the process that started at `started` (else none).
+OwnedFd open_pidfd(int pid, const std::string& started) {
+  OwnedFd fd(static_cast<int>(::syscall(SYS_pidfd_open, pid, 0)));
+  if (fd.valid() && (started.empty() || start_time(pid) != started)) {
+    return OwnedFd();
+  }
+  return fd;
 }
 
 }  // namespace
@@ -62,8 +87,11 @@ std::vector<core::ProcessInfo> PosixProcessControl::job_processes() {
             std::string_view(self_uts, static_cast<std::size_t>(self_uts_len))) {
       continue;
     }
+    const std::string started = start_time(pid);
+    struct stat owner {};
     core::ProcessInfo p;
     p.pid = pid;
+    p.uid = ::stat(dir.c_str(), &owner) == 0 ? owner.st_uid : 0xFFFFFFFFU;
     for (std::size_t start = 0; start < environ->size();) {
       auto end = environ->find('\0', start);
       if (end == std::string::npos) {
@@ -87,6 +115,14 @@ std::vector<core::ProcessInfo> PosixProcessControl::job_processes() {
       p.cmdline = *cmdline;
     }
     p.ppid = parent_of(pid);
+    // Held by a pidfd from here on (or known gone): its PID may be another's by the time we
+    // signal it (kernels without pidfd_open: the start time is compared at each signal).
+    if (auto fd = open_pidfd(pid, started); fd.valid()) {
+      pidfds_[pid] = std::move(fd);
+    } else if (errno == ESRCH || start_time(pid) != started) {
+      continue;
+    }
+    started_[pid] = started;
     out.push_back(std::move(p));
   }
   ::closedir(proc);
@@ -102,10 +138,23 @@ std::vector<int> PosixProcessControl::self_and_ancestors() {
 }
 
 bool PosixProcessControl::send_signal(int pid, int sig) {
+  if (auto it = pidfds_.find(pid); it != pidfds_.end()) {
+    return ::syscall(SYS_pidfd_send_signal, it->second.get(), sig, nullptr, 0) == 0;
+  }
+  if (auto it = started_.find(pid); it != started_.end() && start_time(pid) != it->second) {
+    return false;  // not the process that was found: it ended, and its PID is another's
+  }
   return ::kill(pid, sig) == 0;
 }
 
 bool PosixProcessControl::alive(int pid) {
+  if (auto it = pidfds_.find(pid); it != pidfds_.end()) {
+    struct pollfd p = {it->second.get(), POLLIN, 0};  // readable once it has ended
+    return ::poll(&p, 1, 0) == 0;
+  }
+  if (auto it = started_.find(pid); it != started_.end() && start_time(pid) != it->second) {
+    return false;
+  }
   // A zombie (dead, not yet reaped by its parent, e.g. the launcher) is gone for our purposes,
   // and so is one reaped while we read its stat (the read fails, or reads nothing).
   auto stat = read_head("/proc/" + std::to_string(pid) + "/stat", 4096);

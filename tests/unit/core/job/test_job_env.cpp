@@ -136,9 +136,15 @@ TEST_CASE("kill: signal names and which processes are targets", "[kill]") {
     }
     return out;
   };
-  CHECK(ids(select_kill_targets(procs, "", {14})) == std::vector<int>{10, 11, 13});
-  CHECK(ids(select_kill_targets(procs, "train", {14})) == std::vector<int>{10});
-  CHECK(ids(select_kill_targets(procs, "x2:", {14})) == std::vector<int>{13});
+  CHECK(ids(select_kill_targets(procs, "", {14}, 0, false)) == std::vector<int>{10, 11, 13});
+  CHECK(ids(select_kill_targets(procs, "train", {14}, 0, false)) == std::vector<int>{10});
+  CHECK(ids(select_kill_targets(procs, "x2:", {14}, 0, false)) == std::vector<int>{13});
+  // Root sees every user's processes, and signals only its own unless --all-users.
+  auto mixed = procs;
+  mixed[0].uid = 1001;  // another user's train.py
+  CHECK(ids(select_kill_targets(mixed, "", {14}, 0, false)) == std::vector<int>{11, 13});
+  CHECK(ids(select_kill_targets(mixed, "", {14}, 0, true)) == std::vector<int>{10, 11, 13});
+  CHECK(ids(select_kill_targets(mixed, "", {14}, 1001, false)) == std::vector<int>{10});
 }
 
 TEST_CASE("submit: the files a command needs when the job starts", "[job_env]") {

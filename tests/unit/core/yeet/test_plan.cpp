@@ -121,6 +121,17 @@ TEST_CASE("what yeet may replace at its destination", "[yeet_plan]") {
           "/tmp/my env belongs to alice and only they can replace it: pick a destination of your own, such as "
           "--dst '/tmp/bob/my env'");
   }
+  // Another user's that this one could move (root's case): only with --force (then none of its
+  // files is reused: sys/fs clone_tree), for it may be planted to be adopted.
+  DestinationFacts planted{true, "a directory", false, false, true, true, "eve", true};
+  auto adopt = check_replaceable("/tmp/rootenv", planted, false, "", "root");
+  REQUIRE_FALSE(adopt);
+  CHECK(adopt.error().message ==
+        "/tmp/rootenv belongs to eve: yeet replaces another user's tree only with --force (and then reuses none of "
+        "its files), or pick another --dst");
+  CHECK(check_replaceable("/tmp/rootenv", planted, true, "", "root"));
+  planted.empty = true;  // nothing in it to adopt
+  CHECK(check_replaceable("/tmp/rootenv", planted, false, "", "root"));
   auto nameless = check_replaceable("/venv", theirs, false, "", "");
   REQUIRE_FALSE(nameless);
   CHECK_THAT(nameless.error().message, Catch::EndsWith("--dst /$USER/venv"));
