@@ -90,7 +90,10 @@ class RankHub : public JobSideChannel {
 class RankChannels {
  public:
   virtual ~RankChannels() = default;
-  /// A hub listening on every address of this node; an Error when none can be opened.
+  /// A hub listening on `options.host` when it is an IPv4 address (127.0.0.1 when every rank is
+  /// on this node), else on every address of this node; strangers' connections (anyone on a
+  /// shared node can connect) hold up no rank's and go at their deadline. An Error when none can
+  /// be opened.
   [[nodiscard]] virtual Expected<std::unique_ptr<RankHub>> open_hub(const HubOptions& options) = 0;
   /// The shim's connection to the hub kHubVar names (with kHubKeyVar's secret), begun: nullptr,
   /// with `why`, when it cannot be (`why` empty: no hub planned, a line run by hand).

@@ -1,5 +1,6 @@
 #include "sys/agents/agent.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <csignal>
@@ -22,8 +23,14 @@ namespace ezpz::sys {
 namespace {
 
 /// Sessions at once on one node: a relay's parent, a sender, doctor's or kill's node half, and
-/// re-attached relays, a handful in a run; anything past this is refused.
+/// re-attached relays, a handful in a run; anything past this is refused. Only clients through
+/// the handshake (holding the run's secret) count: a stranger gets no process.
 constexpr std::size_t kMaxSessions = 64;
+
+/// A connection has this long to prove it holds the run's secret (a client does in a round
+/// trip); the most handshakes under way at once (the oldest go first when more come).
+constexpr auto kHandshakeWait = std::chrono::seconds(5);
+constexpr std::size_t kMaxHandshakes = 256;
 
 /// How long the run's end waits for sessions still at work (a relay removing its work
 /// directory) before they are killed: this agent is the launcher's task, and a step's end kills
@@ -93,43 +100,72 @@ void end_sessions(std::vector<OwnedChild>& sessions) {
   sessions.clear();  // SIGKILL and reap what is left
 }
 
-/// Serve connections until the head's control connection ends: each in a session process of
-/// its own (this process has one thread: a fork may go on without exec), owned until reaped.
-void serve(SecureChannel& control, const Listener& listener, const Secret& secret) {
-  std::vector<OwnedChild> sessions;
+/// A session process of its own for `ch`, a client through the handshake (this process has one
+/// thread: a fork may go on without exec), owned until reaped; refused past kMaxSessions.
+void start_session(SecureChannel& ch, std::vector<OwnedChild>& sessions) {
+  if (sessions.size() >= kMaxSessions) {
+    (void)ch.send('N', "too many sessions on this node at once");
+    return;
+  }
+  const pid_t pid = ::fork();
+  if (pid == 0) {  // the session holds its connection alone (not the listener, not the head's)
+    close_all_but(ch.fd());
+    ::signal(SIGTERM, SIG_DFL);
+    ::_exit(serve_session(ch));
+  }
+  if (pid > 0) {
+    sessions.emplace_back(pid);
+  }
+}
+
+/// Whether the head's control connection ended (what it says is not read: nothing is sent).
+bool control_ended(SecureChannel& control) {
+  char type = 0;
   std::string data;
+  const auto filled = control.fill();
+  while (control.next(type, data) == SecureChannel::Got::record) {
+  }
+  return filled == SecureChannel::Got::closed;
+}
+
+/// Serve connections until the head's control connection ends: each one's handshake here, as its
+/// bytes come (a stranger, silent or without the secret, holds up none and goes at its deadline),
+/// then a session for each client through it.
+void serve(SecureChannel& control, const Listener& listener, const Secret& secret) {
+  using Clock = Handshakes::Clock;
+  std::vector<OwnedChild> sessions;
+  Handshakes handshakes(secret, kHandshakeWait, kMaxHandshakes);
+  std::vector<pollfd> fds;
+  std::vector<SecureChannel> done;
   while (true) {
-    pollfd fds[2] = {{control.fd(), POLLIN, 0}, {listener.fd.get(), POLLIN, 0}};
-    const int ready = ::poll(fds, 2, 1000);
+    const auto now = Clock::now();
+    const bool listening = now >= handshakes.rest_until();
+    const auto next =
+        std::min(handshakes.drop_late(now), listening ? Clock::time_point::max() : handshakes.rest_until());
+    fds = {{control.fd(), POLLIN, 0}};
+    if (listening) {
+      fds.push_back({listener.fd.get(), POLLIN, 0});
+    }
+    handshakes.add_fds(fds);
+    const auto wait = std::chrono::ceil<std::chrono::milliseconds>(next - now).count();
+    const int ready = ::poll(fds.data(), fds.size(), static_cast<int>(std::clamp<long long>(wait, 0, 1000)));
     reap_ended(sessions);
-    if (g_term != 0 || (ready < 0 && errno != EINTR)) {
-      break;
+    if (g_term != 0 || (ready < 0 && errno != EINTR) || (fds[0].revents != 0 && control_ended(control))) {
+      break;  // the run is over (or its head is gone)
     }
-    if (fds[0].revents != 0) {
-      char type = 0;
-      const auto filled = control.fill();
-      while (control.next(type, data) == SecureChannel::Got::record) {
-      }
-      if (filled == SecureChannel::Got::closed) {
-        break;  // the run is over (or its head is gone)
-      }
-    }
-    if (fds[1].revents != 0) {
-      for (OwnedFd conn; (conn = accept_one(listener.fd.get())).valid();) {
-        if (sessions.size() >= kMaxSessions) {
-          continue;  // closed at once: a flood of strangers must not exhaust the user's processes
-        }
-        const pid_t pid = ::fork();
-        if (pid == 0) {  // the session holds its connection alone (not the listener, not the head's)
-          close_all_but(conn.get());
-          ::signal(SIGTERM, SIG_DFL);
-          ::_exit(serve_session(std::move(conn), secret));
-        }
-        if (pid > 0) {
-          sessions.emplace_back(pid);
+    for (std::size_t i = 1; i < fds.size() && ready > 0; ++i) {
+      if (fds[i].revents != 0 && fds[i].fd == listener.fd.get()) {
+        (void)handshakes.accept_all(fds[i].fd, done);  // false: out of descriptors, the listener rests
+      } else if (fds[i].revents != 0) {
+        if (auto ch = handshakes.advance(fds[i].fd)) {
+          done.push_back(std::move(*ch));
         }
       }
     }
+    for (auto& ch : done) {
+      start_session(ch, sessions);
+    }
+    done.clear();
   }
   end_sessions(sessions);
 }
@@ -149,12 +185,13 @@ int agent_main(const std::vector<std::string>& args) {
                 " in the environment: the launcher did not carry them");
   }
   std::string why;
-  auto listener = listen_any(why);
-  if (!listener) {
-    return fail(why);
-  }
   auto fd = connect_to(head, 30000, why);
   if (!fd.valid()) {
+    return fail(why);
+  }
+  // Where the head sees us is where it tells the run's clients to call: listen there alone.
+  auto listener = listen_on(local_address(fd.get()), why);
+  if (!listener) {
     return fail(why);
   }
   keep_alive(fd.get());  // a head whose node dies without a word is noticed

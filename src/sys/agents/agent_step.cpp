@@ -25,6 +25,13 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
+/// A connection has this long to prove it holds the run's secret (an agent does so in a round
+/// trip), then this long to say its hello; past them it is not an agent, and goes.
+constexpr auto kHandshakeWait = std::chrono::seconds(10);
+constexpr auto kHelloWait = std::chrono::seconds(10);
+/// The most handshakes under way at once (the oldest go first when more come).
+constexpr std::size_t kMaxHandshakes = 512;
+
 /// How long the end of a run waits for its agents to end: longer than an agent waits for its
 /// sessions (agent.cpp), so that one still cleaning up is not cut short.
 constexpr auto kAgentsEndWait = std::chrono::seconds(12);
@@ -93,19 +100,10 @@ OwnedChild start_step(std::vector<std::string> argv_words, std::vector<std::stri
   return OwnedChild(pid > 0 ? pid : -1);
 }
 
-/// One agent's registration on the accepted `conn`: its channel and the target it is, or nullopt.
-std::optional<std::pair<std::string, SecureChannel>> registration(OwnedFd conn, const Secret& secret,
-                                                                  const std::set<std::string>& waiting,
-                                                                  std::string& address) {
-  std::string why;
-  // A short leash: registrations are taken one at a time, and a stranger must not hold up the
-  // agents queued behind it (they wait for the head far longer: agent.cpp).
-  auto ch = SecureChannel::open(std::move(conn), SecureChannel::Role::server, secret, true, 2000, why);
-  char type = 0;
-  std::string data;
-  if (!ch || !ch->await(type, data, 2000) || type != 'H') {
-    return std::nullopt;  // not an agent of this run: dropped, nothing sent
-  }
+/// The target an agent's hello (`data`) names among `waiting`, and the agent's address (as we
+/// see it, with the port it said); nullopt, the agent told so, when it names none.
+std::optional<std::pair<std::string, std::string>> registration(SecureChannel& ch, const std::string& data,
+                                                                const std::set<std::string>& waiting) {
   const auto hello = nlohmann::json::parse(data, nullptr, false);
   if (!hello.is_object() || !hello.contains("names") || !hello["names"].is_array() || !hello.contains("port") ||
       !hello["port"].is_number_integer()) {
@@ -119,12 +117,90 @@ std::optional<std::pair<std::string, SecureChannel>> registration(OwnedFd conn, 
   }
   const auto target = core::match_agent(names, core::HostList(waiting.begin(), waiting.end()));
   if (!target) {
-    (void)ch->send('N', "not a node this run sends to");
+    (void)ch.send('N', "not a node this run sends to");
     return std::nullopt;
   }
-  address = peer_address(ch->fd()) + ":" + std::to_string(hello["port"].get<int>());
-  return std::make_pair(*target, std::move(*ch));
+  return std::make_pair(*target, peer_address(ch.fd()) + ":" + std::to_string(hello["port"].get<int>()));
 }
+
+/// The agents' registrations, taken as their bytes come: a stranger at the port (anyone on the
+/// node can find it), silent or with a hello it cannot follow with the secret, holds up no agent
+/// and is dropped at its deadline.
+class Registrations {
+ public:
+  Registrations(Listener listener, const Secret& secret)
+      : listener_(std::move(listener)), handshakes_(secret, kHandshakeWait, kMaxHandshakes) {}
+
+  /// Wait up to `ms` for what comes and take it: each agent that registers as one of `waiting`
+  /// leaves it, its channel in `registered`, its address in `directory`.
+  void serve(int ms, std::set<std::string>& waiting, std::map<std::string, SecureChannel>& registered,
+             core::AgentDirectory& directory) {
+    auto now = Clock::now();
+    const bool listening = now >= handshakes_.rest_until();
+    const auto next =
+        std::min(handshakes_.drop_late(now), listening ? Clock::time_point::max() : handshakes_.rest_until());
+    std::vector<pollfd> fds;
+    if (listening) {
+      fds.push_back({listener_.fd.get(), POLLIN, 0});
+    }
+    for (const auto& h : hellos_) {
+      fds.push_back({h.first.fd(), POLLIN, 0});
+    }
+    handshakes_.add_fds(fds);
+    const auto until_next = std::chrono::ceil<std::chrono::milliseconds>(next - now).count();
+    (void)::poll(fds.data(), fds.size(), static_cast<int>(std::clamp<long long>(until_next, 0, ms)));
+    std::vector<SecureChannel> done;
+    for (const auto& p : fds) {
+      if (p.revents != 0 && p.fd == listener_.fd.get()) {
+        (void)handshakes_.accept_all(p.fd, done);  // false: out of descriptors, the listener rests
+      } else if (p.revents != 0) {
+        if (auto ch = handshakes_.advance(p.fd)) {
+          done.push_back(std::move(*ch));
+        }
+      }
+    }
+    now = Clock::now();
+    for (auto& ch : done) {
+      heard_agent_ = true;  // it holds the run's secret: an agent of this run ran
+      hellos_.emplace_back(std::move(ch), now + kHelloWait);
+    }
+    take_hellos(now, waiting, registered, directory);
+  }
+
+  /// Whether a connection proved it holds the run's secret (an agent ran, wherever it failed after).
+  [[nodiscard]] bool heard_agent() const { return heard_agent_; }
+
+ private:
+  /// Each authenticated connection's hello, read as far as it came: a registration once whole.
+  void take_hellos(Clock::time_point now, std::set<std::string>& waiting,
+                   std::map<std::string, SecureChannel>& registered, core::AgentDirectory& directory) {
+    for (std::size_t i = 0; i < hellos_.size();) {
+      auto& [ch, by] = hellos_[i];
+      const auto filled = ch.fill();
+      char type = 0;
+      std::string data;
+      const auto got = ch.next(type, data);
+      if (got == SecureChannel::Got::need_more && filled != SecureChannel::Got::closed && now <= by) {
+        ++i;  // its hello is still to come
+        continue;
+      }
+      if (got == SecureChannel::Got::record && type == 'H') {
+        if (auto r = registration(ch, data, waiting)) {
+          directory[r->first] = r->second;
+          waiting.erase(r->first);
+          registered.emplace(r->first, std::move(ch));
+        }
+      }
+      // Registered, or gone, late, or not an agent for this run: dropped, nothing more said.
+      hellos_.erase(hellos_.begin() + static_cast<std::ptrdiff_t>(i));
+    }
+  }
+
+  Listener listener_;
+  Handshakes handshakes_;
+  std::vector<std::pair<SecureChannel, Clock::time_point>> hellos_;  ///< through the handshake, hello awaited
+  bool heard_agent_ = false;
+};
 
 }  // namespace
 
@@ -155,7 +231,7 @@ std::map<std::string, std::string> AgentTransport::start_agents(const core::Host
   }
   const auto secret = new_secret();
   std::string why;
-  auto listener = listen_any(why);
+  auto listener = listen_on(spec.agent_head, why);  // an address the agents dial: that alone
   if (!secret || !listener || spec.agent_step.empty()) {
     return fail_all(!secret ? "no random bytes for the run's secret" : !listener ? why : "no launcher step planned");
   }
@@ -177,21 +253,9 @@ std::map<std::string, std::string> AgentTransport::start_agents(const core::Host
   const auto stopped = [stop, cancel] {
     return (stop != nullptr && stop->load()) || (cancel != nullptr && cancel->load());
   };
+  Registrations registrations(std::move(*listener), *secret);
   while (!waiting.empty() && !step_ended && Clock::now() < deadline && !stopped()) {
-    pollfd p{listener->fd.get(), POLLIN, 0};
-    (void)::poll(&p, 1, 250);
-    while (!waiting.empty()) {
-      OwnedFd conn = accept_one(listener->fd.get());
-      if (!conn.valid()) {
-        break;
-      }
-      std::string address;
-      if (auto r = registration(std::move(conn), *secret, waiting, address)) {
-        directory_[r->first] = address;
-        waiting.erase(r->first);
-        registered.emplace(r->first, std::move(r->second));
-      }
-    }
+    registrations.serve(250, waiting, registered, directory_);
     step_ended = step_.try_wait();
   }
   if (stopped()) {  // Ctrl-C, or not needed any more: the step goes now (it may be waiting for resources)
@@ -207,10 +271,16 @@ std::map<std::string, std::string> AgentTransport::start_agents(const core::Host
     }
   }
   const auto said = step_ended ? step_said() : std::string();
-  if (registered.empty() && step_ended) {  // not one agent ran: the binary, most likely
+  if (registered.empty() && step_ended) {
+    // An agent that ran says why it failed ("ezpz agent: ...") or got through the handshake; when
+    // none did, the binary most likely could not run there.
+    const bool ran = registrations.heard_agent() || step_text().find("ezpz agent:") != std::string::npos;
     return fail_all(spec.agent_step.front() + " ended (wait status " + std::to_string(*step_ended) +
-                    ") before any agent called back" + said + ": can every node run " + spec.agent_step.end()[-2] +
-                    "? (srun ships it; mpiexec and mpirun need it on a shared filesystem: copy ezpz there)");
+                    ") before any agent called back" + said +
+                    (ran ? ""
+                         : ": can every node run " + spec.agent_step.end()[-2] +
+                               "? (srun ships it; mpiexec and mpirun need it on a shared filesystem: copy ezpz "
+                               "there)"));
   }
   for (const auto& h : waiting) {
     missing[h] = step_ended ? spec.agent_step.front() + " ended (wait status " + std::to_string(*step_ended) +
@@ -232,7 +302,7 @@ void AgentTransport::close_nodes() {
   end_step(!all_ended);
 }
 
-std::string AgentTransport::step_said() const {
+std::string AgentTransport::step_text() const {
   if (!step_output_.valid()) {
     return "";
   }
@@ -242,7 +312,11 @@ std::string AgentTransport::step_said() const {
   std::string text(static_cast<std::size_t>(size - from), '\0');
   const auto n = ::pread(step_output_.get(), text.data(), text.size(), from);
   text.resize(n > 0 ? static_cast<std::size_t>(n) : 0);
-  const auto said = core::launcher_says(text);
+  return text;
+}
+
+std::string AgentTransport::step_said() const {
+  const auto said = core::launcher_says(step_text());
   return said.empty() ? "" : " (it said: " + said + ")";
 }
 

@@ -42,8 +42,10 @@ class AgentTransport final : public core::Transport {
   /// open_nodes' work: the step, the registrations; why each host that has no agent has none.
   std::map<std::string, std::string> start_agents(const core::HostList& hosts, const core::BroadcastSpec& spec,
                                                   const std::atomic<bool>* stop, const std::atomic<bool>* cancel);
-  /// "; mpiexec said: ..." from what the step printed, or "".
+  /// " (it said: ...)" from what the step printed, or "".
   [[nodiscard]] std::string step_said() const;
+  /// The end of what the step printed.
+  [[nodiscard]] std::string step_text() const;
 
   bool have_directory_ = false;
   core::AgentDirectory directory_;

@@ -2,6 +2,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <utility>
 
 #include <arpa/inet.h>
 #include <netdb.h>
@@ -120,15 +121,131 @@ void keep_alive(int fd) {
   (void)::setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &count, sizeof(count));
 }
 
-std::string peer_address(int fd) {
+namespace {
+
+/// The IPv4 address getpeername or getsockname (`get`) gives for `fd`; "" when none.
+std::string address_of(int fd, int (*get)(int, sockaddr*, socklen_t*)) {
   sockaddr_in a{};
   socklen_t len = sizeof(a);
   char text[INET_ADDRSTRLEN] = {};
-  if (::getpeername(fd, reinterpret_cast<sockaddr*>(&a), &len) != 0 || a.sin_family != AF_INET ||
+  if (get(fd, reinterpret_cast<sockaddr*>(&a), &len) != 0 || a.sin_family != AF_INET ||
       ::inet_ntop(AF_INET, &a.sin_addr, text, sizeof(text)) == nullptr) {
     return {};
   }
   return text;
+}
+
+}  // namespace
+
+std::string peer_address(int fd) {
+  return address_of(fd, ::getpeername);
+}
+
+std::string local_address(int fd) {
+  return address_of(fd, ::getsockname);
+}
+
+Handshakes::Handshakes(const Secret& secret, Clock::duration wait, std::size_t limit, std::function<void(int)> watch,
+                       std::function<void(int)> unwatch)
+    : secret_(secret), wait_(wait), limit_(limit), watch_(std::move(watch)), unwatch_(std::move(unwatch)) {}
+
+bool Handshakes::accept_all(int listener, std::vector<SecureChannel>& done) {
+  while (true) {
+    const auto now = Clock::now();
+    if (now < rest_until_) {
+      return false;
+    }
+    if (pending_.size() >= limit_ && !evict(now)) {
+      rest_until_ = now + kRest;
+      return false;
+    }
+    OwnedFd fd = accept_one(listener);
+    if (!fd.valid()) {
+      const int err = errno;
+      const bool short_of = err == EMFILE || err == ENFILE || err == ENOBUFS || err == ENOMEM;
+      if (short_of && !evict(now)) {
+        rest_until_ = now + kRest;  // no descriptor to take one with: the others keep theirs
+        return false;
+      }
+      if (short_of || err == EINTR || err == ECONNABORTED || err == EPROTO || err == ENETDOWN || err == ENETUNREACH ||
+          err == EHOSTDOWN || err == EHOSTUNREACH || err == ENONET || err == EOPNOTSUPP || err == ENOPROTOOPT) {
+        continue;  // room made, or one connection's own trouble: the next one
+      }
+      return true;  // none waiting
+    }
+    const int key = fd.get();
+    if (watch_) {
+      watch_(key);
+    }
+    pending_.try_emplace(key, Pending{SecureChannel::Accepting(std::move(fd), secret_), now + wait_});
+    order_.emplace_back(now + wait_, key);
+    if (auto ch = advance(key)) {  // its hello may be here already
+      done.push_back(std::move(*ch));
+    }
+  }
+}
+
+std::optional<SecureChannel> Handshakes::advance(int fd) {
+  const auto it = pending_.find(fd);
+  if (it == pending_.end()) {
+    return std::nullopt;
+  }
+  const auto step = it->second.accepting.step();
+  if (step == SecureChannel::Accepting::Step::done) {
+    auto ch = it->second.accepting.take();
+    pending_.erase(it);
+    return ch;
+  }
+  if (step == SecureChannel::Accepting::Step::failed) {
+    drop(it);  // not a client of this run: nothing said
+  }
+  return std::nullopt;
+}
+
+Handshakes::Map::iterator Handshakes::oldest() {
+  while (!order_.empty()) {
+    const auto [deadline, fd] = order_.front();
+    const auto it = pending_.find(fd);
+    if (it != pending_.end() && it->second.deadline == deadline) {
+      return it;
+    }
+    order_.pop_front();  // done or dropped since (its descriptor may serve another by now)
+  }
+  return pending_.end();
+}
+
+bool Handshakes::evict(Clock::time_point now) {
+  const auto it = oldest();
+  if (it == pending_.end() || it->second.deadline - wait_ + kEvictAfter > now) {
+    return false;
+  }
+  order_.pop_front();
+  drop(it);
+  return true;
+}
+
+Handshakes::Clock::time_point Handshakes::drop_late(Clock::time_point now) {
+  for (auto it = oldest(); it != pending_.end(); it = oldest()) {
+    if (it->second.deadline > now) {
+      return it->second.deadline;
+    }
+    order_.pop_front();
+    drop(it);
+  }
+  return Clock::time_point::max();
+}
+
+void Handshakes::add_fds(std::vector<pollfd>& fds) const {
+  for (const auto& [fd, p] : pending_) {
+    fds.push_back({fd, POLLIN, 0});
+  }
+}
+
+void Handshakes::drop(Map::iterator it) {
+  if (unwatch_) {
+    unwatch_(it->first);
+  }
+  pending_.erase(it);
 }
 
 }  // namespace ezpz::sys

@@ -218,18 +218,14 @@ bool carry(SecureChannel& ch, Command& c) {
 
 }  // namespace
 
-int serve_session(OwnedFd conn, const Secret& secret) {
+int serve_session(SecureChannel& ch) {
   std::string why;
-  auto ch = SecureChannel::open(std::move(conn), SecureChannel::Role::server, secret, true, 5000, why);
-  if (!ch) {
-    return 1;  // nothing was read past the handshake, nothing ran
-  }
   std::vector<std::string> args;
-  if (!read_request(*ch, args, why)) {
-    (void)ch->send('N', why);
+  if (!read_request(ch, args, why)) {
+    (void)ch.send('N', why);
     return 1;
   }
-  (void)serve_command(*ch, args);
+  (void)serve_command(ch, args);
   return 0;
 }
 

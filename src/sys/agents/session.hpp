@@ -14,10 +14,10 @@
 
 namespace ezpz::sys {
 
-/// An agent's session for the accepted connection `conn`: the handshake (within 10 s; a peer
-/// without the secret gets nothing and nothing runs), the command, the carrying. Returns the
+/// An agent's session on `channel`, a connection through its handshake (the agent's: a peer
+/// without the secret gets nothing and nothing runs): the command, the carrying. Returns the
 /// process exit status for the session process.
-int serve_session(OwnedFd conn, const Secret& secret);
+int serve_session(SecureChannel& channel);
 
 /// The node half on an opened channel whose command is already known (`args`, this binary's
 /// hidden row): start it, carry, send its exit status. Returns that status (255 when it could

@@ -7,6 +7,7 @@
 #include <array>
 #include <cerrno>
 #include <chrono>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <deque>
@@ -20,6 +21,8 @@
 #include <poll.h>
 #include <sys/epoll.h>
 #include <sys/resource.h>
+#include <sys/timerfd.h>
+#include <unistd.h>
 
 #include "sys/agents/net.hpp"
 #include "sys/agents/secure_channel.hpp"
@@ -49,9 +52,17 @@ struct Conn {
 
 class Hub final : public core::RankHub {
  public:
-  Hub(core::HubOptions options, Listener listener, Secret secret, OwnedFd epoll)
-      : options_(std::move(options)), listener_(std::move(listener)), secret_(secret), epoll_(std::move(epoll)) {
+  Hub(core::HubOptions options, Listener listener, Secret secret, OwnedFd epoll, OwnedFd timer)
+      : options_(std::move(options)),
+        listener_(std::move(listener)),
+        secret_(secret),
+        epoll_(std::move(epoll)),
+        timer_(std::move(timer)),
+        // As many handshakes as there are descriptors: a launch's ranks may all call at once.
+        handshakes_(
+            secret_, kHelloWait, SIZE_MAX, [this](int fd) { watch(fd); }, [this](int fd) { unwatch(fd); }) {
     watch(listener_.fd.get());
+    watch(timer_.get());
   }
   Hub(const Hub&) = delete;
   Hub& operator=(const Hub&) = delete;
@@ -66,8 +77,8 @@ class Hub final : public core::RankHub {
 
   [[nodiscard]] std::vector<int> fds() const override { return {epoll_.get()}; }
 
-  /// The ready ones among the listener, the handshakes and the connections (up to 256 a call:
-  /// the rest stay ready for the next).
+  /// The ready ones among the listener, the timer, the handshakes and the connections (up to 256
+  /// a call: the rest stay ready for the next).
   bool service(int fd) override {
     if (fd != epoll_.get()) {
       return false;
@@ -125,10 +136,10 @@ class Hub final : public core::RankHub {
     if (holding_) {
       release_ranks();  // the launcher ended under them: nothing left to hold them for
     }
-    wait_for_closed(grace_s, true);
-    if (open_count(false) > 0) {
+    wait_for_closed(grace_s);
+    if (!by_fd_.empty()) {
       kill_ranks();
-      wait_for_closed(kill_wait_s, false);  // a handshake not done by now is not waited for
+      wait_for_closed(kill_wait_s);
     }
     for (auto& c : conns_) {
       close(c);
@@ -177,15 +188,21 @@ class Hub final : public core::RankHub {
   }
 
  private:
-  /// One ready descriptor: the listener, a handshake or a connection (one closed since it
-  /// was reported is none of them). True when a rank's output came.
+  /// One ready descriptor: the listener, the timer, a handshake or a connection (one closed since
+  /// it was reported is none of them). True when a rank's output came.
   bool serve(int fd) {
     if (fd == listener_.fd.get()) {
       accept_all();
       return false;
     }
-    if (auto p = pending_.find(fd); p != pending_.end()) {
-      advance(p);
+    if (fd == timer_.get()) {
+      on_timer();
+      return false;
+    }
+    if (handshakes_.holds(fd)) {
+      if (auto ch = handshakes_.advance(fd)) {
+        admit(std::move(*ch));
+      }
       return false;
     }
     if (auto c = by_fd_.find(fd); c != by_fd_.end()) {
@@ -205,59 +222,57 @@ class Hub final : public core::RankHub {
   void unwatch(int fd) { (void)::epoll_ctl(epoll_.get(), EPOLL_CTL_DEL, fd, nullptr); }
 
   /// Every connection waiting at the listener, each one's handshake begun: it goes on as its
-  /// bytes come (a slow or silent peer holds up no other), and ends at its shim's hello.
+  /// bytes come (a slow or silent peer holds up no other), and ends at its shim's hello. Out of
+  /// descriptors (a flood of connections), the listener rests a moment and is listened to again:
+  /// the shims still waiting are taken once descriptors come back (each stranger's at its deadline).
   void accept_all() {
-    drop_late();
-    while (true) {
-      OwnedFd fd = accept_one(listener_.fd.get());
-      if (!fd.valid()) {
-        if (errno == EMFILE || errno == ENFILE) {
-          // No descriptor for another rank: stop listening, so the shims still waiting are
-          // refused at once and write their lines through the launcher (said by each node).
-          unwatch(listener_.fd.get());
-          listener_.fd.reset();
-        }
-        return;
-      }
-      const int key = fd.get();
-      watch(key);
-      const auto p =
-          pending_.try_emplace(key, SecureChannel::Accepting(std::move(fd), secret_), Clock::now() + kHelloWait).first;
-      advance(p);  // its hello may be here already
+    std::vector<SecureChannel> done;
+    if (!handshakes_.accept_all(listener_.fd.get(), done)) {
+      unwatch(listener_.fd.get());
+      listening_ = false;
+      arm(handshakes_.rest_until());
     }
+    for (auto& ch : done) {
+      admit(std::move(ch));
+    }
+    arm(handshakes_.drop_late(Clock::now()));
   }
 
-  using PendingMap = std::unordered_map<int, std::pair<SecureChannel::Accepting, Clock::time_point>>;
+  /// The timer: handshakes past their time go (a stranger keeps no descriptor for long, though no
+  /// other connection comes), and a listener that rested is listened to again.
+  void on_timer() {
+    std::uint64_t fired = 0;
+    (void)::read(timer_.get(), &fired, sizeof fired);
+    armed_for_ = Clock::time_point::max();
+    const auto now = Clock::now();
+    if (!listening_ && now >= handshakes_.rest_until()) {
+      watch(listener_.fd.get());
+      listening_ = true;
+    }
+    arm(listening_ ? Clock::time_point::max() : handshakes_.rest_until());
+    arm(handshakes_.drop_late(now));
+  }
 
-  /// One handshake as far as its bytes allow; a done one becomes a connection.
-  void advance(PendingMap::iterator p) {
-    const auto step = p->second.first.step();
-    if (step == SecureChannel::Accepting::Step::pending) {
+  /// The timer set to go off at `when` at the latest (max(): no need).
+  void arm(Clock::time_point when) {
+    if (when >= armed_for_) {
       return;
     }
-    if (step == SecureChannel::Accepting::Step::done) {
-      auto& c = conns_.emplace_back();
-      c.ch = p->second.first.take();
-      by_fd_[c.ch->fd()] = &c;  // the same descriptor, still watched
-    } else {
-      unwatch(p->first);
-    }
-    pending_.erase(p);  // a failed one: not a shim of this launch, dropped, nothing said
-    if (step == SecureChannel::Accepting::Step::done) {
-      (void)take(conns_.back());  // its hello may have come with its proof
+    const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(when.time_since_epoch()).count();
+    itimerspec at{};
+    at.it_value.tv_sec = static_cast<time_t>(ns / 1000000000);
+    at.it_value.tv_nsec = static_cast<long>(std::max<long long>(ns % 1000000000, 1));
+    if (::timerfd_settime(timer_.get(), TFD_TIMER_ABSTIME, &at, nullptr) == 0) {
+      armed_for_ = when;
     }
   }
 
-  /// Handshakes past their time: a stranger keeps no descriptor for long.
-  void drop_late() {
-    const auto now = Clock::now();
-    std::erase_if(pending_, [this, now](const auto& p) {
-      if (p.second.second >= now) {
-        return false;
-      }
-      unwatch(p.first);
-      return true;
-    });
+  /// A connection whose handshake is done: a shim of this launch.
+  void admit(SecureChannel ch) {
+    auto& c = conns_.emplace_back();
+    c.ch = std::move(ch);
+    by_fd_[c.ch->fd()] = &c;  // the same descriptor, still watched
+    (void)take(c);            // its hello may have come with its proof
   }
 
   /// A shim's hello (its first record): who it is, and the grace it gets before a kill. False
@@ -340,19 +355,12 @@ class Hub final : public core::RankHub {
     }
   }
 
-  /// The connections still open, and with `hellos` the handshakes of shims that said hello: such
-  /// a shim is heard to its end (or its close) as an open connection is, though its launcher
-  /// may have ended first (one that killed its ranks).
-  [[nodiscard]] std::size_t open_count(bool hellos) const {
-    return by_fd_.size() +
-           (hellos ? static_cast<std::size_t>(std::count_if(pending_.begin(), pending_.end(),
-                                                            [](const auto& p) { return p.second.first.heard_hello(); }))
-                   : 0);
-  }
-
-  void wait_for_closed(double seconds, bool hellos) {
+  /// Up to `seconds` for every shim's connection to close. Only connections whose handshake is
+  /// done count: a stranger's (silent, or a hello it cannot follow with the secret) holds up no end.
+  void wait_for_closed(double seconds) {
     const auto deadline = Clock::now() + std::chrono::milliseconds(static_cast<long long>(seconds * 1000));
-    while (open_count(hellos) > 0 && Clock::now() < deadline) {
+    (void)service(epoll_.get());  // a handshake whose proof is here is a connection
+    while (!by_fd_.empty() && Clock::now() < deadline) {
       pollfd p{epoll_.get(), POLLIN, 0};
       const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count() + 1;
       if (::poll(&p, 1, static_cast<int>(std::max<long long>(ms, 0))) > 0) {
@@ -364,10 +372,13 @@ class Hub final : public core::RankHub {
   core::HubOptions options_;
   Listener listener_;
   Secret secret_;
-  OwnedFd epoll_;                         ///< the listener, the handshakes and the connections
-  std::deque<Conn> conns_;                ///< every shim heard, in the order they came
-  std::unordered_map<int, Conn*> by_fd_;  ///< the open ones by descriptor
-  PendingMap pending_;                    ///< handshakes under way, by descriptor
+  OwnedFd epoll_;  ///< the listener, the timer, the handshakes and the connections
+  OwnedFd timer_;  ///< handshakes' deadlines, the listener's rest
+  Clock::time_point armed_for_ = Clock::time_point::max();  ///< when the timer goes off
+  bool listening_ = true;                                   ///< the listener is in the epoll set
+  Handshakes handshakes_;                                   ///< connections not yet through their handshake
+  std::deque<Conn> conns_;                                  ///< every shim heard, in the order they came
+  std::unordered_map<int, Conn*> by_fd_;                    ///< the open ones by descriptor
   bool failure_said_ = false;
   bool holding_ = false;                      ///< stop_ranks() told the shims to hold their ends
   std::optional<core::RankFailure> failure_;  ///< the first failure, until taken
@@ -388,16 +399,18 @@ Expected<std::unique_ptr<core::RankHub>> SecureRankChannels::open_hub(const core
     (void)::setrlimit(RLIMIT_NOFILE, &files);
   }
   std::string why;
-  auto listener = listen_any(why);
+  auto listener = listen_on(options.host, why);  // 127.0.0.1 (every rank here): loopback only
   if (!listener) {
     return failure("cannot listen for the ranks' output: " + why);
   }
   OwnedFd epoll(::epoll_create1(EPOLL_CLOEXEC));
-  if (!epoll.valid()) {
-    return failure(std::string("cannot watch the ranks' connections: epoll_create1: ") + std::strerror(errno));
+  OwnedFd timer(::timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK));
+  if (!epoll.valid() || !timer.valid()) {
+    return failure(std::string("cannot watch the ranks' connections: ") + (epoll.valid() ? "timerfd" : "epoll") +
+                   "_create: " + std::strerror(errno));
   }
   return std::unique_ptr<core::RankHub>(
-      std::make_unique<Hub>(options, std::move(*listener), *secret, std::move(epoll)));
+      std::make_unique<Hub>(options, std::move(*listener), *secret, std::move(epoll), std::move(timer)));
 }
 
 }  // namespace ezpz::sys

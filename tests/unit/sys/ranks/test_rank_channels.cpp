@@ -1,19 +1,24 @@
 // The rank channel over real sockets: a shim's link says who it is, its bytes become the hub's
 // lines, its end is heard; the hub's kill and its death reach the link; a stranger without the
-// secret is refused, and one that stalls holds up no shim; many shims call at once.
+// secret is refused, and one that stalls holds up no shim nor the hub's end, and is closed at its
+// deadline; a flood of descriptors does not close the listener; many shims call at once.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
 #include <chrono>
 #include <csignal>
+#include <filesystem>
 #include <future>
 
 #include <poll.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 
 #include "fake_probe.hpp"
 #include "sys/agents/net.hpp"
+#include "sys/os/owned.hpp"
 #include "sys/ranks/rank_channels.hpp"
+#include "unit/sys/agents/strangers.hpp"
 
 using namespace ezpz;
 
@@ -483,4 +488,109 @@ TEST_CASE("rank channel: 300 ranks ending at once are all heard through the hub'
   const auto failure = hub.take_failure();
   REQUIRE(failure);
   CHECK(failure->code == 4);
+}
+
+namespace {
+
+/// Serve the hub for `ms` milliseconds (whatever comes is taken as it comes).
+void serve_for(core::RankHub& hub, int ms) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(ms);
+  while (std::chrono::steady_clock::now() < deadline) {
+    pollfd p{hub.fds().front(), POLLIN, 0};
+    if (::poll(&p, 1, 20) > 0) {
+      (void)hub.service(p.fd);
+    }
+  }
+}
+
+/// The descriptors this process has open.
+int open_descriptors() {
+  int n = 0;
+  for ([[maybe_unused]] const auto& e : std::filesystem::directory_iterator("/proc/self/fd")) {
+    ++n;
+  }
+  return n;
+}
+
+}  // namespace
+
+TEST_CASE("rank channel: strangers that stay silent are closed at the hub's deadline, no other connection coming",
+          "[rank_channel]") {
+  sys::SecureRankChannels channels;
+  auto hub = quiet_hub(channels);
+  const auto start = std::chrono::steady_clock::now();
+  auto strangers = test::silent_strangers(hub->address(), 40);
+  for (int i = 0; i < 10; ++i) {
+    test::send_hello_only(strangers[static_cast<std::size_t>(i)]);  // a hello, and never the proof
+  }
+  auto link = shim_of(channels, *hub, 1);  // served at once, however many wait beside it
+  REQUIRE(link);
+  CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(8));
+  // Nothing else connects: the strangers go at their deadline (10 s) all the same.
+  std::size_t closed = 0;
+  const auto deadline = start + std::chrono::seconds(25);
+  while (closed < strangers.size() && std::chrono::steady_clock::now() < deadline) {
+    serve_for(*hub, 100);
+    closed = static_cast<std::size_t>(std::count_if(strangers.begin(), strangers.end(), [](const sys::OwnedFd& fd) {
+      return test::closed_by_peer(fd, std::chrono::milliseconds(0));
+    }));
+  }
+  CHECK(closed == strangers.size());
+  CHECK(std::chrono::steady_clock::now() - start > std::chrono::seconds(5));  // not refused as garbage
+  CHECK(link->send_output(1, "still here\n"));                                // the shim's connection stays
+  link.reset();
+  hub->finish(10, 1);
+  CHECK(hub->ranks()[1].last_line == "still here");
+}
+
+TEST_CASE("rank channel: a stranger's hello does not hold up the hub's end", "[rank_channel]") {
+  sys::SecureRankChannels channels;
+  auto hub = quiet_hub(channels);
+  auto link = shim_of(channels, *hub, 1);
+  REQUIRE(link);
+  core::RankExit exit;
+  exit.rank = 1;
+  exit.host = "node7";
+  CHECK(link->send_exit(exit));
+  link.reset();
+  std::string why;
+  const auto stranger = sys::connect_to(hub->address(), 5000, why);
+  REQUIRE(stranger.valid());
+  test::send_hello_only(stranger);  // answered; its proof never comes
+  serve_for(*hub, 300);
+  const auto start = std::chrono::steady_clock::now();
+  hub->finish(10, 1);  // the one rank has ended: nothing to wait for
+  CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(5));
+  CHECK(hub->exits().size() == 1);
+}
+
+TEST_CASE("rank channel: the hub goes on accepting after it ran out of descriptors", "[rank_channel]") {
+  sys::SecureRankChannels channels;
+  auto hub = quiet_hub(channels);
+  // 40 connections queued at the listener, then a limit that leaves the hub room for a few: it
+  // runs out of descriptors while it accepts them.
+  auto strangers = test::silent_strangers(hub->address(), 40);
+  rlimit saved{};
+  REQUIRE(::getrlimit(RLIMIT_NOFILE, &saved) == 0);
+  {
+    const sys::ScopeGuard restore([&saved] { (void)::setrlimit(RLIMIT_NOFILE, &saved); });
+    rlimit low = saved;
+    low.rlim_cur = static_cast<rlim_t>(open_descriptors() + 6);
+    REQUIRE(::setrlimit(RLIMIT_NOFILE, &low) == 0);
+    serve_for(*hub, 300);
+    strangers.clear();  // they leave: their descriptors come back
+    serve_for(*hub, 300);
+  }
+  auto link = shim_of(channels, *hub, 0);
+  REQUIRE(link);
+  CHECK(link->send_output(1, "after the flood\n"));
+  link.reset();
+  hub->finish(10, 1);
+  CHECK(hub->ranks()[0].last_line == "after the flood");
+}
+
+TEST_CASE("rank channel: a hub whose ranks are all on this host listens on loopback only", "[rank_channel]") {
+  sys::SecureRankChannels channels;
+  auto hub = quiet_hub(channels);  // its host: 127.0.0.1
+  CHECK(test::listening_address(test::port_of(hub->address())) == "0100007F");
 }
