@@ -6,6 +6,7 @@ import os
 import signal
 import subprocess
 import sys
+import time
 import uuid
 
 sys.path.insert(0, os.path.dirname(__file__))
@@ -254,6 +255,28 @@ class Kill(TempDirTest):
         self.assertEqual(len(seen), 40)
         self.assertLessEqual(max(seen), 32)
         self.assertGreater(max(seen), 1)
+
+    def test_all_nodes_forks_only_its_connections_at_once(self):
+        # 300 nodes are never 300 processes of the user's at once (a login node's process limit):
+        # a connection is forked when its turn comes, at most 32 at a time.
+        fake, _ = counting_ssh(self.tmp)
+        hostfile = self.write("hostfile", "".join(f"n{i:03d}\n" for i in range(300)))
+        proc = subprocess.Popen([EZPZ, "kill", "--all-nodes", "--hostfile", hostfile, "--ssh-command", fake,
+                                 "--dry-run", "--json", "no-such-job-305"], env=base_env(EZPZ_MACHINE="local"),
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        children = f"/proc/{proc.pid}/task/{proc.pid}/children"
+        most = 0
+        while proc.poll() is None:
+            try:
+                with open(children) as f:
+                    most = max(most, len(f.read().split()))
+            except OSError:
+                break
+            time.sleep(0.005)
+        out, err = proc.communicate(timeout=600)
+        self.assertEqual(len(out.splitlines()), 301, err)
+        self.assertGreater(most, 1)
+        self.assertLessEqual(most, 34)  # 32 connections, the watcher and a moment's overlap
 
     def test_bad_signal(self):
         proc = run(["kill", "--signal", "STOP"])

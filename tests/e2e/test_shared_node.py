@@ -16,11 +16,13 @@ import hashlib
 import json
 import os
 import pwd
+import re
 import shutil
 import stat
 import subprocess
 import sys
 import tempfile
+import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(__file__))
@@ -430,6 +432,43 @@ class SharedNode(unittest.TestCase):
         proc = self.as_user(self.victim, [self.exe, "yeet", srcs[0], "--dst", os.path.join(shared, "venv2")], env)
         self.assertEqual(proc.returncode, 1, proc.stderr)
         self.assertIn(f"{lock} belongs to {self.eve.pw_name}", proc.stderr)
+
+    # -- finding 16: mpirun held open by another user's connections to its port ----------------
+    def test_a_launcher_held_open_by_strangers_is_stopped_once_every_rank_has_ended(self):
+        # Open MPI's mpirun waits for as long as anyone holds a connection to its own port: eve
+        # holds some from the moment the rank runs. ezpz stops it once every rank has ended.
+        holder = """import socket, sys, time
+held = []
+for port in sys.argv[1:]:
+    for _ in range(5):
+        held.append(socket.create_connection(("127.0.0.1", int(port))))
+print("holding", len(held), flush=True)
+time.sleep(300)
+"""
+        launch = subprocess.Popen([EZPZ, "launch", "--launcher", "mpirun", "-n", "1", "--", "python3", "-c",
+                                   "import time; print('up', flush=True); time.sleep(2)"], env=base_env(),
+                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd="/")
+        eve = None
+        try:
+            self.assertEqual(launch.stdout.readline().strip(), "up")
+            listening = subprocess.run(["ss", "-ltnpH"], capture_output=True, text=True).stdout
+            ports = [m.group(1) for line in listening.splitlines() if '"mpirun"' in line
+                     for m in [re.search(r":(\d+)\s", line)] if m]
+            self.assertTrue(ports, listening)
+            eve = subprocess.Popen(["python3", "-c", holder, *ports], user=self.eve.pw_uid, group=self.eve.pw_gid,
+                                   extra_groups=[], stdout=subprocess.PIPE, text=True, cwd="/")
+            self.assertTrue(eve.stdout.readline().startswith("holding"))
+            started = time.monotonic()
+            rc = launch.wait(timeout=120)
+            err = launch.stderr.read()
+            self.assertEqual(rc, 0, err)
+            self.assertIn("still runs 10 s after every rank ended", err)
+            self.assertLess(time.monotonic() - started, 100)
+        finally:
+            for p in (launch, eve):
+                if p is not None:
+                    p.kill()
+                    p.wait()
 
 
 if __name__ == "__main__":

@@ -130,27 +130,30 @@ namespace {
 /// write them (a directory others can write must be sticky: there they cannot move what is ours).
 /// Only then is a candidate asked for its digest (`ezpz __self-digest`: SHA-256 with the CPU's SHA
 /// instructions, ~10 ms for 10 MB, where `sha256sum` takes ~100 ms, a tenth of a relay's CPU); an
-/// older ezpz answers something else and is not run. The head's path is taken as it resolves
-/// (`readlink -f`), so a link another user could swap is never followed at exec. The cache
-/// $TMPDIR/.ezpz-<uid>-<digest16> (or /tmp's) is used only when safe; when another user holds its
-/// name, a fresh `mktemp -d` directory serves this run and is removed after it. A shipped copy is
-/// checked with `sha256sum` before it is ever run.
+/// older ezpz answers something else and is not run. `stat -c '%u %f'` gives each path's owner
+/// and mode (hex: S_IFLNK 40960, S_IFDIR 16384, S_ISVTX 512, group/other write 18) in one call.
+/// A head path with a symlink in it is taken as it resolves (`readlink -f`), so a link another
+/// user could swap is never followed at exec. The cache $TMPDIR/.ezpz-<uid>-<digest16> (or
+/// /tmp's) is used only when safe; when another user holds its name, a fresh `mktemp -d`
+/// directory serves this run and is removed after it. A shipped copy is checked with `sha256sum`
+/// before it is ever run.
 constexpr std::string_view kStartScript =
     "e=$1; d=$2; n=$3; s=$4; shift 4; u=$(id -u); "
     "safe() { p=$1; set --; while :; do set -- \"$@\" \"$p\"; [ \"$p\" = / ] && break; p=${p%/*}; p=${p:-/}; done; "
-    "m=$(LC_ALL=C stat -c '%u %a %F' -- \"$@\" 2>/dev/null) || return 1; "
-    "printf '%s\\n' \"$m\" | { while read -r o a f; do { [ \"$o\" = \"$u\" ] || [ \"$o\" = 0 ]; } && "
-    "[ \"$f\" != 'symbolic link' ] && { [ $((0$a & 022)) = 0 ] || { [ \"$f\" = directory ] && "
-    "[ $((0$a & 01000)) != 0 ]; }; } || exit 1; done; }; }; "
+    "m=$(stat -c '%u %f' -- \"$@\" 2>/dev/null) || return 1; set -- $m; while [ $# -ge 2 ]; do "
+    "{ [ \"$1\" = \"$u\" ] || [ \"$1\" = 0 ]; } && [ $((0x$2 & 0170000)) != 40960 ] && "
+    "{ [ $((0x$2 & 18)) = 0 ] || { [ $((0x$2 & 0170000)) = 16384 ] && [ $((0x$2 & 512)) != 0 ]; }; } || return 1; "
+    "shift 2; done; }; "
     "ok() { [ -f \"$1\" ] && [ -x \"$1\" ] && safe \"$1\" && "
     "{ [ -z \"$d\" ] || [ \"$(\"$1\" __self-digest 2>/dev/null)\" = \"$d\" ]; }; }; "
-    "r=$(readlink -f -- \"$e\" 2>/dev/null) && ok \"$r\" && exec \"$r\" \"$@\"; "
+    "case $e in /*) if ok \"$e\"; then exec \"$e\" \"$@\"; fi; "
+    "r=$(readlink -f -- \"$e\" 2>/dev/null) && [ \"$r\" != \"$e\" ] && ok \"$r\" && exec \"$r\" \"$@\";; esac; "
     "[ -n \"$d\" ] || { echo \"ezpz: $e is missing on $(hostname), or another user could have written it\" >&2; exit "
     "127; }; "
-    "t=$(readlink -f -- \"${TMPDIR:-/tmp}\" 2>/dev/null) && safe \"$t\" || t=/tmp; "
-    "c=$t/.ezpz-$u-$(printf %.16s \"$d\"); b=$c/ezpz; x=; "
+    "t=${TMPDIR:-/tmp}; c=$t/.ezpz-$u-$(printf %.16s \"$d\"); b=$c/ezpz; x=; "
     "if ok \"$b\"; then exec \"$b\" \"$@\"; fi; "
     "[ \"$s\" = 1 ] || { echo \"ezpz: $e is missing on $(hostname) and no copy was shipped there\" >&2; exit 127; }; "
+    "t=$(readlink -f -- \"$t\" 2>/dev/null) && safe \"$t\" || t=/tmp; c=$t/${c##*/}; b=$c/ezpz; "
     "mkdir -m 700 \"$c\" 2>/dev/null; "
     "if ! { [ -d \"$c\" ] && safe \"$c\"; }; then x=$c; c=$(mktemp -d \"$t/.ezpz-$u-XXXXXXXXXX\") && safe \"$c\" || "
     "{ echo \"ezpz: cannot make a private directory in $t on $(hostname)\" >&2; exit 126; }; b=$c/ezpz; "

@@ -25,6 +25,13 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 using core::ProcessSpec;
+
+/// How long a launcher may run on after every rank has sent its end before it is stopped (MPI
+/// launchers end within a second or two of their ranks; Open MPI's mpirun not while another
+/// process holds a connection to its port).
+constexpr double kLauncherOutlivedS = 10;
+/// ...and how long after its SIGTERM it is killed (its ranks have all ended).
+constexpr double kLauncherTermS = 2;
 using core::RunOptions;
 using core::RunResult;
 
@@ -126,6 +133,7 @@ class Supervisor {
       reap();
       check_deadlines(now);
       check_stragglers();
+      check_launcher_outlived(now);
     }
     for (auto& s : streams_) {
       drain_lines(s);
@@ -176,6 +184,42 @@ class Supervisor {
       straggle_said_ = true;
       quiet_report();
     }
+  }
+
+  /// Every rank has sent its end, yet the launcher runs on kLauncherOutlivedS later (Open MPI's
+  /// mpirun waits for as long as anyone holds a connection to its port, and any user can:
+  /// docs/security.md): it is stopped, and its end counts as the ranks' (their first failure's
+  /// code, else 0), not as the signal's.
+  void check_launcher_outlived(Clock::time_point now) {
+    if (!options_.is_launcher || options_.side == nullptr || outlived_code_ || stop_.at != 0 || children_.empty() ||
+        !children_[0].owned() || !options_.side->ranks_ended()) {
+      return;
+    }
+    const auto ranks = options_.side->ranks();
+    const bool all_said = !ranks.empty() && std::all_of(ranks.begin(), ranks.end(), [](const core::RankWatch& w) {
+      return w.ended && w.exit_code >= 0;
+    });
+    if (!all_said) {
+      ranks_done_at_.reset();
+      return;
+    }
+    if (!ranks_done_at_) {
+      ranks_done_at_ = now;
+      return;
+    }
+    if (now - *ranks_done_at_ < seconds(kLauncherOutlivedS)) {
+      return;
+    }
+    int code = 0;
+    for (const auto& w : ranks) {
+      code = code != 0 ? code : w.exit_code;
+    }
+    outlived_code_ = code;
+    const auto name = options_.names.empty() ? std::string("the launcher") : options_.names[0];
+    notice(name + " still runs " + std::to_string(static_cast<long>(kLauncherOutlivedS)) +
+           " s after every rank ended (another process holding a connection to its port?): stopping it");
+    ::kill(children_[0].pid(), SIGTERM);
+    kill_deadline_ = now + seconds(kLauncherTermS);  // its ranks are gone: nothing to wait for
   }
 
   /// The ranks as the hub heard them; the built-in launcher's own; none for a launcher alone.
@@ -273,6 +317,10 @@ class Supervisor {
       }
     }
     std::optional<Clock::time_point> wake = kill_deadline_;
+    if (ranks_done_at_ && !outlived_code_) {
+      const auto outlived = *ranks_done_at_ + seconds(kLauncherOutlivedS);
+      wake = wake ? std::min(*wake, outlived) : outlived;
+    }
     if (rank_stop_at_) {
       wake = wake ? std::min(*wake, *rank_stop_at_) : rank_stop_at_;
     }
@@ -388,9 +436,12 @@ class Supervisor {
   /// Collect the processes that ended; at the first failure, stop the rest if asked to.
   void reap() {
     for (std::size_t i = 0; i < children_.size(); ++i) {
-      const auto status = children_[i].try_wait();
+      auto status = children_[i].try_wait();
       if (!status) {
         continue;
+      }
+      if (i == 0 && outlived_code_) {
+        status = W_EXITCODE(*outlived_code_ & 0xFF, 0);  // stopped by us once its ranks had all ended
       }
       --running_;
       const bool first = status_code(*status) != 0 && first_failure(ends_) == nullptr;
@@ -452,7 +503,8 @@ class Supervisor {
       start_stopping(SIGTERM);
     }
     if (kill_deadline_ && now >= *kill_deadline_ && running_ > 0) {
-      notice("still running " + std::to_string(static_cast<long>(options_.kill_after_s)) +
+      notice("still running " +
+             std::to_string(static_cast<long>(outlived_code_ ? kLauncherTermS : options_.kill_after_s)) +
              " s after the stop signal: sending SIGKILL");
       kill_group(SIGKILL);
       kill_deadline_ = now + std::chrono::hours(24);
@@ -475,7 +527,9 @@ class Supervisor {
   std::optional<Clock::time_point> kill_deadline_;
   bool ranks_held_ = false;      ///< stopped through the shims, which hold their ends (stop_ranks_first)
   bool ranks_released_ = false;  ///< and let go once every rank ended
-  std::optional<Clock::time_point> rank_stop_at_;  ///< a rank could not start its command: stop then
+  std::optional<Clock::time_point> rank_stop_at_;   ///< a rank could not start its command: stop then
+  std::optional<Clock::time_point> ranks_done_at_;  ///< when every rank had sent its end (launcher running)
+  std::optional<int> outlived_code_;                ///< the launcher outlived its ranks and was stopped: their code
   std::vector<ProcessEnd> ends_;
   JobStop stop_;
 };
