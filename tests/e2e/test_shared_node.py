@@ -337,20 +337,21 @@ class SharedNode(unittest.TestCase):
     # -- finding 8: root's kill signals root's own processes ------------------------------------
     def test_root_kill_signals_only_roots_processes_unless_all_users(self):
         env = dict(base_env(), EZPZ_JOB_ID="vm:29500")
-        sleeper = ["python3", "-c", "import sys, time; print('up', flush=True); time.sleep(120)"]
+        token = f"shared-node-kill-{os.getpid()}"  # no other test's process has it
+        sleeper = ["python3", "-c", f"import time; print('up', flush=True); time.sleep(120)  # {token}"]
         kw = dict(env=env, stdout=subprocess.PIPE, text=True, cwd="/")
         eves = subprocess.Popen(sleeper, user=self.eve.pw_uid, group=self.eve.pw_gid, extra_groups=[], **kw)
         roots = subprocess.Popen(sleeper, **kw)
         try:
             for p in (eves, roots):
                 self.assertEqual(p.stdout.readline().strip(), "up")
-            listed = json.loads(self.as_user(None, [EZPZ, "kill", "--dry-run", "--json", "time.sleep(120)"],
+            listed = json.loads(self.as_user(None, [EZPZ, "kill", "--dry-run", "--json", token],
                                              base_env()).stdout)
             self.assertEqual([p["pid"] for p in listed["processes"]], [roots.pid])
-            listed = json.loads(self.as_user(None, [EZPZ, "kill", "--dry-run", "--json", "--all-users", "time.sleep(120)"],
+            listed = json.loads(self.as_user(None, [EZPZ, "kill", "--dry-run", "--json", "--all-users", token],
                                              base_env()).stdout)
             self.assertEqual(sorted(p["pid"] for p in listed["processes"]), sorted([roots.pid, eves.pid]))
-            proc = self.as_user(None, [EZPZ, "kill", "time.sleep(120)"], base_env())
+            proc = self.as_user(None, [EZPZ, "kill", token], base_env())
             self.assertEqual(proc.returncode, 0, proc.stderr)
             self.assertEqual(roots.wait(timeout=60), -15)
             self.assertIsNone(eves.poll(), "root's kill ended eve's process")
@@ -369,6 +370,40 @@ class SharedNode(unittest.TestCase):
         self.assertEqual(proc.returncode, 2, proc.stderr)
         self.assertIn(f"--log-dir {logs}: {logs} belongs to {self.eve.pw_name}", proc.stderr)
         self.assertEqual(os.listdir(logs), [])
+
+    def test_a_log_that_cannot_be_made_is_said(self):
+        logs = self.mkdir("home/logs", 0o755, self.victim)
+        env = base_env(HOME=self.home, EZPZ_MACHINE="local")
+        argv = [self.exe, "launch", "-n", "1", "--launcher", "local", "--log-dir", logs, "--", "python3", "-c",
+                "print('a line')"]
+        proc = self.as_user(self.victim, argv, env)
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        out = [n for n in os.listdir(logs) if n.endswith(".out")]
+        self.assertEqual(len(out), 1, os.listdir(logs))
+        os.unlink(os.path.join(logs, out[0]))
+        self.mkdir(os.path.join(logs, out[0]), 0o755, self.victim)  # where the log goes: not a file
+        proc = self.as_user(self.victim, argv, env)
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertIn("a line", proc.stdout)
+        self.assertIn(f"log {os.path.join(logs, out[0])} cannot be made (Is a directory): its lines go to the "
+                      "console only", proc.stderr)
+
+    # -- finding 15: a work directory another user made first names her ------------------------
+    def test_a_squatted_work_directory_names_its_owner(self):
+        shared = self.mkdir("shared", 0o1777)
+        src = self.source_tree(self.victim)
+        dst = os.path.join(shared, "venv")
+        # The victim's ezpz gets the pid of the shell that execs it: eve's directory of that name
+        # is there first.
+        proc = subprocess.Popen(["sh", "-c", 'read go; exec "$@"', "sh", self.exe, "yeet", src, "--dst", dst],
+                                env=base_env(HOME=self.home, EZPZ_MACHINE="local"), stdin=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True, cwd="/", user=self.victim.pw_uid,
+                                group=self.victim.pw_gid, extra_groups=[])
+        self.mkdir(f"{dst}.ezpz-tmp-{proc.pid}", 0o755, self.eve)
+        _, err = proc.communicate("go\n", timeout=120)
+        self.assertEqual(proc.returncode, 1, err)
+        self.assertIn(f"{dst}.ezpz-tmp-{proc.pid}: {self.eve.pw_name} made it first", err)
+        self.assertNotIn("rm -rf", err)
 
     # -- finding 12: a failover probe cannot be made to fail by pre-made directories -----------
     def test_probe_is_not_blocked_by_planted_directories(self):
@@ -433,6 +468,14 @@ class SharedNode(unittest.TestCase):
         self.assertEqual(proc.returncode, 1, proc.stderr)
         self.assertIn(f"{lock} belongs to {self.eve.pw_name}", proc.stderr)
 
+    @staticmethod
+    def parent_of(pid):
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                return int(f.read().rsplit(")", 1)[1].split()[1])
+        except OSError:
+            return 0
+
     # -- finding 16: mpirun held open by another user's connections to its port ----------------
     def test_a_launcher_held_open_by_strangers_is_stopped_once_every_rank_has_ended(self):
         # Open MPI's mpirun waits for as long as anyone holds a connection to its own port: eve
@@ -452,8 +495,11 @@ time.sleep(300)
         try:
             self.assertEqual(launch.stdout.readline().strip(), "up")
             listening = subprocess.run(["ss", "-ltnpH"], capture_output=True, text=True).stdout
-            ports = [m.group(1) for line in listening.splitlines() if '"mpirun"' in line
-                     for m in [re.search(r":(\d+)\s", line)] if m]
+            ports = []  # those of this launch's own mpirun (other tests may run theirs)
+            for line in listening.splitlines():
+                port, pid = re.search(r":(\d+)\s", line), re.search(r'"mpirun",pid=(\d+)', line)
+                if port and pid and self.parent_of(int(pid.group(1))) == launch.pid:
+                    ports.append(port.group(1))
             self.assertTrue(ports, listening)
             eve = subprocess.Popen(["python3", "-c", holder, *ports], user=self.eve.pw_uid, group=self.eve.pw_gid,
                                    extra_groups=[], stdout=subprocess.PIPE, text=True, cwd="/")

@@ -218,8 +218,13 @@ Expected<std::string> PosixLocalTransfer::make_staging(const std::string& destin
   for (auto& left : remove_stale_staging(destination)) {
     warnings_.push_back(std::move(left));
   }
-  if (auto gone = remove_tree(staging); !gone) {  // a leftover of a killed run that had our pid
-    warnings_.push_back(gone.error().message);
+  // A leftover of a killed run that had our pid: ours to remove (another user's is hers: the
+  // mkdir below says so).
+  struct stat st {};
+  if (::lstat(staging.c_str(), &st) == 0 && (st.st_uid == ::geteuid() || ::geteuid() == 0)) {
+    if (auto gone = remove_tree(staging); !gone) {
+      warnings_.push_back(gone.error().message);
+    }
   }
   (void)start_janitor(destination, staging);  // removes it (and its .delta) if we are killed
   // 0700: the tree is the user's alone however open its source is (docs/security.md).

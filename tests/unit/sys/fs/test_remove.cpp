@@ -14,6 +14,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "sys/fs/incremental.hpp"
 #include "sys/fs/remove.hpp"
 #include "sys/fs/tree.hpp"
 #include "sys/os/fd_io.hpp"
@@ -291,4 +292,41 @@ TEST_CASE("copy_tree: FIFOs in the source are counted and skipped, never opened"
   CHECK(stats->first_skipped == "bin/activate");
   CHECK(fs::exists(dst / "bin" / "python"));
   CHECK_FALSE(fs::exists(fs::symlink_status(dst / "bin" / "activate")));
+}
+
+TEST_CASE("a tree with another user's file in it is never reused (held manifest, hard links, .old)",
+          "[remove][security]") {
+  REQUIRE(::geteuid() == 0);  // chowns a file to another user (CI runs as root)
+  Scratch s("foreign");
+  const auto tree = s.dir / "dst";
+  fs::create_directories(tree / "pkg");
+  std::ofstream(tree / "pkg" / "f.py") << "x = 1\n";
+  std::ofstream(tree / "pyvenv.cfg") << "home = /usr/bin\n";
+  REQUIRE(ezpz::sys::write_manifest(tree.string(), nullptr, "", {}));
+  REQUIRE(ezpz::sys::held_manifest(tree.string()));  // all ours: held
+  // Another user's file in it (planted, or linked in by an earlier ezpz): not held, not linked.
+  REQUIRE(::chown((tree / "pkg" / "f.py").c_str(), 12345, 12345) == 0);
+  auto held = ezpz::sys::held_manifest(tree.string());
+  REQUIRE_FALSE(held);
+  CHECK(held.error().message.find("belongs to another user") != std::string::npos);
+  // sync_tree over it: the new tree's files are all ours, with the source's bytes.
+  const auto src = s.dir / "src";
+  fs::create_directories(src / "pkg");
+  std::ofstream(src / "pkg" / "f.py") << "x = 1\n";
+  fs::last_write_time(src / "pkg" / "f.py", fs::last_write_time(tree / "pkg" / "f.py"));
+  const auto staging = s.dir / "staging";
+  fs::create_directories(staging);
+  std::atomic<bool> stop{false};
+  REQUIRE(ezpz::sys::sync_tree(src.string(), tree.string(), staging.string(), {}, {}, stop));
+  struct stat st {};
+  REQUIRE(::stat((staging / "pkg" / "f.py").c_str(), &st) == 0);
+  CHECK(st.st_uid == ::geteuid());
+  CHECK(st.st_nlink == 1);  // a copy, not the other user's inode
+  // Root's own .old put back; another user's never.
+  const auto dst2 = (s.dir / "dst2").string();
+  const auto old = dst2 + ".ezpz-tmp-3999999.old";
+  fs::create_directories(old);
+  REQUIRE(::chown(old.c_str(), 12345, 12345) == 0);
+  (void)ezpz::sys::remove_stale_staging(dst2);
+  CHECK_FALSE(fs::exists(dst2));
 }
