@@ -211,10 +211,12 @@ Expected<std::string> PosixLocalTransfer::make_staging(const std::string& destin
   const std::string parent = slash == 0 ? "/" : destination.substr(0, slash);
   // mkdir -p the parent (only what is missing; private, and only the user's, below /tmp).
   EZPZ_TRY(make_dirs_safely(parent));
+  const std::string staging = core::work_path(destination, ::getpid());
+  // The watcher first: it removes our work (and its .delta) and our lock if we are killed.
+  (void)start_janitor(destination, staging);
   // Another yeet to the same destination (a second job) waits until this one has ended: two
   // never both report success with one tree.
   EZPZ_TRY(lock_.acquire(destination, stop_.flag()));
-  const std::string staging = core::work_path(destination, ::getpid());
   for (auto& left : remove_stale_staging(destination)) {
     warnings_.push_back(std::move(left));
   }
@@ -226,7 +228,6 @@ Expected<std::string> PosixLocalTransfer::make_staging(const std::string& destin
       warnings_.push_back(gone.error().message);
     }
   }
-  (void)start_janitor(destination, staging);  // removes it (and its .delta) if we are killed
   // 0700: the tree is the user's alone however open its source is (docs/security.md).
   if (::mkdir(staging.c_str(), 0700) != 0) {
     return failure(work_dir_error(staging));
