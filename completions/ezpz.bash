@@ -47,6 +47,7 @@ _ezpz_takes_value() {
         "launch --idle-timeout") return 0 ;;
         "launch --timeout") return 0 ;;
         "launch --time-limit") return 0 ;;
+        "launch --start-timeout") return 0 ;;
         "launch --kill-after") return 0 ;;
         "launch --retries") return 0 ;;
         "launch --retry-delay") return 0 ;;
@@ -194,6 +195,7 @@ _ezpz() {
                 --console-ranks|--local-ranks-filter|--local_ranks_filter) COMPREPLY=(); return 0 ;;
                 --idle-timeout|--timeout) COMPREPLY=(); return 0 ;;
                 --time-limit) COMPREPLY=(); return 0 ;;
+                --start-timeout) COMPREPLY=(); return 0 ;;
                 --kill-after) COMPREPLY=(); return 0 ;;
                 --retries) COMPREPLY=(); return 0 ;;
                 --retry-delay) COMPREPLY=(); return 0 ;;
@@ -204,7 +206,7 @@ _ezpz() {
                 --ssh-command) COMPREPLY=(); return 0 ;;
             esac
             if [[ "$cur" == -* ]]; then
-                COMPREPLY=($(compgen -W "-h --help -n --nproc --ppn --nhosts --hostfile --machine --launcher --cpu-bind --gpu-bind --no-rank-env --label --log-dir --console-ranks --idle-timeout --time-limit --kill-after --retries --retry-delay --spare-nodes --auto-retry --max-failover-retries --min-attempt-time --transport --ssh-command --accept-new-host-keys --keep-going --no-record --dry-run --print-env --json" -- "$cur"))
+                COMPREPLY=($(compgen -W "-h --help -n --nproc --ppn --nhosts --hostfile --machine --launcher --cpu-bind --gpu-bind --no-rank-env --label --log-dir --console-ranks --idle-timeout --time-limit --start-timeout --kill-after --retries --retry-delay --spare-nodes --auto-retry --max-failover-retries --min-attempt-time --transport --ssh-command --accept-new-host-keys --keep-going --no-record --dry-run --print-env --json" -- "$cur"))
             elif ((nargs == 0)); then
                 COMPREPLY=($(compgen -c -- "$cur"))
             else

@@ -45,6 +45,7 @@ complete -c ezpz -n '__fish_seen_subcommand_from launch; and not __ezpz_dashdash
 complete -c ezpz -n '__fish_seen_subcommand_from launch; and not __ezpz_dashdash' -l console-ranks -x -d 'Show only these ranks\' lines on the terminal (0,3 or 0-3,8); the files keep every rank\'s'
 complete -c ezpz -n '__fish_seen_subcommand_from launch; and not __ezpz_dashdash' -l idle-timeout -x -d 'Stop the job after this many seconds without output (exit 124)'
 complete -c ezpz -n '__fish_seen_subcommand_from launch; and not __ezpz_dashdash' -l time-limit -x -d 'Stop the job after this many seconds in all, output or not (exit 124)'
+complete -c ezpz -n '__fish_seen_subcommand_from launch; and not __ezpz_dashdash' -l start-timeout -x -d 'Seconds to wait for the first rank to start before saying why none did (the scheduler\'s down nodes) and stopping (exit 255; default: the machine\'s, 30; 0: wait forever)'
 complete -c ezpz -n '__fish_seen_subcommand_from launch; and not __ezpz_dashdash' -l kill-after -x -d 'Seconds between SIGTERM/SIGINT and SIGKILL of the job (default 10)'
 complete -c ezpz -n '__fish_seen_subcommand_from launch; and not __ezpz_dashdash' -l retries -x -d 'Run a failed job again up to N times (backoff 5, 10, 20, 40, 60 s)'
 complete -c ezpz -n '__fish_seen_subcommand_from launch; and not __ezpz_dashdash' -l retry-delay -x -d 'First retry delay in seconds, doubled each time up to 60 (default 5)'

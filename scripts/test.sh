@@ -14,8 +14,9 @@
 # - release (the fully static binary users get, built -O3 with -Werror): e2e and the cluster
 #   tests (simulated nodes, real sshd and Slurm) that put that binary on the nodes under every
 #   launcher and over ssh: cluster.launch, cluster.yeet, cluster.doctor. yeet_incremental (deltas)
-#   and yeet_launcher (yeet's agents under srun and mpiexec) add code paths, not new ways for that
-#   binary to reach or run on a node: they run under asan only. Its unit tests (the same code as
+#   and yeet_launcher (yeet's agents under srun and mpiexec) and srun_stops (how a launch stops
+#   under srun) add code paths, not new ways for that binary to reach or run on a node: they run
+#   under asan only. Its unit tests (the same code as
 #   asan's, with fakes) are not built (EZPZ_UNIT_TESTS=OFF).
 # - asan: everything under AddressSanitizer and UndefinedBehaviorSanitizer. The fault
 #   injection tests (a disk filled, a segment altered, a relay stopped, a link dropped, a node that
@@ -35,7 +36,7 @@ for preset in dev release asan; do
   elif [ "$preset" = release ]; then
     # -Werror is off in the preset users build: a newer compiler's new warning is theirs.
     extra=(-DEZPZ_WERROR=ON -DEZPZ_UNIT_TESTS=OFF)
-    only=(-E '^cluster[.](yeet_faults|yeet_launcher_faults|yeet_stall|failover|yeet_incremental|yeet_launcher)$')
+    only=(-E '^cluster[.](yeet_faults|yeet_launcher_faults|yeet_stall|failover|yeet_incremental|yeet_launcher|srun_stops)$')
   fi
   cmake --preset "$preset" "${extra[@]}"
   cmake --build --preset "$preset"

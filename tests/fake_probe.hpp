@@ -81,6 +81,12 @@ class FakeProbe final : public core::SystemProbe, public core::NodeQuery {
     return prefix + ".000001";
   }
 
+  mutable std::map<std::string, std::string> pointed;  ///< every point_link: path -> target
+  [[nodiscard]] Expected<void> point_link(const std::string& path, const std::string& target) const override {
+    pointed[path] = target;
+    return {};
+  }
+
   /// Programs' outputs by their whole command line ("mpiexec --version"); others are not found.
   std::map<std::string, core::ProgramOutput> outputs;
   mutable std::vector<std::vector<std::string>> ran;  ///< every run_program argv

@@ -130,7 +130,10 @@ std::pair<std::vector<int>, int> KillCommand::signal_here(Context& ctx, const st
   for (const auto& p : targets) {
     log::info("kill: " + core::signal_name(sig) + " to " + std::to_string(p.pid) + " (job " + p.job_id +
               "): " + p.cmdline);
-    ctx.processes().send_signal(p.pid, sig);
+    // A rank gets it from its shim, which tells the launch it was ezpz kill's (not a failure).
+    if (p.shim == 0 || sig == SIGKILL || !ctx.processes().signal_shim(p.shim, sig)) {
+      ctx.processes().send_signal(p.pid, sig);
+    }
   }
   // Those still running after the grace period get SIGKILL.
   const bool escalate = sig != SIGKILL && grace_s_ > 0;

@@ -19,6 +19,7 @@
 #include "core/base/shell.hpp"
 #include "core/base/strings.hpp"
 #include "core/job/job_record.hpp"
+#include "core/launch/job_stop.hpp"
 
 namespace ezpz::cli {
 namespace {
@@ -96,6 +97,11 @@ void LaunchCommand::add_cli(CLI::App& app) {
   app.add_option("--time-limit", time_limit_s_, "Stop the job after this many seconds in all, output or not (exit 124)")
       ->type_name("SECONDS")
       ->check(CLI::NonNegativeNumber);
+  app.add_option("--start-timeout", start_timeout_s_,
+                 "Seconds to wait for the first rank to start before saying why none did (the scheduler's down "
+                 "nodes) and stopping (exit 255; default: the machine's, 30; 0: wait forever)")
+      ->type_name("SECONDS")
+      ->check(CLI::NonNegativeNumber);
   app.add_option("--kill-after", kill_after_s_, "Seconds between SIGTERM/SIGINT and SIGKILL of the job (default 10)")
       ->type_name("SECONDS")
       ->check(CLI::NonNegativeNumber);
@@ -168,6 +174,7 @@ void LaunchCommand::set_trailing_command(std::vector<std::string> command, bool 
   };
   set_if(app_, "--np", request_.topology.nprocs, nprocs_);
   set_if(app_, "--ppn", request_.topology.ppn, ppn_);
+  set_if(app_, "--start-timeout", request_.start_timeout_s, start_timeout_s_);
   set_if(app_, "--nhosts", request_.topology.nhosts, nhosts_);
   set_if(app_, "--hostfile", request_.hostfile, hostfile_);
   set_if(app_, "--machine", request_.machine, machine_);
@@ -220,6 +227,12 @@ int LaunchCommand::run(Context& ctx) {
   if (request.log_dir && !request.log_dir->empty() && request.log_dir->front() != '/') {
     request.log_dir = ctx.env.get("PWD").value_or(".") + "/" + *request.log_dir;  // the same on every node
   }
+  // Each launch its own directory in --log-dir (a run again overwrites nothing), `latest` its link.
+  const auto log_base = request.log_dir.value_or("");
+  const auto log_name = "launch-" + stamp + "-" + std::to_string(ctx.env.pid);
+  if (!log_base.empty()) {
+    request.log_dir = log_base + "/" + log_name;
+  }
   const bool record = core::records_wanted(ctx.env, no_record_);
   // A dry run looks nothing up on the network (a lost DNS answer costs 5 s).
   auto job = plan_job(ctx, request, stamp, record, dry_run_ ? core::Lookups::none : core::Lookups::network, &failover_);
@@ -236,10 +249,15 @@ int LaunchCommand::run(Context& ctx) {
     return 0;
   }
   // 3. ...or run it, again after failures when asked; say which rank failed first and why.
-  if (request.log_dir && !request.log_dir->empty()) {  // another user's directory is refused, with why
-    if (auto made = ctx.probe().make_dirs(*request.log_dir); !made) {
-      return ctx.term.fail(usage_error("--log-dir " + *request.log_dir + ": " + made.error().message));
+  if (!log_base.empty()) {  // another user's directory is refused, with why
+    if (auto made = ctx.probe().make_dirs(log_base); !made) {
+      return ctx.term.fail(usage_error("--log-dir " + log_base + ": " + made.error().message));
     }
+    (void)ctx.probe().make_dirs(*request.log_dir);
+    if (auto linked = ctx.probe().point_link(log_base + "/latest", log_name); !linked) {
+      ctx.term.warn(linked.error().message);
+    }
+    log::info("each rank's output: " + *request.log_dir + "/rank-R.HOST.out and .err (also " + log_base + "/latest)");
   }
   for (const auto& note : plan.notes) {
     ctx.term.warn(note);
@@ -344,7 +362,7 @@ Expected<std::pair<core::RunResult, int>> LaunchCommand::run_attempts(Context& c
     EZPZ_TRY_ASSIGN(auto r, run_once(ctx, this_try, facts.emplace_back()));
     result = r;
     if (result.exit_code != 0 && result.signal == 0 && !result.timed_out) {
-      if (result.blocked.empty()) {  // else the ranks were stopped: none failed first
+      if (result.blocked.empty() && !result.not_started) {  // else the ranks were stopped, or never ran
         failure = find_first_failure(ctx, this_try, result, started, facts.back());
       }
       report_failure(ctx, this_try, result, failure, started);
@@ -459,6 +477,20 @@ std::unique_ptr<core::RankHub> open_hub(Context& ctx, const core::LaunchPlan& pl
   return std::move(*hub);
 }
 
+/// Why no rank of the plan started: the job's nodes its scheduler has down (asked for at most 10 s).
+std::vector<std::string> not_started_lines(Context& ctx, const core::LaunchPlan& plan, int nprocs) {
+  const auto command = core::node_state_command(plan.scheduler, plan.hosts);
+  std::vector<core::NodeDown> down;
+  bool asked = false;
+  if (!command.empty()) {
+    if (auto out = ctx.probe().run_program(command, {}, {}, 10); out && out->exit_code == 0) {
+      asked = true;
+      down = core::parse_node_states(plan.scheduler, out->output, plan.hosts);
+    }
+  }
+  return core::not_started_report(plan.launcher, plan.start_timeout_s, nprocs, down, asked);
+}
+
 /// What the built-in launcher's ranks did, as the hub would have said it.
 void local_facts(Context& ctx, const core::LaunchPlan& plan, AttemptFacts& facts) {
   for (int r = 0; r < plan.topology.nprocs; ++r) {
@@ -491,9 +523,13 @@ Expected<core::RunResult> run_plan(Context& ctx, const core::LaunchPlan& plan, c
   } else {
     options.is_launcher = true;
     options.stop_what = plan.launcher + " (" + ranks + ")";
+    options.ranks_what = ranks;
+    options.interrupt_twice = plan.style == core::LauncherStyle::srun;
     auto env = plan.env;
     hub = plan.rank_env ? open_hub(ctx, plan, supervision.kill_after_s, env) : nullptr;
     options.side = hub.get();
+    options.start_timeout_s = plan.start_timeout_s;
+    options.not_started = [&ctx, &plan, n]() { return not_started_lines(ctx, plan, n); };
     // Open MPI's mpirun, stopped, SIGKILLs its ranks within milliseconds (and all of them once
     // one ends): ezpz stops them through their shims instead, each with --kill-after for its handler.
     options.stop_ranks_first = core::stops_through_shims(plan.style);

@@ -120,6 +120,7 @@ class LaunchCommand final : public Command {
   double timeout_s_ = 0;
   double time_limit_s_ = 0;
   double kill_after_s_ = 10;
+  double start_timeout_s_ = 30;
   double retry_delay_s_ = 5;
   int retries_ = 0;
   std::string spare_nodes_;

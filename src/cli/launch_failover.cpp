@@ -185,7 +185,8 @@ Expected<std::pair<core::RunResult, int>> LaunchCommand::run_failover(Context& c
   int attempt = 0;
   int swaps = 0;
   int retried = 0;
-  int silent = 0;  // attempts in a row that failed before any rank printed a line
+  int silent = 0;            // attempts in a row that failed before any rank printed a line
+  std::string last_failure;  // what the latest attempt's failure was
   job_end_ = end_of_job(ctx);
   const auto bad_nodes = job.request.record_dir.empty() ? "" : job.request.record_dir + "/bad-nodes";
   while (true) {
@@ -216,8 +217,9 @@ Expected<std::pair<core::RunResult, int>> LaunchCommand::run_failover(Context& c
       break;
     }
     if (!result.timed_out) {
-      failure = result.blocked.empty() ? find_first_failure(ctx, this_try, result, started, f) : std::nullopt;
-      report_failure(ctx, this_try, result, failure, started);
+      failure = result.blocked.empty() && !result.not_started ? find_first_failure(ctx, this_try, result, started, f)
+                                                              : std::nullopt;
+      last_failure = report_failure(ctx, this_try, result, failure, started, attempt);
       result.exit_code = core::job_exit_code(result, failure);
     }
     // 3. The verdict, from facts; then swap, run the same nodes again (--retries), or stop.
@@ -277,6 +279,10 @@ Expected<std::pair<core::RunResult, int>> LaunchCommand::run_failover(Context& c
     }
   }
   print_summary(ctx, facts);
+  if (result.exit_code != 0 && result.signal == 0 && !last_failure.empty()) {  // the outcome: the last attempt's
+    ctx.term.error("job failed" + (attempt > 1 ? " after " + std::to_string(attempt) + " attempts" : std::string()) +
+                   ": " + last_failure);
+  }
   return std::make_pair(result, attempt);
 }
 

@@ -150,6 +150,12 @@ std::optional<core::FirstFailure> find_first_failure(Context& ctx, const core::L
     exits = failed_exits(facts.exits, dir.empty() ? std::vector<core::RankExit>{} : shim_reports(ctx.probe(), dir));
   }
   auto first = core::first_failure(exits, started);
+  if (first && !plan.rank.log_dir.empty()) {  // where the shims (or the built-in launcher) wrote it all
+    const bool local = plan.style == core::LauncherStyle::local;
+    const auto host =
+        local ? (ctx.env.hostname.empty() ? std::string("localhost") : ctx.env.hostname) : first->exit.host;
+    first->output_file = core::rank_log_path(plan.rank.log_dir, first->exit.rank, host, 2);
+  }
   if (first && !dir.empty()) {
     const auto path = core::error_file_path(dir, first->exit.rank);
     if (auto text = ctx.probe().is_file(path) ? ctx.probe().read_file(path) : Expected<std::string>(failure("none"))) {
@@ -160,29 +166,37 @@ std::optional<core::FirstFailure> find_first_failure(Context& ctx, const core::L
   return first;
 }
 
-void report_failure(Context& ctx, const core::LaunchPlan& plan, const core::RunResult& result,
-                    const std::optional<core::FirstFailure>& failure, double started) {
+std::string report_failure(Context& ctx, const core::LaunchPlan& plan, const core::RunResult& result,
+                           const std::optional<core::FirstFailure>& failure, double started, int attempt) {
+  std::vector<std::string> lines;
   if (!result.blocked.empty()) {
-    ctx.term.error("job failed: " + result.blocked + ": check that node (ezpz doctor --nodes)" +
-                   (plan.spare_hosts.empty() ? ", or leave it out of the job (--spare-nodes N swaps in a spare)" : ""));
-    return;
-  }
-  if (!failure) {
+    lines = {result.blocked + ": check that node (ezpz doctor --nodes)" +
+             (plan.spare_hosts.empty() ? ", or leave it out of the job (--spare-nodes N swaps in a spare)" : "")};
+  } else if (result.not_started) {
+    lines = {"no rank started within " + std::to_string(static_cast<long>(plan.start_timeout_s)) + " s of " +
+             plan.launcher + "'s start (why, above)"};
+  } else if (!failure) {
     const double now = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-    ctx.term.error("job failed: " + plan.launcher + " exited with code " + std::to_string(result.exit_code) + " " +
-                   std::to_string(static_cast<long>(now - started)) + " s after the start; " +
-                   (plan.rank_env ? "no rank reported a failure (see the launcher's messages above)"
-                                  : "with --no-rank-env ezpz cannot tell which rank failed"));
-    return;
+    lines = {plan.launcher + " exited with code " + std::to_string(result.exit_code) + " " +
+             std::to_string(static_cast<long>(now - started)) + " s after the start; " +
+             (plan.rank_env ? "no rank reported a failure (see the launcher's messages above)"
+                            : "with --no-rank-env ezpz cannot tell which rank failed")};
+  } else {
+    lines = core::failure_summary(*failure);
+    lines.front().erase(0, std::string_view("job failed: ").size());
+    if (const auto note = core::launcher_death_note(plan.launcher, result, failure); !note.empty()) {
+      lines.push_back("  " + note);
+    }
   }
-  auto lines = core::failure_summary(*failure);
-  ctx.term.error(lines.front());
+  if (attempt > 0) {
+    ctx.term.warn("attempt " + std::to_string(attempt) + " failed: " + lines.front());
+  } else {
+    ctx.term.error("job failed: " + lines.front());
+  }
   for (std::size_t i = 1; i < lines.size(); ++i) {
     ctx.term.err() << lines[i] << '\n';
   }
-  if (const auto note = core::launcher_death_note(plan.launcher, result, failure); !note.empty()) {
-    ctx.term.err() << "  " << note << '\n';
-  }
+  return lines.front();
 }
 
 std::string dry_run_line(const core::LaunchPlan& plan, bool folded) {
@@ -251,6 +265,8 @@ nlohmann::ordered_json record_object(const core::LaunchPlan& plan, const core::C
       {"launcher_signal", plan.style == core::LauncherStyle::local ? 0 : result.failed_signal},
       // why ezpz stopped a launcher that could not reach a node (null: it did not)
       {"launcher_blocked", result.blocked.empty() ? nlohmann::json(nullptr) : nlohmann::json(result.blocked)},
+      // no rank started within --start-timeout: ezpz stopped the launcher
+      {"not_started", result.not_started},
       {"failed_rank", failure ? nlohmann::json(failure->exit.rank) : nlohmann::json(nullptr)},
       {"first_failure", failure ? failure_object(*failure) : nlohmann::json(nullptr)},
   };

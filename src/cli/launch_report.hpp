@@ -58,8 +58,10 @@ void add_rank_hosts(nlohmann::ordered_json& record, const core::LaunchPlan& plan
 void add_failover(nlohmann::ordered_json& record, const core::NodeSplit& split, const std::vector<AttemptFacts>& facts,
                   const std::string& bad_nodes_file);
 
-/// The one summary of a failed job on stderr, under every launcher.
-void report_failure(Context& ctx, const core::LaunchPlan& plan, const core::RunResult& result,
-                    const std::optional<core::FirstFailure>& failure, double started);
+/// The one summary of a failed job on stderr, under every launcher: "error: job failed: WHAT";
+/// for an attempt of a failover (`attempt` > 0) a warning, "attempt N failed: WHAT" (whether the
+/// job failed is said at its end). Returns WHAT.
+std::string report_failure(Context& ctx, const core::LaunchPlan& plan, const core::RunResult& result,
+                           const std::optional<core::FirstFailure>& failure, double started, int attempt = 0);
 
 }  // namespace ezpz::cli

@@ -86,8 +86,9 @@ int run_with_rank_env(Context& ctx, core::RankContext rank, const std::string& g
                                    {std::string(core::kHubVar), std::string(core::kHubKeyVar)}, io);
   // 3. How it ended goes to the hub, and a failure to the record (one summary); where neither
   //    can take it, it is said here.
-  core::RankExit report{info->rank,      info->local_rank, ctx.env.hostname, exit.exit_code, exit.signal,
-                        exit.exec_errno, command.front(),  exit.end_time,    exit.pid,       exit.last_lines};
+  core::RankExit report{info->rank,  info->local_rank, ctx.env.hostname, exit.exit_code,
+                        exit.signal, exit.exec_errno,  command.front(),  exit.end_time,
+                        exit.pid,    exit.last_lines,  exit.kill_signal};
   if (!link && exit.exec_errno != 0 && io.connect) {
     (void)io.connect();  // it never ran: the hub hears why all the same
   }

@@ -131,6 +131,16 @@ Expected<core::BroadcastPlan> YeetCommand::plan_nodes(Context& ctx, const core::
   const auto strategy = strategy_ == "greedy" ? core::Strategy::greedy : core::Strategy::tree;
   auto nodes = core::plan_broadcast(std::move(reach.reach.targets), fanout_, strategy, rule, std::move(spec));
   if (nodes) {
+    for (const auto& d : reach.reach.down) {  // a node the scheduler has down: named, not waited for
+      const auto why = d.state + (d.reason.empty() ? "" : ": " + d.reason);
+      if (std::find(nodes->targets.begin(), nodes->targets.end(), d.host) == nodes->targets.end()) {
+        nodes->left_out.push_back(d);
+        ++nodes->total_nodes;
+        ctx.term.warn(d.host + " is down (the scheduler says " + why + "): left out; the other nodes get the copy");
+      } else {
+        ctx.term.warn(d.host + " is down (the scheduler says " + why + "): its copy will likely fail");
+      }
+    }
     nodes->transport_why = reach.reach.choice.why;
     log::info("yeet: " + core::count_of(nodes->targets.size(), "other node") + " through " +
               core::reach_transport_text(reach) + " (" + nodes->transport_why +
@@ -210,6 +220,12 @@ int YeetCommand::finish(YeetRun& run) const {
   for (const auto& b : report.patch.binary_prefix) {
     ctx.term.warn("binary file " + report.plan.destination + "/" + b + " still names " + report.patch.old_prefix +
                   " (left untouched; rebuild it or keep the old path available)");
+  }
+  for (const auto& d : report.nodes.left_out) {
+    core::NodeResult down;
+    down.host = d.host;
+    down.error = "down (the scheduler says " + d.state + (d.reason.empty() ? "" : ": " + d.reason) + "): left out";
+    report.remote.push_back(std::move(down));
   }
   report.tally = core::tally(report.remote, report.nodes);
   // ezpz's sentinel: removed, then written only when some nodes failed but the threshold held.

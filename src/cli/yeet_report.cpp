@@ -84,6 +84,12 @@ void print_local(std::ostream& out, const YeetReport& r) {
 }
 
 void print_usage_hint(std::ostream& out, const YeetReport& r) {
+  if (!r.tally.failed.empty()) {  // no hint to activate what some nodes lack
+    out << "  " << (r.env_kind == core::EnvKind::none ? "The copy" : "The environment") << " is in "
+        << r.plan.destination << "/ on " << r.tally.succeeded << " of " << core::count_of(r.nodes.total_nodes, "node")
+        << "; missing on " << core::join(r.tally.failed, ", ") << ".\n";
+    return;
+  }
   switch (r.env_kind) {
     case core::EnvKind::venv:
       // Lines to paste: quoted as a shell reads them.

@@ -58,6 +58,12 @@ class FakeProcess final : public core::JobControl, public core::ProcessTable, pu
     std::erase_if(jobs, [&](const core::ProcessInfo& p) { return p.pid == pid; });
     return true;
   }
+  std::vector<std::pair<int, int>> shim_signals;  ///< (shim pid, signal) sent
+  bool signal_shim(int shim, int sig) override {
+    shim_signals.emplace_back(shim, sig);
+    std::erase_if(jobs, [&](const core::ProcessInfo& p) { return p.shim == shim; });
+    return true;
+  }
   bool alive(int pid) override {
     return std::any_of(jobs.begin(), jobs.end(), [&](const auto& p) { return p.pid == pid; });
   }

@@ -240,7 +240,11 @@ TEST_CASE("run: --console-ranks picks the ranks the terminal shows, --log-dir wh
   CHECK(ranks[1].console);
   CHECK_FALSE(ranks[2].console);
   CHECK(ranks[3].console);
-  CHECK(ranks[3].log_out == "/work/logs/rank-3.box.out");
+  // Each launch its own directory in --log-dir, `latest` pointing at it.
+  REQUIRE(probe.pointed.count("/work/logs/latest") == 1);
+  const auto own = probe.pointed.at("/work/logs/latest");
+  CHECK_THAT(own, Catch::StartsWith("launch-"));
+  CHECK(ranks[3].log_out == "/work/logs/" + own + "/rank-3.box.out");
   auto bad = ezpz::test::run_cli({"launch", "--launcher", "local", "--console-ranks", "x", "--", "t"}, env, probe);
   CHECK(bad.rc == 2);
   CHECK_THAT(bad.err, Catch::Contains("--console-ranks x is not a list of ranks"));

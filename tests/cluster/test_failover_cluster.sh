@@ -110,6 +110,9 @@ check_swap() {
     fail "$what: no swap line for node3: $(grep ezpz: "$out")"
   [ "$(grep -c "^done rank ./4 host .* OK$" "$out")" -eq 4 ] || fail "$what: want 4 ranks done: $(tail -20 "$out")"
   grep "^done rank" "$out" | grep -q "host node5 OK" || fail "$what: the spare node5 ran no rank"
+  # (a recovered attempt is a warning: "error:" is for the job's outcome alone)
+  ! grep -q "^ezpz: error:" "$out" || fail "$what: an error for a recovered attempt: $(grep 'ezpz: error:' "$out")"
+  grep -q "^ezpz: warning: attempt 1 failed: " "$out" || fail "$what: attempt 1's end not said: $(grep ezpz: "$out")"
   ! grep "^done rank" "$out" | grep -q "host node3 " || fail "$what: node3 still ran a rank"
   python3 - "$(record)" <<'PY' || fail "$what: record $(record)"
 import json, sys
@@ -150,6 +153,7 @@ rc=$?
 [ "$rc" -eq 1 ] || fail "application error: exit $rc, want 1: $out"
 grep -q "evicted" <<<"$out" && fail "application error: a node was evicted: $out"
 grep -q "the application failed, not a node" <<<"$out" || fail "application error: no verdict line: $out"
+grep -q "^ezpz: error: job failed: rank 1 on node2 failed first" <<<"$out" || fail "application error: the outcome: $out"
 grep -q "bad input at step 2" <<<"$out" || fail "application error: the rank's words are missing: $out"
 [ "$(grep -c '^start rank 0 ' <<<"$out")" -eq 1 ] || fail "application error: more than one attempt: $out"
 

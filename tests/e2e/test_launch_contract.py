@@ -190,7 +190,9 @@ class Contract(TempDirTest):
                 self.assertIn("failed first: it exited with code 1", lines[0])
                 self.assertIn("  ValueError: bad batch on rank 1", lines)
                 self.assertTrue(any("in deep" in line for line in lines), lines)
-                self.assertTrue(lines[-1].startswith("  (from ") and lines[-1].endswith("/error-1.json)"), lines)
+                self.assertTrue(lines[-2].startswith("  (from ") and lines[-2].endswith("/error-1.json)"), lines)
+                self.assertTrue(lines[-1].startswith("  full output: ") and lines[-1].endswith(".err"), lines)
+                self.assertTrue(os.path.isfile(lines[-1][len("  full output: "):]), lines)
                 rec = self.records()[-1]
                 self.assertEqual(rec["first_failure"]["rank"], 1)
                 self.assertEqual(rec["first_failure"]["error"], "ValueError: bad batch on rank 1")
@@ -309,10 +311,8 @@ class Contract(TempDirTest):
                 proc.send_signal(signal.SIGINT)
                 _, err = proc.communicate(timeout=60)
                 self.assertEqual(proc.returncode, 130, err)
-                want = "SIGINT sent to 2 ranks" if launcher == "local" else "SIGINT sent to mpirun (2 ranks)"
-                # (several ranks are "them"; one launcher is "it")
-                self.assertIn(want + ": waiting up to 20 s for " + ("them" if launcher == "local" else "it") +
-                              " to stop", err)
+                # (under mpirun too the ranks get it, each through its shim)
+                self.assertIn("SIGINT sent to 2 ranks: waiting up to 20 s for them to stop", err)
                 self.assertNotIn("job failed", err)
 
 

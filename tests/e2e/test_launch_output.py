@@ -293,7 +293,8 @@ class Output(TempDirTest):
 
     def test_log_dir_with_retries(self):
         # Each rank counts its attempts; every attempt fails, once both ranks have written (the first
-        # to fail stops the other). Attempt k > 0 goes to DIR/retry-k.
+        # to fail stops the other). The launch writes to DIR/launch-TIME-PID (DIR/latest), attempt k > 0
+        # to retry-k in it.
         job = ('c=$COUNTERS/c$RANK; n=$(cat $c 2>/dev/null || echo 0); echo $((n+1)) > $c; '
                'echo try-$n; echo err-$n >&2; touch $COUNTERS/done-$n-$RANK; '
                'until [ -e $COUNTERS/done-$n-0 ] && [ -e $COUNTERS/done-$n-1 ]; do sleep 0.05; done; exit 3')
@@ -304,7 +305,9 @@ class Output(TempDirTest):
                 proc = self.launch(launcher, ["--no-record", "--log-dir", logs, "--retries", "1", "--retry-delay",
                                               "0", "-n", "2"], ["sh", "-c", job], fresh=[counters], COUNTERS=counters)
                 self.check(proc, 3)
-                for k, where in ((0, logs), (1, os.path.join(logs, "retry-1"))):
+                own = os.path.join(logs, os.readlink(os.path.join(logs, "latest")))  # this launch's directory
+                self.assertEqual(os.path.dirname(own), logs)
+                for k, where in ((0, own), (1, os.path.join(own, "retry-1"))):
                     want = {}
                     for r in range(2):
                         want[f"rank-{r}.{HOST}.out"] = f"try-{k}\n".encode()

@@ -378,15 +378,15 @@ class SharedNode(unittest.TestCase):
                 "print('a line')"]
         proc = self.as_user(self.victim, argv, env)
         self.assertEqual(proc.returncode, 0, proc.stderr)
-        out = [n for n in os.listdir(logs) if n.endswith(".out")]
-        self.assertEqual(len(out), 1, os.listdir(logs))
-        os.unlink(os.path.join(logs, out[0]))
-        self.mkdir(os.path.join(logs, out[0]), 0o755, self.victim)  # where the log goes: not a file
+        first = os.path.join(logs, os.readlink(os.path.join(logs, "latest")))  # each launch its own directory
+        out = [n for n in os.listdir(first) if n.endswith(".out")]
+        self.assertEqual(len(out), 1, os.listdir(first))
+        os.chmod(logs, 0o555)  # the next launch's directory cannot be made there: nor its logs
         proc = self.as_user(self.victim, argv, env)
         self.assertEqual(proc.returncode, 0, proc.stderr)
         self.assertIn("a line", proc.stdout)
-        self.assertIn(f"log {os.path.join(logs, out[0])} cannot be made (Is a directory): its lines go to the "
-                      "console only", proc.stderr)
+        self.assertRegex(proc.stderr, f"log {re.escape(logs)}/launch-[^/]*/{re.escape(out[0])} cannot be made "
+                         r"\(No such file or directory\): its lines go to the console only")
 
     # -- finding 15: a work directory another user made first names her ------------------------
     def test_a_squatted_work_directory_names_its_owner(self):

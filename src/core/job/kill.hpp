@@ -10,6 +10,10 @@
 
 namespace ezpz::core {
 
+/// What `ezpz kill` attaches (sigqueue's value) to the signal it sends a rank's shim: the shim
+/// passes the signal on and says its rank was stopped by ezpz kill, not that it failed.
+inline constexpr int kKillMark = 0x657a6b6c;
+
 /// "TERM", "SIGTERM", "term" or "15" -> 15; KILL, INT, HUP, QUIT, USR1, USR2 likewise.
 [[nodiscard]] std::optional<int> signal_from_string(std::string_view s);
 [[nodiscard]] std::string signal_name(int sig);

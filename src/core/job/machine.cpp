@@ -16,7 +16,7 @@ namespace {
 constexpr std::string_view kKnownKeys =
     "name, description, match_prefix, match_contains, scheduler, launcher, style, cpu_bind, depth, "
     "gpus_per_node, gpu_bind, gpu_reverse, master_addr_suffix, env, shared_prefix, match_env, guess_from_prefix, "
-    "at_scale_nodes, env_at_scale, cpus_per_node, launcher_args, sched_args";
+    "at_scale_nodes, env_at_scale, cpus_per_node, launcher_args, sched_args, start_timeout";
 
 std::string where(std::string_view source, const toml::node& node) {
   return std::string(source) + ":" + std::to_string(node.source().begin.line);
@@ -162,11 +162,13 @@ Expected<void> apply_key(std::string_view source, MachineProfile& m, std::string
     m.style = *style;
     return {};
   }
-  if (key == "depth" || key == "gpus_per_node" || key == "at_scale_nodes" || key == "cpus_per_node") {
+  if (key == "depth" || key == "gpus_per_node" || key == "at_scale_nodes" || key == "cpus_per_node" ||
+      key == "start_timeout") {
     EZPZ_TRY_ASSIGN(auto v, get_count(source, node, key));
     (key == "depth"           ? m.depth
      : key == "gpus_per_node" ? m.gpus_per_node
      : key == "cpus_per_node" ? m.cpus_per_node
+     : key == "start_timeout" ? m.start_timeout
                               : m.at_scale_nodes) = v;
     return {};
   }

@@ -18,10 +18,12 @@ enum class LauncherStyle { auto_detect, pals, sophia, srun, openmpi, mpich, loca
 
 [[nodiscard]] std::string_view to_string(LauncherStyle s);
 [[nodiscard]] std::optional<LauncherStyle> launcher_style_from_string(std::string_view name);
-/// Whether ezpz stops this launcher's ranks through their shims: Open MPI's mpirun, stopped,
-/// SIGKILLs its ranks within milliseconds (and all of them once one ends).
+/// Whether ezpz stops this launcher's ranks through their shims: every launcher's. Stopped, Open
+/// MPI's mpirun SIGKILLs its ranks within milliseconds (and all of them once one ends), MPICH's
+/// Hydra SIGKILLs them too, srun takes one SIGINT for a status request and SIGTERM for an abort
+/// (SIGKILL): through the shims each rank gets the signal itself, with --kill-after for its handler.
 [[nodiscard]] constexpr bool stops_through_shims(LauncherStyle s) {
-  return s == LauncherStyle::openmpi || s == LauncherStyle::sophia;
+  return s != LauncherStyle::local && s != LauncherStyle::auto_detect;
 }
 
 struct MachineProfile {
@@ -48,6 +50,7 @@ struct MachineProfile {
   std::vector<std::pair<std::string, std::string>> match_env;  ///< NAME -> text its value contains (lower case)
   bool guess_from_prefix = false;
   int at_scale_nodes = 0;  ///< env_at_scale applies to jobs on more hosts than this (0 = never)
+  int start_timeout = 30;  ///< seconds a launch waits for its first rank before it says why none started (0: forever)
   std::vector<std::pair<std::string, std::string>> env_at_scale;
 
   /// Whether `lower_hostname` starts with one of match_prefix (and contains match_contains).

@@ -243,31 +243,13 @@ void add_why(Suspect& s, const std::string& why) {
   s.why += (s.why.empty() ? "" : "; ") + why;
 }
 
-/// Hosts whose shims all went silent (no heartbeat) kShimSilenceS before the last word any other
-/// shim sent: the node stopped, or its link went down. Ranks that reported their end are not
-/// silent, they are done.
+/// Hosts whose shims all went silent (core::silent_hosts): the node stopped, or its link went down.
 void name_silent_hosts(const AttemptEvidence& evidence, const HostList& active, std::vector<Suspect>& out) {
-  std::map<std::string, std::pair<double, int>> heard;  // host -> {latest word, ranks}
-  double latest = 0;
-  for (const auto& r : evidence.ranks) {
-    const bool reported = r.ended && r.exit_code != -1;
-    const auto host = active_host(active, r.host);
-    latest = std::max(latest, r.heard_at);  // a rank's report is a word too
-    if (reported || host.empty() || r.heard_at <= 0) {
-      continue;
-    }
-    auto& [at, ranks] = heard[host];
-    at = std::max(at, r.heard_at);
-    ++ranks;
-  }
-  for (const auto& [host, h] : heard) {
-    if (latest - h.first > kShimSilenceS) {
+  for (const auto& [name, why] : silent_hosts(evidence.ranks)) {
+    if (const auto host = active_host(active, name); !host.empty()) {
       auto& s = suspect_of(out, host);
       s.named = true;
-      add_why(s, (h.second == 1 ? std::string("its rank's ezpz shim")
-                                : "the ezpz shims of its " + std::to_string(h.second) + " ranks") +
-                     " said nothing for " + std::to_string(static_cast<int>(latest - h.first)) +
-                     " s while the others' did (the node stopped, or its link went down)");
+      add_why(s, why);
     }
   }
 }

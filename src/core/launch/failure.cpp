@@ -8,6 +8,7 @@
 
 #include "core/base/json_fields.hpp"
 #include "core/base/strings.hpp"
+#include "core/job/kill.hpp"
 #include "core/launch/rank_output.hpp"
 
 namespace ezpz::core {
@@ -27,10 +28,17 @@ std::string seconds_text(double s) {
 }  // namespace
 
 std::string exit_report_json(const RankExit& e) {
-  return nlohmann::json{
-             {"rank", e.rank},     {"local_rank", e.local_rank}, {"host", e.host},       {"exit_code", e.exit_code},
-             {"signal", e.signal}, {"exec_errno", e.exec_errno}, {"program", e.program}, {"time", e.time},
-             {"pid", e.pid},       {"last_lines", e.last_lines}}
+  return nlohmann::json{{"rank", e.rank},
+                        {"local_rank", e.local_rank},
+                        {"host", e.host},
+                        {"exit_code", e.exit_code},
+                        {"signal", e.signal},
+                        {"exec_errno", e.exec_errno},
+                        {"program", e.program},
+                        {"time", e.time},
+                        {"pid", e.pid},
+                        {"last_lines", e.last_lines},
+                        {"kill_signal", e.kill_signal}}
              .dump() +
          "\n";
 }
@@ -51,6 +59,9 @@ std::optional<RankExit> parse_exit_report(std::string_view text) {
     return std::nullopt;
   }
   e.pid = static_cast<long>(pid);
+  if (j.contains("kill_signal") && !f::get(j, "kill_signal", e.kill_signal)) {
+    return std::nullopt;
+  }
   if (auto lines = j.find("last_lines"); lines != j.end() && lines->is_array()) {
     for (const auto& l : *lines) {
       if (l.is_string()) {
@@ -135,6 +146,9 @@ std::string describe_exit(const RankExit& e) {
   if (e.exec_errno != 0) {
     return "could not start " + e.program + ": " + std::strerror(e.exec_errno);
   }
+  if (e.kill_signal > 0) {
+    return "was stopped by ezpz kill (" + signal_name(e.kill_signal) + ")";
+  }
   if (e.signal > 0) {
     return "was killed by signal " + signal_label(e.signal);
   }
@@ -144,9 +158,12 @@ std::string describe_exit(const RankExit& e) {
 std::vector<std::string> failure_summary(const FirstFailure& f) {
   const auto& e = f.exit;
   std::vector<std::string> lines;
-  std::string first = "job failed: " + where(e) + " failed first: it " + describe_exit(e) + ", " +
-                      seconds_text(f.seconds) + " s after the start";
-  if (f.failed_ranks > 1) {
+  std::string first = e.kill_signal > 0
+                          ? "job failed: stopped by ezpz kill: " + where(e) + " got " + signal_name(e.kill_signal) +
+                                " first, " + seconds_text(f.seconds) + " s after the start"
+                          : "job failed: " + where(e) + " failed first: it " + describe_exit(e) + ", " +
+                                seconds_text(f.seconds) + " s after the start";
+  if (f.failed_ranks > 1 && e.kill_signal == 0) {  // (after ezpz kill, the others were stopped)
     first += " (" + std::to_string(f.failed_ranks) + " ranks failed)";
   }
   lines.push_back(first);
@@ -171,6 +188,9 @@ std::vector<std::string> failure_summary(const FirstFailure& f) {
       }
     }
     lines.push_back("  (from " + f.error_file + ")");
+  }
+  if (!f.output_file.empty()) {
+    lines.push_back("  full output: " + f.output_file);
   }
   return lines;
 }

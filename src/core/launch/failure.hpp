@@ -23,6 +23,7 @@ struct RankExit {
   double time = 0;      ///< when it ended, seconds since the epoch
   long pid = 0;
   std::vector<std::string> last_lines;  ///< the last lines of its stderr (its last words)
+  int kill_signal = 0;                  ///< the signal `ezpz kill` sent it through its shim (0: none)
   bool operator==(const RankExit&) const = default;
 };
 
@@ -46,9 +47,10 @@ struct FirstFailure {
   RankExit exit;
   double seconds = 0;  ///< after the job started
   std::optional<RecordedError> error;
-  std::string error_file;  ///< where `error` came from ("" when none)
-  int failed_ranks = 1;    ///< how many ranks reported a failure (the first one among them)
-  int not_found = 0;       ///< how many of them could not find the command
+  std::string error_file;   ///< where `error` came from ("" when none)
+  int failed_ranks = 1;     ///< how many ranks reported a failure (the first one among them)
+  int not_found = 0;        ///< how many of them could not find the command
+  std::string output_file;  ///< its stderr's file, the whole of it (its stdout's beside it: .out); "" when none
 };
 
 /// The earliest of `exits` (nullopt when empty); `start` is the job's start (epoch seconds).

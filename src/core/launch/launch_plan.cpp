@@ -416,6 +416,7 @@ Expected<LaunchPlan> plan_launch(const LaunchRequest& request, const Env& env, c
   LaunchPlan plan;
   plan.scheduler = cluster.scheduler;
   plan.machine = cluster.machine.name;
+  plan.start_timeout_s = request.start_timeout_s.value_or(cluster.machine.start_timeout);
   plan.launcher = choice.program;
   plan.style = choice.style;
   if (choice.warning) {

@@ -27,6 +27,7 @@ struct LaunchRequest {
   bool omp_notice = true;                  ///< note OMP_NUM_THREADS=1 (config: [launch] omp_notice)
   std::optional<std::string> log_dir;      ///< --log-dir: each rank's output files (default: the record directory)
   std::string console;                     ///< --console-ranks, normalized ("0-3,8"); "": every rank
+  std::optional<double> start_timeout_s;   ///< --start-timeout (default: the machine's start_timeout)
   // What the caller decided for this launch (not flags):
   std::string run_id;      ///< TORCHELASTIC_RUN_ID: the job id
   std::string record_dir;  ///< the launch's record directory (error files, failure reports); "" = none
@@ -69,6 +70,7 @@ struct LaunchPlan {
   std::vector<std::string> notes;  ///< said once on stderr when the job runs (not by dry runs)
   bool write_hostfile = false;     ///< ezpz writes `hosts` to `hostfile` before the launch (failover's active set)
   HostList spare_hosts;            ///< failover: the job's hosts kept out of the launch for a swap
+  double start_timeout_s = 30;     ///< no rank started this long after the launcher: say why, stop (0: never)
 };
 
 /// Which program to run and its dialect (before topology is known).

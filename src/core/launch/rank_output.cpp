@@ -3,8 +3,10 @@
 #include <algorithm>
 #include <charconv>
 #include <cstdio>
+#include <map>
 
 #include "core/base/strings.hpp"
+#include "core/ports/rank_channel.hpp"
 
 namespace ezpz::core {
 namespace {
@@ -148,6 +150,31 @@ bool straggling(const std::vector<RankWatch>& ranks, double now, double after_s,
   return running > 0 && running <= shown && running < ranks.size() && now - last_end >= after_s;
 }
 
+std::vector<std::pair<std::string, std::string>> silent_hosts(const std::vector<RankWatch>& ranks) {
+  std::map<std::string, std::pair<double, int>> heard;  // host -> {latest word, ranks}
+  double latest = 0;
+  for (const auto& r : ranks) {
+    const bool reported = r.ended && r.exit_code != -1;
+    latest = std::max(latest, r.heard_at);  // a rank's report is a word too
+    if (reported || r.host.empty() || r.heard_at <= 0) {
+      continue;
+    }
+    auto& [at, count] = heard[r.host];
+    at = std::max(at, r.heard_at);
+    ++count;
+  }
+  std::vector<std::pair<std::string, std::string>> out;
+  for (const auto& [host, h] : heard) {
+    if (latest - h.first > kShimSilenceS) {
+      out.emplace_back(host, (h.second == 1 ? std::string("its rank's ezpz shim")
+                                            : "the ezpz shims of its " + std::to_string(h.second) + " ranks") +
+                                 " said nothing for " + std::to_string(static_cast<int>(latest - h.first)) +
+                                 " s while the others' did (the node stopped, or its link went down)");
+    }
+  }
+  return out;
+}
+
 std::vector<std::string> quiet_report(const std::vector<RankWatch>& ranks, double now, double started,
                                       std::size_t shown) {
   std::vector<const RankWatch*> running;
@@ -164,6 +191,9 @@ std::vector<std::string> quiet_report(const std::vector<RankWatch>& ranks, doubl
   std::vector<std::string> lines;
   if (running.empty()) {
     return lines;
+  }
+  if (std::all_of(ranks.begin(), ranks.end(), [](const RankWatch& r) { return r.host.empty() && !r.ended; })) {
+    return {"no rank has started: no shim of the " + count_of(ranks.size(), "rank") + " has called ezpz"};
   }
   std::sort(running.begin(), running.end(), [](const RankWatch* a, const RankWatch* b) {
     return a->last_output != b->last_output ? a->last_output < b->last_output : a->rank < b->rank;
@@ -185,6 +215,9 @@ std::vector<std::string> quiet_report(const std::vector<RankWatch>& ranks, doubl
       line += "; last line: " + r.last_line;
     }
     lines.push_back(line);
+  }
+  for (const auto& [host, why] : silent_hosts(ranks)) {
+    lines.push_back("  " + host + ": " + why);
   }
   return lines;
 }

@@ -72,10 +72,16 @@ struct RankWatch {
   double heard_at = 0;     ///< when its shim last sent anything, heartbeats included (0: unknown)
 };
 
+/// Hosts whose ranks' shims all went silent (no heartbeat) kShimSilenceS before the last word any
+/// other shim sent, each with why: the node stopped, or its link went down. Ranks that reported
+/// their end are not silent, they are done. Hosts as the shims named them.
+[[nodiscard]] std::vector<std::pair<std::string, std::string>> silent_hosts(const std::vector<RankWatch>& ranks);
+
 /// Who went quiet, for a hang (--idle-timeout, Ctrl-C, --time-limit): the running ranks silent
 /// longest first (at most `shown`, with each one's last line), or, when every rank but some has
-/// ended with code 0, which are still running and for how long since the others ended. Lines
-/// without the "ezpz: " tag; empty when nothing is known. `now`: seconds since the epoch.
+/// ended with code 0, which are still running and for how long since the others ended; then the
+/// hosts whose shims went silent (silent_hosts); or that no rank has started. Lines without the
+/// "ezpz: " tag; empty when nothing is known. `now`: seconds since the epoch.
 [[nodiscard]] std::vector<std::string> quiet_report(const std::vector<RankWatch>& ranks, double now, double started,
                                                     std::size_t shown = 4);
 

@@ -69,6 +69,9 @@ class FileProbe {
   [[nodiscard]] virtual Expected<void> make_dirs(const std::string& path) const = 0;
   /// A new directory `prefix` + ".XXXXXX" (mkdtemp, 0700), which no one could have made first.
   [[nodiscard]] virtual Expected<std::string> make_private_dir(const std::string& prefix) const = 0;
+  /// Point the symlink `path` at `target` (a new link renamed over it: never a half-made one);
+  /// an Error when `path` is something other than a symlink.
+  [[nodiscard]] virtual Expected<void> point_link(const std::string& path, const std::string& target) const = 0;
   /// rmdir `path`: false when it is not an empty directory (or is gone).
   virtual bool remove_empty_dir(const std::string& path) const = 0;
   /// Space on the filesystem holding `path`; nullopt when it does not exist.

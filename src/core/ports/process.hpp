@@ -89,6 +89,14 @@ struct RunOptions {
   bool stop_ranks_first = false;
   /// Once every process has started: work that must not hold up their start (unset: none).
   std::function<void()> on_started;
+  std::string ranks_what;  ///< the ranks alone ("4 ranks"), for a stop that reaches them through their shims
+  /// No rank heard from (the side channel's) this long after the launcher started: say why
+  /// (not_started's lines) and stop the launcher; the job ends with ExitCode::unreachable (0: never).
+  double start_timeout_s = 0;
+  std::function<std::vector<std::string>()> not_started;
+  /// The launcher takes one SIGINT for a status request (srun: "one more within 1 sec to
+  /// abort"): a SIGINT it must act on goes twice, kSecondInterruptS apart.
+  bool interrupt_twice = false;
 };
 
 struct RunResult {
@@ -103,6 +111,7 @@ struct RunResult {
   std::vector<std::string> launcher_tail;  ///< an MPI launcher's last lines (stdout's, then stderr's)
   double stopped_at = 0;                   ///< when ezpz began to stop the job (epoch seconds; 0: it did not)
   std::string blocked;                     ///< why ezpz stopped a launcher that could not go on ("": it did not)
+  bool not_started = false;                ///< no rank started within RunOptions::start_timeout_s
 };
 
 /// A process of an ezpz-launched job on this node.
@@ -112,6 +121,7 @@ struct ProcessInfo {
   std::string cmdline;  ///< arguments joined by spaces
   std::string job_id;   ///< its EZPZ_JOB_ID ("" when it has none)
   unsigned uid = 0;     ///< its real user id
+  int shim = 0;         ///< its parent when that is the caller's ezpz rank shim (__rank-env), else 0
 };
 
 /// What `ezpz ARGS` printed on another node.
@@ -130,6 +140,7 @@ struct ChildExit {
   double end_time = 0;  ///< wall clock when it ended (seconds since the epoch)
   long pid = 0;
   std::vector<std::string> last_lines;  ///< the last lines of its stderr
+  int kill_signal = 0;                  ///< the signal ezpz kill had passed to it (0: none)
 };
 
 class RankLink;
@@ -182,6 +193,9 @@ class ProcessTable {
   /// held by its identity, not its number: a process that ends is never mistaken for a new one
   /// given its PID (send_signal, alive).
   [[nodiscard]] virtual std::vector<ProcessInfo> job_processes() = 0;
+  /// `sig` to a rank's shim (ProcessInfo::shim), marked as ezpz kill's (core::kKillMark): it
+  /// passes the signal to its rank and reports the rank stopped by ezpz kill.
+  virtual bool signal_shim(int shim, int sig) = 0;
   /// This process and its ancestors (never signalled by ezpz kill).
   [[nodiscard]] virtual std::vector<int> self_and_ancestors() = 0;
   /// Send `sig` to `pid` (one job_processes found: never another that took its PID since);

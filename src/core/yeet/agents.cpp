@@ -128,6 +128,21 @@ Expected<NodeReach> plan_reach(const Env& env, const SystemProbe& probe, const s
   return reach_from(cluster, env, probe, use_hsn, ask);
 }
 
+namespace {
+
+/// Which of `targets` the job's scheduler has down (none asked outside a job, or when it cannot be).
+std::vector<NodeDown> nodes_down(const ClusterInfo& cluster, const HostList& targets, const SystemProbe& probe) {
+  const auto command = node_state_command(cluster.scheduler, targets);
+  if (command.empty() || !probe.find_program(command.front())) {
+    return {};
+  }
+  auto out = probe.run_program(command, {}, {}, 10);
+  return out && out->exit_code == 0 ? parse_node_states(cluster.scheduler, out->output, targets)
+                                    : std::vector<NodeDown>{};
+}
+
+}  // namespace
+
 Expected<NodeReach> reach_from(const ClusterInfo& cluster, const Env& env, const SystemProbe& probe, bool use_hsn,
                                const TransportAsk& ask) {
   NodeReach reach;
@@ -142,12 +157,18 @@ Expected<NodeReach> reach_from(const ClusterInfo& cluster, const Env& env, const
   reach.choice = std::move(*choice);
   const bool launcher = reach.choice.kind == TransportKind::launcher;
   reach.targets = yeet_targets(cluster.hosts, env.hostname, use_hsn && !launcher, probe);
-  if (!launcher || reach.targets.empty()) {
-    return reach;
-  }
   // srun starts the agents on the targets by name; an MPI launcher on every host of the job's
   // hostfile (this node's agent hears it is not a target and ends).
   const bool by_name = reach.choice.launcher.style == LauncherStyle::srun;
+  reach.down = nodes_down(cluster, reach.targets, probe);
+  if (!launcher || by_name) {  // a down node left out: srun would start no agent at all, ssh waits for it
+    std::erase_if(reach.targets, [&](const std::string& h) {
+      return std::any_of(reach.down.begin(), reach.down.end(), [&](const NodeDown& d) { return d.host == h; });
+    });
+  }
+  if (!launcher || reach.targets.empty()) {
+    return reach;
+  }
   const bool have_file = cluster.host_source.kind == HostSource::Kind::file;
   if (!by_name && !have_file) {
     return usage_error("--transport launcher with " + reach.choice.launcher.program +

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/base/expected.hpp"
+#include "core/launch/job_stop.hpp"
 #include "core/launch/launch_plan.hpp"
 #include "core/yeet/relay_tree.hpp"
 
@@ -50,6 +51,9 @@ struct NodeReach {
   TransportChoice choice;
   std::vector<std::string> agent_step;
   std::string agent_head;
+  /// Nodes of the job its scheduler has down (Slurm's sinfo, PBS's pbsnodes): left out of
+  /// `targets` where the transport names its nodes (srun, ssh), so the others are reached.
+  std::vector<NodeDown> down;
 };
 /// The job's other hosts, as yeet, `kill --all-nodes` and `doctor --nodes` reach them (the hosts
 /// discover_cluster finds, `hostfile` when not empty, through yeet_targets: this node left out,

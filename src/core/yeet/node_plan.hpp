@@ -9,6 +9,7 @@
 
 #include "core/base/expected.hpp"
 #include "core/job/hostlist.hpp"
+#include "core/launch/job_stop.hpp"
 #include "core/yeet/relay_tree.hpp"
 
 namespace ezpz::core {
@@ -24,10 +25,11 @@ struct BroadcastPlan {
   std::vector<RelayNode> tree;
   int fanout = 2;
   Strategy strategy = Strategy::tree;
-  SuccessRule rule;           ///< --min-success-nodes / --min-success-fraction
-  int total_nodes = 1;        ///< targets and this node
-  BroadcastSpec spec;         ///< what relays are told: destination, transport, binary, timeouts
-  std::string transport_why;  ///< why this transport (core::choose_transport)
+  SuccessRule rule;                ///< --min-success-nodes / --min-success-fraction
+  int total_nodes = 1;             ///< targets and this node
+  BroadcastSpec spec;              ///< what relays are told: destination, transport, binary, timeouts
+  std::string transport_why;       ///< why this transport (core::choose_transport)
+  std::vector<NodeDown> left_out;  ///< nodes of the job its scheduler has down, not reached (counted in total_nodes)
   /// "built-in libssh", "ssh command: ..." or "launcher: srun --overlap ... (agents over TCP, encrypted)".
   [[nodiscard]] std::string transport() const;
 };

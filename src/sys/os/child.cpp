@@ -15,6 +15,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "core/job/kill.hpp"
 #include "core/ports/rank_channel.hpp"
 #include "sys/os/exec.hpp"
 #include "sys/os/fd_io.hpp"
@@ -99,6 +100,7 @@ class ChildWatch {
       for (const auto& r : signals_.drain_senders()) {
         if (relayed(r)) {
           ::kill(child_.pid(), r.signo);
+          kill_signal_ = r.value == core::kKillMark && kill_signal_ == 0 ? r.signo : kill_signal_;
         }
       }
       if (::getppid() != parent_) {
@@ -113,6 +115,9 @@ class ChildWatch {
       }
     }
   }
+
+  /// The signal ezpz kill passed on through this shim (0: none).
+  [[nodiscard]] int kill_signal() const { return kill_signal_; }
 
   /// The hub reached after the child started: its output goes there from now on.
   void attach(core::RankLink* link) {
@@ -256,6 +261,7 @@ class ChildWatch {
   core::RankLink* link_;
   pid_t parent_;
   bool stopping_ = false;
+  int kill_signal_ = 0;  ///< what ezpz kill sent through us (kKillMark)
   double grace_s_ = 10;
   std::optional<Clock::time_point> kill_at_;
   // Not zeroed: the kernel maps only the pages a read fills (a quiet rank's shim touches none).
@@ -352,6 +358,7 @@ core::ChildExit PosixProcessControl::run_child(const std::vector<std::string>& a
   }
   watch.drain();  // its own children may hold the pipes open: no waiting
   out.last_lines = streams[1].tail.lines();
+  out.kill_signal = watch.kill_signal();
   record_end(out, exec_errno, status);
   return out;
 }

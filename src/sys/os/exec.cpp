@@ -10,9 +10,11 @@
 
 #include <netinet/in.h>
 #include <poll.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "sys/os/job_exit.hpp"
 #include "sys/os/signal_relay.hpp"
 
 extern char** environ;  // NOLINT: POSIX
@@ -110,6 +112,26 @@ bool PosixProcessControl::sleep_unless_interrupted(double seconds) {
       }
     }
   }
+}
+
+void exec_started(const Prepared& p, const ChildStart& c, const sigset_t& ignored) {
+  ::setpgid(0, c.pgid);
+  ::prctl(PR_SET_PDEATHSIG, c.death_signal);
+  if (::getppid() != c.parent) {
+    ::_exit(128 + c.death_signal);
+  }
+  reset_child_signals(ignored);
+  if (c.in != 0) {
+    ::dup2(c.in, 0);
+  }
+  if (c.out >= 0) {
+    ::dup2(c.out, 1);
+    ::dup2(c.err, 2);
+  }
+  ::execvpe(p.argv[0], p.argv.data(), p.envp.data());
+  const int e = errno;
+  [[maybe_unused]] auto n = ::write(c.error_fd, &e, sizeof(e));
+  ::_exit(exec_failure_code(e));
 }
 
 }  // namespace ezpz::sys

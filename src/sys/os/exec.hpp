@@ -8,6 +8,8 @@
 #include <utility>
 #include <vector>
 
+#include <sys/types.h>
+
 #include "core/ports/process.hpp"
 #include "sys/os/fd_io.hpp"
 
@@ -34,6 +36,19 @@ void reset_child_signals(const sigset_t& ignored);
                                     const std::vector<std::pair<std::string, std::string>>& set,
                                     const std::vector<std::string>& unset);
 
+/// What a child of a job needs between vfork and exec, fixed before vfork.
+struct ChildStart {
+  pid_t parent;
+  pid_t pgid;        ///< the job's process group (0: the child starts it)
+  int death_signal;  ///< what it gets when ezpz dies
+  int in;            ///< its stdin
+  int out, err;      ///< its stdout and stderr (-1: ezpz's own)
+  int error_fd;      ///< where exec's errno goes when exec fails
+};
+/// In the child, after vfork: it shares ezpz's memory until exec, so system calls only and no
+/// destructor runs (every end is close-on-exec: the program inherits only 0-2). Never returns.
+[[noreturn]] void exec_started(const Prepared& p, const ChildStart& c, const sigset_t& ignored);
+
 class PosixProcessControl final : public core::JobControl, public core::ProcessTable {
  public:
   PosixProcessControl();
@@ -50,6 +65,7 @@ class PosixProcessControl final : public core::JobControl, public core::ProcessT
   [[nodiscard]] std::vector<core::ProcessInfo> job_processes() override;
   [[nodiscard]] std::vector<int> self_and_ancestors() override;
   bool send_signal(int pid, int sig) override;
+  bool signal_shim(int shim, int sig) override;
   [[nodiscard]] bool alive(int pid) override;
 
  private:

@@ -4,6 +4,8 @@
 
 #include <cerrno>
 #include <cstddef>
+#include <cstring>
+#include <string>
 #include <vector>
 
 #include <sys/wait.h>
@@ -44,12 +46,23 @@ struct ProcessEnd {
 
 /// How the supervisor stopped the job, if it did.
 struct JobStop {
-  int signal = 0;          ///< the first stopping signal ezpz received and passed on (0: none)
-  bool timed_out = false;  ///< the watchdog (--timeout) stopped it
-  int rank_failed = 0;     ///< ezpz stopped a launcher's job when a rank reported this code (0: it did not)
-  double at = 0;           ///< when ezpz first signalled the job to stop (seconds since the epoch; 0: never)
-  std::string blocked;     ///< ezpz stopped a launcher that could not go on, and why ("": it did not)
+  int signal = 0;            ///< the first stopping signal ezpz received and passed on (0: none)
+  bool timed_out = false;    ///< the watchdog (--timeout) stopped it
+  int rank_failed = 0;       ///< ezpz stopped a launcher's job when a rank reported this code (0: it did not)
+  double at = 0;             ///< when ezpz first signalled the job to stop (seconds since the epoch; 0: never)
+  std::string blocked;       ///< ezpz stopped a launcher that could not go on, and why ("": it did not)
+  bool not_started = false;  ///< ezpz stopped a launcher none of whose ranks started in time
 };
+
+/// "exited with code 3", "was killed by signal 9 (SIGKILL)": how a process with this code ended.
+[[nodiscard]] inline std::string describe_code(int code) {
+  if (code > 128 && code < 128 + 65) {
+    const char* name = sigabbrev_np(code - 128);
+    return "was killed by signal " + std::to_string(code - 128) +
+           (name != nullptr ? std::string(" (SIG") + name + ")" : "");
+  }
+  return "exited with code " + std::to_string(code);
+}
 
 /// The first process among `ends` that failed (a code other than 0); nullptr when none did.
 [[nodiscard]] inline const ProcessEnd* first_failure(const std::vector<ProcessEnd>& ends) {
@@ -63,7 +76,7 @@ struct JobStop {
 
 /// The job's result: 124 when the watchdog stopped it, else 128+N when ezpz was stopped by
 /// signal N, else the code of the rank whose failure stopped it, else 255 when ezpz stopped a
-/// launcher that could not reach a node, else the code of the first process that failed (the
+/// launcher that could not reach a node or start a rank, else the code of the first process that failed (the
 /// order `ends` lists them in), else 0. The first failure is reported whatever decided the code.
 [[nodiscard]] inline core::RunResult decide_result(const std::vector<ProcessEnd>& ends, const JobStop& stop) {
   core::RunResult r;
@@ -81,7 +94,7 @@ struct JobStop {
     r.exit_code = 128 + stop.signal;
   } else if (stop.rank_failed != 0) {
     r.exit_code = stop.rank_failed;  // the rank's, whatever the launcher made of being stopped
-  } else if (!stop.blocked.empty()) {
+  } else if (!stop.blocked.empty() || stop.not_started) {
     r.exit_code = static_cast<int>(ExitCode::unreachable);
   } else if (r.failed >= 0) {
     r.exit_code = r.failed_code;

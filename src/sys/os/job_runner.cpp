@@ -9,10 +9,11 @@
 
 #include <fcntl.h>
 #include <poll.h>
-#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "core/job/kill.hpp"
+#include "core/launch/job_stop.hpp"
 #include "sys/os/exec.hpp"
 #include "sys/os/fd_io.hpp"
 #include "sys/os/job_exit.hpp"
@@ -32,52 +33,13 @@ using core::ProcessSpec;
 constexpr double kLauncherOutlivedS = 10;
 /// ...and how long after its SIGTERM it is killed (its ranks have all ended).
 constexpr double kLauncherTermS = 2;
+/// srun takes one SIGINT for a status request and two within a second for an abort.
+constexpr double kSecondInterruptS = 0.3;
 using core::RunOptions;
 using core::RunResult;
 
 Clock::duration seconds(double s) {
   return std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(s));
-}
-
-std::string describe(int code) {
-  if (code > 128 && code < 128 + 65) {
-    const char* name = sigabbrev_np(code - 128);
-    return "was killed by signal " + std::to_string(code - 128) +
-           (name != nullptr ? std::string(" (SIG") + name + ")" : "");
-  }
-  return "exited with code " + std::to_string(code);
-}
-
-/// What a child of the run needs between vfork and exec, fixed before vfork.
-struct ChildStart {
-  pid_t parent;
-  pid_t pgid;        ///< the run's process group (0: the child starts it)
-  int death_signal;  ///< what it gets when ezpz dies
-  int in;            ///< its stdin
-  int out, err;      ///< its stdout and stderr (-1: ezpz's own)
-  int error_fd;      ///< where exec's errno goes when exec fails
-};
-
-/// In the child, after vfork: it shares ezpz's memory until exec, so system calls only and no
-/// destructor runs (every end is close-on-exec: the program inherits only 0-2). Never returns.
-[[noreturn]] void exec_started(const Prepared& p, const ChildStart& c, const sigset_t& ignored) {
-  ::setpgid(0, c.pgid);
-  ::prctl(PR_SET_PDEATHSIG, c.death_signal);
-  if (::getppid() != c.parent) {
-    ::_exit(128 + c.death_signal);
-  }
-  reset_child_signals(ignored);
-  if (c.in != 0) {
-    ::dup2(c.in, 0);
-  }
-  if (c.out >= 0) {
-    ::dup2(c.out, 1);
-    ::dup2(c.err, 2);
-  }
-  ::execvpe(p.argv[0], p.argv.data(), p.envp.data());
-  const int e = errno;
-  [[maybe_unused]] auto n = ::write(c.error_fd, &e, sizeof(e));
-  ::_exit(exec_failure_code(e));
 }
 
 /// What supervising a job saw: how each process ended, in the order they were reaped, and
@@ -132,6 +94,7 @@ class Supervisor {
       release_held_ranks();
       reap();
       check_deadlines(now);
+      check_started(now);
       check_stragglers();
       check_launcher_outlived(now);
     }
@@ -321,8 +284,10 @@ class Supervisor {
       const auto outlived = *ranks_done_at_ + seconds(kLauncherOutlivedS);
       wake = wake ? std::min(*wake, outlived) : outlived;
     }
-    if (rank_stop_at_) {
-      wake = wake ? std::min(*wake, *rank_stop_at_) : rank_stop_at_;
+    for (const auto& at : {rank_stop_at_, second_interrupt_at_, start_deadline()}) {
+      if (at) {
+        wake = wake ? std::min(*wake, *at) : at;
+      }
     }
     if (options_.timeout_s > 0 && !stop_.timed_out) {
       const auto quiet = last_output_ + seconds(options_.timeout_s);
@@ -394,6 +359,9 @@ class Supervisor {
       ranks_held_ = options_.stop_ranks_first && options_.side != nullptr && options_.side->stop_ranks(signo);
       if (!ranks_held_) {
         kill_group(signo);
+        if (signo == SIGINT && options_.interrupt_twice) {
+          second_interrupt_at_ = Clock::now() + seconds(kSecondInterruptS);
+        }
       }
     }
     if (!kill_deadline_) {
@@ -420,17 +388,54 @@ class Supervisor {
       } else if (signo == SIGUSR1 || signo == SIGUSR2) {
         kill_group(signo);
       } else {
-        if (signo == SIGINT && running_ > 0) {
-          notice("SIGINT sent to " + options_.stop_what + ": waiting up to " +
-                 std::to_string(static_cast<long>(options_.kill_after_s)) +
-                 (options_.stop_what_many ? " s for them" : " s for it") +
-                 " to stop, then SIGKILL (Ctrl-C again to kill now)");
-          quiet_report();
-        }
+        const bool first = stop_.signal == 0 && running_ > 0;
         stop_.signal = stop_.signal != 0 ? stop_.signal : signo;
         start_stopping(signo);
+        if (first) {
+          say_stopping(signo);
+        }
       }
     }
+  }
+
+  /// What a signal ezpz received did: whom it reached (the ranks through their shims, or the
+  /// launcher), when SIGKILL follows, and who had gone quiet; or that no rank had started.
+  void say_stopping(int signo) const {
+    if (options_.side != nullptr && core::ranks_heard(options_.side->ranks()) == 0) {
+      notice(core::signal_name(signo) + " received before any rank started: stopping " + options_.stop_what);
+      return;
+    }
+    const bool through_shims = ranks_held_ && !options_.ranks_what.empty();
+    notice(core::stop_notice(signo, through_shims ? options_.ranks_what : options_.stop_what,
+                             through_shims || options_.stop_what_many, options_.kill_after_s));
+    quiet_report();
+  }
+
+  /// When a launcher's start must have been heard of by then (none: not watched, or said).
+  std::optional<Clock::time_point> start_deadline() const {
+    if (options_.start_timeout_s <= 0 || options_.side == nullptr || start_checked_ || stop_.at != 0) {
+      return std::nullopt;
+    }
+    return started_ + seconds(options_.start_timeout_s);
+  }
+
+  /// No rank heard from start_timeout_s after the launcher started: why (the scheduler's
+  /// nodes), and the launcher is stopped.
+  void check_started(Clock::time_point now) {
+    const auto deadline = start_deadline();
+    if (!deadline || now < *deadline || running_ == 0) {
+      return;
+    }
+    start_checked_ = true;
+    if (core::ranks_heard(options_.side->ranks()) > 0) {
+      return;
+    }
+    for (const auto& line : options_.not_started ? options_.not_started() : std::vector<std::string>{}) {
+      notice(line);
+    }
+    notice("stopping " + options_.stop_what);
+    stop_.not_started = true;
+    start_stopping(SIGTERM);
   }
 
   /// Collect the processes that ended; at the first failure, stop the rest if asked to.
@@ -475,7 +480,7 @@ class Supervisor {
   void on_first_failure(std::size_t index, int code) {
     if (options_.stop_on_failure && running_ > 0 && stop_.signal == 0 && !stop_.timed_out) {
       const auto name = index < options_.names.size() ? options_.names[index] : "process " + std::to_string(index);
-      notice(name + " " + describe(code) + ": stopping the other " + std::to_string(running_) +
+      notice(name + " " + describe_code(code) + ": stopping the other " + std::to_string(running_) +
              (running_ == 1 ? " process" : " processes"));
       start_stopping(SIGTERM);
     }
@@ -497,6 +502,10 @@ class Supervisor {
              " s: stopping the job (--time-limit)");
       quiet_report();
       start_stopping(SIGTERM);
+    }
+    if (second_interrupt_at_ && now >= *second_interrupt_at_) {
+      second_interrupt_at_.reset();
+      kill_group(SIGINT);  // srun's abort: its tasks get SIGINT, then SIGKILL
     }
     if (rank_stop_at_ && now >= *rank_stop_at_ && running_ > 0) {
       rank_stop_at_.reset();
@@ -527,9 +536,11 @@ class Supervisor {
   std::optional<Clock::time_point> kill_deadline_;
   bool ranks_held_ = false;      ///< stopped through the shims, which hold their ends (stop_ranks_first)
   bool ranks_released_ = false;  ///< and let go once every rank ended
-  std::optional<Clock::time_point> rank_stop_at_;   ///< a rank could not start its command: stop then
-  std::optional<Clock::time_point> ranks_done_at_;  ///< when every rank had sent its end (launcher running)
-  std::optional<int> outlived_code_;                ///< the launcher outlived its ranks and was stopped: their code
+  std::optional<Clock::time_point> rank_stop_at_;         ///< a rank could not start its command: stop then
+  std::optional<Clock::time_point> second_interrupt_at_;  ///< srun's second SIGINT (interrupt_twice)
+  bool start_checked_ = false;                            ///< start_timeout_s looked at
+  std::optional<Clock::time_point> ranks_done_at_;        ///< when every rank had sent its end (launcher running)
+  std::optional<int> outlived_code_;  ///< the launcher outlived its ranks and was stopped: their code
   std::vector<ProcessEnd> ends_;
   JobStop stop_;
 };
@@ -555,6 +566,7 @@ Expected<RunResult> PosixProcessControl::run(const std::vector<ProcessSpec>& pro
   result.launcher_tail = supervised.launcher_tail;
   result.stopped_at = supervised.stop.at;
   result.blocked = supervised.stop.blocked;
+  result.not_started = supervised.stop.not_started;
   return result;
 }
 

@@ -125,6 +125,10 @@ Expected<std::string> PosixProbe::make_private_dir(const std::string& prefix) co
   return sys::make_private_dir(prefix);
 }
 
+Expected<void> PosixProbe::point_link(const std::string& path, const std::string& target) const {
+  return sys::point_link(path, target);
+}
+
 bool PosixProbe::remove_empty_dir(const std::string& path) const {
   return ::rmdir(path.c_str()) == 0;
 }

@@ -22,6 +22,7 @@ class PosixProbe final : public core::SystemProbe {
   [[nodiscard]] Expected<void> write_file(const std::string& path, const std::string& text) const override;
   [[nodiscard]] Expected<void> make_dirs(const std::string& path) const override;
   [[nodiscard]] Expected<std::string> make_private_dir(const std::string& prefix) const override;
+  [[nodiscard]] Expected<void> point_link(const std::string& path, const std::string& target) const override;
   bool remove_empty_dir(const std::string& path) const override;
   [[nodiscard]] Expected<core::ProgramOutput> run_program(const std::vector<std::string>& argv,
                                                           const std::vector<std::pair<std::string, std::string>>& set,

@@ -13,6 +13,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "core/job/kill.hpp"
 #include "core/launch/rank_env.hpp"
 #include "sys/os/exec.hpp"
 #include "sys/os/read_text.hpp"
@@ -55,6 +56,18 @@ OwnedFd open_pidfd(int pid, const std::string& started) {
     return OwnedFd();
   }
   return fd;
+}
+
+/// Whether `pid` is an ezpz rank shim (`ezpz __rank-env ...`) of user `uid`.
+bool is_rank_shim(int pid, unsigned uid) {
+  const std::string dir = "/proc/" + std::to_string(pid);
+  struct stat owner {};
+  if (pid <= 1 || ::stat(dir.c_str(), &owner) != 0 || owner.st_uid != uid) {
+    return false;
+  }
+  const auto cmdline = read_head(dir + "/cmdline", 4096);
+  const auto first = cmdline ? cmdline->find('\0') : std::string::npos;
+  return first != std::string::npos && cmdline->compare(first + 1, 11, std::string_view("__rank-env\0", 11)) == 0;
 }
 
 }  // namespace
@@ -115,6 +128,13 @@ std::vector<core::ProcessInfo> PosixProcessControl::job_processes() {
       p.cmdline = *cmdline;
     }
     p.ppid = parent_of(pid);
+    const bool shim = is_rank_shim(p.ppid, p.uid);  // held by a pidfd too: ezpz kill may signal it
+    if (shim && pidfds_.count(p.ppid) == 0) {
+      if (auto fd = open_pidfd(p.ppid, start_time(p.ppid)); fd.valid()) {
+        pidfds_[p.ppid] = std::move(fd);
+      }
+    }
+    p.shim = shim && pidfds_.count(p.ppid) != 0 ? p.ppid : 0;
     // Held by a pidfd from here on (or known gone): its PID may be another's by the time we
     // signal it (kernels without pidfd_open: the start time is compared at each signal).
     if (auto fd = open_pidfd(pid, started); fd.valid()) {
@@ -127,6 +147,20 @@ std::vector<core::ProcessInfo> PosixProcessControl::job_processes() {
   }
   ::closedir(proc);
   return out;
+}
+
+bool PosixProcessControl::signal_shim(int shim, int sig) {
+  const auto it = pidfds_.find(shim);
+  if (it == pidfds_.end()) {
+    return false;
+  }
+  siginfo_t info{};
+  info.si_signo = sig;
+  info.si_code = SI_QUEUE;
+  info.si_pid = ::getpid();
+  info.si_uid = ::getuid();
+  info.si_value.sival_int = core::kKillMark;
+  return ::syscall(SYS_pidfd_send_signal, it->second.get(), sig, &info, 0) == 0;
 }
 
 std::vector<int> PosixProcessControl::self_and_ancestors() {

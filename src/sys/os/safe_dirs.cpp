@@ -141,4 +141,27 @@ Expected<void> write_file_atomically(const std::string& path, const std::string&
   return {};
 }
 
+Expected<void> point_link(const std::string& path, const std::string& target) {
+  struct stat st {};
+  if (::lstat(path.c_str(), &st) == 0 && !S_ISLNK(st.st_mode)) {
+    return failure(path + " is not a symlink: remove it, or choose another --log-dir");
+  }
+  for (int i = 0; i < 100; ++i) {
+    const auto tmp = path + ".tmp." + std::to_string(::getpid()) + "." + std::to_string(i);
+    if (::symlink(target.c_str(), tmp.c_str()) != 0) {
+      if (errno == EEXIST) {
+        continue;
+      }
+      return failure("cannot link " + path + ": " + std::strerror(errno));
+    }
+    if (::rename(tmp.c_str(), path.c_str()) != 0) {
+      const int e = errno;
+      ::unlink(tmp.c_str());
+      return failure("cannot link " + path + ": " + std::strerror(e));
+    }
+    return {};
+  }
+  return failure("cannot link " + path + ": too many leftover " + path + ".tmp.* links");
+}
+
 }  // namespace ezpz::sys

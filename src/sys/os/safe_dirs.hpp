@@ -34,4 +34,8 @@ namespace ezpz::sys {
 /// have planted), given the user's usual mode (umask), then renamed over `path`.
 [[nodiscard]] Expected<void> write_file_atomically(const std::string& path, const std::string& text);
 
+/// The symlink `path` made to point at `target`: a new link (symlink makes it or fails, so no
+/// one's planted file is written through) renamed over it. An Error when `path` is not a link.
+[[nodiscard]] Expected<void> point_link(const std::string& path, const std::string& target);
+
 }  // namespace ezpz::sys

@@ -12,15 +12,17 @@ namespace {
 volatile sig_atomic_t g_write_end = -1;
 
 /// One record a signal: its number and, when a process sent it (kill, sigqueue: si_code <= 0), that
-/// process's pid, else 0. A write of 8 bytes to a pipe is atomic.
+/// process's pid, else 0; and sigqueue's value. A write of 12 bytes to a pipe is atomic.
 struct Record {
   int signo;
   int sender;
+  int value;
 };
 
 extern "C" void relay_signal(int signo, siginfo_t* info, void* /*context*/) {
   const int saved = errno;
-  const Record r{signo, info != nullptr && info->si_code <= 0 ? static_cast<int>(info->si_pid) : 0};
+  const Record r{signo, info != nullptr && info->si_code <= 0 ? static_cast<int>(info->si_pid) : 0,
+                 info != nullptr && info->si_code == SI_QUEUE ? info->si_value.sival_int : 0};
   [[maybe_unused]] auto n = ::write(static_cast<int>(g_write_end), &r, sizeof(r));
   errno = saved;
 }
@@ -76,7 +78,7 @@ std::vector<Received> SignalRelay::drain_senders() {
       break;
     }
     for (std::size_t i = 0; i < static_cast<std::size_t>(n) / sizeof(Record); ++i) {
-      out.push_back({buf[i].signo, buf[i].sender});
+      out.push_back({buf[i].signo, buf[i].sender, buf[i].value});
     }
   }
   return out;

@@ -13,6 +13,7 @@ namespace ezpz::sys {
 struct Received {
   int signo = 0;
   int sender = 0;
+  int value = 0;  ///< what a sigqueue (SI_QUEUE) sender attached (core::kKillMark: ezpz kill); else 0
 };
 
 class SignalRelay {

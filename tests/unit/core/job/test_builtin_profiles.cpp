@@ -101,6 +101,7 @@ std::string profile_source(const MachineProfile& m) {
   table("match_env", m.match_env, d.match_env);
   flag("guess_from_prefix", m.guess_from_prefix, d.guess_from_prefix);
   num("at_scale_nodes", m.at_scale_nodes, d.at_scale_nodes);
+  num("start_timeout", m.start_timeout, d.start_timeout);
   table("env_at_scale", m.env_at_scale, d.env_at_scale);
   return out + "  return m;\n}\n\n";
 }
