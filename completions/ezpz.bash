@@ -120,6 +120,7 @@ _ezpz_takes_value() {
         "env --machine") return 0 ;;
         "submit -N") return 0 ;;
         "submit --nodes") return 0 ;;
+        "submit --spare-nodes") return 0 ;;
         "submit -t") return 0 ;;
         "submit --time") return 0 ;;
         "submit -q") return 0 ;;
@@ -318,6 +319,7 @@ _ezpz() {
         submit)
             case "$prev" in
                 -N|--nodes) COMPREPLY=(); return 0 ;;
+                --spare-nodes) COMPREPLY=(); return 0 ;;
                 -t|--time) COMPREPLY=(); return 0 ;;
                 -q|--queue) COMPREPLY=(); return 0 ;;
                 -A|--account) COMPREPLY=(); return 0 ;;
@@ -331,7 +333,7 @@ _ezpz() {
                 -o|--output) _ezpz_files; return 0 ;;
             esac
             if [[ "$cur" == -* ]]; then
-                COMPREPLY=($(compgen -W "-h --help -N --nodes -t --time -q --queue -A --account --filesystems --job-name --scheduler --env --launch-arg --exclude-from --sched-arg --force -o --output --submit --dry-run" -- "$cur"))
+                COMPREPLY=($(compgen -W "-h --help -N --nodes --spare-nodes -t --time -q --queue -A --account --filesystems --job-name --scheduler --env --launch-arg --exclude-from --sched-arg --force -o --output --submit --dry-run" -- "$cur"))
             elif ((nargs == 0)); then
                 COMPREPLY=()
             fi

@@ -146,6 +146,7 @@ complete -c ezpz -n '__fish_seen_subcommand_from env' -l hostfile -r -F -d 'The 
 complete -c ezpz -n '__fish_seen_subcommand_from env' -l machine -x -a 'aurora sunspot sirius polaris sophia frontier perlmutter local' -d 'Machine profile to use (default: detected)'
 complete -c ezpz -n '__fish_seen_subcommand_from submit' -s h -l help -d 'Print this help message and exit'
 complete -c ezpz -n '__fish_seen_subcommand_from submit' -s N -l nodes -x -d 'Nodes to ask for (default 1)'
+complete -c ezpz -n '__fish_seen_subcommand_from submit' -l spare-nodes -x -d 'Ask for N nodes more, kept as spares by the launch (ezpz launch --spare-nodes N); Slurm: #SBATCH --no-kill, without which a node\'s failure ends the job'
 complete -c ezpz -n '__fish_seen_subcommand_from submit' -s t -l time -x -d 'Walltime: HH:MM:SS, MM:SS or minutes (Slurm also D-HH:MM:SS)'
 complete -c ezpz -n '__fish_seen_subcommand_from submit' -s q -l queue -x -d 'PBS queue or Slurm partition (default: the site\'s)'
 complete -c ezpz -n '__fish_seen_subcommand_from submit' -s A -l account -x -d 'Project/account to charge'

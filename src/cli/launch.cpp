@@ -384,8 +384,20 @@ Expected<std::pair<core::RunResult, int>> LaunchCommand::run_attempts(Context& c
 }
 
 Expected<core::RunResult> LaunchCommand::run_once(Context& ctx, const core::LaunchPlan& plan, AttemptFacts& facts) {
-  return run_plan(ctx, plan, SupervisionOptions{timeout_s_, time_limit_s_, kill_after_s_, keep_going_, after_start_},
-                  &facts);
+  EZPZ_TRY_ASSIGN(
+      auto result,
+      run_plan(ctx, plan, SupervisionOptions{timeout_s_, time_limit_s_, kill_after_s_, keep_going_, after_start_},
+               &facts));
+  // Every rank's shim saw its command end with 0, and then the launcher failed (its teardown:
+  // PALS, Slurm): the work is done, nothing to retry.
+  if (result.exit_code != 0 && result.signal == 0 && !result.timed_out && facts.hub &&
+      core::every_rank_succeeded(facts.ranks, plan.topology.nprocs)) {
+    ctx.term.warn("every rank ended with code 0, then " + plan.launcher + " exited with code " +
+                  std::to_string(result.exit_code) + " (in its teardown): the job succeeded");
+    result.exit_code = 0;
+    result.failed = -1;
+  }
+  return result;
 }
 
 Expected<PlannedJob> plan_job(Context& ctx, core::LaunchRequest request, std::string_view timestamp, bool record,

@@ -50,6 +50,8 @@ struct AttemptFacts {
   std::string verdict;  ///< "success", "bad_nodes", "application", "walltime", "interrupted"
   std::vector<core::Eviction> evicted;
   std::vector<core::ProbeResult> probes;
+  core::FailureSign sign;         ///< what the last words said (storage, systemic)
+  double started = 0, ended = 0;  ///< the attempt's run (epoch seconds)
 };
 
 /// How run_plan supervises a job.

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <chrono>
 #include <csignal>
+#include <cstdio>
 
 #include <nlohmann/json.hpp>
 
@@ -16,6 +17,7 @@
 #include "core/base/strings.hpp"
 #include "core/job/cluster.hpp"
 #include "core/job/hostlist.hpp"
+#include "core/job/node_failure.hpp"
 
 namespace ezpz::cli {
 namespace {
@@ -31,6 +33,49 @@ std::optional<double> end_of_job(Context& ctx) {
   }
   auto out = ctx.probe().run_program({"qstat", "-f", *id}, {}, {}, 10);
   return out && out->exit_code == 0 ? core::pbs_end_time(out->output) : std::nullopt;
+}
+
+/// Whether the job outlives a node's failure, as its scheduler says: a warning with the fix when
+/// it does not (no spare could ever be swapped in), a caution when it cannot be told.
+void check_node_failure_policy(Context& ctx) {
+  const std::string fix = "ezpz submit --spare-nodes N writes it";
+  if (const auto id = ctx.env.get("SLURM_JOB_ID"); id && ctx.probe().find_program("scontrol")) {
+    if (ctx.env.get("SLURM_NO_KILL").value_or("").empty() == false) {
+      return;
+    }
+    auto json = ctx.probe().run_program({"scontrol", "--json", "show", "job", *id}, {}, {}, 10);
+    std::optional<bool> kills =
+        json && json->exit_code == 0 ? core::slurm_kill_on_node_fail(json->output) : std::nullopt;
+    if (!kills) {  // an older Slurm: the batch script's directives say it
+      auto shown = ctx.probe().run_program({"scontrol", "show", "job", *id}, {}, {}, 10);
+      const auto script = shown && shown->exit_code == 0 ? core::slurm_batch_script(shown->output) : std::nullopt;
+      auto text = script ? ctx.probe().read_file(*script) : Expected<std::string>(failure("none"));
+      if (script && text) {
+        kills = !core::script_has_no_kill(*text);
+      }
+    }
+    if (!kills) {
+      ctx.term.warn(
+          "cannot tell whether this allocation was made with --no-kill (salloc -k): without it Slurm ends the "
+          "whole job when a node fails, and no spare can take its place");
+    } else if (*kills) {
+      ctx.term.warn(
+          "this Slurm job was submitted without --no-kill: Slurm ends the whole job when a node fails, so no "
+          "spare can take its place; submit with #SBATCH --no-kill (salloc -k; " +
+          fix + ")");
+    }
+    return;
+  }
+  if (const auto id = ctx.env.get("PBS_JOBID"); id && ctx.probe().find_program("qstat")) {
+    auto out = ctx.probe().run_program({"qstat", "-f", *id}, {}, {}, 10);
+    const auto tolerate = out && out->exit_code == 0 ? core::pbs_tolerate_node_failures(out->output) : std::nullopt;
+    if (tolerate != "all" && tolerate != "job_start") {
+      ctx.term.warn(
+          "this PBS job does not tolerate node failures (tolerate_node_failures=" + tolerate.value_or("unset") +
+          "): the server may end it when a node fails; where the site allows it, qsub -W "
+          "tolerate_node_failures=all");
+    }
+  }
 }
 
 double now_epoch() {
@@ -88,6 +133,10 @@ std::string verdict_word(core::VerdictKind kind) {
       return "bad_nodes";
     case core::VerdictKind::walltime:
       return "walltime";
+    case core::VerdictKind::storage:
+      return "storage";
+    case core::VerdictKind::systemic:
+      return "systemic";
     case core::VerdictKind::application:
       break;
   }
@@ -105,6 +154,15 @@ std::string bad_nodes_text(const std::vector<AttemptFacts>& facts) {
   return text;
 }
 
+/// Where the attempts' time went (the last one succeeded or not).
+core::Goodput attempts_goodput(const std::vector<AttemptFacts>& facts) {
+  std::vector<std::pair<double, double>> spans;
+  for (const auto& f : facts) {
+    spans.emplace_back(f.started, f.ended);
+  }
+  return core::goodput(spans, !facts.empty() && facts.back().verdict == "success");
+}
+
 /// The summary of every attempt, when failover ran more than one or evicted a node.
 void print_summary(Context& ctx, const std::vector<AttemptFacts>& facts) {
   const bool evicted =
@@ -115,12 +173,48 @@ void print_summary(Context& ctx, const std::vector<AttemptFacts>& facts) {
   ctx.term.err() << "ezpz: failover: " << core::count_of(facts.size(), "attempt") << '\n';
   for (std::size_t k = 0; k < facts.size(); ++k) {
     const auto& f = facts[k];
-    std::string line = "  attempt " + std::to_string(k + 1) + " on " + core::join(f.hosts, ",") + ": " + f.verdict;
+    char took[32];
+    std::snprintf(took, sizeof(took), " (%.1f s)", f.ended - f.started);
+    std::string line =
+        "  attempt " + std::to_string(k + 1) + " on " + core::join(f.hosts, ",") + ": " + f.verdict + took;
     for (const auto& e : f.evicted) {
       line += "; " + e.host + " evicted (" + e.why + ")";
     }
     ctx.term.err() << line << '\n';
   }
+  ctx.term.err() << "  " << core::goodput_line(attempts_goodput(facts)) << '\n';
+}
+
+/// After a verdict that blames no node: whether the same nodes run again (a storage error, at
+/// most kStorageRetries in a row; the application's failure with --retries left), said either way.
+bool same_nodes_again(Context& ctx, core::VerdictKind kind, const core::FailureSign& sign, int storage_runs,
+                      int& retried, int retries) {
+  auto show = [&ctx, &sign] {
+    for (const auto& line : sign.lines) {
+      ctx.term.err() << "  " << line << '\n';
+    }
+    if (!sign.remedy.empty()) {
+      ctx.term.err() << "  known remedy: " << sign.remedy << '\n';
+    }
+  };
+  if (kind == core::VerdictKind::systemic) {
+    ctx.term.warn("systemic: no node is at fault; a spare cannot fix this: every rank failed with " + sign.what +
+                  " on nodes that all pass their probes");
+    show();
+    return false;
+  }
+  if (kind == core::VerdictKind::storage) {
+    const bool again = storage_runs <= core::kStorageRetries;
+    ctx.term.warn("storage: " + sign.what + " on nodes that pass their probes: " +
+                  (again ? "the same nodes again, no spare used (" + std::to_string(storage_runs) + " of " +
+                               std::to_string(core::kStorageRetries) + ")"
+                         : std::to_string(core::kStorageRetries) + " times in a row: not trying again"));
+    show();
+    return again;
+  }
+  ctx.term.warn("every node of the attempt passed its probe: the application failed, not a node" +
+                std::string(retried < retries ? "; --retries runs it again on the same nodes" : ""));
+  return retried++ < retries;
 }
 
 }  // namespace
@@ -160,6 +254,8 @@ core::Verdict LaunchCommand::judge(Context& ctx, const PlannedJob& job, const co
   evidence.ended = now_epoch();
   evidence.stopped_at = result.stopped_at;
   evidence.job_end = job_end_;
+  evidence.sign = core::classify_failure(facts.exits, result.launcher_tail, plan.topology.nprocs);
+  facts.sign = evidence.sign;
   const auto suspects = core::find_suspects(evidence, plan.hosts);
   core::HostList probe;
   for (const auto& s : suspects) {
@@ -187,7 +283,9 @@ Expected<std::pair<core::RunResult, int>> LaunchCommand::run_failover(Context& c
   int retried = 0;
   int silent = 0;            // attempts in a row that failed before any rank printed a line
   std::string last_failure;  // what the latest attempt's failure was
+  int storage_runs = 0;      // attempts in a row that ended in a storage error
   job_end_ = end_of_job(ctx);
+  check_node_failure_policy(ctx);
   const auto bad_nodes = job.request.record_dir.empty() ? "" : job.request.record_dir + "/bad-nodes";
   while (true) {
     // 1. This attempt's plan: its nodes named to the launcher, its own record directory.
@@ -210,7 +308,9 @@ Expected<std::pair<core::RunResult, int>> LaunchCommand::run_failover(Context& c
     const double started = now_epoch();
     auto& f = facts.emplace_back();
     f.hosts = this_try.hosts;
+    f.started = started;
     EZPZ_TRY_ASSIGN(auto r, run_once(ctx, this_try, f));
+    f.ended = now_epoch();
     result = r;
     if (result.exit_code == 0 || result.signal != 0) {
       f.verdict = result.exit_code == 0 ? "success" : "interrupted";
@@ -231,10 +331,10 @@ Expected<std::pair<core::RunResult, int>> LaunchCommand::run_failover(Context& c
       ctx.term.warn("the job reached its time limit: no node is to blame, and no attempt starts after it");
       break;
     }
-    if (verdict.kind == core::VerdictKind::application) {
-      ctx.term.warn("every node of the attempt passed its probe: the application failed, not a node" +
-                    std::string(retried < retries_ ? "; --retries runs it again on the same nodes" : ""));
-      if (retried++ >= retries_) {
+    storage_runs = verdict.kind == core::VerdictKind::storage ? storage_runs + 1 : 0;
+    if (verdict.kind == core::VerdictKind::application || verdict.kind == core::VerdictKind::storage ||
+        verdict.kind == core::VerdictKind::systemic) {
+      if (!same_nodes_again(ctx, verdict.kind, f.sign, storage_runs, retried, retries_)) {
         break;
       }
     } else {
@@ -298,13 +398,20 @@ void add_failover(nlohmann::ordered_json& record, const core::NodeSplit& split, 
     for (const auto& p : f.probes) {
       probes.push_back({{"host", p.host}, {"ok", p.ok}, {"why", p.why}});
     }
-    attempts.push_back({{"hosts", f.hosts}, {"verdict", f.verdict}, {"evicted", evicted}, {"probes", probes}});
+    attempts.push_back({{"hosts", f.hosts},
+                        {"verdict", f.verdict},
+                        {"seconds", f.ended - f.started},
+                        {"evicted", evicted},
+                        {"probes", probes}});
   }
   const bool any = std::any_of(facts.begin(), facts.end(), [](const AttemptFacts& f) { return !f.evicted.empty(); });
-  record["failover"] = {{"active_hosts", split.active},
-                        {"spare_hosts", split.spare},
-                        {"attempts", attempts},
-                        {"bad_nodes_file", any ? bad_nodes_file : ""}};
+  const auto g = attempts_goodput(facts);
+  record["failover"] = {
+      {"active_hosts", split.active},
+      {"spare_hosts", split.spare},
+      {"attempts", attempts},
+      {"goodput", {{"total_s", g.total_s}, {"useful_s", g.useful_s}, {"lost_s", g.lost_s}, {"share", g.share}}},
+      {"bad_nodes_file", any ? bad_nodes_file : ""}};
 }
 
 }  // namespace ezpz::cli

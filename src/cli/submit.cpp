@@ -35,6 +35,11 @@ std::string script_name(Context& ctx) {
 void SubmitCommand::add_cli(CLI::App& app) {
   app_ = &app;
   app.add_option("-N,--nodes", nodes_, "Nodes to ask for (default 1)")->type_name("N");
+  app.add_option("--spare-nodes", spare_nodes_,
+                 "Ask for N nodes more, kept as spares by the launch (ezpz launch --spare-nodes N); Slurm: "
+                 "#SBATCH --no-kill, without which a node's failure ends the job")
+      ->type_name("N")
+      ->check(CLI::NonNegativeNumber);
   app.add_option("-t,--time", walltime_, "Walltime: HH:MM:SS, MM:SS or minutes (Slurm also D-HH:MM:SS)")
       ->type_name("TIME");
   app.add_option("-q,--queue", queue_, "PBS queue or Slurm partition (default: the site's)")->type_name("QUEUE");
@@ -81,6 +86,12 @@ int SubmitCommand::run(Context& ctx) {
     return ctx.term.fail(usage_error("neither qsub nor sbatch is on PATH: pass --scheduler pbs or --scheduler slurm"));
   }
   spec.nodes = nodes_;
+  spec.spare_nodes = spare_nodes_;
+  if (spare_nodes_ > 0 && spec.scheduler == core::Scheduler::pbs) {
+    ctx.term.warn(
+        "PBS may end a job when one of its nodes fails: where the site allows it (not on Cray PALS's "
+        "moms), add --sched-arg '-W tolerate_node_failures=all'");
+  }
   spec.walltime = walltime_;
   spec.queue = queue_;
   spec.account = account_;

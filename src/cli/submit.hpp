@@ -24,6 +24,7 @@ class SubmitCommand final : public Command {
 
  private:
   int nodes_ = 1;
+  int spare_nodes_ = 0;
   std::string walltime_ = "01:00:00";
   std::string queue_;
   std::string account_;

@@ -21,7 +21,7 @@ trap '[ -n "${KEEP:-}" ] || "$sim/down.sh" >/dev/null 2>&1' EXIT
 export SLURM_CONF="$D/slurm/slurm.conf"
 mkdir -p "$D/bin" "$D/mpich/bin" "$D/home" "$D/out"
 cp "$EZPZ_BIN" "$D/bin/ezpz"
-cp "$src/tests/data/gloo_loop.py" "$D/"
+cp "$src/tests/data/gloo_loop.py" "$src/tests/data/fail_signs.py" "$D/"
 ln -s /usr/bin/mpiexec.mpich "$D/mpich/bin/mpiexec"
 ln -s /usr/bin/hydra_pmi_proxy "$D/mpich/bin/hydra_pmi_proxy"
 printf 'node%s\n' 1 2 3 4 5 >"$D/hostfile"
@@ -92,7 +92,7 @@ check_hang() {
   grep -q "node node3 evicted: .*node5 takes its place" "$out" || fail "$what: no swap line: $(grep ezpz: "$out")"
   grep "node node3 evicted" "$out" | grep -q "$evidence" || fail "$what: the evidence is not $evidence: $(grep evicted "$out")"
   [ "$(grep -c "^done rank ./4 host .* OK$" "$out")" -eq 4 ] || fail "$what: want 4 ranks done: $(tail -20 "$out")"
-  grep -q "^  attempt 1 on node1,node2,node3,node4: bad_nodes; node3 evicted (" "$out" ||
+  grep -q "^  attempt 1 on node1,node2,node3,node4: bad_nodes ([0-9.]* s); node3 evicted (" "$out" ||
     fail "$what: no summary of the attempts: $(grep -A3 'ezpz: failover:' "$out")"
   python3 - "$(record)" <<'PY' || fail "$what: record $(record)"
 import json, sys
@@ -123,7 +123,12 @@ assert a[0]["evicted"][0]["host"] == "node3", a
 assert any("ended without a word" in e for e in a[0]["evicted"][0]["evidence"]), a
 assert "node5" in a[1]["hosts"] and "node3" not in a[1]["hosts"], a
 assert open(f["bad_nodes_file"]).read().splitlines()[1].startswith("node3  # "), f
+g = f["goodput"]  # the time in the attempt that succeeded, of the whole; the rest lost
+assert 0 < g["share"] < 1 and abs(g["useful_s"] + g["lost_s"] - g["total_s"]) < 0.01, g
+assert abs(g["useful_s"] - a[1]["seconds"]) < 0.01 and a[0]["seconds"] > 0, (g, a)
 PY
+  grep -q "^  goodput: [0-9]*% (.* s of .* s in the attempt that succeeded; .* s lost to failed attempts and restarts)$" \
+    "$out" || fail "$what: no goodput line: $(grep -A4 'ezpz: failover:' "$out")"
 }
 
 # 1. srun in salloc: node3's processes SIGKILLed mid-run.
@@ -156,6 +161,71 @@ grep -q "the application failed, not a node" <<<"$out" || fail "application erro
 grep -q "^ezpz: error: job failed: rank 1 on node2 failed first" <<<"$out" || fail "application error: the outcome: $out"
 grep -q "bad input at step 2" <<<"$out" || fail "application error: the rank's words are missing: $out"
 [ "$(grep -c '^start rank 0 ' <<<"$out")" -eq 1 ] || fail "application error: more than one attempt: $out"
+
+# 3b. A storage error (ENOSPC) on nodes that pass their probes: the same nodes again, no spare
+#     used, no bad-nodes line; its own verdict.
+out=$("$X" "${common[@]}" FAIL_MODE=storage COUNTER="$D/out/storage" salloc -N 5 --ntasks-per-node=1 "$ezpz" launch \
+  -n 4 --ppn 1 --spare-nodes 1 -- "$py" "$D/fail_signs.py" 2>&1)
+rc=$?
+[ "$rc" -eq 0 ] || fail "storage: exit $rc, want 0: $out"
+grep -q "storage: No space left on device on nodes that pass their probes: the same nodes again, no spare used (1 of 3)" \
+  <<<"$out" || fail "storage: no retry in place: $out"
+! grep -q "evicted" <<<"$out" || fail "storage: a node was evicted: $out"
+[ "$(grep -c '^done rank ' <<<"$out")" -eq 4 ] || fail "storage: want 4 ranks done: $out"
+python3 - "$(record)" <<'PY' || fail "storage: record $(record)"
+import json, sys
+f = json.load(open(sys.argv[1]))["failover"]
+assert [x["verdict"] for x in f["attempts"]] == ["storage", "success"], f
+assert f["attempts"][0]["hosts"] == f["attempts"][1]["hosts"] and f["bad_nodes_file"] == "", f
+PY
+
+# 3c. Every rank's start-up times out in the KVS: systemic, said with its lines and remedy; no
+#     eviction, one attempt.
+out=$("$X" "${common[@]}" FAIL_MODE=systemic COUNTER="$D/out/systemic" salloc -N 5 --ntasks-per-node=1 "$ezpz" launch \
+  -n 4 --ppn 1 --spare-nodes 1 -- "$py" "$D/fail_signs.py" 2>&1)
+rc=$?
+[ "$rc" -eq 1 ] || fail "systemic: exit $rc, want 1: $out"
+grep -q "systemic: no node is at fault; a spare cannot fix this: every rank failed with PMI/CCL KVS timeout" <<<"$out" ||
+  fail "systemic: not named: $out"
+grep -q "known remedy: .*PMI_MMAP_SYNC_WAIT_TIME" <<<"$out" || fail "systemic: no remedy: $out"
+! grep -q "evicted" <<<"$out" || fail "systemic: a node was evicted: $out"
+[ "$(grep -c '^start rank 0 ' <<<"$out")" -eq 1 ] || fail "systemic: more than one attempt: $out"
+
+# 3d. Every rank ended with 0, then the launcher failed in its teardown (a stand-in srun that
+#     exits 7 after the real one: PALS's teardown cannot run here): exit 0, a warning, no retry.
+mkdir -p "$D/badsrun"
+printf '#!/bin/sh
+/usr/bin/srun "$@"
+exit 7
+' >"$D/badsrun/srun"
+chmod +x "$D/badsrun/srun"
+out=$("$X" "${common[@]}" PATH="$D/badsrun:$PATH" COUNTER="$D/out/teardown" salloc -N 5 --ntasks-per-node=1 "$ezpz" \
+  launch -n 4 --ppn 1 --spare-nodes 1 -- "$py" "$D/fail_signs.py" 2>&1)
+rc=$?
+[ "$rc" -eq 0 ] || fail "teardown: exit $rc, want 0: $out"
+grep -q "every rank ended with code 0, then srun exited with code 7 (in its teardown): the job succeeded" <<<"$out" ||
+  fail "teardown: not said: $out"
+[ "$(grep -c '^start rank 0 ' <<<"$out")" -eq 1 ] || fail "teardown: retried: $out"
+
+# 3e. Slurm's --no-kill: ezpz submit --spare-nodes 1 writes it (and one node more, kept as a
+#     spare by its launch): no warning; the same script without it: the warning with the fix; an
+#     salloc (no script to read on this Slurm): a caution.
+"$X" "${common[@]}" COUNTER="$D/out/nokill" "$ezpz" submit --scheduler slurm -N 4 --spare-nodes 1 -t 10 \
+  -o "$D/out/nokill.sh" -- "$py" "$D/fail_signs.py" >/dev/null 2>&1 || fail "submit --spare-nodes: no script"
+grep -q "^#SBATCH --nodes=5$" "$D/out/nokill.sh" && grep -q "^#SBATCH --no-kill$" "$D/out/nokill.sh" ||
+  fail "submit --spare-nodes: $(cat "$D/out/nokill.sh")"
+sed '/^#SBATCH --no-kill$/d' "$D/out/nokill.sh" >"$D/out/kills.sh"
+for script in nokill kills; do
+  (cd "$D/out" && "$X" "${common[@]}" COUNTER="$D/out/$script" sbatch -W -o "$D/out/$script.txt" "$D/out/$script.sh") \
+    >/dev/null 2>&1 || fail "sbatch $script: $(tail -5 "$D/out/$script.txt")"
+done
+[ "$(grep -c '^done rank ' "$D/out/nokill.txt")" -eq 4 ] || fail "submit --spare-nodes: the job: $(cat "$D/out/nokill.txt")"
+! grep -q "without --no-kill\|cannot tell" "$D/out/nokill.txt" || fail "submit --spare-nodes: warned: $(grep ezpz: "$D/out/nokill.txt")"
+grep -q "this Slurm job was submitted without --no-kill: .*#SBATCH --no-kill" "$D/out/kills.txt" ||
+  fail "no --no-kill: not said: $(grep ezpz: "$D/out/kills.txt")"
+grep -q "cannot tell whether this allocation was made with --no-kill" <<<"$("$X" "${common[@]}" COUNTER="$D/out/salloc" \
+  salloc -N 5 --ntasks-per-node=1 "$ezpz" launch -n 4 --ppn 1 --spare-nodes 1 -- "$py" "$D/fail_signs.py" 2>&1)" ||
+  fail "salloc: no caution about --no-kill"
 
 # 4. No spare left: node3 killed in the first attempt, then node5 (its replacement) in the second.
 out="$D/out/nospare.txt"

@@ -177,6 +177,10 @@ Expected<std::string> render_submit_script(const SubmitSpec& spec) {
   if (spec.nodes < 1) {
     return usage_error("-N/--nodes must be at least 1 (got " + std::to_string(spec.nodes) + ")");
   }
+  if (spec.spare_nodes < 0) {
+    return usage_error("--spare-nodes must be at least 0 (got " + std::to_string(spec.spare_nodes) + ")");
+  }
+  const auto nodes = std::to_string(spec.nodes + spec.spare_nodes);
   if (spec.command.empty()) {
     return usage_error("no command to submit: ezpz submit [OPTIONS] -- COMMAND...");
   }
@@ -199,7 +203,7 @@ Expected<std::string> render_submit_script(const SubmitSpec& spec) {
   std::string s = "#!/bin/bash -l\n";
   if (spec.scheduler == Scheduler::pbs) {
     s += "#PBS -N " + spec.job_name + "\n";
-    s += "#PBS -l select=" + std::to_string(spec.nodes) + "\n";
+    s += "#PBS -l select=" + nodes + "\n";
     s += "#PBS -l walltime=" + walltime + "\n";
     if (!spec.filesystems.empty()) {
       s += "#PBS -l filesystems=" + spec.filesystems + "\n";
@@ -216,7 +220,10 @@ Expected<std::string> render_submit_script(const SubmitSpec& spec) {
     }
   } else if (spec.scheduler == Scheduler::slurm) {
     s += "#SBATCH --job-name=" + spec.job_name + "\n";
-    s += "#SBATCH --nodes=" + std::to_string(spec.nodes) + "\n";
+    s += "#SBATCH --nodes=" + nodes + "\n";
+    if (spec.spare_nodes > 0) {
+      s += "#SBATCH --no-kill\n";  // else Slurm ends the job when a node fails: no spare could take its place
+    }
     s += "#SBATCH --time=" + walltime + "\n";
     if (!spec.queue.empty()) {
       s += "#SBATCH --partition=" + spec.queue + "\n";
@@ -248,6 +255,9 @@ Expected<std::string> render_submit_script(const SubmitSpec& spec) {
          "\nexport PATH=" + shell_quote(a.prefix + "/bin") + ":\"$PATH\"\n";
   }
   std::vector<std::string> argv = {spec.ezpz.empty() ? "ezpz" : spec.ezpz, "launch"};
+  if (spec.spare_nodes > 0) {
+    argv.push_back("--spare-nodes=" + std::to_string(spec.spare_nodes));
+  }
   argv.insert(argv.end(), spec.launch_args.begin(), spec.launch_args.end());
   argv.push_back("--");
   argv.insert(argv.end(), spec.command.begin(), spec.command.end());

@@ -57,6 +57,9 @@ struct SubmitSpec {
   std::vector<std::string> command;                      ///< after "--"
   ActiveEnv activate;                                    ///< activated before the launch
   std::vector<std::string> sched_args;  ///< more directives: the machine's, then --sched-arg's ("-C gpu")
+  /// --spare-nodes N: N nodes more in the request, kept as spares by the launch (--spare-nodes N),
+  /// and Slurm's --no-kill, without which the job ends when a node fails.
+  int spare_nodes = 0;
 };
 
 /// What the command needs to find when the job starts: its program (a path, or a name looked

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <charconv>
+#include <cstdio>
 #include <ctime>
 #include <map>
 #include <set>
@@ -337,10 +338,11 @@ Verdict decide(const AttemptEvidence& evidence, const std::vector<Suspect>& susp
     }
     return nullptr;
   };
+  const auto sign = evidence.sign.kind;
   for (const auto& s : suspects) {
     const auto* p = probe_of(s.host);
     const bool failed = p != nullptr && !p->ok;
-    if (!s.named && !failed) {
+    if (!(s.named && sign != FailureClass::systemic) && !failed) {
       continue;
     }
     Eviction e{s.host, failed ? "probe: " + p->why : s.why, {}};
@@ -359,8 +361,32 @@ Verdict decide(const AttemptEvidence& evidence, const std::vector<Suspect>& susp
       v.evicted.push_back({p.host, "probe: " + p.why, {"probe failed: " + p.why}});
     }
   }
-  v.kind = v.evicted.empty() ? VerdictKind::application : VerdictKind::bad_nodes;
+  v.kind = !v.evicted.empty()               ? VerdictKind::bad_nodes
+           : sign == FailureClass::storage  ? VerdictKind::storage
+           : sign == FailureClass::systemic ? VerdictKind::systemic
+                                            : VerdictKind::application;
   return v;
+}
+
+Goodput goodput(const std::vector<std::pair<double, double>>& attempts, bool succeeded) {
+  Goodput g;
+  if (attempts.empty()) {
+    return g;
+  }
+  g.total_s = std::max(0.0, attempts.back().second - attempts.front().first);
+  g.useful_s = succeeded ? std::max(0.0, attempts.back().second - attempts.back().first) : 0;
+  g.lost_s = std::max(0.0, g.total_s - g.useful_s);
+  g.share = g.total_s > 0 ? g.useful_s / g.total_s : (succeeded ? 1 : 0);
+  return g;
+}
+
+std::string goodput_line(const Goodput& g) {
+  char buf[256];
+  std::snprintf(buf, sizeof(buf),
+                "goodput: %.0f%% (%.1f s of %.1f s in the attempt that succeeded; %.1f s lost to failed attempts and "
+                "restarts)",
+                g.share * 100, g.useful_s, g.total_s, g.lost_s);
+  return buf;
 }
 
 Expected<NodeSplit> swap_nodes(const NodeSplit& split, const std::vector<Eviction>& evicted) {

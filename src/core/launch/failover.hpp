@@ -7,12 +7,14 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "core/base/expected.hpp"
 #include "core/job/cluster.hpp"
 #include "core/job/hostlist.hpp"
 #include "core/job/topology.hpp"
+#include "core/launch/failure_signs.hpp"
 #include "core/launch/launch_plan.hpp"
 #include "core/launch/rank_output.hpp"
 
@@ -89,6 +91,7 @@ struct AttemptEvidence {
   double ended = 0;                   ///< when the attempt ended (seconds since the epoch)
   double stopped_at = 0;              ///< when ezpz began to stop it (0: it did not): later ends are its doing
   std::optional<double> job_end;      ///< the scheduler's end of the job (epoch), when known
+  FailureSign sign;                   ///< what the ranks' and the launcher's last words say (classify_failure)
 };
 
 /// A node to probe, and why.
@@ -117,6 +120,8 @@ enum class VerdictKind {
   bad_nodes,    ///< nodes to evict (named, or their probe failed)
   application,  ///< ranks failed on nodes that all pass their probes: the application's own failure
   walltime,     ///< the job reached its time limit: no node is to blame
+  storage,      ///< a full or over-quota filesystem on nodes that pass their probes: the same nodes again
+  systemic,     ///< every rank failed the same way at start-up on nodes that pass: no spare can fix it
 };
 
 struct Eviction {
@@ -132,7 +137,8 @@ struct Verdict {
 
 /// The verdict: a walltime end when the attempt ended within a minute of the job's end; else
 /// evict each named suspect and each whose probe failed (a probe of any active node that failed
-/// counts too); none: the application's failure.
+/// counts too; with a systemic sign only those: a launcher's claim is its echo, never evidence);
+/// none: storage or systemic as the sign says, else the application's failure.
 [[nodiscard]] Verdict decide(const AttemptEvidence& evidence, const std::vector<Suspect>& suspects,
                              const std::vector<ProbeResult>& probes);
 
@@ -142,6 +148,20 @@ struct Verdict {
 
 /// "node x evicted: WHY; y takes its place (1 spare left)".
 [[nodiscard]] std::string swap_line(const Eviction& eviction, const std::string& replacement, std::size_t spares_left);
+
+/// Where a failover run's time went: from the first attempt's start to the last one's end, the
+/// time in the attempt that succeeded (none: 0), the rest lost to failed attempts, probes and
+/// restarts, and the share that did the work (the field's effective training time).
+struct Goodput {
+  double total_s = 0;
+  double useful_s = 0;
+  double lost_s = 0;
+  double share = 0;  ///< useful / total, 0..1
+};
+/// `attempts`: each one's start and end (epoch seconds); `succeeded`: whether the last one did.
+[[nodiscard]] Goodput goodput(const std::vector<std::pair<double, double>>& attempts, bool succeeded);
+/// "goodput: 91% (120.5 s of 132.4 s in the attempt that succeeded; 11.9 s lost to failed attempts and restarts)".
+[[nodiscard]] std::string goodput_line(const Goodput& g);
 
 /// The scheduler directive that keeps a job off the nodes of a bad-nodes file (`path`, its
 /// `text`: a host a line, "# ..." comments): Slurm's --exclude=a,b. PBS's qsub cannot leave

@@ -91,6 +91,11 @@ int ranks_heard(const std::vector<RankWatch>& ranks) {
       std::count_if(ranks.begin(), ranks.end(), [](const RankWatch& w) { return !w.host.empty(); }));
 }
 
+bool every_rank_succeeded(const std::vector<RankWatch>& ranks, int nprocs) {
+  return nprocs > 0 && static_cast<int>(ranks.size()) == nprocs &&
+         std::all_of(ranks.begin(), ranks.end(), [](const RankWatch& w) { return w.ended && w.exit_code == 0; });
+}
+
 std::vector<std::string> node_state_command(Scheduler scheduler, const std::vector<std::string>& hosts) {
   if (hosts.empty()) {
     return {};

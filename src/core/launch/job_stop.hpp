@@ -19,6 +19,10 @@ namespace ezpz::core {
 /// How many ranks' shims the hub has heard from (one never heard from has no host).
 [[nodiscard]] int ranks_heard(const std::vector<RankWatch>& ranks);
 
+/// Whether all `nprocs` ranks reported an end with code 0 (their shims saw it): a launcher that
+/// fails after that failed in its teardown, and the job's work is done.
+[[nodiscard]] bool every_rank_succeeded(const std::vector<RankWatch>& ranks, int nprocs);
+
 /// A node of the job that its scheduler says is not up.
 struct NodeDown {
   std::string host;

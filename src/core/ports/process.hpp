@@ -31,6 +31,7 @@ struct RankFailure {
   std::string what;              ///< "rank 1 on node2 exited with code 1"
   int code = 0;                  ///< its exit code
   bool could_not_start = false;  ///< its command could not be started (the other ranks' soon fail alike)
+  bool start_up = false;         ///< its last words are a start-up failure every rank shares (a KVS timeout)
 };
 
 /// What besides the job's own processes the supervision of a launcher waits on: the rank hub,

@@ -467,8 +467,9 @@ class Supervisor {
       return;
     }
     stop_.rank_failed = failed->code;
-    if (failed->could_not_start) {
-      // A missing command is missing on the other ranks too, most often: let them say so first.
+    if (failed->could_not_start || failed->start_up) {
+      // A missing command is missing on the other ranks too, most often, and a start-up that timed
+      // out (a KVS timeout) times out on them too: let them say so first (a systemic failure).
       notice(failed->what + ": stopping " + options_.stop_what + " in 2 s");
       rank_stop_at_ = Clock::now() + std::chrono::seconds(2);
       return;

@@ -24,6 +24,7 @@
 #include <sys/timerfd.h>
 #include <unistd.h>
 
+#include "core/launch/failure_signs.hpp"
 #include "sys/agents/net.hpp"
 #include "sys/agents/secure_channel.hpp"
 #include "sys/os/exec.hpp"
@@ -101,20 +102,15 @@ class Hub final : public core::RankHub {
   }
 
   bool stop_ranks(int signo) override {
-    std::vector<bool> reached(static_cast<std::size_t>(std::max(options_.nprocs, 0)), false);
-    for (const auto& c : conns_) {
-      if (c.rank >= 0 && c.rank < options_.nprocs && (c.ch || c.exit)) {
-        reached[static_cast<std::size_t>(c.rank)] = true;
-      }
-    }
-    if (std::find(reached.begin(), reached.end(), false) != reached.end()) {
-      return false;  // a rank whose shim writes through the launcher: only the launcher reaches it
+    if (std::none_of(conns_.begin(), conns_.end(), [](const Conn& c) { return c.rank >= 0; })) {
+      return false;  // no shim has called: only the launcher reaches its ranks (or a step not started)
     }
     for (auto& c : conns_) {
-      if (c.ch && !c.exit) {
+      if (c.ch && !c.exit && c.rank >= 0) {
         (void)c.ch->send('T', std::to_string(signo));
       }
     }
+    stop_signal_ = signo;  // a shim that calls later is stopped at its hello
     holding_ = true;
     return true;
   }
@@ -300,6 +296,9 @@ class Hub final : public core::RankHub {
     c.out.label = c.err.label = label;
     // Only the last line of each (who went quiet): the shim sends its rank's last words itself.
     c.out.tail = c.err.tail = core::LineTail(1, 300);
+    if (stop_signal_ != 0) {  // the job is being stopped: this rank too
+      (void)c.ch->send('T', std::to_string(stop_signal_));
+    }
     return true;
   }
 
@@ -334,7 +333,8 @@ class Hub final : public core::RankHub {
           failure_said_ = true;
           // (a command that could not start is named once, by the summary)
           const auto what = c.exit->exec_errno != 0 ? "could not start its command" : core::describe_exit(*c.exit);
-          failure_ = core::RankFailure{core::where(*c.exit) + " " + what, c.exit->exit_code, c.exit->exec_errno != 0};
+          failure_ = core::RankFailure{core::where(*c.exit) + " " + what, c.exit->exit_code, c.exit->exec_errno != 0,
+                                       core::has_systemic_sign(c.exit->last_lines)};
         }
       }
     }
@@ -381,6 +381,7 @@ class Hub final : public core::RankHub {
   std::unordered_map<int, Conn*> by_fd_;                    ///< the open ones by descriptor
   bool failure_said_ = false;
   bool holding_ = false;                      ///< stop_ranks() told the shims to hold their ends
+  int stop_signal_ = 0;                       ///< stop_ranks()'s signal, for shims that call after it
   std::optional<core::RankFailure> failure_;  ///< the first failure, until taken
 };
 

@@ -5,6 +5,7 @@
 
 #include <csignal>
 
+#include "core/job/machine.hpp"
 #include "core/launch/failure.hpp"
 #include "core/launch/job_stop.hpp"
 #include "core/launch/rank_output.hpp"
@@ -111,4 +112,23 @@ TEST_CASE("a rank ezpz kill stopped is said so; the summary names the whole outp
   CHECK(lines.back() == "  full output: /r/launch-1/rank-2.node2.err");
   e.kill_signal = 0;
   CHECK(describe_exit(e) == "was killed by signal 15 (SIGTERM)");
+}
+
+TEST_CASE("every launcher's ranks are stopped through their shims (srun, PALS, Hydra, Open MPI)", "[job_stop]") {
+  for (auto s : {LauncherStyle::srun, LauncherStyle::pals, LauncherStyle::mpich, LauncherStyle::openmpi,
+                 LauncherStyle::sophia}) {
+    CHECK(stops_through_shims(s));
+  }
+  CHECK_FALSE(stops_through_shims(LauncherStyle::local));  // its ranks are ezpz's own children
+}
+
+TEST_CASE("every_rank_succeeded: all ranks ended with 0 (a launcher failing after is its teardown)", "[job_stop]") {
+  std::vector<RankWatch> ranks = {{0, "a", true, 0, 1, 1, ""}, {1, "b", true, 0, 1, 1, ""}};
+  CHECK(every_rank_succeeded(ranks, 2));
+  CHECK_FALSE(every_rank_succeeded(ranks, 3));  // one never reported
+  ranks[1].exit_code = 1;
+  CHECK_FALSE(every_rank_succeeded(ranks, 2));
+  ranks[1].exit_code = 0;
+  ranks[1].ended = false;
+  CHECK_FALSE(every_rank_succeeded(ranks, 2));
 }

@@ -334,13 +334,23 @@ TEST_CASE("rank channel: a shim that finds its stop and its release together end
   CHECK(fastest < 0.2);  // not a wait for bytes that came with the stop (the poll's 250 ms)
 }
 
-TEST_CASE("rank channel: a stop through the shims is refused while a rank has not reached the hub", "[rank_channel]") {
+TEST_CASE("rank channel: a stop reaches a shim that calls after it; none called: the launcher's", "[rank_channel]") {
   sys::SecureRankChannels channels;
-  auto hub = quiet_hub(channels);  // 2 ranks, only rank 1 calls
-  auto link = shim_of(channels, *hub, 1);
-  REQUIRE(link);
-  CHECK_FALSE(hub->stop_ranks(SIGTERM));  // rank 0 writes through the launcher: it alone reaches it
-  link->await_release(30, false);         // never told to stop: no wait
+  auto hub = quiet_hub(channels, true);  // 2 ranks
+  CHECK_FALSE(hub->stop_ranks(SIGTERM));  // no shim has called: only the launcher reaches its ranks
+  auto link1 = shim_of(channels, *hub, 1);
+  REQUIRE(link1);
+  CHECK(hub->stop_ranks(SIGINT));  // rank 0 has not called yet (a fast failure, an early Ctrl-C)
+  pollfd p{link1->fd(), POLLIN, 0};
+  REQUIRE(::poll(&p, 1, 10000) == 1);
+  CHECK(link1->hear() == core::RankLink::Heard::stop);
+  CHECK(link1->stop_signal() == SIGINT);
+  auto link0 = shim_of(channels, *hub, 0);  // calls now: stopped at its hello
+  REQUIRE(link0);
+  pollfd p0{link0->fd(), POLLIN, 0};
+  REQUIRE(::poll(&p0, 1, 10000) == 1);
+  CHECK(link0->hear() == core::RankLink::Heard::stop);
+  CHECK(link0->stop_signal() == SIGINT);
 }
 
 TEST_CASE("rank channel: the hub's kill and its end reach the shim", "[rank_channel]") {
