@@ -336,7 +336,7 @@ TEST_CASE("rank channel: a shim that finds its stop and its release together end
 
 TEST_CASE("rank channel: a stop reaches a shim that calls after it; none called: the launcher's", "[rank_channel]") {
   sys::SecureRankChannels channels;
-  auto hub = quiet_hub(channels, true);  // 2 ranks
+  auto hub = quiet_hub(channels, true);   // 2 ranks
   CHECK_FALSE(hub->stop_ranks(SIGTERM));  // no shim has called: only the launcher reaches its ranks
   auto link1 = shim_of(channels, *hub, 1);
   REQUIRE(link1);
