@@ -4,7 +4,9 @@
 # all_reduce loop) to the next attempt's first rank line, beside the anchor: the job's own
 # start-up (a fresh launch on 4 healthy nodes, from its start to its first rank line). The
 # difference is what failover adds: the verdict, the probe, the backoff (goal: under 15 s, with
-# the default --kill-after).
+# the default --kill-after). Then the in-place retry of a storage error (rank 1's ENOSPC at its
+# start, tests/data/fail_signs.py): its failure line to attempt 2's first rank line, beside the
+# same start-up (goal: under 5 s over it).
 # Usage: scripts/bench/failover.sh [path/to/ezpz]   (default build/release/ezpz). Knobs: RUNS=3
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -22,7 +24,7 @@ trap '"$sim/down.sh" >/dev/null 2>&1' EXIT
 export SLURM_CONF="$D/slurm/slurm.conf"
 mkdir -p "$D/bin" "$D/mpich/bin" "$D/home"
 cp "$ezpz_src" "$D/bin/ezpz"
-cp "$src/tests/data/gloo_loop.py" "$D/"
+cp "$src/tests/data/gloo_loop.py" "$src/tests/data/fail_signs.py" "$D/"
 ln -sf /usr/bin/mpiexec.mpich "$D/mpich/bin/mpiexec"
 ln -sf /usr/bin/hydra_pmi_proxy "$D/mpich/bin/hydra_pmi_proxy"
 printf 'node%s\n' 1 2 3 4 5 >"$D/hostfile"
@@ -80,3 +82,31 @@ for name in srun mpich; do
   printf '  %-34s %12s %12s %12s\n' "$name (${cmd[0]})" "$ms" "$mr" "$(python3 -c "print(f'{$mr - $ms:.2f}')")"
   echo "    runs: startup ${s[*]}; reaction ${r[*]}"
 done
+
+# The storage error's in-place retry: rank 1's "[Errno 28]" line -> attempt 2's first rank line.
+cat >"$D/timed_storage.py" <<'PY'
+import re, subprocess, sys, time
+t0 = time.monotonic()
+p = subprocess.Popen(sys.argv[1:], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+failed, first, up = None, None, None
+for line in p.stdout:
+    now = time.monotonic()
+    up = up or (now if re.match(r"start rank \d+ attempt 1", line) else None)
+    failed = failed or (now if "[Errno 28]" in line else None)
+    first = first or (now if re.match(r"start rank \d+ attempt 2", line) else None)
+p.wait()
+if failed is None or first is None or p.returncode != 0:
+    sys.exit(f"no retry (exit {p.returncode})")
+print(f"{up - t0:.2f} {first - failed:.2f}")
+PY
+echo "== storage error retried in place: its line -> attempt 2's first rank line, vs the start-up (median of $runs)"
+s=() r=()
+for ((i = 0; i < runs; i++)); do
+  rm -f "$D"/storage-$i.*
+  read -r a b < <("$X" "${common[@]}" FAIL_MODE=storage COUNTER="$D/storage-$i" python3 "$D/timed_storage.py" \
+    "${srun[@]}" --spare-nodes 1 -- /usr/bin/python3 "$D/fail_signs.py" 2>/dev/null | tail -1)
+  s+=("$a"); r+=("$b")
+done
+ms=$(median "${s[@]}"); mr=$(median "${r[@]}")
+printf '  %-34s %12s %12s %12s\n' "srun, ENOSPC on rank 1" "$ms" "$mr" "$(python3 -c "print(f'{$mr - $ms:.2f}')")"
+echo "    runs: startup ${s[*]}; retry ${r[*]}"
