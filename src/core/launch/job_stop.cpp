@@ -10,6 +10,10 @@
 namespace ezpz::core {
 namespace {
 
+/// Nodes named to sinfo at most (beyond, it is asked for every node): 2,000 names of up to 40
+/// characters stay well inside one argument's 128 KiB.
+constexpr std::size_t kNamedNodesMax = 2000;
+
 /// `host` when it is one of `hosts` (by short name), as the job names it; "" otherwise.
 std::string job_host(std::string_view host, const std::vector<std::string>& hosts) {
   const auto name = short_hostname(host);
@@ -101,6 +105,9 @@ std::vector<std::string> node_state_command(Scheduler scheduler, const std::vect
     return {};
   }
   if (scheduler == Scheduler::slurm) {
+    if (hosts.size() > kNamedNodesMax) {  // one argument holds at most 128 KiB: every node, filtered here
+      return {"sinfo", "-h", "-N", "-o", "%N|%T|%E"};
+    }
     std::vector<std::string> names;
     for (const auto& h : hosts) {
       names.push_back(short_hostname(h));

@@ -506,7 +506,9 @@ class Supervisor {
     }
     if (second_interrupt_at_ && now >= *second_interrupt_at_) {
       second_interrupt_at_.reset();
-      kill_group(SIGINT);  // srun's abort: its tasks get SIGINT, then SIGKILL
+      if (running_ > 0) {
+        kill_group(SIGINT);  // srun's abort: its tasks get SIGINT, then SIGKILL
+      }
     }
     if (rank_stop_at_ && now >= *rank_stop_at_ && running_ > 0) {
       rank_stop_at_.reset();

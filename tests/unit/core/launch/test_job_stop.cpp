@@ -37,6 +37,8 @@ TEST_CASE("node states: Slurm's sinfo and PBS's pbsnodes name the job's nodes no
         Strings{"sinfo", "-h", "-N", "-n", "node1,node2,node3,node4", "-o", "%N|%T|%E"});
   CHECK(node_state_command(Scheduler::pbs, hosts) == Strings{"pbsnodes", "-l"});
   CHECK(node_state_command(Scheduler::local, hosts).empty());
+  const Strings many(5000, "x1000c0s0b0n0");  // Aurora-sized: not one -n argument
+  CHECK(node_state_command(Scheduler::slurm, many) == Strings{"sinfo", "-h", "-N", "-o", "%N|%T|%E"});
   // (a node in two partitions is listed twice; allocated, idle and mixed are up; '*': not responding)
   const auto sinfo =
       "node1|allocated|none\nnode2|down*|Not responding\nnode2|down*|Not responding\n"
