@@ -117,7 +117,9 @@ Expected<core::BroadcastPlan> YeetCommand::plan_nodes(Context& ctx, const core::
   }
   EZPZ_TRY(core::check_success_rule(rule));  // a usage error before any host is read
   // The other nodes: the job's hosts (as for launch) less this one; how they are reached.
-  EZPZ_TRY_ASSIGN(auto reach, core::plan_reach_spec(reach_, ctx.env, ctx.probe()));
+  auto options = reach_;
+  options.leave_out_down = true;  // a node the scheduler has down is named and left out, not waited for
+  EZPZ_TRY_ASSIGN(auto reach, core::plan_reach_spec(options, ctx.env, ctx.probe()));
   core::BroadcastSpec spec = reach.spec;
   spec.encrypt = !no_encrypt_;
   spec.agent_timeout_s = std::max(60.0, stall_timeout_s_);

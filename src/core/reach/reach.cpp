@@ -17,8 +17,10 @@ Expected<ReachSpec> plan_reach_spec(const ReachOptions& options, const Env& env,
     return e;
   }
   out.ask = *ask;
-  EZPZ_TRY_ASSIGN(auto reach, cluster != nullptr ? reach_from(*cluster, env, probe, !options.no_hsn, *ask)
-                                                 : plan_reach(env, probe, options.hostfile, !options.no_hsn, *ask));
+  EZPZ_TRY_ASSIGN(auto reach,
+                  cluster != nullptr
+                      ? reach_from(*cluster, env, probe, !options.no_hsn, *ask, options.leave_out_down)
+                      : plan_reach(env, probe, options.hostfile, !options.no_hsn, *ask, options.leave_out_down));
   out.reach = std::move(reach);
   auto& spec = out.spec;
   spec.transport = out.reach.choice.kind;

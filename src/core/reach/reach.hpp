@@ -21,6 +21,9 @@ struct ReachOptions {
   bool accept_new_host_keys = false;  ///< --accept-new-host-keys
   bool no_hsn = false;                ///< --no-hsn: the hostfile's names, never <host>-hsn0
   std::string hostfile;               ///< --hostfile ("" the job's own)
+  /// yeet: the nodes the job's scheduler has down are asked for, and left out where the transport
+  /// names its nodes (NodeReach::down), not waited for.
+  bool leave_out_down = false;
 };
 
 /// The reach, planned whole: where (targets), how (transport, agents' step) and the spec every

@@ -120,12 +120,12 @@ std::vector<std::string> agent_step_argv(const LauncherChoice& launcher, const H
 }
 
 Expected<NodeReach> plan_reach(const Env& env, const SystemProbe& probe, const std::string& hostfile, bool use_hsn,
-                               const TransportAsk& ask) {
+                               const TransportAsk& ask, bool leave_out_down) {
   EZPZ_TRY_ASSIGN(auto machines, load_machines(env, probe));
   EZPZ_TRY_ASSIGN(auto cluster,
                   discover_cluster(env, machines, std::nullopt,
                                    hostfile.empty() ? std::nullopt : std::optional<std::string>(hostfile), probe));
-  return reach_from(cluster, env, probe, use_hsn, ask);
+  return reach_from(cluster, env, probe, use_hsn, ask, leave_out_down);
 }
 
 namespace {
@@ -144,7 +144,7 @@ std::vector<NodeDown> nodes_down(const ClusterInfo& cluster, const HostList& tar
 }  // namespace
 
 Expected<NodeReach> reach_from(const ClusterInfo& cluster, const Env& env, const SystemProbe& probe, bool use_hsn,
-                               const TransportAsk& ask) {
+                               const TransportAsk& ask, bool leave_out_down) {
   NodeReach reach;
   auto choice = choose_transport(ask, cluster, find_launchers(probe));
   if (!choice && ask.configured && yeet_targets(cluster.hosts, env.hostname, false, probe).empty()) {
@@ -160,7 +160,7 @@ Expected<NodeReach> reach_from(const ClusterInfo& cluster, const Env& env, const
   // srun starts the agents on the targets by name; an MPI launcher on every host of the job's
   // hostfile (this node's agent hears it is not a target and ends).
   const bool by_name = reach.choice.launcher.style == LauncherStyle::srun;
-  reach.down = nodes_down(cluster, reach.targets, probe);
+  reach.down = leave_out_down ? nodes_down(cluster, reach.targets, probe) : std::vector<NodeDown>{};
   if (!launcher || by_name) {  // a down node left out: srun would start no agent at all, ssh waits for it
     std::erase_if(reach.targets, [&](const std::string& h) {
       return std::any_of(reach.down.begin(), reach.down.end(), [&](const NodeDown& d) { return d.host == h; });

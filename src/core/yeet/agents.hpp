@@ -59,11 +59,12 @@ struct NodeReach {
 /// discover_cluster finds, `hostfile` when not empty, through yeet_targets: this node left out,
 /// deduplicated; <host>-hsn0 names with SSH and `use_hsn`: the agents say their own addresses
 /// otherwise), and the transport `request` gives there.
+/// `leave_out_down`: the job's scheduler is asked which targets are down (NodeReach::down).
 [[nodiscard]] Expected<NodeReach> plan_reach(const Env& env, const SystemProbe& probe, const std::string& hostfile,
-                                             bool use_hsn, const TransportAsk& ask);
+                                             bool use_hsn, const TransportAsk& ask, bool leave_out_down = false);
 /// The same for a cluster already discovered (doctor's).
 [[nodiscard]] Expected<NodeReach> reach_from(const ClusterInfo& cluster, const Env& env, const SystemProbe& probe,
-                                             bool use_hsn, const TransportAsk& ask);
+                                             bool use_hsn, const TransportAsk& ask, bool leave_out_down = false);
 /// What is asked, first of: --transport launcher or ssh, an --ssh-command (ssh), --transport
 /// auto, the config file's [yeet] transport, else auto ("" `transport`: not given).
 [[nodiscard]] Expected<TransportAsk> transport_request(const std::string& transport, const std::string& ssh_command,
