@@ -24,7 +24,7 @@ RankExit failed(int rank, const std::string& host, double at, Strings lines, int
 
 }  // namespace
 
-TEST_CASE("storage: ENOSPC and EDQUOT of the first failed rank; not configuration errors", "[failure_signs]") {
+TEST_CASE("storage: ENOSPC and EDQUOT of the first failed rank, not configuration errors", "[failure_signs]") {
   const auto enospc =
       classify_failure({failed(3, "x4102c0s1b0n0", 20,
                                {"Traceback (most recent call last):",
@@ -86,7 +86,7 @@ TEST_CASE("systemic: every rank failed with one start-up sign, or the launcher's
   }
 }
 
-TEST_CASE("decide: storage and systemic blame no node; a systemic sign makes a launcher's claim no evidence",
+TEST_CASE("decide: storage and systemic blame no node, and a systemic sign makes a launcher's claim no evidence",
           "[failure_signs]") {
   AttemptEvidence ev;
   ev.sign.kind = FailureClass::storage;

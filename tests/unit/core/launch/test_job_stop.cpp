@@ -75,7 +75,7 @@ TEST_CASE("not_started_report: how long, which nodes are down, the remedy", "[jo
   CHECK_THAT(not_started_report("mpiexec", 45, 2, {}, false)[1], !Catch::Contains("every node"));
 }
 
-TEST_CASE("quiet_report: no rank started; a node whose shims went silent is named", "[job_stop]") {
+TEST_CASE("quiet_report: no rank started, and a node whose shims went silent is named", "[job_stop]") {
   std::vector<RankWatch> never(3);
   CHECK(quiet_report(never, 100, 50) == Strings{"no rank has started: no shim of the 3 ranks has called ezpz"});
   // node2's two shims fell silent 14 s before the others' last word: its evidence, with no spares too.
@@ -95,7 +95,7 @@ TEST_CASE("quiet_report: no rank started; a node whose shims went silent is name
   CHECK(silent_hosts(ranks).empty());
 }
 
-TEST_CASE("a rank ezpz kill stopped is said so; the summary names the whole output", "[job_stop]") {
+TEST_CASE("a rank ezpz kill stopped is said so, and the summary names the whole output", "[job_stop]") {
   RankExit e;
   e.rank = 2;
   e.host = "node2";

@@ -334,7 +334,7 @@ TEST_CASE("rank channel: a shim that finds its stop and its release together end
   CHECK(fastest < 0.2);  // not a wait for bytes that came with the stop (the poll's 250 ms)
 }
 
-TEST_CASE("rank channel: a stop reaches a shim that calls after it; none called: the launcher's", "[rank_channel]") {
+TEST_CASE("rank channel: a stop reaches a shim that calls after it (none called: the launcher's)", "[rank_channel]") {
   sys::SecureRankChannels channels;
   auto hub = quiet_hub(channels, true);   // 2 ranks
   CHECK_FALSE(hub->stop_ranks(SIGTERM));  // no shim has called: only the launcher reaches its ranks
