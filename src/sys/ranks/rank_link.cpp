@@ -124,10 +124,11 @@ class Pending final : public core::PendingRankLink {
     }
     // The hub's answer (the launch's grace) is read here, before any output: a socket closed
     // with bytes of the hub's unread is reset, and what this shim had not yet sent is lost with
-    // it (a rank's last lines, its end). Nothing else comes unasked.
+    // it (a rank's last lines, its end). A stop may follow it at once (a shim that calls
+    // while the job is being stopped): it stays in the socket, where the shim's poll sees it.
     char type = 0;
     std::string data;
-    if (!ch->await(type, data, timeout_ms) || type != 'A') {
+    if (!ch->await_one(type, data, timeout_ms) || type != 'A') {
       why = "the hub did not answer";
       return nullptr;
     }
