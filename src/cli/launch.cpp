@@ -243,8 +243,11 @@ int LaunchCommand::run(Context& ctx) {
   for (const auto& w : plan.warnings) {
     ctx.term.warn(w);
   }
-  // 2. Show it...
+  // 2. Show it (with what failover needs of the scheduler)...
   if (print_env_ || dry_run_) {
+    if (job->split && dry_run_) {
+      check_node_failure_policy(ctx);
+    }
     show_plan(ctx, plan, job->cluster);
     return 0;
   }

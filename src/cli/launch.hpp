@@ -70,6 +70,11 @@ struct SupervisionOptions {
 /// Delays before retry k (0-based): base, 2 base, 4 base, ... capped at 60 s (5, 10, 20, 40, 60).
 [[nodiscard]] double retry_delay(int k, double base);
 
+/// Whether the job outlives a node's failure, as its scheduler says (Slurm's --no-kill, PBS's
+/// tolerate_node_failures): a warning with the fix when it does not, a caution when it cannot be
+/// told (launch_failover.cpp).
+void check_node_failure_policy(Context& ctx);
+
 class LaunchCommand final : public Command {
  public:
   void add_cli(CLI::App& app) override;

@@ -30,6 +30,32 @@ class PbsLike(TempDirTest):
                                      "python3", "-m", "app.train"])
         self.assertEqual(p["env"], {"CCL_PROCESS_LAUNCHER": "pmix", "FI_MR_CACHE_MONITOR": "userfaultfd"})
 
+    def test_spares_check_tolerate_node_failures(self):
+        """--spare-nodes under PBS asks qstat -f JOBID (a stand-in qstat: no PBS server here) whether the
+        job outlives a node's failure; without tolerate_node_failures=all it warns, with the fix."""
+        calls = os.path.join(self.tmp, "qstat-calls")
+        for tolerate, warned in ((None, "unset"), ("none", "none"), ("all", None), ("job_start", None)):
+            attr = f"    tolerate_node_failures = {tolerate}\n" if tolerate else ""
+            self.write("bin/qstat", "#!/bin/sh\n" f"echo \"$@\" >>{shlex.quote(calls)}\n"
+                       "printf 'Job Id: 8817.aurora-pbs-0001.hostmgmt.cm\\n    Job_Name = train\\n"
+                       f"{attr}    Resource_List.walltime = 01:00:00\\n'\n", 0o755)
+            env, _ = self.pbs_env(["x4102c0s0b0n0", "x4102c0s1b0n0", "x4102c0s2b0n0"],
+                                  PATH=os.path.join(self.tmp, "bin") + ":" + os.environ["PATH"])
+            proc = run(["launch", "--dry-run", "--spare-nodes", "1", "--", "python3", "t.py"], env, check=0)
+            if warned:
+                self.assertIn(f"this PBS job does not tolerate node failures (tolerate_node_failures={warned})",
+                              proc.stderr)
+                self.assertIn("qsub -W tolerate_node_failures=all", proc.stderr)
+            else:
+                self.assertNotIn("tolerate", proc.stderr)
+            self.assertIn("x4102c0s2b0n0", proc.stderr)  # the spare, named, not in the line
+        with open(calls) as f:
+            self.assertEqual(f.read().splitlines(), ["-f 8817.aurora-pbs-0001.hostmgmt.cm"] * 4)
+        # Without spares nothing is asked.
+        run(["launch", "--dry-run", "--", "python3", "t.py"], env, check=0)
+        with open(calls) as f:
+            self.assertEqual(len(f.read().splitlines()), 4)
+
     def test_aurora_at_scale_settings_above_16_nodes(self):
         hosts = [f"x4102c0s{i}b0n0" for i in range(17)]
         env, _ = self.pbs_env(hosts[:16])
