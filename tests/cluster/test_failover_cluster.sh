@@ -297,6 +297,22 @@ rc=$?
 [ "$rc" -eq 1 ] || fail "application error (mpiexec): exit $rc, want 1: $out"
 grep -q "evicted" <<<"$out" && fail "application error (mpiexec): a node was evicted: $out"
 grep -q "bad input at step 2" <<<"$out" || fail "application error (mpiexec): the rank's words are missing: $out"
+# 8a. Storage (retried in place) and systemic (named, no swap) under mpiexec too: Hydra ends the
+#     job at a rank's failure unless the shims hold it, so the verdicts rest on the shims' reports.
+out=$("$X" "${common[@]}" FAIL_MODE=storage COUNTER="$D/out/storage-mpich" "${mpich[@]}" -- "$py" "$D/fail_signs.py" 2>&1)
+rc=$?
+[ "$rc" -eq 0 ] || fail "storage (mpiexec): exit $rc, want 0: $out"
+grep -q "storage: No space left on device on nodes that pass their probes: the same nodes again, no spare used (1 of 3)" \
+  <<<"$out" || fail "storage (mpiexec): no retry in place: $out"
+! grep -q "evicted" <<<"$out" || fail "storage (mpiexec): a node was evicted: $out"
+[ "$(grep -c '^done rank ' <<<"$out")" -eq 4 ] || fail "storage (mpiexec): want 4 ranks done: $out"
+out=$("$X" "${common[@]}" FAIL_MODE=systemic COUNTER="$D/out/systemic-mpich" "${mpich[@]}" -- "$py" "$D/fail_signs.py" 2>&1)
+rc=$?
+[ "$rc" -eq 1 ] || fail "systemic (mpiexec): exit $rc, want 1: $out"
+grep -q "systemic: no node is at fault; a spare cannot fix this: every rank failed with PMI/CCL KVS timeout" <<<"$out" ||
+  fail "systemic (mpiexec): not named: $out"
+! grep -q "evicted" <<<"$out" || fail "systemic (mpiexec): a node was evicted: $out"
+[ "$(grep -c '^start rank 0 ' <<<"$out")" -eq 1 ] || fail "systemic (mpiexec): more than one attempt: $out"
 out="$D/out/link-mpich.txt"
 : >"$out"
 "$X" "${common[@]}" "${mpich[@]}" --idle-timeout 15 --kill-after 3 -- "$py" "$D/gloo_loop.py" >"$out" 2>&1 &
