@@ -115,6 +115,16 @@ class FakeProbe final : public core::SystemProbe, public core::NodeQuery {
     auto it = tree_sizes.find(path);
     return it == tree_sizes.end() ? std::nullopt : std::optional(it->second);
   }
+  std::map<std::string, core::FileStamp> stamps;     ///< path -> its stamp (others do not exist)
+  std::map<std::string, core::SocketState> sockets;  ///< path -> what is there (others absent)
+  [[nodiscard]] std::optional<core::FileStamp> file_stamp(const std::string& path) const override {
+    auto it = stamps.find(path);
+    return it == stamps.end() ? std::nullopt : std::optional(it->second);
+  }
+  [[nodiscard]] core::SocketState unix_socket(const std::string& path) const override {
+    auto it = sockets.find(path);
+    return it == sockets.end() ? core::SocketState::absent : it->second;
+  }
   [[nodiscard]] core::ResourceLimit resource_limit(const std::string& name) const override {
     auto it = limits.find(name);
     return it == limits.end() ? core::ResourceLimit{} : it->second;

@@ -176,46 +176,11 @@ bool same_nodes_again(Context& ctx, core::VerdictKind kind, const core::FailureS
 
 }  // namespace
 
-/// Whether the job outlives a node's failure, as its scheduler says: a warning with the fix when
-/// it does not (no spare could ever be swapped in), a caution when it cannot be told.
 void check_node_failure_policy(Context& ctx) {
-  const std::string fix = "ezpz submit --spare-nodes N writes it";
-  if (const auto id = ctx.env.get("SLURM_JOB_ID"); id && ctx.probe().find_program("scontrol")) {
-    if (ctx.env.get("SLURM_NO_KILL").value_or("").empty() == false) {
-      return;
-    }
-    auto json = ctx.probe().run_program({"scontrol", "--json", "show", "job", *id}, {}, {}, 10);
-    std::optional<bool> kills =
-        json && json->exit_code == 0 ? core::slurm_kill_on_node_fail(json->output) : std::nullopt;
-    if (!kills) {  // an older Slurm: the batch script's directives say it
-      auto shown = ctx.probe().run_program({"scontrol", "show", "job", *id}, {}, {}, 10);
-      const auto script = shown && shown->exit_code == 0 ? core::slurm_batch_script(shown->output) : std::nullopt;
-      auto text = script ? ctx.probe().read_file(*script) : Expected<std::string>(failure("none"));
-      if (script && text) {
-        kills = !core::script_has_no_kill(*text);
-      }
-    }
-    if (!kills) {
-      ctx.term.warn(
-          "cannot tell whether this allocation was made with --no-kill (salloc -k): without it Slurm ends the "
-          "whole job when a node fails, and no spare can take its place");
-    } else if (*kills) {
-      ctx.term.warn(
-          "this Slurm job was submitted without --no-kill: Slurm ends the whole job when a node fails, so no "
-          "spare can take its place; submit with #SBATCH --no-kill (salloc -k; " +
-          fix + ")");
-    }
-    return;
-  }
-  if (const auto id = ctx.env.get("PBS_JOBID"); id && ctx.probe().find_program("qstat")) {
-    auto out = ctx.probe().run_program({"qstat", "-f", *id}, {}, {}, 10);
-    const auto tolerate = out && out->exit_code == 0 ? core::pbs_tolerate_node_failures(out->output) : std::nullopt;
-    if (tolerate != "all" && tolerate != "job_start") {
-      ctx.term.warn(
-          "this PBS job does not tolerate node failures (tolerate_node_failures=" + tolerate.value_or("unset") +
-          "): the server may end it when a node fails; where the site allows it, qsub -W "
-          "tolerate_node_failures=all");
-    }
+  using Kind = core::NodeFailureTolerance::Kind;
+  const auto t = core::node_failure_tolerance(ctx.env, ctx.probe());
+  if (t.kind == Kind::ends_job || t.kind == Kind::not_known) {
+    ctx.term.warn(t.message + "; " + t.remedy);
   }
 }
 

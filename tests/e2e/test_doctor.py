@@ -162,6 +162,51 @@ class Doctor(TempDirTest):
         self.assertTrue(facts["exe_present"] and facts["exe_same"])
         self.assertLess(abs(facts["time_ns"] - time.time_ns()), 10e9)
 
+    def test_site_traps_made_real(self):
+        """Perlmutter's traps as a user meets them: no NCCL net plugin on LD_LIBRARY_PATH (then one in a
+        real directory), an empty MODULEPATH, MPICH_GPU_SUPPORT_ENABLED=1 with no GTL preloaded."""
+        libs = os.path.join(self.tmp, "nccl", "lib")
+        os.makedirs(libs)
+        env = base_env(EZPZ_MACHINE="perlmutter", WANDB_MODE="offline", MODULEPATH="", LD_LIBRARY_PATH=libs,
+                       MPICH_GPU_SUPPORT_ENABLED="1")
+        checks = self.doctor_json([], env, 0)
+        self.assertEqual(checks["net-plugin"]["status"], "warning")
+        self.assertIn("falls back to TCP", checks["net-plugin"]["message"])
+        self.assertIn("module load nccl", checks["net-plugin"]["remedy"])
+        self.assertEqual(checks["modules"]["status"], "warning")
+        self.assertIn("MODULEPATH is empty on perlmutter", checks["modules"]["message"])
+        self.assertEqual(checks["gpu-mpi"]["status"], "warning")
+        self.assertIn("MPICH_GPU_SUPPORT_ENABLED=0", checks["gpu-mpi"]["remedy"])
+        with open(os.path.join(libs, "libnccl-net.so"), "w"):
+            pass
+        env.update(MODULEPATH="/usr/share/modulefiles", MPICH_GPU_SUPPORT_ENABLED="0")
+        checks = self.doctor_json([], env, 0)
+        self.assertEqual(checks["net-plugin"]["status"], "ok", checks["net-plugin"])
+        self.assertIn(os.path.join(libs, "libnccl-net.so"), checks["net-plugin"]["message"])
+        self.assertEqual(checks["modules"]["status"], "ok")
+        self.assertEqual(checks["gpu-mpi"]["status"], "ok")
+
+    def test_a_stale_munge_socket(self):
+        """A munge socket whose daemon died (made in a private mount namespace over /run/munge: root
+        needed, as for the shared-machine tests): doctor says it and the fix; a live one is fine."""
+        self.assertEqual(os.geteuid(), 0, "this test makes a mount namespace: run it as root")
+        make = ("import socket, subprocess, sys\n"
+                "s = socket.socket(socket.AF_UNIX); s.bind('/run/munge/munge.socket.2')\n"
+                "if sys.argv[1] == 'live':\n"
+                "    s.listen()\n"
+                "else:\n"
+                "    s.close()\n"
+                "sys.stdout.write(subprocess.run([sys.argv[2], 'doctor', '--json'], capture_output=True, "
+                "text=True).stdout)\n")
+        for state, status, said in (("stale", "warning", "PMIX_MCA_psec=native"), ("live", "ok", "munged answers")):
+            script = 'mkdir -p /run/munge && mount -t tmpfs none /run/munge && exec python3 -c "$MAKE" "$@"'
+            proc = subprocess.run(["unshare", "-m", "--propagation", "private", "sh", "-c", script, "sh", state, EZPZ],
+                                  env=base_env(WANDB_MODE="offline", MAKE=make), capture_output=True, text=True,
+                                  timeout=120)
+            checks = {r["name"]: r for r in json.loads(proc.stdout)["checks"]}
+            self.assertEqual(checks["munge"]["status"], status, checks["munge"])
+            self.assertIn(said, checks["munge"]["message"] + checks["munge"]["remedy"])
+
     def test_usage_error(self):
         run(["doctor", "--timeout", "0"], base_env(), check=2)
 

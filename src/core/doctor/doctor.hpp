@@ -97,6 +97,19 @@ struct LocalFacts {
 /// unknown to it, so USER and HOME must be set (ezpz takes them first).
 [[nodiscard]] CheckResult check_user(const Env& env, std::string_view passwd, std::string_view nsswitch);
 
+// Traps sites have written down (doctor_site.cpp).
+/// The collective library's network plugin the machine's fast path needs (its profile's
+/// net_plugin) on LD_LIBRARY_PATH, or NCCL_NET_PLUGIN's: without it NCCL falls back to TCP silently.
+[[nodiscard]] CheckResult check_net_plugin(const Env& env, const FileProbe& probe, const LocalFacts& facts);
+/// An empty MODULEPATH on a machine whose profile says its software comes as modules.
+[[nodiscard]] CheckResult check_modules(const Env& env, const LocalFacts& facts);
+/// MPICH_GPU_SUPPORT_ENABLED=1 without a GTL library preloaded (every rank aborts at MPI init).
+[[nodiscard]] CheckResult check_gpu_mpi(const Env& env, const FileProbe& probe);
+/// A munge socket whose daemon is gone (Open MPI's mpirun waits in PMIx's munge plugin).
+[[nodiscard]] CheckResult check_munge(const HostProbe& probe);
+/// Whether the job outlives a node's failure (what --spare-nodes needs), as its scheduler says.
+[[nodiscard]] CheckResult check_failover(const Env& env, const SystemProbe& probe);
+
 /// One check of this host, as `ezpz doctor` runs them (each on a thread of its own, in this order).
 struct LocalCheck {
   std::string_view name;

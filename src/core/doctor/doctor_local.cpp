@@ -29,11 +29,6 @@ std::string names_of(const std::vector<std::string>& items) {
   return out;
 }
 
-std::string fs_note(const std::vector<Mount>& mounts, const std::string& path) {
-  auto m = mount_of(mounts, path);
-  return m ? m->type : std::string("unknown filesystem");
-}
-
 }  // namespace
 
 LocalFacts gather_local_facts(const Env& env, const SystemProbe& probe, const std::optional<std::string>& hostfile,
@@ -269,51 +264,6 @@ CheckResult check_launcher(const Env& env, const SystemProbe& probe, const Local
     return check_warning(name, base + "; " + *choice->warning, "see docs/launch.md");
   }
   return check_ok(name, base);
-}
-
-CheckResult check_python(const Env& env, const SystemProbe& probe, const LocalFacts& facts) {
-  const std::string name = "python";
-  const auto active = active_env(env);
-  if (!active) {
-    const auto python = probe.find_program("python3");
-    if (!python) {
-      return check_warning(name, "no virtual env or conda env is active and python3 is not on PATH",
-                           "activate the env your job uses (source <venv>/bin/activate, conda activate ...)");
-    }
-    const auto real = probe.real_path(*python);
-    return check_ok(
-        name, "no virtual env or conda env active; python3 is " + real + " (" + fs_note(facts.mounts, real) + ")");
-  }
-  const auto root = probe.real_path(*active);
-  const auto mount = mount_of(facts.mounts, root);
-  std::string base;
-  const auto cfg_path = root + "/pyvenv.cfg";
-  if (auto cfg = probe.is_file(cfg_path) ? probe.read_file(cfg_path) : Expected<std::string>(failure("not a file"))) {
-    for (auto line : split(*cfg, '\n')) {
-      auto eq = line.find('=');
-      if (eq != std::string_view::npos && trim(line.substr(0, eq)) == "home") {
-        base = std::string(trim(line.substr(eq + 1)));
-      }
-    }
-  }
-  std::string base_note;
-  if (!base.empty()) {
-    const auto real_base = probe.real_path(base);
-    const auto bm = mount_of(facts.mounts, real_base);
-    base_note = "; its base interpreter is in " + real_base + " (" + (bm ? bm->type : "unknown filesystem") + ")";
-    if (bm && is_shared_fs(bm->type)) {
-      base_note += ", shared too: a yeet copy still loads the base's standard library from there";
-    }
-  }
-  const std::string kind = env.get("VIRTUAL_ENV") ? "venv" : "conda env";
-  if (mount && is_shared_fs(mount->type)) {
-    return check_warning(name,
-                         kind + " " + root + " is on " + mount->type + " (" + mount->point +
-                             ", shared): every rank of every node imports from it" + base_note,
-                         "ezpz yeet copies it to /tmp on every node; then activate /tmp/<name>");
-  }
-  return check_ok(name, kind + " " + root + " is on " + (mount ? mount->type : "an unknown filesystem") +
-                            " (node-local)" + base_note);
 }
 
 CheckResult check_space(const Env& env, const FileProbe& probe) {
@@ -564,6 +514,11 @@ const std::vector<LocalCheck>& local_checks() {
       {"wandb", [](E e, P p, F) { return check_wandb(e, p); }},
       {"accelerators", [](E e, P p, F f) { return check_accelerators(e, p, f); }},
       {"network-env", [](E e, P p, F f) { return check_network_env(e, p, f); }},
+      {"net-plugin", [](E e, P p, F f) { return check_net_plugin(e, p, f); }},
+      {"modules", [](E e, P, F f) { return check_modules(e, f); }},
+      {"gpu-mpi", [](E e, P p, F) { return check_gpu_mpi(e, p); }},
+      {"munge", [](E, P p, F) { return check_munge(p); }},
+      {"failover", [](E e, P p, F) { return check_failover(e, p); }},
       {"ezpz", [](E e, P, F f) { return check_ezpz(e, f); }},
       {"user",
        [](E e, P p, F) {

@@ -1,4 +1,5 @@
-// doctor's checks of the Python the ranks run: torch importable (in time), wandb's credentials.
+// doctor's checks of the Python the ranks run: where its env sits (a shared filesystem at scale: an
+// import storm), torch importable (in time), wandb's credentials.
 #include <cstdio>
 
 #include "core/base/strings.hpp"
@@ -14,7 +15,76 @@ constexpr const char* kFindWandb =
 constexpr double kPythonProbeS = 10;
 constexpr double kTorchImportS = 30;
 
+/// "; its base interpreter is in /usr/bin (ext4)" for a venv whose pyvenv.cfg names its home.
+std::string base_interpreter_note(const SystemProbe& probe, const LocalFacts& facts, const std::string& root) {
+  std::string base;
+  const auto cfg_path = root + "/pyvenv.cfg";
+  if (auto cfg = probe.is_file(cfg_path) ? probe.read_file(cfg_path) : Expected<std::string>(failure("not a file"))) {
+    for (auto line : split(*cfg, '\n')) {
+      auto eq = line.find('=');
+      if (eq != std::string_view::npos && trim(line.substr(0, eq)) == "home") {
+        base = std::string(trim(line.substr(eq + 1)));
+      }
+    }
+  }
+  if (base.empty()) {
+    return "";
+  }
+  const auto real_base = probe.real_path(base);
+  const auto bm = mount_of(facts.mounts, real_base);
+  auto note = "; its base interpreter is in " + real_base + " (" + (bm ? bm->type : "unknown filesystem") + ")";
+  if (bm && is_shared_fs(bm->type)) {
+    note += ", shared too: a yeet copy still loads the base's standard library from there";
+  }
+  return note;
+}
+
 }  // namespace
+
+CheckResult check_python(const Env& env, const SystemProbe& probe, const LocalFacts& facts) {
+  const std::string name = "python";
+  const auto active = active_env(env);
+  const auto nodes = facts.cluster ? facts.cluster->hosts.size() : 1;
+  const auto above = facts.cluster ? static_cast<std::size_t>(facts.cluster->machine.yeet_above_nodes) : 0;
+  // On a shared filesystem: fine for a few nodes; above the machine's yeet_above_nodes, an import storm.
+  auto shared = [&](const std::string& what, const Mount& m, const std::string& note) {
+    const auto where = what + " is on " + m.type + " (" + m.point + ", shared)";
+    if (above == 0 || nodes <= above) {
+      return check_ok(name, where + ", fine for " + count_of(nodes, "node") +
+                                (above > 0 ? "; above " + std::to_string(above) + ", ezpz yeet it" : "") + note);
+    }
+    return check_warning(name,
+                         where + ": each of the job's " + std::to_string(nodes) +
+                             " nodes imports from it at start, an import storm (a 64-node Frontier job spent ~500 s "
+                             "importing; Cray PMI gives up at 180 s)" +
+                             note,
+                         "ezpz yeet copies it to node-local /tmp on every node (ezpz submit --yeet writes that into "
+                         "the batch script); then activate it there");
+  };
+  if (!active) {
+    const auto python = probe.find_program("python3");
+    if (!python) {
+      return check_warning(name, "no virtual env or conda env is active and python3 is not on PATH",
+                           "activate the env your job uses (source <venv>/bin/activate, conda activate ...)");
+    }
+    const auto real = probe.real_path(*python);
+    const auto mount = mount_of(facts.mounts, real);
+    if (mount && is_shared_fs(mount->type)) {
+      return shared("no virtual env or conda env active; python3 (" + real + ")", *mount, "");
+    }
+    return check_ok(name, "no virtual env or conda env active; python3 is " + real + " (" +
+                              (mount ? mount->type : std::string("unknown filesystem")) + ")");
+  }
+  const auto root = probe.real_path(*active);
+  const auto mount = mount_of(facts.mounts, root);
+  const auto base_note = base_interpreter_note(probe, facts, root);
+  const std::string kind = env.get("VIRTUAL_ENV") ? "venv" : "conda env";
+  if (mount && is_shared_fs(mount->type)) {
+    return shared(kind + " " + root, *mount, base_note);
+  }
+  return check_ok(name, kind + " " + root + " is on " + (mount ? mount->type : "an unknown filesystem") +
+                            " (node-local)" + base_note);
+}
 
 CheckResult check_torch(const HostProbe& probe) {
   const std::string name = "torch";

@@ -36,6 +36,8 @@ MachineProfile profile_aurora() {
                     {R"ezpz(FI_CXI_CQ_FILL_PERCENT)ezpz", R"ezpz(20)ezpz"},
                     {R"ezpz(FI_CXI_DEFAULT_CQ_SIZE)ezpz", R"ezpz(131072)ezpz"},
                     {R"ezpz(FI_CXI_OFLOW_BUF_SIZE)ezpz", R"ezpz(8388608)ezpz"}};
+  m.modules = true;
+  m.yeet_above_nodes = 16;
   return m;
 }
 
@@ -55,6 +57,8 @@ MachineProfile profile_sunspot() {
   m.shared_prefix = {R"ezpz(x1)ezpz"};
   m.match_env = {{R"ezpz(PBS_JOBID)ezpz", R"ezpz(sunspot)ezpz"}, {R"ezpz(PBS_O_HOST)ezpz", R"ezpz(sunspot)ezpz"}};
   m.guess_from_prefix = true;
+  m.modules = true;
+  m.yeet_above_nodes = 16;
   return m;
 }
 
@@ -75,6 +79,11 @@ MachineProfile profile_sirius() {
   m.master_addr_suffix = R"ezpz(.hsn.cm.sirius.alcf.anl.gov)ezpz";
   m.shared_prefix = {R"ezpz(x3)ezpz"};
   m.match_env = {{R"ezpz(PBS_JOBID)ezpz", R"ezpz(sirius)ezpz"}, {R"ezpz(PBS_O_HOST)ezpz", R"ezpz(sirius)ezpz"}};
+  m.net_plugin = {R"ezpz(libnccl-net)ezpz"};
+  m.net_plugin_hint =
+      R"ezpz(put the aws-ofi-nccl plugin's lib directory on LD_LIBRARY_PATH (ALCF: /soft/libraries/aws-ofi-nccl))ezpz";
+  m.modules = true;
+  m.yeet_above_nodes = 16;
   return m;
 }
 
@@ -96,6 +105,11 @@ MachineProfile profile_polaris() {
   m.shared_prefix = {R"ezpz(x3)ezpz"};
   m.match_env = {{R"ezpz(PBS_JOBID)ezpz", R"ezpz(polaris)ezpz"}, {R"ezpz(PBS_O_HOST)ezpz", R"ezpz(polaris)ezpz"}};
   m.guess_from_prefix = true;
+  m.net_plugin = {R"ezpz(libnccl-net)ezpz"};
+  m.net_plugin_hint =
+      R"ezpz(put the aws-ofi-nccl plugin's lib directory on LD_LIBRARY_PATH (ALCF: /soft/libraries/aws-ofi-nccl))ezpz";
+  m.modules = true;
+  m.yeet_above_nodes = 16;
   return m;
 }
 
@@ -110,6 +124,8 @@ MachineProfile profile_sophia() {
   m.gpus_per_node = 8;
   m.gpu_bind = R"ezpz(cuda)ezpz";
   m.master_addr_suffix = R"ezpz(.lab.alcf.anl.gov)ezpz";
+  m.modules = true;
+  m.yeet_above_nodes = 16;
   return m;
 }
 
@@ -130,6 +146,11 @@ MachineProfile profile_frontier() {
   m.shared_prefix = {R"ezpz(login)ezpz"};
   m.match_env = {{R"ezpz(LMOD_SYSTEM_NAME)ezpz", R"ezpz(frontier)ezpz"},
                  {R"ezpz(SLURM_CLUSTER_NAME)ezpz", R"ezpz(frontier)ezpz"}};
+  m.net_plugin = {R"ezpz(librccl-net)ezpz", R"ezpz(libnccl-net)ezpz"};
+  m.net_plugin_hint =
+      R"ezpz(put the aws-ofi-rccl plugin's lib directory on LD_LIBRARY_PATH (OLCF's PyTorch on Frontier page))ezpz";
+  m.modules = true;
+  m.yeet_above_nodes = 16;
   return m;
 }
 
@@ -150,6 +171,10 @@ MachineProfile profile_perlmutter() {
   m.shared_prefix = {R"ezpz(nid)ezpz", R"ezpz(login)ezpz"};
   m.match_env = {{R"ezpz(NERSC_HOST)ezpz", R"ezpz(perlmutter)ezpz"},
                  {R"ezpz(SLURM_CLUSTER_NAME)ezpz", R"ezpz(perlmutter)ezpz"}};
+  m.net_plugin = {R"ezpz(libnccl-net)ezpz"};
+  m.net_plugin_hint = R"ezpz(module load nccl/2.24.3 (the nccl module puts its OFI plugin on LD_LIBRARY_PATH))ezpz";
+  m.modules = true;
+  m.yeet_above_nodes = 16;
   return m;
 }
 
@@ -157,6 +182,7 @@ MachineProfile profile_local() {
   MachineProfile m;
   m.name = R"ezpz(local)ezpz";
   m.description = R"ezpz(any other machine: a laptop, a workstation or an unknown cluster)ezpz";
+  m.yeet_above_nodes = 16;
   return m;
 }
 

@@ -16,7 +16,8 @@ namespace {
 constexpr std::string_view kKnownKeys =
     "name, description, match_prefix, match_contains, scheduler, launcher, style, cpu_bind, depth, "
     "gpus_per_node, gpu_bind, gpu_reverse, master_addr_suffix, env, shared_prefix, match_env, guess_from_prefix, "
-    "at_scale_nodes, env_at_scale, cpus_per_node, launcher_args, sched_args, start_timeout";
+    "at_scale_nodes, env_at_scale, cpus_per_node, launcher_args, sched_args, start_timeout, net_plugin, "
+    "net_plugin_hint, modules, yeet_above_nodes";
 
 std::string where(std::string_view source, const toml::node& node) {
   return std::string(source) + ":" + std::to_string(node.source().begin.line);
@@ -127,6 +128,9 @@ Expected<void> apply_key(std::string_view source, MachineProfile& m, std::string
   if (key == "master_addr_suffix") {
     return set_string(m.master_addr_suffix);
   }
+  if (key == "net_plugin_hint") {
+    return set_string(m.net_plugin_hint);
+  }
   if (key == "gpu_bind") {
     auto r = set_string(m.gpu_bind);
     if (r && m.gpu_bind != "none" && m.gpu_bind != "cuda" && m.gpu_bind != "ze" && m.gpu_bind != "rocr") {
@@ -134,8 +138,12 @@ Expected<void> apply_key(std::string_view source, MachineProfile& m, std::string
     }
     return r;
   }
-  if (key == "gpu_reverse" || key == "guess_from_prefix") {
-    return set_bool(source, key == "gpu_reverse" ? m.gpu_reverse : m.guess_from_prefix, key, node);
+  if (key == "gpu_reverse" || key == "guess_from_prefix" || key == "modules") {
+    return set_bool(source,
+                    key == "gpu_reverse"         ? m.gpu_reverse
+                    : key == "guess_from_prefix" ? m.guess_from_prefix
+                                                 : m.modules,
+                    key, node);
   }
   if (key == "launcher") {
     auto r = set_string(m.launcher);
@@ -163,13 +171,14 @@ Expected<void> apply_key(std::string_view source, MachineProfile& m, std::string
     return {};
   }
   if (key == "depth" || key == "gpus_per_node" || key == "at_scale_nodes" || key == "cpus_per_node" ||
-      key == "start_timeout") {
+      key == "start_timeout" || key == "yeet_above_nodes") {
     EZPZ_TRY_ASSIGN(auto v, get_count(source, node, key));
-    (key == "depth"           ? m.depth
-     : key == "gpus_per_node" ? m.gpus_per_node
-     : key == "cpus_per_node" ? m.cpus_per_node
-     : key == "start_timeout" ? m.start_timeout
-                              : m.at_scale_nodes) = v;
+    (key == "depth"              ? m.depth
+     : key == "gpus_per_node"    ? m.gpus_per_node
+     : key == "cpus_per_node"    ? m.cpus_per_node
+     : key == "start_timeout"    ? m.start_timeout
+     : key == "yeet_above_nodes" ? m.yeet_above_nodes
+                                 : m.at_scale_nodes) = v;
     return {};
   }
   if (key == "match_prefix" || key == "shared_prefix") {
@@ -179,6 +188,9 @@ Expected<void> apply_key(std::string_view source, MachineProfile& m, std::string
   if (key == "launcher_args" || key == "sched_args") {
     return set_list(source, key == "launcher_args" ? m.launcher_args : m.sched_args, key, node, false,
                     "[\"--verbose\"]");
+  }
+  if (key == "net_plugin") {
+    return set_list(source, m.net_plugin, key, node, false, "[\"libnccl-net\"]");
   }
   if (key == "env" || key == "env_at_scale") {
     return set_pairs(source, key == "env" ? m.env : m.env_at_scale, key, node, false);

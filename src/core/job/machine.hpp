@@ -52,6 +52,12 @@ struct MachineProfile {
   int at_scale_nodes = 0;  ///< env_at_scale applies to jobs on more hosts than this (0 = never)
   int start_timeout = 30;  ///< seconds a launch waits for its first rank before it says why none started (0: forever)
   std::vector<std::pair<std::string, std::string>> env_at_scale;
+  /// File-name prefixes of the collective library's network plugin its fast path needs
+  /// ("libnccl-net": NCCL without it falls back to TCP sockets, silently); empty: none needed.
+  std::vector<std::string> net_plugin;
+  std::string net_plugin_hint;  ///< how to get it ("module load nccl/2.24.3")
+  bool modules = false;         ///< the site's software comes as environment modules (an empty MODULEPATH is a trap)
+  int yeet_above_nodes = 0;     ///< doctor suggests ezpz yeet for an env on a shared filesystem above this (0: never)
 
   /// Whether `lower_hostname` starts with one of match_prefix (and contains match_contains).
   [[nodiscard]] bool matches(std::string_view lower_hostname) const;

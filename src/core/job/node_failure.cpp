@@ -60,4 +60,70 @@ std::optional<std::string> pbs_tolerate_node_failures(std::string_view qstat_f) 
   return std::nullopt;
 }
 
+namespace {
+
+using Tolerance = NodeFailureTolerance;
+
+Tolerance slurm_tolerance(const std::string& id, const SystemProbe& probe) {
+  const std::string fix = "ezpz submit --spare-nodes N writes it";
+  auto json = probe.run_program({"scontrol", "--json", "show", "job", id}, {}, {}, 10);
+  std::optional<bool> kills = json && json->exit_code == 0 ? slurm_kill_on_node_fail(json->output) : std::nullopt;
+  if (!kills) {  // an older Slurm: the batch script's directives say it
+    auto shown = probe.run_program({"scontrol", "show", "job", id}, {}, {}, 10);
+    const auto script = shown && shown->exit_code == 0 ? slurm_batch_script(shown->output) : std::nullopt;
+    if (auto text = script ? probe.read_file(*script) : Expected<std::string>(failure("none")); script && text) {
+      kills = !script_has_no_kill(*text);
+    }
+  }
+  if (!kills) {
+    return {Tolerance::Kind::not_known,
+            "cannot tell whether this allocation was made with --no-kill (salloc -k): without it Slurm ends the "
+            "whole job when a node fails, and no spare can take its place",
+            "allocate with --no-kill (salloc -k; " + fix + ")"};
+  }
+  if (*kills) {
+    return {Tolerance::Kind::ends_job,
+            "this Slurm job was submitted without --no-kill: Slurm ends the whole job when a node fails, so no "
+            "spare can take its place",
+            "submit with #SBATCH --no-kill (salloc -k; " + fix + ")"};
+  }
+  return {Tolerance::Kind::tolerant, "this Slurm job outlives a node's failure (--no-kill): a spare can take its place",
+          ""};
+}
+
+Tolerance pbs_tolerance(const std::string& id, const SystemProbe& probe) {
+  auto out = probe.run_program({"qstat", "-f", id}, {}, {}, 10);
+  if (!out || out->exit_code != 0) {
+    return {Tolerance::Kind::not_known,
+            "qstat -f " + id + " did not answer: cannot tell whether this PBS job tolerates node failures",
+            "qsub -W tolerate_node_failures=all, where the site allows it"};
+  }
+  const auto tolerate = pbs_tolerate_node_failures(out->output);
+  if (tolerate == "all" || tolerate == "job_start") {
+    return {
+        Tolerance::Kind::tolerant,
+        "this PBS job tolerates node failures (tolerate_node_failures=" + *tolerate + "): a spare can take its place",
+        ""};
+  }
+  return {Tolerance::Kind::ends_job,
+          "this PBS job does not tolerate node failures (tolerate_node_failures=" + tolerate.value_or("unset") +
+              "): the server may end it when a node fails",
+          "where the site allows it, qsub -W tolerate_node_failures=all"};
+}
+
+}  // namespace
+
+NodeFailureTolerance node_failure_tolerance(const Env& env, const SystemProbe& probe) {
+  if (const auto id = env.get("SLURM_JOB_ID"); id && probe.find_program("scontrol")) {
+    if (!env.get("SLURM_NO_KILL").value_or("").empty()) {
+      return {Tolerance::Kind::tolerant, "this Slurm job outlives a node's failure (SLURM_NO_KILL: --no-kill)", ""};
+    }
+    return slurm_tolerance(*id, probe);
+  }
+  if (const auto id = env.get("PBS_JOBID"); id && probe.find_program("qstat")) {
+    return pbs_tolerance(*id, probe);
+  }
+  return {};
+}
+
 }  // namespace ezpz::core

@@ -50,6 +50,18 @@ struct NodeReply {
   int exit_code = -1;
 };
 
+/// A file's identity and age, to tell whether it changed since it was last looked at.
+struct FileStamp {
+  long long mtime_ns = 0;
+  unsigned long long size = 0;
+  unsigned long long inode = 0;
+  bool operator==(const FileStamp&) const = default;
+};
+
+/// What is at a Unix socket's path: nothing, a socket a server answers on, or one nobody
+/// listens on (its daemon died and left it), or something else.
+enum class SocketState { absent, answers, stale, other };
+
 /// Files on this node: read, list, write small files, space. Port (sys/os/posix_probe).
 class FileProbe {
  public:
@@ -78,6 +90,8 @@ class FileProbe {
   [[nodiscard]] virtual std::optional<DiskSpace> disk_space(const std::string& path) const = 0;
   /// Bytes allocated to the files under `path` (like du; symlinks not followed).
   [[nodiscard]] virtual std::optional<unsigned long long> tree_bytes(const std::string& path) const = 0;
+  /// `path`'s modification time, size and inode (symlinks followed); nullopt when it does not exist.
+  [[nodiscard]] virtual std::optional<FileStamp> file_stamp(const std::string& path) const = 0;
 };
 
 /// A host name looked up: whether it resolved, how long that took, and whether the wait was cut
@@ -119,6 +133,8 @@ class HostProbe {
   [[nodiscard]] virtual std::pair<std::string, unsigned long long> self_digest() const = 0;
   /// The SHA-256 (hex) of the file at `path`; empty when it cannot be read.
   [[nodiscard]] virtual std::string file_digest(const std::string& path) const = 0;
+  /// Whether a server answers on the Unix socket at `path` (a connect, at once).
+  [[nodiscard]] virtual SocketState unix_socket(const std::string& path) const = 0;
 };
 
 /// What core's detection reads: files and host facts together (machine, scheduler, launchers).

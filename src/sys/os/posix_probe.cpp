@@ -13,7 +13,9 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <netdb.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include "sys/os/fd_io.hpp"
@@ -172,6 +174,38 @@ core::Lookup PosixProbe::look_up(const std::string& host, double timeout_s) cons
       answer->done_cv.wait_for(lock, std::chrono::duration<double>(timeout_s), [&answer] { return answer->done; });
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return core::Lookup{done && answer->resolves, seconds, !done};
+}
+
+std::optional<core::FileStamp> PosixProbe::file_stamp(const std::string& path) const {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) {
+    return std::nullopt;
+  }
+  return core::FileStamp{static_cast<long long>(st.st_mtim.tv_sec) * 1'000'000'000LL + st.st_mtim.tv_nsec,
+                         static_cast<unsigned long long>(st.st_size), static_cast<unsigned long long>(st.st_ino)};
+}
+
+core::SocketState PosixProbe::unix_socket(const std::string& path) const {
+  struct stat st {};
+  if (::lstat(path.c_str(), &st) != 0) {
+    return core::SocketState::absent;
+  }
+  sockaddr_un addr{};
+  if (!S_ISSOCK(st.st_mode) || path.size() >= sizeof(addr.sun_path)) {
+    return core::SocketState::other;
+  }
+  const OwnedFd fd(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
+  if (!fd.valid()) {
+    return core::SocketState::other;
+  }
+  addr.sun_family = AF_UNIX;
+  std::memcpy(addr.sun_path, path.c_str(), path.size() + 1);
+  // A Unix socket's connect does not wait: a listener takes it (or its backlog is full: EAGAIN),
+  // none refuses it.
+  if (::connect(fd.get(), reinterpret_cast<const sockaddr*>(&addr), sizeof(addr)) == 0 || errno == EAGAIN) {
+    return core::SocketState::answers;
+  }
+  return errno == ECONNREFUSED ? core::SocketState::stale : core::SocketState::other;
 }
 
 }  // namespace ezpz::sys

@@ -30,7 +30,9 @@ class PosixProbe final : public core::SystemProbe {
                                                           double timeout_s) const override;
   [[nodiscard]] std::optional<core::DiskSpace> disk_space(const std::string& path) const override;
   [[nodiscard]] std::optional<unsigned long long> tree_bytes(const std::string& path) const override;
+  [[nodiscard]] std::optional<core::FileStamp> file_stamp(const std::string& path) const override;
   [[nodiscard]] core::ResourceLimit resource_limit(const std::string& name) const override;
+  [[nodiscard]] core::SocketState unix_socket(const std::string& path) const override;
   /// In os/self_digest.cpp.
   [[nodiscard]] std::pair<std::string, unsigned long long> self_digest() const override;
   [[nodiscard]] std::string file_digest(const std::string& path) const override;

@@ -65,14 +65,27 @@ TEST_CASE("doctor: mount table, the mount holding a path, shared filesystems", "
   CHECK_FALSE(core::is_shared_fs("tmpfs"));
 }
 
-TEST_CASE("doctor: a venv on Lustre suggests yeet and names its base interpreter", "[doctor]") {
+TEST_CASE("doctor: a venv on Lustre suggests yeet above the machine's node count and names its base interpreter",
+          "[doctor]") {
   FakeProbe probe;
   auto env = make_env({{"VIRTUAL_ENV", "/lus/flare/me/venv"}});
   probe.files["/lus/flare/me/venv/pyvenv.cfg"] = "home = /usr/bin\ninclude-system-site-packages = false\n";
-  auto r = core::check_python(env, probe, facts_for(env, probe));
+  probe.files["/proc/self/mounts"] = kMounts;
+  std::string hosts;
+  for (int i = 0; i < 17; ++i) {
+    hosts += "x4102c0s" + std::to_string(i) + "b0n0\n";
+  }
+  probe.files["/h/17"] = hosts;
+  // 17 Aurora nodes (its yeet_above_nodes is 16): an import storm.
+  auto r = core::check_python(env, probe, core::gather_local_facts(env, probe, "/h/17", "aurora", "0.1.0"));
   CHECK(r.status == CheckStatus::warning);
-  CHECK_THAT(r.message, Catch::Contains("lustre") && Catch::Contains("/usr/bin (ext4)"));
+  CHECK_THAT(r.message, Catch::Contains("lustre") && Catch::Contains("each of the job's 17 nodes imports from it") &&
+                            Catch::Contains("/usr/bin (ext4)"));
   CHECK_THAT(r.remedy, Catch::Contains("ezpz yeet"));
+  // One node: fine, with the number that would change it.
+  auto one = core::check_python(env, probe, facts_for(env, probe));
+  CHECK(one.status == CheckStatus::ok);
+  CHECK_THAT(one.message, Catch::Contains("shared), fine for 1 node; above 16, ezpz yeet it"));
 
   auto local = make_env({{"VIRTUAL_ENV", "/tmp/venv"}});
   auto ok = core::check_python(local, probe, facts_for(local, probe));
@@ -456,5 +469,5 @@ TEST_CASE("doctor: every row of local_checks runs the check it names, each name 
   }
   std::sort(names.begin(), names.end());
   CHECK(std::adjacent_find(names.begin(), names.end()) == names.end());
-  CHECK(names.size() == 12);
+  CHECK(names.size() == 17);
 }

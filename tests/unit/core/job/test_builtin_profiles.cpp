@@ -103,6 +103,10 @@ std::string profile_source(const MachineProfile& m) {
   num("at_scale_nodes", m.at_scale_nodes, d.at_scale_nodes);
   num("start_timeout", m.start_timeout, d.start_timeout);
   table("env_at_scale", m.env_at_scale, d.env_at_scale);
+  strings("net_plugin", m.net_plugin, d.net_plugin);
+  str("net_plugin_hint", m.net_plugin_hint, d.net_plugin_hint);
+  flag("modules", m.modules, d.modules);
+  num("yeet_above_nodes", m.yeet_above_nodes, d.yeet_above_nodes);
   return out + "  return m;\n}\n\n";
 }
 
