@@ -112,6 +112,7 @@ _ezpz_takes_value() {
         "doctor --machine") return 0 ;;
         "doctor --launcher") return 0 ;;
         "doctor --dst") return 0 ;;
+        "doctor --script") return 0 ;;
         "doctor --transport") return 0 ;;
         "doctor --ssh-command") return 0 ;;
         "doctor --timeout") return 0 ;;
@@ -294,12 +295,13 @@ _ezpz() {
                 --machine) COMPREPLY=($(compgen -W "aurora sunspot sirius polaris sophia frontier perlmutter local" -- "$cur")); return 0 ;;
                 --launcher) COMPREPLY=($(compgen -W "mpiexec mpirun srun local" -- "$cur")); return 0 ;;
                 --dst) COMPREPLY=(); return 0 ;;
+                --script) _ezpz_files; return 0 ;;
                 --transport) COMPREPLY=($(compgen -W "auto launcher ssh" -- "$cur")); return 0 ;;
                 --ssh-command) COMPREPLY=(); return 0 ;;
                 --timeout) COMPREPLY=(); return 0 ;;
             esac
             if [[ "$cur" == -* ]]; then
-                COMPREPLY=($(compgen -W "-h --help --json --nodes --launch --all --hostfile --machine --launcher --dst --transport --ssh-command --accept-new-host-keys --no-hsn --timeout" -- "$cur"))
+                COMPREPLY=($(compgen -W "-h --help --json --nodes --launch --all --hostfile --machine --launcher --dst --script --transport --ssh-command --accept-new-host-keys --no-hsn --timeout" -- "$cur"))
             elif ((nargs == 0)); then
                 COMPREPLY=()
             fi

@@ -134,6 +134,7 @@ complete -c ezpz -n '__fish_seen_subcommand_from doctor' -l hostfile -r -F -d 'H
 complete -c ezpz -n '__fish_seen_subcommand_from doctor' -l machine -x -a 'aurora sunspot sirius polaris sophia frontier perlmutter local' -d 'Check against this machine\'s profile instead of detecting it'
 complete -c ezpz -n '__fish_seen_subcommand_from doctor' -l launcher -x -a 'mpiexec mpirun srun local' -d 'With --launch: the launcher to use instead of the machine\'s'
 complete -c ezpz -n '__fish_seen_subcommand_from doctor' -l dst -x -d 'With --nodes: the yeet destination whose free space counts (default /tmp)'
+complete -c ezpz -n '__fish_seen_subcommand_from doctor' -l script -r -F -d 'Also check a batch script for traps: set -u before its modules, Lmod\'s init in a non-login shell, a fetch from the network'
 complete -c ezpz -n '__fish_seen_subcommand_from doctor' -l transport -x -a 'auto launcher ssh' -d 'With --nodes: how ezpz starts on other nodes: launcher (the job\'s srun/mpiexec/mpirun starts one agent per node; TCP, no SSH), ssh, or auto (default: the launcher inside a job; [yeet] transport in config.toml sets another)'
 complete -c ezpz -n '__fish_seen_subcommand_from doctor' -l ssh-command -x -d 'With --nodes: reach the nodes with this ssh client (e.g. ssh, for host-based or GSSAPI login) instead of the built-in libssh'
 complete -c ezpz -n '__fish_seen_subcommand_from doctor' -l accept-new-host-keys -d 'With --nodes: add host keys of nodes not yet in ~/.ssh/known_hosts (a changed key is always an error)'

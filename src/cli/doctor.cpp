@@ -16,6 +16,7 @@
 #include "core/base/log.hpp"
 #include "core/base/strings.hpp"
 #include "core/doctor/doctor.hpp"
+#include "core/doctor/script_traps.hpp"
 #include "core/job/cluster.hpp"
 #include "core/yeet/agents.hpp"
 #include "core/yeet/relay_tree.hpp"
@@ -110,6 +111,20 @@ core::CheckResult launch_probe(Context& ctx, const core::LocalFacts& facts, cons
   return r;
 }
 
+/// --script FILE's findings: one warning per trap, or one ok.
+std::vector<core::CheckResult> script_results(const std::string& path, const std::string& text) {
+  std::vector<core::CheckResult> out;
+  for (const auto& t : core::script_traps(text)) {
+    out.push_back(core::check_warning("script", path + ": " + t.problem, t.remedy));
+  }
+  if (out.empty()) {
+    out.push_back(core::check_ok(
+        "script",
+        path + ": no set -u before its modules, no Lmod init in a non-login shell, no fetch from the network"));
+  }
+  return out;
+}
+
 }  // namespace
 
 void DoctorCommand::add_cli(CLI::App& app) {
@@ -127,6 +142,10 @@ void DoctorCommand::add_cli(CLI::App& app) {
       ->check(CLI::IsMember({"mpiexec", "mpirun", "srun", "local"}));
   app.add_option("--dst", dst_, "With --nodes: the yeet destination whose free space counts (default /tmp)")
       ->type_name("PATH");
+  app.add_option("--script", script_,
+                 "Also check a batch script for traps: set -u before its modules, Lmod's init in a non-login "
+                 "shell, a fetch from the network")
+      ->type_name("FILE");
   add_reach_options(app, reach_, "With --nodes: ");
   app.add_option("--timeout", timeout_s_, "Seconds a node or the launch probe may take (default 10)")
       ->type_name("SECONDS")
@@ -137,11 +156,20 @@ void DoctorCommand::add_cli(CLI::App& app) {
       "Examples:\n"
       "  ezpz doctor                     # this host: scheduler, launcher, env, space, limits, W&B, GPUs\n"
       "  ezpz doctor --nodes             # ... and every node of the job over ssh\n"
-      "  ezpz doctor --nodes --launch --json");
+      "  ezpz doctor --nodes --launch --json\n"
+      "  ezpz doctor --script job.sh       # ... and a batch script's traps");
 }
 
 int DoctorCommand::run(Context& ctx) {
   auto opt = [](const std::string& s) { return s.empty() ? std::nullopt : std::optional<std::string>(s); };
+  std::string script_text;
+  if (!script_.empty()) {  // read first: a wrong path stops doctor before any check runs
+    auto text = ctx.probe().read_file(script_);
+    if (!text) {
+      return ctx.term.fail(usage_error("--script: " + text.error().message));
+    }
+    script_text = std::move(*text);
+  }
   const auto facts_start = Clock::now();
   const auto facts = core::gather_local_facts(ctx.env, ctx.probe(), opt(reach_.hostfile), opt(machine_), EZPZ_VERSION);
   const double facts_ms = ms_since(facts_start);
@@ -240,6 +268,11 @@ int DoctorCommand::run(Context& ctx) {
   results.insert(results.end(), node_results.begin(), node_results.end());
   if (launch.valid()) {
     results.push_back(launch.get());
+  }
+  if (!script_.empty()) {
+    for (auto& r : script_results(script_, script_text)) {
+      results.push_back(std::move(r));
+    }
   }
   if (json_) {
     ctx.term.print_json(core::doctor_json(results));

@@ -1,4 +1,4 @@
-// ezpz doctor [--nodes] [--launch] [--json]: a preflight of this host, every node of the job
+// ezpz doctor [--nodes] [--launch] [--script FILE] [--json]: a preflight of this host, every node of the job
 // (over yeet's ssh transport) and the launch line, with a remedy for every problem.
 #pragma once
 
@@ -24,6 +24,7 @@ class DoctorCommand final : public Command {
   core::ReachOptions reach_;  ///< --hostfile, --transport, --ssh-command, --accept-new-host-keys, --no-hsn
   std::string machine_, launcher_;
   std::string dst_ = "/tmp";
+  std::string script_;  ///< --script: a batch script checked for traps
 };
 
 /// ezpz __doctor-node --dst PATH --exe PATH: one node's side of doctor --nodes. Prints

@@ -9,6 +9,7 @@
 #include "cli/terminal.hpp"
 #include "core/base/shell.hpp"
 #include "core/base/strings.hpp"
+#include "core/doctor/script_traps.hpp"
 #include "core/job/cluster.hpp"
 #include "core/job/job_env.hpp"
 #include "core/launch/failover.hpp"
@@ -197,6 +198,14 @@ Expected<void> SubmitCommand::check_command(Context& ctx, const std::string& wor
   for (const auto& f : core::command_files(command_)) {
     const bool found = f.on_path ? ctx.probe().find_program(f.path).has_value()
                                  : ctx.probe().is_file(f.path.front() == '/' ? f.path : workdir + "/" + f.path);
+    if (found && !f.on_path) {  // a shell script the job runs: its traps now, not after the queue
+      const auto path = f.path.front() == '/' ? f.path : workdir + "/" + f.path;
+      if (auto text = ctx.probe().read_file(path); text && core::is_shell_script(*text)) {
+        for (const auto& t : core::script_traps(*text)) {
+          ctx.term.warn(f.path + ": " + t.problem + "; " + t.remedy);
+        }
+      }
+    }
     if (found) {
       continue;
     }

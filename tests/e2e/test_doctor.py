@@ -186,6 +186,24 @@ class Doctor(TempDirTest):
         self.assertEqual(checks["modules"]["status"], "ok")
         self.assertEqual(checks["gpu-mpi"]["status"], "ok")
 
+    def test_script_traps(self):
+        """--script FILE: each trap a warning at its line with the fix; a safe script one ok; a file
+        that cannot be read stops doctor (exit 2) before any check."""
+        bad = self.write("job.sh", "#!/bin/bash\n#PBS -l select=2\nset -eu\n"
+                                   "source /usr/share/lmod/lmod/init/bash\nmodule load frameworks\n")
+        proc = run(["doctor", "--json", "--script", bad], base_env(WANDB_MODE="offline"), check=0)
+        found = [r for r in json.loads(proc.stdout)["checks"] if r["name"] == "script"]
+        self.assertEqual([r["status"] for r in found], ["warning", "warning"], found)
+        self.assertIn(f"{bad}: set -u (line 3) is on when line 4 loads modules", found[0]["message"])
+        self.assertIn("line 4 sources Lmod's init in a non-login shell", found[1]["message"])
+        self.assertIn("#!/bin/bash -l", found[1]["remedy"])
+        good = self.write("good.sh", "#!/bin/bash -l\nmodule load frameworks\nset -eu\n")
+        proc = run(["doctor", "--script", good], base_env(WANDB_MODE="offline"), check=0)
+        self.assertIn(f"[ OK ] script: {good}: no set -u before its modules", proc.stdout)
+        proc = run(["doctor", "--script", os.path.join(self.tmp, "nosuch.sh")], base_env(), check=2)
+        self.assertIn("--script: cannot read", proc.stderr)
+        self.assertEqual(proc.stdout, "")
+
     def test_a_stale_munge_socket(self):
         """A munge socket whose daemon died (made in a private mount namespace over /run/munge: root
         needed, as for the shared-machine tests): doctor says it and the fix; a live one is fine."""

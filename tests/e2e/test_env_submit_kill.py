@@ -64,6 +64,22 @@ class Env(TempDirTest):
         out = run(["env"], base_env(SHELL="/usr/bin/fish"), check=0).stdout
         self.assertIn("set -gx EZPZ_LAUNCH ", out)
 
+    def test_safe_under_set_u(self):
+        """`eval "$(ezpz env)"` in a job's shell that set -u (bash, zsh's nounset; fish has none but
+        must take it too): no unbound variable, every line evaluated, in a PBS job and a local one."""
+        hostfile = self.write("nodefile", "x1001c0s0b0n0\nx1001c0s0b1n0\n")
+        for env in (base_env(PBS_JOBID="123.aurora-pbs", PBS_NODEFILE=hostfile, EZPZ_MACHINE="aurora"), base_env()):
+            for shell, line in (("bash", 'set -u; eval "$(EZ env --shell bash)"; echo "$NHOSTS $EZPZ_LAUNCH"'),
+                                ("zsh", 'set -u; eval "$(EZ env --shell zsh)"; echo "$NHOSTS $EZPZ_LAUNCH"'),
+                                ("fish", "EZ env --shell fish | source; echo $NHOSTS $EZPZ_LAUNCH")):
+                with self.subTest(shell=shell, pbs="PBS_JOBID" in env):
+                    script = line.replace("EZ ", f"'{EZPZ}' ")
+                    out = subprocess.run([shell, "-c", script], env=env, capture_output=True, text=True)
+                    self.assertEqual(out.returncode, 0, f"{script}: {out.stderr}")
+                    self.assertEqual(out.stderr, "")
+                    nhosts = "2" if "PBS_JOBID" in env else "1"
+                    self.assertEqual(out.stdout.split()[:3], [nhosts, EZPZ, "launch"], out.stdout)
+
 
 class Submit(TempDirTest):
     def test_a_command_the_job_would_not_find_is_refused_before_the_queue(self):
@@ -87,6 +103,20 @@ class Submit(TempDirTest):
         proc = run(["submit", "--scheduler", "pbs", "-o", out, "--force", "--", "python3", "nosuch.py"], env, check=0)
         self.assertIn("nosuch.py does not exist", proc.stderr)
         self.assertTrue(os.path.exists(out))
+
+    def test_a_shell_script_is_checked_for_traps(self):
+        """The job's command is a shell script that sets -u before its modules: said before the
+        queue, with the fix (written all the same); a safe script says nothing."""
+        env = base_env(PWD=self.tmp)
+        self.write("run.sh", "#!/bin/bash -l\nset -euo pipefail\nmodule load frameworks\npython3 t.py\n", 0o755)
+        for command in (["./run.sh"], ["bash", "run.sh"]):
+            with self.subTest(command=command):
+                proc = run(["submit", "--scheduler", "pbs", "--dry-run", "--", *command], env, check=0)
+                self.assertIn("run.sh: set -u (line 2) is on when line 3 loads modules", proc.stderr)
+                self.assertIn("move set -u after the module lines", proc.stderr)
+        self.write("safe.sh", "#!/bin/bash -l\nmodule load frameworks\nset -euo pipefail\npython3 t.py\n", 0o755)
+        proc = run(["submit", "--scheduler", "pbs", "--dry-run", "--", "./safe.sh"], env, check=0)
+        self.assertNotIn("safe.sh:", proc.stderr)
 
     def test_scheduler_lines_from_the_machine_and_sched_arg(self):
         env = base_env(PWD=self.tmp, EZPZ_MACHINE="perlmutter")
