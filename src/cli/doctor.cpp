@@ -111,6 +111,30 @@ core::CheckResult launch_probe(Context& ctx, const core::LocalFacts& facts, cons
   return r;
 }
 
+/// --nodes' results from the nodes' replies: a line per host and the summaries, each timed.
+std::vector<core::CheckResult> node_tier_results(const std::vector<core::NodeReply>& replies,
+                                                 const core::ReachSpec& reach, const std::string& exe,
+                                                 const std::string& dst, int timeout_s, unsigned long long need,
+                                                 double took_ms) {
+  core::NodeTierOptions options;
+  options.version = EZPZ_VERSION;
+  options.exe = exe;
+  options.dst = dst;
+  options.need_bytes = need;
+  options.transport = core::reach_transport_text(reach);
+  options.timeout_s = timeout_s;
+  auto results = core::node_checks(replies, options);
+  for (auto& r : results) {
+    r.duration_ms = r.host.empty() ? took_ms : 0;
+    for (const auto& reply : replies) {
+      if (r.host == reply.host && reply.reply_ns > 0) {
+        r.duration_ms = static_cast<double>(reply.reply_ns - reply.start_ns) / 1e6;
+      }
+    }
+  }
+  return results;
+}
+
 /// --script FILE's findings: one warning per trap, or one ok.
 std::vector<core::CheckResult> script_results(const std::string& path, const std::string& text) {
   std::vector<core::CheckResult> out;
@@ -221,24 +245,8 @@ int DoctorCommand::run(Context& ctx) {
     if (local.empty()) {
       start_local();  // a probe that did not call back
     }
-    core::NodeTierOptions options;
-    options.version = EZPZ_VERSION;
-    options.exe = env.self_exe;
-    options.dst = dst_;
-    options.need_bytes = env_bytes.valid() ? env_bytes.get().value_or(0) : 0;
-    options.transport = core::reach_transport_text(*reach);
-    node_results = core::node_checks(replies, options);
-    const double took = ms_since(start);
-    for (auto& r : node_results) {
-      r.duration_ms = r.host.empty() ? took : 0;
-    }
-    for (std::size_t i = 0; i < replies.size(); ++i) {
-      for (auto& r : node_results) {
-        if (r.host == replies[i].host && replies[i].reply_ns > 0) {
-          r.duration_ms = static_cast<double>(replies[i].reply_ns - replies[i].start_ns) / 1e6;
-        }
-      }
-    }
+    const auto need = env_bytes.valid() ? env_bytes.get().value_or(0) : 0;
+    node_results = node_tier_results(replies, *reach, env.self_exe, dst_, timeout_s_, need, ms_since(start));
   } else {
     start_local();
     if (nodes_) {
@@ -266,6 +274,7 @@ int DoctorCommand::run(Context& ctx) {
     log_result(r);
   }
   results.insert(results.end(), node_results.begin(), node_results.end());
+  core::settle_ezpz_check(results);  // a node-local ezpz that --nodes found on every host
   if (launch.valid()) {
     results.push_back(launch.get());
   }

@@ -69,6 +69,33 @@ assert v["status"] == "warning" and "/tmp/ezpz-local is missing on node1" in v["
 PY
 [ "$rc" -eq 0 ] || fail "ezpz missing on the nodes is only a warning: exit $rc"
 
+# 3b. The same binary at that node-local path on every host: --nodes settles the local "not on a
+#     shared filesystem" warning (it becomes ok, saying why).
+"$X" cp "$ezpz" /tmp/ezpz-same || fail "copy to the login node's /tmp"
+for n in $(cat "$D/hostfile"); do
+  "$X" ssh -o BatchMode=yes "$n" cp "$ezpz" /tmp/ezpz-same || fail "copy to $n's /tmp"
+done
+out=$("$X" "${common[@]}" /tmp/ezpz-same doctor --hostfile "$D/hostfile" --nodes --json --timeout 60)
+python3 - "$out" <<'PY' || fail "the same node-local binary everywhere: $out"
+import json, sys
+r = {c["name"]: c for c in json.loads(sys.argv[1])["checks"] if "host" not in c}
+assert r["ezpz-version"]["status"] == "ok", r["ezpz-version"]
+e = r["ezpz"]
+assert e["status"] == "ok" and "doctor --nodes found the same binary at its path on every host" in e["message"], e
+PY
+out=$("$X" "${common[@]}" /tmp/ezpz-same doctor --hostfile "$D/hostfile" --json)
+grep -q '"not on a shared filesystem' <<<"$out" || grep -q 'not on a shared filesystem' <<<"$out" ||
+  fail "without --nodes the warning stays: $out"
+
+# 3c. A node whose sshd is stopped (SIGSTOP: its port takes the connection, nothing answers):
+#     named as silent past --timeout, not by the exit code of the ssh ezpz stopped.
+printf 'node5\n' >"$D/hostfile5"
+kill -STOP "$(cat "$D/nodes/node5/sshd.pid")"
+out=$("$X" "${common[@]}" "$ezpz" doctor --hostfile "$D/hostfile5" --nodes --timeout 3 2>&1)
+kill -CONT "$(cat "$D/nodes/node5/sshd.pid")"
+grep -q '^\[FAIL\] node (node5): no answer from node5 within 3 s' <<<"$out" || fail "a silent node: $out"
+grep -q 'exit 143' <<<"$out" && fail "a silent node named by an exit code: $out"
+
 # 4. node3's sshd is down: exit 1, node3 named, the other seven fine.
 "$sim/stop-sshd.sh" node3 || fail "node3's sshd would not stop"
 # (a refused connection fails at once: the generous timeout only spares the healthy nodes, each

@@ -74,6 +74,19 @@ std::string join(const std::vector<std::string>& items, std::string_view sep) {
   return out;
 }
 
+std::string did_you_mean_note(std::string_view typed, const std::vector<std::string>& candidates) {
+  const std::size_t reach = std::min<std::size_t>(2, std::max<std::size_t>(1, typed.size() / 3));
+  const std::string* best = nullptr;
+  std::size_t best_d = reach + 1;
+  for (const auto& c : candidates) {
+    if (const auto d = edit_distance(typed, c); d < best_d) {
+      best_d = d;
+      best = &c;
+    }
+  }
+  return best != nullptr ? " (did you mean '" + *best + "'?)" : "";
+}
+
 std::size_t edit_distance(std::string_view a, std::string_view b) {
   // Optimal string alignment: Levenshtein plus the swap of two neighbouring characters.
   const std::size_t n = a.size();

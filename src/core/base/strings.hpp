@@ -19,6 +19,9 @@ namespace ezpz::core {
 /// Edits (insert, delete, substitute, swap two neighbours) that turn `a` into `b`; for strings
 /// whose lengths differ by more than 2, only that difference (a lower bound).
 [[nodiscard]] std::size_t edit_distance(std::string_view a, std::string_view b);
+/// " (did you mean 'x'?)" for the candidate within a typo's reach of `typed` (at most a third of
+/// its letters, and 2), else "".
+[[nodiscard]] std::string did_you_mean_note(std::string_view typed, const std::vector<std::string>& candidates);
 /// `s` made safe to print on a terminal: control characters (ESC included) as \xNN or \n, \t,
 /// \r; bytes that are not valid UTF-8 as \xNN; a backslash as \\. Valid UTF-8 text is kept.
 [[nodiscard]] std::string printable(std::string_view s);

@@ -229,7 +229,17 @@ std::string join_hosts(const std::vector<std::string>& hosts) {
 }
 
 /// Why a node did not answer, in one line.
-std::string no_answer(const NodeReply& r) {
+std::string no_answer(const NodeReply& r, int timeout_s) {
+  if (r.timed_out) {
+    std::string said;
+    for (const auto& line : split_lines(r.early)) {
+      said = trim(line).empty() ? said : std::string(trim(line));
+    }
+    return "no answer from " + r.host + " within " + std::to_string(timeout_s) + " s" +
+           (r.ready        ? " (ezpz started there)"
+            : said.empty() ? ""
+                           : " (it said: " + said + ")");
+  }
   for (const auto& line : split_lines(r.early)) {
     if (auto res = decode_result(line); res && !res->error.empty()) {
       return res->error;
@@ -274,7 +284,7 @@ CheckResult check_one_node(const NodeReply& r, const NodeTierOptions& o, NodeTal
   auto facts = r.reply.empty() ? std::nullopt : decode_node_facts(r.reply);
   if (!facts) {
     t.unreachable.push_back(r.host);
-    auto c = check_error("node", no_answer(r),
+    auto c = check_error("node", no_answer(r, o.timeout_s),
                          "check `ssh " + r.host + " true` from this host (keys, known_hosts, sshd running)");
     c.host = r.host;
     return c;
@@ -383,6 +393,24 @@ void summarize_nodes(const NodeTally& t, const NodeTierOptions& o, int reached, 
 }
 
 }  // namespace
+
+void settle_ezpz_check(std::vector<CheckResult>& results) {
+  auto named = [&](std::string_view name) {
+    return std::find_if(results.begin(), results.end(),
+                        [&](const auto& r) { return r.name == name && r.host.empty(); });
+  };
+  const auto nodes = named("nodes");
+  const auto same = named("ezpz-version");
+  const auto local = named("ezpz");
+  if (nodes == results.end() || same == results.end() || local == results.end() || nodes->status != CheckStatus::ok ||
+      same->status != CheckStatus::ok || local->status != CheckStatus::warning) {
+    return;
+  }
+  local->status = CheckStatus::ok;
+  local->message = local->message.substr(0, local->message.find(": not on a shared filesystem")) +
+                   ": node-local, and doctor --nodes found the same binary at its path on every host";
+  local->remedy.clear();
+}
 
 std::vector<CheckResult> node_checks(const std::vector<NodeReply>& replies, const NodeTierOptions& o) {
   std::vector<CheckResult> per_host;

@@ -89,7 +89,8 @@ struct LocalFacts {
 /// W&B credentials (WANDB_API_KEY, ~/.netrc, offline): nothing to check where wandb is not installed.
 [[nodiscard]] CheckResult check_wandb(const Env& env, const SystemProbe& probe);
 /// `import torch` in the python3 the ranks run (PATH's), within 30 s; which python was asked.
-[[nodiscard]] CheckResult check_torch(const HostProbe& probe);
+/// The answer is kept while the python and its sys.path are unchanged (python_answers.hpp).
+[[nodiscard]] CheckResult check_torch(const Env& env, const SystemProbe& probe);
 [[nodiscard]] CheckResult check_accelerators(const Env& env, const FileProbe& probe, const LocalFacts& facts);
 [[nodiscard]] CheckResult check_network_env(const Env& env, const FileProbe& probe, const LocalFacts& facts);
 [[nodiscard]] CheckResult check_ezpz(const Env& env, const LocalFacts& facts);
@@ -147,11 +148,16 @@ struct NodeTierOptions {
   double skew_warning_ms = 1000;       ///< clock skew that is a warning
   double skew_error_ms = 60000;        ///< ... and an error
   std::string transport = "built-in";  ///< how the nodes were reached, for messages
+  int timeout_s = 10;                  ///< how long each node had (--timeout), for messages
 };
 /// One result per host (name "node") and summaries: "nodes" (reachable, round trips), "clock",
 /// "node-space", "ezpz-version"; failing hosts are named.
 [[nodiscard]] std::vector<CheckResult> node_checks(const std::vector<NodeReply>& replies,
                                                    const NodeTierOptions& options);
+
+/// Once --nodes found the same ezpz at this binary's path on every host, the local "ezpz"
+/// check's "not on a shared filesystem" warning has its answer: it becomes ok, saying so.
+void settle_ezpz_check(std::vector<CheckResult>& results);
 
 // ------------------------------------------------------------------ launch probe
 /// The line each rank of the launch probe prints (`ezpz __doctor-node --rank-env`).

@@ -508,7 +508,7 @@ const std::vector<LocalCheck>& local_checks() {
       {"machine", [](E e, P, F f) { return check_machine(e, f); }},
       {"launcher", [](E e, P p, F f) { return check_launcher(e, p, f); }},
       {"python", [](E e, P p, F f) { return check_python(e, p, f); }},
-      {"torch", [](E, P p, F) { return check_torch(p); }},
+      {"torch", [](E e, P p, F) { return check_torch(e, p); }},
       {"space", [](E e, P p, F) { return check_space(e, p); }},
       {"ulimits", [](E, P p, F f) { return check_ulimits(p, f); }},
       {"wandb", [](E e, P p, F) { return check_wandb(e, p); }},

@@ -4,6 +4,7 @@
 
 #include "core/base/strings.hpp"
 #include "core/doctor/doctor.hpp"
+#include "core/doctor/python_answers.hpp"
 
 namespace ezpz::core {
 namespace {
@@ -86,7 +87,7 @@ CheckResult check_python(const Env& env, const SystemProbe& probe, const LocalFa
                             " (node-local)" + base_note);
 }
 
-CheckResult check_torch(const HostProbe& probe) {
+CheckResult check_torch(const Env& env, const SystemProbe& probe) {
   const std::string name = "torch";
   const auto python = probe.find_program("python3");
   if (!python) {
@@ -94,25 +95,28 @@ CheckResult check_torch(const HostProbe& probe) {
                          "activate the env your job uses (source <venv>/bin/activate, conda activate ...)");
   }
   const auto asked = "python3 (" + *python + ")";
-  auto ran = probe.run_program({*python, "-c", "import torch; print(torch.__version__)"}, {}, {}, kTorchImportS);
+  auto ran = ask_python(env, probe, *python, "torch", "import torch; print(torch.__version__)", kTorchImportS);
   if (!ran) {
     return check_warning(name, asked + " could not be run: " + ran.error().message, "check the env's python3");
   }
-  if (ran->timed_out) {
+  const auto& out = ran->output;
+  if (out.timed_out) {
     return check_warning(name,
                          "import torch in " + asked + " took over " + std::to_string(int(kTorchImportS)) +
                              " s: every rank waits that long at start",
                          "ezpz yeet the env to /tmp on every node and activate it there");
   }
-  const std::string said(trim(ran->output));
+  const std::string said(trim(out.output));
   const auto lines = split(said, '\n');
   const auto last = lines.empty() ? std::string() : std::string(trim(lines.back()));
-  if (ran->exit_code != 0) {
+  const std::string kept = ran->kept ? " (as last time: the python and its sys.path are unchanged)" : "";
+  if (out.exit_code != 0) {
     return check_warning(
-        name, asked + " cannot import torch: " + (last.empty() ? "it exited " + std::to_string(ran->exit_code) : last),
+        name,
+        asked + " cannot import torch: " + (last.empty() ? "it exited " + std::to_string(out.exit_code) : last) + kept,
         "activate the env that has torch, or pip install torch in this one");
   }
-  return check_ok(name, "torch " + last + " imports in " + asked);
+  return check_ok(name, "torch " + last + " imports in " + asked + kept);
 }
 
 CheckResult check_wandb(const Env& env, const SystemProbe& probe) {
@@ -130,8 +134,8 @@ CheckResult check_wandb(const Env& env, const SystemProbe& probe) {
   // Not installed for the python ranks run: nothing W&B could need.
   const auto python = probe.find_program("python3");
   if (python) {
-    const auto found = probe.run_program({*python, "-c", kFindWandb}, {}, {}, kPythonProbeS);
-    if (found && !found->timed_out && found->exit_code == 3) {
+    const auto found = ask_python(env, probe, *python, "wandb", kFindWandb, kPythonProbeS);
+    if (found && !found->output.timed_out && found->output.exit_code == 3) {
       return check_ok(name, "wandb is not installed for " + *python + ": nothing to check");
     }
   }

@@ -147,8 +147,12 @@ Expected<void> apply_key(std::string_view source, MachineProfile& m, std::string
   }
   if (key == "launcher") {
     auto r = set_string(m.launcher);
-    if (r && m.launcher != "auto" && m.launcher.empty()) {
-      return key_error(source, node, key, "must not be empty (use \"auto\" to detect)");
+    const std::vector<std::string> known = {"auto", "mpiexec", "mpirun", "srun"};
+    if (r && m.launcher.find('/') == std::string::npos &&
+        std::find(known.begin(), known.end(), m.launcher) == known.end()) {
+      return key_error(source, node, key,
+                       "must be auto, mpiexec, mpirun, srun or a launcher's path, not \"" + m.launcher + "\"" +
+                           did_you_mean_note(m.launcher, known));
     }
     return r;
   }
@@ -198,7 +202,13 @@ Expected<void> apply_key(std::string_view source, MachineProfile& m, std::string
   if (key == "match_env") {
     return set_pairs(source, m.match_env, key, node, true);
   }
-  return key_error(source, node, key, "is not a machine setting; known keys: " + std::string(kKnownKeys));
+  std::vector<std::string> keys;
+  for (auto k : split(kKnownKeys, ',')) {
+    keys.emplace_back(trim(k));
+  }
+  return key_error(
+      source, node, key,
+      "is not a machine setting" + did_you_mean_note(key, keys) + "; known keys: " + std::string(kKnownKeys));
 }
 
 /// The whole config text as TOML; a syntax error names the file and line.

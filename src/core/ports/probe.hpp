@@ -48,6 +48,7 @@ struct NodeReply {
   long long ping_ns = 0;   ///< the ping line was written
   long long reply_ns = 0;  ///< the reply line arrived
   int exit_code = -1;
+  bool timed_out = false;  ///< still silent at the deadline: stopped by ezpz
 };
 
 /// A file's identity and age, to tell whether it changed since it was last looked at.

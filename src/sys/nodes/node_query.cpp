@@ -92,7 +92,8 @@ void reap(RemoteChild& p, core::NodeReply& r) {
   if (!p.started()) {
     return;
   }
-  if (r.reply.empty()) {
+  const bool stopped = r.reply.empty();
+  if (stopped) {
     p.terminate();  // silent past the deadline (or never ready): stop waiting for it
   }
   p.in.reset();
@@ -107,6 +108,8 @@ void reap(RemoteChild& p, core::NodeReply& r) {
   p.out.reset();
   const int status = p.child.wait().value_or(0);
   r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  // Ended by the SIGTERM sent here (or its ssh passing it on as 143), not by itself.
+  r.timed_out = stopped && ((WIFSIGNALED(status) && WTERMSIG(status) == SIGTERM) || r.exit_code == 143);
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/doctor/doctor.hpp"
+#include "core/doctor/python_answers.hpp"
 #include "core/yeet/relay_tree.hpp"
 #include "fake_probe.hpp"
 
@@ -326,6 +327,61 @@ TEST_CASE("doctor: per-node tier names unreachable, skewed and full hosts", "[do
   CHECK(core::doctor_exit_code(results) == 1);
 }
 
+TEST_CASE("doctor: a node silent past --timeout is said so; the same ezpz everywhere settles the local warning",
+          "[doctor]") {
+  core::NodeTierOptions o;
+  o.version = "0.1.0";
+  o.exe = "/tmp/ezpz";
+  o.timeout_s = 7;
+  core::NodeReply late;
+  late.host = "node3";
+  late.exit_code = 143;  // ezpz's SIGTERM at the deadline, passed on by ssh
+  late.timed_out = true;
+  auto find = [](const std::vector<core::CheckResult>& rs, const std::string& name, const std::string& host = "") {
+    const auto it = std::find_if(rs.begin(), rs.end(), [&](const auto& r) { return r.name == name && r.host == host; });
+    REQUIRE(it != rs.end());
+    return *it;
+  };
+  auto results = core::node_checks({answered("node1", 0, 8ULL << 30), late}, o);
+  CHECK(find(results, "node", "node3").message == "no answer from node3 within 7 s");
+  late.ready = true;
+  CHECK(find(core::node_checks({late}, o), "node", "node3").message ==
+        "no answer from node3 within 7 s (ezpz started there)");
+  late.timed_out = false;  // it ended by itself: its code is the news
+  CHECK_THAT(find(core::node_checks({late}, o), "node", "node3").message, !Catch::Contains("within"));
+
+  // ezpz in /tmp (node-local) on a job of two hosts: the local check warns...
+  FakeProbe probe;
+  probe.files["/h/two"] = "node1\nnode2\n";
+  auto env = make_env({});
+  env.self_exe = "/tmp/ezpz";
+  auto local = core::check_ezpz(env, facts_for(env, probe, "/h/two"));
+  REQUIRE(local.status == CheckStatus::warning);
+  // ...until --nodes finds the same binary at that path on every host.
+  std::vector<core::CheckResult> all = {local};
+  for (auto& r : core::node_checks({answered("node2", 0, 8ULL << 30)}, o)) {
+    all.push_back(r);
+  }
+  core::settle_ezpz_check(all);
+  CHECK(all[0].status == CheckStatus::ok);
+  CHECK_THAT(all[0].message, Catch::EndsWith("(tmpfs): node-local, and doctor --nodes found the same binary at its "
+                                             "path on every host"));
+  CHECK(all[0].remedy.empty());
+  // A host with another binary, or one that did not answer: the warning stays.
+  std::vector<core::CheckResult> other = {local};
+  for (auto& r : core::node_checks({answered("node2", 0, 8ULL << 30, false)}, o)) {
+    other.push_back(r);
+  }
+  core::settle_ezpz_check(other);
+  CHECK(other[0].status == CheckStatus::warning);
+  std::vector<core::CheckResult> silent = {local};
+  for (auto& r : core::node_checks({answered("node1", 0, 8ULL << 30), late}, o)) {
+    silent.push_back(r);
+  }
+  core::settle_ezpz_check(silent);
+  CHECK(silent[0].status == CheckStatus::warning);
+}
+
 TEST_CASE("doctor: the launch probe needs every rank's variables from every host", "[doctor]") {
   auto line = [](const std::string& host, int rank, int world) {
     return core::encode_rank_line(make_env({{"RANK", std::to_string(rank)},
@@ -362,29 +418,74 @@ TEST_CASE("doctor: the launch probe needs every rank's variables from every host
 
 TEST_CASE("doctor: torch is imported by the python3 ranks run, and that python is named", "[doctor]") {
   FakeProbe probe;
-  CHECK(core::check_torch(probe).status == CheckStatus::warning);  // no python3 at all
+  const auto env = make_env({});                                        // no HOME: nothing kept
+  CHECK(core::check_torch(env, probe).status == CheckStatus::warning);  // no python3 at all
   probe.programs["python3"] = "/venv/bin/python3";
-  const std::string import = "/venv/bin/python3 -c import torch; print(torch.__version__)";
+  const auto import =
+      "/venv/bin/python3 -c " + std::string(core::kSysPathProbe) + "import torch; print(torch.__version__)";
   probe.outputs[import] = {1, "Traceback (most recent call last):\nModuleNotFoundError: No module named 'torch'\n",
                            false};
-  auto missing = core::check_torch(probe);
+  auto missing = core::check_torch(env, probe);
   CHECK(missing.status == CheckStatus::warning);
   CHECK(missing.message ==
         "python3 (/venv/bin/python3) cannot import torch: ModuleNotFoundError: No module named 'torch'");
   probe.outputs[import] = {0, "2.5.1\n", false};
-  CHECK(core::check_torch(probe).message == "torch 2.5.1 imports in python3 (/venv/bin/python3)");
-  CHECK(core::check_torch(probe).status == CheckStatus::ok);
+  CHECK(core::check_torch(env, probe).message == "torch 2.5.1 imports in python3 (/venv/bin/python3)");
+  CHECK(core::check_torch(env, probe).status == CheckStatus::ok);
   probe.outputs[import] = {-1, "", true};
-  CHECK_THAT(core::check_torch(probe).message, Catch::Contains("took over 30 s"));
+  CHECK_THAT(core::check_torch(env, probe).message, Catch::Contains("took over 30 s"));
+}
+
+TEST_CASE("doctor: torch's answer is kept while the python and its sys.path are unchanged", "[doctor]") {
+  FakeProbe probe;
+  const auto env = make_env({{"HOME", "/home/me"}, {"VIRTUAL_ENV", "/venv"}});
+  probe.programs["python3"] = "/venv/bin/python3";
+  probe.stamps["/venv/bin/python3"] = {100, 6'000'000, 7};
+  const std::string site = "/venv/lib/python3.11/site-packages";
+  probe.stamps[site] = {200, 4096, 8};
+  const auto import =
+      "/venv/bin/python3 -c " + std::string(core::kSysPathProbe) + "import torch; print(torch.__version__)";
+  probe.outputs[import] = {0, "EZPZ-SYS-PATH [\"/usr/lib/python311.zip\", \"" + site + "\"]\n2.5.1\n", false};
+  const std::string kept = "/home/me/.cache/ezpz/python-torch.json";
+  auto ask = [&] {
+    const auto before = probe.ran.size();
+    auto r = core::check_torch(env, probe);
+    if (probe.written.count(kept) != 0) {
+      probe.files[kept] = probe.written[kept];  // (the fake's writes are not read back by themselves)
+    }
+    return std::make_pair(r, probe.ran.size() > before);
+  };
+  auto [first, ran] = ask();
+  CHECK(ran);
+  CHECK(first.message == "torch 2.5.1 imports in python3 (/venv/bin/python3)");
+  CHECK(probe.made_dirs.count("/home/me/.cache/ezpz") == 1);
+  auto [second, ran_again] = ask();
+  CHECK_FALSE(ran_again);
+  CHECK(second.message ==
+        "torch 2.5.1 imports in python3 (/venv/bin/python3) (as last time: the python and its sys.path are unchanged)");
+  // pip installs into site-packages (its mtime moves): asked again.
+  probe.stamps[site].mtime_ns = 300;
+  CHECK(ask().second);
+  CHECK_FALSE(ask().second);
+  // Another env, or a new python: asked again.
+  auto other = env;
+  other.vars["VIRTUAL_ENV"] = "/other";
+  const auto before = probe.ran.size();
+  (void)core::check_torch(other, probe);
+  CHECK(probe.ran.size() > before);
+  probe.stamps["/venv/bin/python3"].inode = 9;
+  CHECK(ask().second);
+  // A garbled file: asked again, never trusted.
+  probe.files[kept] = "{not json";
+  CHECK(ask().second);
 }
 
 TEST_CASE("doctor: no W&B warning where wandb is not installed, TORCH_DEVICE's remedy only where it applies",
           "[doctor]") {
   FakeProbe probe;
   probe.programs["python3"] = "/venv/bin/python3";
-  probe.outputs
-      ["/venv/bin/python3 -c import importlib.util, sys; sys.exit(0 if importlib.util.find_spec('wandb') "
-       "else 3)"] = {3, "", false};
+  probe.outputs["/venv/bin/python3 -c " + std::string(core::kSysPathProbe) +
+                "import importlib.util, sys; sys.exit(0 if importlib.util.find_spec('wandb') else 3)"] = {3, "", false};
   auto r = core::check_wandb(make_env({{"HOME", "/home/me"}}), probe);
   CHECK(r.status == CheckStatus::ok);
   CHECK(r.message == "wandb is not installed for /venv/bin/python3: nothing to check");

@@ -322,7 +322,14 @@ TEST_CASE("a bad config names the file, the line and the key", "[machine]") {
   };
   for (auto [text, expect] : {
            Case{"[[machine]]\nname = \"a\"\nlancher = \"srun\"\n",
-                "config.toml:3: key 'lancher' is not a machine setting"},
+                "config.toml:3: key 'lancher' is not a machine setting (did you mean 'launcher'?)"},
+           Case{"[[machine]]\nname = \"a\"\nlauncher = \"srunx\"\n",
+                "config.toml:3: key 'launcher' must be auto, mpiexec, mpirun, srun or a launcher's path, not "
+                "\"srunx\" (did you mean 'srun'?)"},
+           Case{"[[machine]]\nname = \"a\"\nlauncher = \"\"\n", "config.toml:3: key 'launcher' must be auto"},
+           Case{"[[machine]]\nname = \"a\"\nmodules = \"yes\"\n", "config.toml:3: key 'modules' must be true or false"},
+           Case{"[[machine]]\nname = \"a\"\nnet_plugin = \"libnccl-net\"\n",
+                "config.toml:3: key 'net_plugin' must be a list"},
            Case{"[[machine]]\nname = \"a\"\ngpus_per_node = \"four\"\n",
                 "config.toml:3: key 'gpus_per_node' must be a whole number"},
            Case{"[[machine]]\nname = \"a\"\nstyle = \"lsf\"\n", "config.toml:3: key 'style' must be one of"},
