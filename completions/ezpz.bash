@@ -135,6 +135,8 @@ _ezpz_takes_value() {
         "submit --launch-arg") return 0 ;;
         "submit --exclude-from") return 0 ;;
         "submit --sched-arg") return 0 ;;
+        "submit --yeet") return 0 ;;
+        "submit --machine") return 0 ;;
         "submit -o") return 0 ;;
         "submit --output") return 0 ;;
         "kill --pattern") return 0 ;;
@@ -193,7 +195,7 @@ _ezpz() {
                 --launcher) COMPREPLY=($(compgen -W "mpiexec mpirun srun local" -- "$cur")); return 0 ;;
                 --cpu-bind) COMPREPLY=(); return 0 ;;
                 --gpu-bind) COMPREPLY=($(compgen -W "auto cuda ze rocr none" -- "$cur")); return 0 ;;
-                --log-dir) COMPREPLY=(); return 0 ;;
+                --log-dir) _ezpz_files; return 0 ;;
                 --console-ranks|--local-ranks-filter|--local_ranks_filter) COMPREPLY=(); return 0 ;;
                 --idle-timeout|--timeout) COMPREPLY=(); return 0 ;;
                 --time-limit) COMPREPLY=(); return 0 ;;
@@ -265,7 +267,7 @@ _ezpz() {
                 --cp) COMPREPLY=(); return 0 ;;
                 --print-freq) COMPREPLY=(); return 0 ;;
                 --seed) COMPREPLY=(); return 0 ;;
-                --outdir) COMPREPLY=(); return 0 ;;
+                --outdir) _ezpz_files; return 0 ;;
                 --engine) COMPREPLY=($(compgen -W "auto python cpp" -- "$cur")); return 0 ;;
                 --python) COMPREPLY=(); return 0 ;;
                 --program) _ezpz_files; return 0 ;;
@@ -294,7 +296,7 @@ _ezpz() {
                 --hostfile) _ezpz_files; return 0 ;;
                 --machine) COMPREPLY=($(compgen -W "aurora sunspot sirius polaris sophia frontier perlmutter local" -- "$cur")); return 0 ;;
                 --launcher) COMPREPLY=($(compgen -W "mpiexec mpirun srun local" -- "$cur")); return 0 ;;
-                --dst) COMPREPLY=(); return 0 ;;
+                --dst) _ezpz_files; return 0 ;;
                 --script) _ezpz_files; return 0 ;;
                 --transport) COMPREPLY=($(compgen -W "auto launcher ssh" -- "$cur")); return 0 ;;
                 --ssh-command) COMPREPLY=(); return 0 ;;
@@ -332,10 +334,12 @@ _ezpz() {
                 --launch-arg) COMPREPLY=(); return 0 ;;
                 --exclude-from) _ezpz_files; return 0 ;;
                 --sched-arg) COMPREPLY=(); return 0 ;;
+                --yeet) COMPREPLY=(); return 0 ;;
+                --machine) COMPREPLY=($(compgen -W "aurora sunspot sirius polaris sophia frontier perlmutter local" -- "$cur")); return 0 ;;
                 -o|--output) _ezpz_files; return 0 ;;
             esac
             if [[ "$cur" == -* ]]; then
-                COMPREPLY=($(compgen -W "-h --help -N --nodes --spare-nodes -t --time -q --queue -A --account --filesystems --job-name --scheduler --env --launch-arg --exclude-from --sched-arg --force -o --output --submit --dry-run" -- "$cur"))
+                COMPREPLY=($(compgen -W "-h --help -N --nodes --spare-nodes -t --time -q --queue -A --account --filesystems --job-name --scheduler --env --launch-arg --exclude-from --sched-arg --yeet --machine --force -o --output --submit --dry-run" -- "$cur"))
             elif ((nargs == 0)); then
                 COMPREPLY=()
             fi

@@ -1,6 +1,7 @@
 #include "cli/app.hpp"
 
 #include <algorithm>
+#include <map>
 #include <set>
 
 #include <CLI/CLI.hpp>  // Config.hpp and Formatter.hpp: inline definitions App needs
@@ -33,6 +34,24 @@ bool is_global_flag(const std::string& token) {
 bool is_verbose_flag(const std::string& token) {
   return token == "--verbose" ||
          (token.size() >= 2 && token[0] == '-' && token.find_first_not_of('v', 1) == std::string::npos);
+}
+
+/// "unknown command 'x'" with the nearest command, or the Python ezpz's name's counterpart.
+std::string unknown_command_text(const std::string& word) {
+  static const std::map<std::string, std::string, std::less<>> kPythonNames = {
+      {"yeet-env", "yeet"}, {"yeet_env", "yeet"}, {"tar_env", "tar-env"}};
+  if (const auto it = kPythonNames.find(word); it != kPythonNames.end()) {
+    return "unknown command '" + word + "': the Python ezpz's name; here it is 'ezpz " + it->second +
+           "' (docs/migration.md)";
+  }
+  std::vector<std::string> names;
+  for (const auto& row : command_table()) {
+    if (!row.hidden) {
+      names.emplace_back(row.name);
+    }
+  }
+  const auto near = did_you_mean(word, names);
+  return "unknown command '" + word + "'" + (near ? " (did you mean '" + *near + "'?)" : "");
 }
 
 /// Take every --color flag (`--color=W`, `--color W`) and -v (-vv, --verbose) out of a command's
@@ -136,8 +155,21 @@ Command* Cli::command(std::string_view name) {
 Cli::Parsed Cli::parse(std::vector<std::string> args, Terminal& term, const core::Env& env) {
   // Find the subcommand word (only flags may precede it) and cut off "-- CMD...".
   std::size_t i = 0;
-  while (i < args.size() && is_global_flag(args[i])) {
+  std::optional<std::size_t> json_at;  // `ezpz --json CMD`: --json is the command's, moved after it
+  while (i < args.size() && (is_global_flag(args[i]) || args[i] == "--json")) {
+    json_at = args[i] == "--json" ? std::optional(i) : json_at;
     i += args[i] == "--color" && i + 1 < args.size() ? 2 : 1;
+  }
+  if (json_at && i < args.size() && command(args[i]) != nullptr) {
+    args.insert(args.begin() + static_cast<std::ptrdiff_t>(i) + 1, "--json");
+    args.erase(args.begin() + static_cast<std::ptrdiff_t>(*json_at));
+    --i;
+  }
+  // A word that is no command: refused here, whatever follows (`ezpz nosuch --help` too).
+  if (i < args.size() && !args[i].empty() && args[i].front() != '-' && command(args[i]) == nullptr) {
+    term.error(unknown_command_text(args[i]));
+    term.err() << "Run 'ezpz --help' for usage.\n";
+    return {nullptr, static_cast<int>(ExitCode::usage), {}};
   }
   // --version answers before anything else (CLI11 reports it by throwing, which costs
   // a first-exception unwinder setup of ~0.5 ms in a static binary).
@@ -204,6 +236,11 @@ Cli::Parsed Cli::parse(std::vector<std::string> args, Terminal& term, const core
   auto selected = app_.get_subcommands();
   if (selected.empty()) {
     term.err() << app_.help();
+    return {nullptr, static_cast<int>(ExitCode::usage), {}};
+  }
+  if (auto empty = empty_value_error(*selected.back(), words)) {
+    term.error(*empty);
+    term.err() << "Run 'ezpz " << selected.back()->get_name() << " --help' for usage.\n";
     return {nullptr, static_cast<int>(ExitCode::usage), {}};
   }
   // Parsed: JSON mode is what the option says (a `--json` in launch's command is the command's).

@@ -19,7 +19,7 @@ CompletionValue value_of(const CLI::Option& opt) {
   }
   const std::string type = opt.get_type_name();
   v.kind = CompletionValue::Kind::any;
-  if (type == "FILE") {
+  if (type == "FILE" || type == "PATH" || type == "DIR") {  // (a directory completes as a file name does)
     v.kind = CompletionValue::Kind::file;
   } else if (type == "MACHINE") {
     v.kind = CompletionValue::Kind::choices;

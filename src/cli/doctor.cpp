@@ -153,7 +153,10 @@ std::vector<core::CheckResult> script_results(const std::string& path, const std
 
 void DoctorCommand::add_cli(CLI::App& app) {
   app_ = &app;
-  app.add_flag("--json", json_, "Print a JSON array of {name, status, message, remedy, host?, duration_ms}");
+  app.add_flag(
+      "--json", json_,
+      "Print one JSON object: {summary: {ok, warnings, failed}, checks: [{name, status, message, remedy, host?, "
+      "duration_ms}]}");
   app.add_flag("--nodes", nodes_,
                "Also reach every host of the job over ssh: round trip, clock skew, free space, same ezpz");
   app.add_flag("--launch", launch_, "Also run one rank per host through the real launcher and check its variables");

@@ -30,6 +30,18 @@ std::string command_problem(const core::SystemProbe& probe, const std::vector<st
     return "";
   }
   const auto& first = command.front();
+  if (first.find('/') != std::string::npos) {
+    if (const auto st = probe.file_stamp(first); st && st->directory) {
+      return first + " is a directory, not a program: name the program to run (e.g. ezpz launch -- python3 " + first +
+             "/train.py)";
+    }
+  } else if ((first == "python" || first == "python2") && !probe.find_program(first) && probe.find_program("python3")) {
+    std::string rest;
+    for (std::size_t i = 1; i < command.size() && i < 4; ++i) {
+      rest += " " + command[i];
+    }
+    return first + ": command not found, but python3 is on PATH: ezpz launch -- python3" + rest + " ...";
+  }
   const bool python_file = first.size() > 3 && first.compare(first.size() - 3, 3, ".py") == 0;
   auto text = python_file && probe.is_file(first) ? probe.read_file(first) : Expected<std::string>(std::string());
   if (python_file && !(text && text->rfind("#!", 0) == 0)) {

@@ -13,6 +13,7 @@
 #include "core/job/cluster.hpp"
 #include "core/job/job_env.hpp"
 #include "core/launch/failover.hpp"
+#include "core/yeet/plan.hpp"
 
 namespace ezpz::cli {
 namespace {
@@ -59,6 +60,13 @@ void SubmitCommand::add_cli(CLI::App& app) {
   app.add_option("--sched-arg", sched_args_,
                  "A scheduler directive for the script (repeatable), e.g. --sched-arg '-C gpu' (#SBATCH -C gpu)")
       ->type_name("ARG");
+  app.add_option("--yeet", yeet_,
+                 "Copy SRC (default: the active env) to node-local /tmp on every node first (ezpz yeet "
+                 "--compress) and run from that copy")
+      ->expected(0, 1)
+      ->type_name("[SRC]");
+  app.add_option("--machine", machine_, "Write the script for this machine's profile instead of the detected one")
+      ->type_name("MACHINE");
   app.add_flag("--force", force_, "Write the script even when the command's program or script is not found");
   app.add_option("-o,--output", output_, "Script path (default ezpz-submit-<time>-<pid>.sh here)")->type_name("FILE");
   app.add_flag("--submit", submit_, "Submit it with qsub or sbatch after writing it");
@@ -68,7 +76,8 @@ void SubmitCommand::add_cli(CLI::App& app) {
       "ezpz launch -- COMMAND; with --submit, the scheduler's job id is printed.\n\n"
       "Examples:\n"
       "  ezpz submit -N 2 -t 01:00:00 -q debug -A MyProj --dry-run -- python3 -m app.train\n"
-      "  ezpz submit -N 8 -t 2:00:00 -q prod -A MyProj --env WANDB_MODE=offline --submit -- python3 train.py");
+      "  ezpz submit -N 8 -t 2:00:00 -q prod -A MyProj --env WANDB_MODE=offline --submit -- python3 train.py\n"
+      "  ezpz submit -N 64 -t 2:00:00 -A MyProj --yeet --submit -- python3 -m app.train   # the env copied first");
 }
 
 void SubmitCommand::set_trailing_command(std::vector<std::string> command, bool /*had_separator*/) {
@@ -113,6 +122,10 @@ int SubmitCommand::run(Context& ctx) {
   if (auto ok = add_sched_args(ctx, spec); !ok) {
     return ctx.term.fail(ok.error());
   }
+  if (auto ok = plan_yeet_step(ctx, spec); !ok) {
+    return ctx.term.fail(ok.error());
+  }
+  spec.machine = machine_;
   spec.ezpz = ctx.env.self_exe;
   spec.launch_args = launch_args_;
   spec.command = command_;
@@ -169,8 +182,16 @@ int SubmitCommand::run(Context& ctx) {
 
 Expected<void> SubmitCommand::add_sched_args(Context& ctx, core::SubmitSpec& spec) const {
   EZPZ_TRY_ASSIGN(auto machines, core::load_machines(ctx.env, ctx.probe()));
-  const auto named = ctx.env.get("EZPZ_MACHINE");
+  const auto named = machine_.empty() ? ctx.env.get("EZPZ_MACHINE") : std::optional<std::string>(machine_);
   const auto* found = named ? machines.find(*named) : nullptr;
+  if (!machine_.empty() && found == nullptr) {
+    std::vector<std::string> names;
+    for (const auto& m : machines.profiles()) {
+      names.push_back(m.name);
+    }
+    return usage_error("--machine " + machine_ + " is not a known machine" + core::did_you_mean_note(machine_, names) +
+                       "; known: " + core::join(names, ", "));
+  }
   const auto& profile = found != nullptr ? *found : *machines.identify(ctx.env).profile;
   if (!profile.scheduler || *profile.scheduler == spec.scheduler) {
     spec.sched_args = profile.sched_args;
@@ -191,6 +212,39 @@ Expected<void> SubmitCommand::add_sched_args(Context& ctx, core::SubmitSpec& spe
     EZPZ_TRY_ASSIGN(auto arg, core::exclusion_arg(spec.scheduler == core::Scheduler::slurm, *text, exclude_from_));
     spec.sched_args.push_back(arg);
   }
+  return {};
+}
+
+Expected<void> SubmitCommand::plan_yeet_step(Context& ctx, core::SubmitSpec& spec) const {
+  if (app_->count("--yeet") == 0) {
+    return {};
+  }
+  std::string src = yeet_;
+  if (src.empty()) {
+    const auto active = core::active_env(ctx.env);
+    if (active.kind == core::ActiveEnv::Kind::none) {
+      return usage_error("--yeet copies the active env, and none is active: activate it, or pass --yeet PATH");
+    }
+    src = active.prefix;
+  } else if (src.front() != '/') {
+    src = spec.workdir + "/" + src;
+  }
+  const auto stamp = ctx.probe().file_stamp(src);
+  const bool dir = stamp && stamp->directory;
+  const auto name = core::source_name(src, dir);
+  if (!stamp) {
+    return usage_error("--yeet " + src + " does not exist: pass an env directory or a .tar.gz/.tar.zst tarball");
+  }
+  if (!name || name->empty()) {
+    return usage_error("--yeet " + src + " is neither a directory nor a .tar.gz/.tgz/.tar.zst/.tar.xz/.tar archive");
+  }
+  const auto dst = core::default_destination(*name);
+  if (ctx.probe().real_path(src) == ctx.probe().real_path(dst)) {
+    ctx.term.warn("--yeet: " + src + " is already at " + dst + ": the script copies nothing and runs it there");
+    return {};
+  }
+  spec.yeet_src = src;
+  spec.yeet_dst = dst;
   return {};
 }
 

@@ -41,6 +41,10 @@ class SubmitCommand final : public Command {
   bool submit_ = false;
   bool dry_run_ = false;
   std::vector<std::string> command_;
+  std::string yeet_;     ///< --yeet [SRC]: "" with the flag alone (the active env)
+  std::string machine_;  ///< --machine
+  /// --yeet's source and destination in `spec`: the named one, else the active env.
+  [[nodiscard]] Expected<void> plan_yeet_step(Context& ctx, core::SubmitSpec& spec) const;
 };
 
 }  // namespace ezpz::cli

@@ -106,8 +106,9 @@ int TarEnvCommand::run(Context& ctx) {
 
   const auto start = std::chrono::steady_clock::now();
   auto dir = private_work_dir(ctx, out);
-  if (!dir) {
-    ctx.term.error(dir.error().message);
+  if (!dir) {  // (it is made beside OUT: another OUT is the fix)
+    ctx.term.error(dir.error().message + ": write the archive where you can with -o, e.g. -o " +
+                   ctx.env.get("HOME").value_or("~") + "/" + out.substr(out.rfind('/') + 1));
     return static_cast<int>(ExitCode::failure);
   }
   const std::string tmp = *dir + "/" + name + ".tar";

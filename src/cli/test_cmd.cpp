@@ -200,7 +200,10 @@ Expected<TestEngine> TestCommand::python_engine(const Context& ctx, const std::s
   const auto version = last_line(out->output);
   // The script goes beside the outputs, which every rank must reach (as --json needs).
   if (auto written = ctx.probe().write_file(script, std::string(test_train_py())); !written) {
-    return Error{written.error().code, written.error().message + ": is --outdir writable?"};
+    return Error{written.error().code, written.error().message +
+                                           ": pass --outdir DIR where you can write (every "
+                                           "rank reads it), e.g. --outdir " +
+                                           ctx.env.get("HOME").value_or("~") + "/ezpz-test"};
   }
   return TestEngine{"python", {*python, script}, *python + " with torch " + (version.empty() ? "?" : version)};
 }
@@ -226,7 +229,8 @@ int TestCommand::run(Context& ctx) {
   // 1. Where outputs go (every rank reaches it: the Python script and --json's file live there).
   std::string outdir = outdir_;
   if (!outdir.empty() && outdir[0] != '/') {
-    outdir = ctx.env.get("PWD").value_or(".") + "/" + outdir;
+    const auto pwd = ctx.env.get("PWD").value_or(".");
+    outdir = pwd + (pwd.back() == '/' ? "" : "/") + outdir;  // (in /: /outputs, not //outputs)
   }
   // 2. The engine: the companion program, or the job's python with the script this binary carries.
   auto engine = pick_engine(ctx, outdir);

@@ -88,6 +88,9 @@ std::optional<std::string> value_problem(CLI::Option& opt, const std::string& va
     if (!v || (f.whole && std::floor(*v) != *v)) {
       return "needs " + what_it_needs(f);
     }
+    if (f.whole && std::abs(*v) > 2147483647.0) {
+      return "is too large a number";  // (CLI11's "Could not convert")
+    }
     if ((f.min && *v < *f.min) || (f.max && *v > *f.max) || (f.positive && *v <= 0)) {
       if (f.min && f.max) {
         return "must be between " + number_text(*f.min) + " and " + number_text(*f.max);
@@ -369,6 +372,27 @@ std::string explain_usage_error(CLI::App& root, CLI::App* sub, const std::vector
            (positionals.empty() ? " (it takes no positional arguments)" : "");
   }
   return e.what();
+}
+
+std::optional<std::string> empty_value_error(CLI::App& sub, const std::vector<std::string>& args) {
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    const auto& a = args[i];
+    if (!looks_like_option(a)) {
+      continue;
+    }
+    const auto eq = a.find('=');
+    const auto name = a.substr(0, eq);
+    auto* opt = find_option(sub, name);
+    if (opt == nullptr || opt->get_type_size() == 0 || opt->get_expected_min() == 0 || name == "--filesystems") {
+      continue;  // a flag, an optional value, or one where empty means none
+    }
+    const bool empty = eq != std::string::npos ? eq + 1 == a.size() : i + 1 < args.size() && args[i + 1].empty();
+    if (empty) {
+      return name + " needs " + what_it_needs(value_facts(*opt)) + ", e.g. " + name + " " + example_value(*opt) +
+             " (got ''): give one, or leave " + name + " out";
+    }
+  }
+  return std::nullopt;
 }
 
 }  // namespace ezpz::cli

@@ -37,4 +37,9 @@ std::optional<std::string> did_you_mean(std::string_view typed, const std::vecto
 std::string explain_usage_error(CLI::App& root, CLI::App* sub, const std::vector<std::string>& args,
                                 const CLI::ParseError& e);
 
+/// An option of `sub` given an empty value in `args` ("--dst ''", "--dst="), which CLI11 takes
+/// as not given or as 0: refused by name ("--dst needs a PATH, e.g. --dst /tmp/env (got '')").
+/// Options for which empty means something (--filesystems: none) are left alone.
+std::optional<std::string> empty_value_error(CLI::App& sub, const std::vector<std::string>& args);
+
 }  // namespace ezpz::cli

@@ -25,9 +25,9 @@ void YeetCommand::add_cli(CLI::App& app) {
   app_ = &app;
   app.add_option("source", positional_,
                  "Directory or .tar.gz/.tgz/.tar.zst/.tar.xz/.tar to copy (default: the active env)")
-      ->type_name("FILE");
-  app.add_option("--src", src_, "The same as SOURCE")->type_name("FILE");
-  app.add_option("--dst", dst_, "Destination (default /tmp/<name>)")->type_name("FILE");
+      ->type_name("PATH");
+  app.add_option("--src", src_, "The same as SOURCE")->type_name("PATH");
+  app.add_option("--dst", dst_, "Destination directory (default /tmp/<name>)")->type_name("DIR");
   app.add_flag("--copy", copy_, "Copy everything (first copy; no comparison with an existing destination)");
   app.add_flag("--compress", compress_, "Pack once to a zstd tarball, then extract it (least metadata I/O)");
   app.add_flag("--include-pycache", include_pycache_, "Copy __pycache__ directories too (skipped by default)");

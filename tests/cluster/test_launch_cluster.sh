@@ -89,6 +89,17 @@ JOB
 "$X" "${common[@]}" sbatch --wait -N 3 --ntasks-per-node=2 --output="$D/job.out" "$D/job.sh" >/dev/null || fail "sbatch job failed: $(cat "$D/job.out")"
 expect_layout "$(cat "$D/job.out")" 6 2 "sbatch -N 3"
 
+# ezpz submit --yeet: the script copies the active venv to each node's /tmp (ezpz yeet over the
+# job's own srun), activates that copy and runs from it.
+/usr/bin/python3 -m venv --without-pip "$D/proj/venv" || fail "python3 -m venv"
+"$X" "${common[@]}" VIRTUAL_ENV="$D/proj/venv" PWD="$D" "$ezpz" submit --scheduler slurm -N 2 -t 5 --yeet \
+  --launch-arg=--ppn=1 -o "$D/yeet.sh" -- python3 -c 'import os, sys; print("prefix", os.uname().nodename, sys.prefix)' \
+  >/dev/null || fail "submit --yeet: no script"
+"$X" "${common[@]}" sbatch --wait --output="$D/yeet.out" "$D/yeet.sh" >/dev/null || fail "submit --yeet job: $(cat "$D/yeet.out")"
+for n in node1 node2; do
+  grep -q "^prefix $n /tmp/venv$" "$D/yeet.out" || fail "submit --yeet: $n did not run from /tmp/venv: $(cat "$D/yeet.out")"
+done
+
 # Allocations made with --ntasks-per-node=1 and 4 of each node's 8 GPUs, on a machine whose
 # profile says 8 GPUs per node: 3 ranks, one per node, each with one GPU (-n24 is what the
 # profile alone gives, and srun refuses it: "More processors requested than permitted").

@@ -118,6 +118,36 @@ class Submit(TempDirTest):
         proc = run(["submit", "--scheduler", "pbs", "--dry-run", "--", "./safe.sh"], env, check=0)
         self.assertNotIn("safe.sh:", proc.stderr)
 
+    def test_yeet_and_machine(self):
+        """--yeet writes the copy of the active env (or of a directory or tarball given) and its
+        activation before the launch; --machine picks the profile's directives and is named to the
+        launch; what cannot work is refused before any script is written."""
+        venv = os.path.join(self.tmp, "proj", "venv")
+        self.write("proj/venv/bin/activate", "")
+        env = base_env(PWD=self.tmp, VIRTUAL_ENV=venv)
+        out = run(["submit", "--scheduler", "pbs", "--machine", "polaris", "--yeet", "--dry-run", "--",
+                   "hostname"], env, check=0).stdout
+        self.assertIn(f"yeet --compress --src {venv} --dst /tmp/venv\n", out)
+        self.assertIn("if [ -f /tmp/venv/bin/activate ]; then . /tmp/venv/bin/activate;", out)
+        self.assertIn("#PBS -l filesystems=home:eagle", out)
+        self.assertIn("launch --machine=polaris -- hostname", out)
+        self.assertLess(out.index(f". {venv}/bin/activate"), out.index("yeet --compress"))
+        self.write("env.tar.zst", "x")
+        out = run(["submit", "--scheduler", "slurm", "--yeet", "env.tar.zst", "--dry-run", "--", "hostname"],
+                  base_env(PWD=self.tmp), check=0).stdout
+        self.assertIn(f"--src {self.tmp}/env.tar.zst --dst /tmp/env\n", out)
+        for args, said in ((["--yeet"], "none is active: activate it, or pass --yeet PATH"),
+                           (["--yeet", "nosuch"], "does not exist"),
+                           (["--yeet", "env.tar.zst.bak"], "neither a directory nor"),
+                           (["--machine", "polaros"], "(did you mean 'polaris'?)")):
+            if args[-1] == "env.tar.zst.bak":
+                self.write("env.tar.zst.bak", "x")
+            with self.subTest(args=args):
+                proc = run(["submit", "--scheduler", "pbs", *args, "-o", os.path.join(self.tmp, "s.sh"), "--",
+                            "hostname"], base_env(PWD=self.tmp), check=2)
+                self.assertIn(said, proc.stderr)
+                self.assertFalse(os.path.exists(os.path.join(self.tmp, "s.sh")))
+
     def test_scheduler_lines_from_the_machine_and_sched_arg(self):
         env = base_env(PWD=self.tmp, EZPZ_MACHINE="perlmutter")
         out = run(["submit", "--scheduler", "slurm", "--dry-run", "--sched-arg", "-q regular", "--sched-arg",

@@ -32,8 +32,11 @@ Expected<HostList> read_hosts(const HostSource& source, const FileProbe& probe) 
   const std::string named = source.origin == "--hostfile" ? "--hostfile " : source.origin + "=";
   if (!probe.is_file(source.value)) {
     const bool there = probe.disk_space(source.value).has_value();  // a FIFO, a device, a directory
+    const auto stamp = probe.file_stamp(source.value);
     return usage_error("hostfile " + source.value + " (from " + named + source.value + ") " +
-                       (there ? "is not a regular file" : "does not exist") +
+                       (stamp && stamp->directory ? "is a directory"
+                        : there                   ? "is not a regular file"
+                                                  : "does not exist") +
                        ": pass an existing file with --hostfile or unset " +
                        (source.origin == "--hostfile" ? std::string("it") : source.origin));
   }

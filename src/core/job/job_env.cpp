@@ -254,7 +254,18 @@ Expected<std::string> render_submit_script(const SubmitSpec& spec) {
     s += "# the conda env active at submit time\nexport CONDA_PREFIX=" + shell_quote(a.prefix) +
          "\nexport PATH=" + shell_quote(a.prefix + "/bin") + ":\"$PATH\"\n";
   }
-  std::vector<std::string> argv = {spec.ezpz.empty() ? "ezpz" : spec.ezpz, "launch"};
+  const auto ezpz = spec.ezpz.empty() ? std::string("ezpz") : spec.ezpz;
+  if (!spec.yeet_src.empty()) {
+    const auto dst = shell_quote(spec.yeet_dst);
+    s += "# the env copied to node-local storage on every node, then run from that copy\n" +
+         shell_join({ezpz, "yeet", "--compress", "--src", spec.yeet_src, "--dst", spec.yeet_dst}) + "\n" + "if [ -f " +
+         dst + "/bin/activate ]; then . " + dst + "/bin/activate; else export CONDA_PREFIX=" + dst + " PATH=" + dst +
+         "/bin:\"$PATH\"; fi\n";
+  }
+  std::vector<std::string> argv = {ezpz, "launch"};
+  if (!spec.machine.empty()) {
+    argv.push_back("--machine=" + spec.machine);
+  }
   if (spec.spare_nodes > 0) {
     argv.push_back("--spare-nodes=" + std::to_string(spec.spare_nodes));
   }

@@ -60,6 +60,11 @@ struct SubmitSpec {
   /// --spare-nodes N: N nodes more in the request, kept as spares by the launch (--spare-nodes N),
   /// and Slurm's --no-kill, without which the job ends when a node fails.
   int spare_nodes = 0;
+  /// --yeet: copy `yeet_src` (the active env, a directory or a tarball) to `yeet_dst` on every
+  /// node before the launch (ezpz yeet --compress), and run from that copy. Empty: no copy.
+  std::string yeet_src;
+  std::string yeet_dst;
+  std::string machine;  ///< --machine: named to the script's ezpz commands ("" = detected there)
 };
 
 /// What the command needs to find when the job starts: its program (a path, or a name looked

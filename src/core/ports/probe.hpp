@@ -56,6 +56,7 @@ struct FileStamp {
   long long mtime_ns = 0;
   unsigned long long size = 0;
   unsigned long long inode = 0;
+  bool directory = false;
   bool operator==(const FileStamp&) const = default;
 };
 

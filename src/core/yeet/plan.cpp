@@ -101,6 +101,28 @@ Expected<std::pair<std::string, std::string>> yeet_source(const YeetRequest& req
                      " PATH), or activate the env first so VIRTUAL_ENV or CONDA_PREFIX is set");
 }
 
+namespace {
+
+struct ArchiveSuffix {
+  std::string_view text;
+  SourceKind kind;
+};
+constexpr ArchiveSuffix kArchives[] = {{".tar.gz", SourceKind::tar_gz},   {".tgz", SourceKind::tar_gz},
+                                       {".tar.zst", SourceKind::tar_zst}, {".tzst", SourceKind::tar_zst},
+                                       {".tar.xz", SourceKind::tar_xz},   {".txz", SourceKind::tar_xz},
+                                       {".tar", SourceKind::tar}};
+
+SourceKind archive_kind(std::string_view path) {
+  for (const auto& [suffix, kind] : kArchives) {
+    if (ends_with(path, suffix)) {
+      return kind;
+    }
+  }
+  return SourceKind::tar;
+}
+
+}  // namespace
+
 Expected<YeetPlan> plan_yeet(const YeetRequest& request, const Env& env, const SourceFacts& facts) {
   EZPZ_TRY_ASSIGN(auto src, yeet_source(request, env));
   YeetPlan plan;
@@ -115,38 +137,23 @@ Expected<YeetPlan> plan_yeet(const YeetRequest& request, const Env& env, const S
     return usage_error("source " + plan.source + " (from " + plan.source_origin +
                        ") does not exist: pass an existing directory or .tar.gz/.tgz/.tar.zst/.tar.xz/.tar file");
   }
-  std::string base = plan.source.substr(plan.source.rfind('/') + 1);
+  const auto name = source_name(plan.source, facts.is_directory);
+  if (!name) {
+    return usage_error("source " + plan.source +
+                       " is a file but not a .tar.gz, .tgz, .tar.zst, .tar.xz or .tar archive: pass a directory or a "
+                       "tarball");
+  }
+  plan.name = *name;
   if (facts.is_directory) {
     plan.kind = SourceKind::directory;
-    plan.name = base;
     plan.env_kind = facts.has_conda_meta ? EnvKind::conda : facts.has_activate ? EnvKind::venv : EnvKind::none;
   } else {
-    struct Suffix {
-      std::string_view text;
-      SourceKind kind;
-    };
-    bool matched = false;
-    for (auto [suffix, kind] :
-         {Suffix{".tar.gz", SourceKind::tar_gz}, Suffix{".tgz", SourceKind::tar_gz},
-          Suffix{".tar.zst", SourceKind::tar_zst}, Suffix{".tzst", SourceKind::tar_zst},
-          Suffix{".tar.xz", SourceKind::tar_xz}, Suffix{".txz", SourceKind::tar_xz}, Suffix{".tar", SourceKind::tar}}) {
-      if (ends_with(base, suffix)) {
-        plan.kind = kind;
-        plan.name = base.substr(0, base.size() - suffix.size());
-        matched = true;
-        break;
-      }
-    }
-    if (!matched) {
-      return usage_error("source " + plan.source +
-                         " is a file but not a .tar.gz, .tgz, .tar.zst, .tar.xz or .tar archive: pass a directory or a "
-                         "tarball");
-    }
+    plan.kind = archive_kind(plan.source);
   }
   if (plan.name.empty()) {
     return usage_error("source " + plan.source + " has no name to derive a destination from: pass --dst");
   }
-  std::string dst = request.destination.value_or("/tmp/" + plan.name);
+  std::string dst = request.destination.value_or(default_destination(plan.name));
   if (!starts_with(dst, "/")) {
     dst = env.get("PWD").value_or("/") + "/" + dst;
   }
@@ -164,6 +171,23 @@ Expected<YeetPlan> plan_yeet(const YeetRequest& request, const Env& env, const S
   return plan;
 }
 
+std::optional<std::string> source_name(std::string_view path, bool is_directory) {
+  const auto base = std::string(path.substr(path.rfind('/') + 1));
+  if (is_directory) {
+    return base;
+  }
+  for (const auto& [suffix, kind] : kArchives) {
+    if (ends_with(base, suffix)) {
+      return base.substr(0, base.size() - suffix.size());
+    }
+  }
+  return std::nullopt;
+}
+
+std::string default_destination(const std::string& name) {
+  return "/tmp/" + name;
+}
+
 std::vector<std::string> default_excludes(bool include_pycache) {
   return include_pycache ? std::vector<std::string>{} : std::vector<std::string>{"__pycache__"};
 }
@@ -174,6 +198,14 @@ Expected<void> check_destination(const std::string& destination, const std::stri
   const std::string src = normalize_path(source_real);
   if (dst == "/") {
     return usage_error("refusing to replace / : pass a --dst such as /tmp/NAME");
+  }
+  for (const auto& root : allowed_roots) {
+    if (normalize_path(root) == dst) {
+      return usage_error("destination " + dst +
+                         " is a filesystem root: yeet replaces its destination whole; pass a --dst inside it, such "
+                         "as " +
+                         dst + "/NAME");
+    }
   }
   if (auto home = env.get("HOME"); home && normalize_path(*home) == dst) {
     return usage_error("refusing to replace your home directory " + dst + ": pass a --dst such as /tmp/NAME");

@@ -62,6 +62,12 @@ struct YeetPlan {
 /// (Python rebuilds them, and they are often a third of a venv), unless `include_pycache`.
 [[nodiscard]] std::vector<std::string> default_excludes(bool include_pycache);
 
+/// The name a source is copied under: a directory's own name, an archive's without its suffix
+/// (.tar.gz, .tgz, .tar.zst, .tzst, .tar.xz, .txz, .tar); nullopt for another file's name.
+[[nodiscard]] std::optional<std::string> source_name(std::string_view path, bool is_directory);
+/// Where yeet copies a source of that name when no --dst is given.
+[[nodiscard]] std::string default_destination(const std::string& name);
+
 /// `command` names the command in the error for no source at all ("ezpz tar-env").
 [[nodiscard]] Expected<std::pair<std::string, std::string>> yeet_source(const YeetRequest& request, const Env& env,
                                                                         std::string_view command = "ezpz yeet");

@@ -9,6 +9,7 @@
 
 #include <fcntl.h>
 #include <poll.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -69,7 +70,7 @@ class Supervisor {
     stdin_is_tty_ = ::isatty(0) == 1;
     children_.reserve(processes.size());
     for (std::size_t i = 0; i < processes.size(); ++i) {
-      if (auto started = spawn_one(i, processes[i]); !started) {
+      if (auto started = spawn_one(i, processes.size(), processes[i]); !started) {
         kill_group(SIGKILL);
         children_.clear();  // each killed and reaped
         streams_.clear();
@@ -212,7 +213,17 @@ class Supervisor {
     return w;
   }
 
-  Expected<void> spawn_one(std::size_t i, const ProcessSpec& spec) {
+  /// "; ulimit -u is 4096 (yours running now count too): lower -n or raise it" when the limit is set.
+  static std::string process_limit_note() {
+    rlimit lim{};
+    if (::getrlimit(RLIMIT_NPROC, &lim) != 0 || lim.rlim_cur == RLIM_INFINITY) {
+      return ": the system's process or memory limit: lower -n";
+    }
+    return ": ulimit -u is " + std::to_string(lim.rlim_cur) +
+           " (every process of yours counts, not only this job's): lower -n, or raise it (ulimit -u)";
+  }
+
+  Expected<void> spawn_one(std::size_t i, std::size_t total, const ProcessSpec& spec) {
     auto prepared = prepare_exec(spec.argv, spec.set, spec.unset);
     OwnedPipe out, err, exec_error;
     if (capture() && (!out.open() || !err.open())) {
@@ -236,7 +247,11 @@ class Supervisor {
     }
     exec_error.close_write();
     if (pid < 0) {
-      return failure(std::string("cannot fork: ") + std::strerror(errno));
+      const int fork_errno = errno;
+      return failure(std::string("cannot fork: ") + std::strerror(fork_errno) +
+                     (total > 1 ? " after " + std::to_string(i) + " of " + std::to_string(total) + " processes" +
+                                      (fork_errno == EAGAIN ? process_limit_note() : "")
+                                : ""));
     }
     pgid_ = pgid_ == 0 ? pid : pgid_;
     ::setpgid(pid, pgid_);  // also here, so the group exists before we signal it

@@ -182,7 +182,8 @@ std::optional<core::FileStamp> PosixProbe::file_stamp(const std::string& path) c
     return std::nullopt;
   }
   return core::FileStamp{static_cast<long long>(st.st_mtim.tv_sec) * 1'000'000'000LL + st.st_mtim.tv_nsec,
-                         static_cast<unsigned long long>(st.st_size), static_cast<unsigned long long>(st.st_ino)};
+                         static_cast<unsigned long long>(st.st_size), static_cast<unsigned long long>(st.st_ino),
+                         S_ISDIR(st.st_mode)};
 }
 
 core::SocketState PosixProbe::unix_socket(const std::string& path) const {

@@ -117,6 +117,26 @@ TEST_CASE("submit: the active env, and the job id in qsub's or sbatch's answer",
   CHECK_FALSE(submitted_job_id("sbatch: error: Batch job submission failed\n", Scheduler::slurm));
 }
 
+TEST_CASE("submit --yeet: the env copied to every node, then run from the copy; --machine named to the launch",
+          "[job_env]") {
+  auto s = spec(Scheduler::pbs);
+  s.activate = {ActiveEnv::Kind::venv, "/lus/flare/me/venvs/my env", ""};
+  s.yeet_src = "/lus/flare/me/venvs/my env";
+  s.yeet_dst = "/tmp/my env";
+  s.machine = "aurora";
+  const auto text = *render_submit_script(s);
+  CHECK_THAT(text, Catch::Contains(
+                       "\n. '/lus/flare/me/venvs/my env/bin/activate'\n"
+                       "# the env copied to node-local storage on every node, then run from that copy\n"
+                       "/soft/ezpz/bin/ezpz yeet --compress --src '/lus/flare/me/venvs/my env' --dst '/tmp/my env'\n"
+                       "if [ -f '/tmp/my env'/bin/activate ]; then . '/tmp/my env'/bin/activate; else export "
+                       "CONDA_PREFIX='/tmp/my env' PATH='/tmp/my env'/bin:\"$PATH\"; fi\n"
+                       "exec /soft/ezpz/bin/ezpz launch --machine=aurora --ppn=4 -- "));
+  // The copy comes after the original's activation and before the launch, under set -e.
+  CHECK(text.find("set -e\n") < text.find(" yeet --compress"));
+  CHECK(text.find(" yeet --compress") < text.find("exec "));
+}
+
 TEST_CASE("kill: signal names and which processes are targets", "[kill]") {
   CHECK(signal_from_string("TERM") == SIGTERM);
   CHECK(signal_from_string("sigkill") == SIGKILL);
