@@ -64,24 +64,34 @@ namespace {
 
 using Tolerance = NodeFailureTolerance;
 
-Tolerance slurm_tolerance(const std::string& id, const SystemProbe& probe) {
-  const std::string fix = "ezpz submit --spare-nodes N writes it";
-  auto json = probe.run_program({"scontrol", "--json", "show", "job", id}, {}, {}, 10);
-  std::optional<bool> kills = json && json->exit_code == 0 ? slurm_kill_on_node_fail(json->output) : std::nullopt;
-  if (!kills) {  // an older Slurm: the batch script's directives say it
-    auto shown = probe.run_program({"scontrol", "show", "job", id}, {}, {}, 10);
-    const auto script = shown && shown->exit_code == 0 ? slurm_batch_script(shown->output) : std::nullopt;
-    if (auto text = script ? probe.read_file(*script) : Expected<std::string>(failure("none")); script && text) {
-      kills = !script_has_no_kill(*text);
+/// Whether Slurm ends job `id` when a node fails: its --json's kill_on_node_fail, else (an older
+/// Slurm) the batch script's directives; nullopt when neither says.
+std::optional<bool> slurm_kills_on_node_fail(const std::string& id, const SystemProbe& probe) {
+  if (auto json = probe.run_program({"scontrol", "--json", "show", "job", id}, {}, {}, 10);
+      json && json->exit_code == 0) {
+    if (auto said = slurm_kill_on_node_fail(json->output)) {
+      return said;
     }
   }
-  if (!kills) {
+  auto shown = probe.run_program({"scontrol", "show", "job", id}, {}, {}, 10);
+  const auto script = shown && shown->exit_code == 0 ? slurm_batch_script(shown->output) : std::nullopt;
+  if (!script) {
+    return std::nullopt;
+  }
+  auto text = probe.read_file(*script);
+  return text ? std::optional<bool>(!script_has_no_kill(*text)) : std::nullopt;
+}
+
+Tolerance slurm_tolerance(const std::string& id, const SystemProbe& probe) {
+  const std::string fix = "ezpz submit --spare-nodes N writes it";
+  const auto kills = slurm_kills_on_node_fail(id, probe);
+  if (!kills.has_value()) {
     return {Tolerance::Kind::not_known,
             "cannot tell whether this allocation was made with --no-kill (salloc -k): without it Slurm ends the "
             "whole job when a node fails, and no spare can take its place",
             "allocate with --no-kill (salloc -k; " + fix + ")"};
   }
-  if (*kills) {
+  if (kills.value()) {
     return {Tolerance::Kind::ends_job,
             "this Slurm job was submitted without --no-kill: Slurm ends the whole job when a node fails, so no "
             "spare can take its place",
