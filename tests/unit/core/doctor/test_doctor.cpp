@@ -327,7 +327,7 @@ TEST_CASE("doctor: per-node tier names unreachable, skewed and full hosts", "[do
   CHECK(core::doctor_exit_code(results) == 1);
 }
 
-TEST_CASE("doctor: a node silent past --timeout is said so; the same ezpz everywhere settles the local warning",
+TEST_CASE("doctor: a node silent past --timeout is said so, and the same ezpz everywhere settles the local warning",
           "[doctor]") {
   core::NodeTierOptions o;
   o.version = "0.1.0";

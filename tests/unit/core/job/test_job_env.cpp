@@ -117,7 +117,7 @@ TEST_CASE("submit: the active env, and the job id in qsub's or sbatch's answer",
   CHECK_FALSE(submitted_job_id("sbatch: error: Batch job submission failed\n", Scheduler::slurm));
 }
 
-TEST_CASE("submit --yeet: the env copied to every node, then run from the copy; --machine named to the launch",
+TEST_CASE("submit --yeet: the env copied to every node, then run from the copy, and --machine named to the launch",
           "[job_env]") {
   auto s = spec(Scheduler::pbs);
   s.activate = {ActiveEnv::Kind::venv, "/lus/flare/me/venvs/my env", ""};
