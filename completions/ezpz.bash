@@ -233,7 +233,7 @@ _ezpz() {
                 --min-success-fraction) COMPREPLY=(); return 0 ;;
             esac
             if [[ "$cur" == -* ]]; then
-                COMPREPLY=($(compgen -W "-h --help --src --dst --copy --compress --include-pycache --force --dry-run --full --json --hostfile --fanout --strategy --no-encrypt --stream-level --no-reattach --stall-timeout --max-bytes --transport --ssh-command --accept-new-host-keys --no-hsn --min-success-nodes --min-success-fraction" -- "$cur"))
+                COMPREPLY=($(compgen -W "-h --help --src --dst --where --copy --compress --include-pycache --force --dry-run --full --json --hostfile --fanout --strategy --no-encrypt --stream-level --no-reattach --stall-timeout --max-bytes --transport --ssh-command --accept-new-host-keys --no-hsn --min-success-nodes --min-success-fraction" -- "$cur"))
             elif ((nargs == 0)); then
                 _ezpz_files
             fi

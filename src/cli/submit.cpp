@@ -238,8 +238,13 @@ Expected<void> SubmitCommand::plan_yeet_step(Context& ctx, core::SubmitSpec& spe
   if (!name || name->empty()) {
     return usage_error("--yeet " + src + " is neither a directory nor a .tar.gz/.tgz/.tar.zst/.tar.xz/.tar archive");
   }
-  const auto dst = core::default_destination(*name);
-  if (ctx.probe().real_path(src) == ctx.probe().real_path(dst)) {
+  // Where `ezpz yeet` would put it (config's [yeet] destination or the per-user, per-source default).
+  EZPZ_TRY_ASSIGN(auto settings, core::load_yeet_settings(ctx.env, ctx.probe()));
+  const auto real = ctx.probe().real_path(src);
+  EZPZ_TRY_ASSIGN(auto dst, core::default_destination(
+                                settings.destination.empty() ? core::kDefaultDestination : settings.destination, *name,
+                                core::path_user(ctx.env), real.empty() ? src : real));
+  if (real == ctx.probe().real_path(dst)) {
     ctx.term.warn("--yeet: " + src + " is already at " + dst + ": the script copies nothing and runs it there");
     return {};
   }

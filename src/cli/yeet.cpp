@@ -27,7 +27,13 @@ void YeetCommand::add_cli(CLI::App& app) {
                  "Directory or .tar.gz/.tgz/.tar.zst/.tar.xz/.tar to copy (default: the active env)")
       ->type_name("PATH");
   app.add_option("--src", src_, "The same as SOURCE")->type_name("PATH");
-  app.add_option("--dst", dst_, "Destination directory (default /tmp/<name>)")->type_name("DIR");
+  app.add_option("--dst", dst_,
+                 "Destination directory (default /tmp/$USER/<name>-<hash of the source's path>, or [yeet] "
+                 "destination in config.toml)")
+      ->type_name("DIR");
+  app.add_flag("--where", where_,
+               "Print the destination this yeet uses (for a job script: source \"$(ezpz yeet --where)/bin/activate\") "
+               "and exit; copy nothing");
   app.add_flag("--copy", copy_, "Copy everything (first copy; no comparison with an existing destination)");
   app.add_flag("--compress", compress_, "Pack once to a zstd tarball, then extract it (least metadata I/O)");
   app.add_flag("--include-pycache", include_pycache_, "Copy __pycache__ directories too (skipped by default)");
@@ -82,7 +88,8 @@ void YeetCommand::add_cli(CLI::App& app) {
       "from the source are removed. Work happens beside the destination and replaces it only when\n"
       "complete; a failed or interrupted yeet leaves the previous destination as it was.\n\n"
       "Examples:\n"
-      "  ezpz yeet                         # the active venv -> /tmp/<name>/\n"
+      "  ezpz yeet                         # the active venv -> /tmp/$USER/<name>-<hash>/\n"
+      "  source \"$(ezpz yeet --where)/bin/activate\"\n"
       "  ezpz yeet --compress              # first copy off a slow shared filesystem\n"
       "  ezpz yeet env.tar.zst --dst /tmp/env\n"
       "  ezpz yeet ~/models/llama --dry-run");
@@ -151,18 +158,34 @@ Expected<core::BroadcastPlan> YeetCommand::plan_nodes(Context& ctx, const core::
   return nodes;
 }
 
-Expected<YeetRun> YeetCommand::plan(Context& ctx) const {
+Expected<std::pair<core::YeetPlan, core::SourceFacts>> YeetCommand::plan_here(
+    Context& ctx, const core::YeetSettings& settings) const {
   EZPZ_TRY_ASSIGN(auto req, request());
+  if (!settings.destination.empty()) {
+    req.destination_pattern = settings.destination;
+  }
   EZPZ_TRY_ASSIGN(auto source, core::yeet_source(req, ctx.env));
   std::string source_path = source.first;
   if (source_path.front() != '/') {
     source_path = ctx.env.get("PWD").value_or("/") + "/" + source_path;
   }
-  const auto facts = ctx.trees().inspect(source_path);
+  auto facts = ctx.trees().inspect(source_path);
   EZPZ_TRY_ASSIGN(auto plan, core::plan_yeet(req, ctx.env, facts));
   plan.source_origin = req.source ? (positional_.empty() ? "--src" : "SRC") : source.second;
-  ctx.term.set_unchanged({plan.destination});  // until the commit, a failure leaves it as it was
+  return std::make_pair(std::move(plan), std::move(facts));
+}
+
+Expected<YeetRun> YeetCommand::plan(Context& ctx) const {
   EZPZ_TRY_ASSIGN(auto settings, core::load_yeet_settings(ctx.env, ctx.probe()));
+  EZPZ_TRY_ASSIGN(auto here, plan_here(ctx, settings));
+  auto& [plan, facts] = here;
+  ctx.term.set_unchanged({plan.destination});  // until the commit, a failure leaves it as it was
+  if (dst_.empty() && !dry_run_) {             // the default's /tmp/<user>: made private, or refused when another's
+    const auto parent = plan.destination.substr(0, plan.destination.rfind('/'));
+    if (auto made = ctx.probe().make_dirs(parent.empty() ? "/" : parent); !made) {
+      return failure(made.error().message + "; or pass --dst DIR ([yeet] destination in config.toml sets the default)");
+    }
+  }
   EZPZ_TRY(core::check_destination(plan.destination, facts.real_path, ctx.env, settings.allowed_roots, force_));
   // What is there now: yeet replaces only its own copies and envs (unless --force), and only
   // what this user may move aside; the nodes check the same before they touch anything.
@@ -247,7 +270,28 @@ int YeetCommand::finish(YeetRun& run) const {
   return report.tally.threshold_met ? 0 : static_cast<int>(ExitCode::failure);
 }
 
+int YeetCommand::where(Context& ctx) const {
+  auto settings = core::load_yeet_settings(ctx.env, ctx.probe());
+  if (!settings) {
+    return ctx.term.fail(settings.error());
+  }
+  auto here = plan_here(ctx, *settings);
+  if (!here) {
+    return ctx.term.fail(here.error());
+  }
+  if (json_) {
+    ctx.term.print_json(nlohmann::json{{"destination", here->first.destination}}.dump());
+  } else {
+    ctx.term.out() << here->first.destination << "\n";
+  }
+  return 0;
+}
+
 int YeetCommand::run(Context& ctx) {
+  // 0. --where: only the destination, for a job script.
+  if (where_) {
+    return where(ctx);
+  }
   // 1. Plan: what, where, which nodes through which tree, how many must succeed (core, pure).
   auto run = plan(ctx);
   if (!run) {

@@ -6,6 +6,7 @@
 
 #include "cli/command.hpp"
 #include "cli/yeet_steps.hpp"
+#include "core/job/machine.hpp"
 #include "core/reach/reach.hpp"
 #include "core/yeet/node_plan.hpp"
 #include "core/yeet/plan.hpp"
@@ -21,7 +22,10 @@ class YeetCommand final : public Command {
   [[nodiscard]] Expected<core::YeetRequest> request() const;
   [[nodiscard]] Expected<core::BroadcastPlan> plan_nodes(Context& ctx, const core::YeetPlan& plan,
                                                          const std::string& host) const;
+  [[nodiscard]] Expected<std::pair<core::YeetPlan, core::SourceFacts>> plan_here(
+      Context& ctx, const core::YeetSettings& settings) const;
   [[nodiscard]] Expected<YeetRun> plan(Context& ctx) const;
+  [[nodiscard]] int where(Context& ctx) const;
   void find_base(YeetRun& run) const;
   [[nodiscard]] int finish(YeetRun& run) const;
 
@@ -33,6 +37,7 @@ class YeetCommand final : public Command {
   bool include_pycache_ = false;
   bool force_ = false;
   bool dry_run_ = false;
+  bool where_ = false;
   bool json_ = false;
   core::ReachOptions reach_;  ///< --hostfile, --transport, --ssh-command, --accept-new-host-keys, --no-hsn
   int stream_level_ = 0;      ///< 0: adaptive

@@ -96,8 +96,9 @@ expect_layout "$(cat "$D/job.out")" 6 2 "sbatch -N 3"
   --launch-arg=--ppn=1 -o "$D/yeet.sh" -- python3 -c 'import os, sys; print("prefix", os.uname().nodename, sys.prefix)' \
   >/dev/null || fail "submit --yeet: no script"
 "$X" "${common[@]}" sbatch --wait --output="$D/yeet.out" "$D/yeet.sh" >/dev/null || fail "submit --yeet job: $(cat "$D/yeet.out")"
+copy=$("$X" "${common[@]}" VIRTUAL_ENV="$D/proj/venv" PWD="$D" "$ezpz" yeet --where)  # /tmp/<user>/venv-<hash>
 for n in node1 node2; do
-  grep -q "^prefix $n /tmp/venv$" "$D/yeet.out" || fail "submit --yeet: $n did not run from /tmp/venv: $(cat "$D/yeet.out")"
+  grep -q "^prefix $n $copy$" "$D/yeet.out" || fail "submit --yeet: $n did not run from $copy: $(cat "$D/yeet.out")"
 done
 
 # Allocations made with --ntasks-per-node=1 and 4 of each node's 8 GPUs, on a machine whose

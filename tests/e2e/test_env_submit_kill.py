@@ -124,18 +124,22 @@ class Submit(TempDirTest):
         launch; what cannot work is refused before any script is written."""
         venv = os.path.join(self.tmp, "proj", "venv")
         self.write("proj/venv/bin/activate", "")
-        env = base_env(PWD=self.tmp, VIRTUAL_ENV=venv)
+        env = base_env(PWD=self.tmp, VIRTUAL_ENV=venv, USER="alice")
         out = run(["submit", "--scheduler", "pbs", "--machine", "polaris", "--yeet", "--dry-run", "--",
                    "hostname"], env, check=0).stdout
-        self.assertIn(f"yeet --compress --src {venv} --dst /tmp/venv\n", out)
-        self.assertIn("if [ -f /tmp/venv/bin/activate ]; then . /tmp/venv/bin/activate;", out)
+        dst = run(["yeet", "--where"], env, check=0).stdout.strip()  # where yeet puts it: the same place
+        self.assertRegex(dst, r"^/tmp/alice/venv-[0-9a-f]{8}$")
+        self.assertIn(f"yeet --compress --src {venv} --dst {dst}\n", out)
+        self.assertIn(f"if [ -f {dst}/bin/activate ]; then . {dst}/bin/activate;", out)
         self.assertIn("#PBS -l filesystems=home:eagle", out)
         self.assertIn("launch --machine=polaris -- hostname", out)
         self.assertLess(out.index(f". {venv}/bin/activate"), out.index("yeet --compress"))
         self.write("env.tar.zst", "x")
         out = run(["submit", "--scheduler", "slurm", "--yeet", "env.tar.zst", "--dry-run", "--", "hostname"],
-                  base_env(PWD=self.tmp), check=0).stdout
-        self.assertIn(f"--src {self.tmp}/env.tar.zst --dst /tmp/env\n", out)
+                  base_env(PWD=self.tmp, USER="bob"), check=0).stdout
+        dst = run(["yeet", "env.tar.zst", "--where"], base_env(PWD=self.tmp, USER="bob"), check=0).stdout.strip()
+        self.assertRegex(dst, r"^/tmp/bob/env-[0-9a-f]{8}$")
+        self.assertIn(f"--src {self.tmp}/env.tar.zst --dst {dst}\n", out)
         for args, said in ((["--yeet"], "none is active: activate it, or pass --yeet PATH"),
                            (["--yeet", "nosuch"], "does not exist"),
                            (["--yeet", "env.tar.zst.bak"], "neither a directory nor"),

@@ -134,6 +134,82 @@ class Destination(TempDirTest):
             shutil.rmtree(home, ignore_errors=True)
 
 
+class DefaultDestination(TempDirTest):
+    """The default destination (issue #56, part 12): one folder per user, made private, one copy per
+    source, so two projects' `venv` and two users' never meet; a folder another user made first is
+    refused; `[yeet] destination` brings back the Python ezpz's /tmp/<name>."""
+
+    def setUp(self):
+        super().setUp()
+        self.assertEqual(os.geteuid(), 0, "needs root (as the cluster tests) to be two users")
+        self.user = "ezpz-e2e-" + os.path.basename(self.tmp)  # /tmp/<user>: no one else's name
+        self.home = tempfile.mkdtemp(prefix="ezpz-home-", dir="/tmp")
+        self.projects = tempfile.mkdtemp(prefix="ezpz-projects-", dir="/tmp")
+        for d in (self.home, self.projects):
+            os.chown(d, NOBODY, NOBODY)
+        self.env = base_env(HOME=self.home, USER=self.user)
+
+    def tearDown(self):
+        for d in (self.home, self.projects, f"/tmp/{self.user}"):
+            shutil.rmtree(d, ignore_errors=True)
+        super().tearDown()
+
+    def as_nobody(self, args, check=0):
+        argv = ["setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups", EZPZ, *args]
+        proc = subprocess.run(argv, env=self.env, capture_output=True, text=True, timeout=60)
+        self.assertEqual(proc.returncode, check, proc.stderr)
+        return proc
+
+    def project(self, name):
+        venv = os.path.join(self.projects, name, "venv")
+        argv = ["setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups", "mkdir", "-p",
+                os.path.join(venv, "lib")]
+        subprocess.run(argv, check=True)
+        return venv
+
+    def test_two_projects_venvs_go_to_two_places_of_the_users_own(self):
+        a, b = self.project("projA"), self.project("projB")
+        dst_a = self.as_nobody(["yeet", a, "--where"]).stdout.strip()
+        dst_b = self.as_nobody(["yeet", b, "--where"]).stdout.strip()
+        self.assertRegex(dst_a, rf"^/tmp/{self.user}/venv-[0-9a-f]{{8}}$")
+        self.assertRegex(dst_b, rf"^/tmp/{self.user}/venv-[0-9a-f]{{8}}$")
+        self.assertNotEqual(dst_a, dst_b)
+        for src, dst in ((a, dst_a), (b, dst_b)):
+            proc = self.as_nobody(["yeet", src, "--json"])
+            self.assertEqual(json.loads(proc.stdout)["destination"], dst)
+        self.assertEqual(sorted(os.listdir(f"/tmp/{self.user}")), sorted([os.path.basename(dst_a),
+                                                                          os.path.basename(dst_b)]))
+        st = os.stat(f"/tmp/{self.user}")
+        self.assertEqual((st.st_uid, st.st_mode & 0o777), (NOBODY, 0o700))
+        # The same source again: the same place (an incremental yeet, nothing to write).
+        again = json.loads(self.as_nobody(["yeet", a, "--json"]).stdout)
+        self.assertEqual(again["destination"], dst_a)
+
+    def test_a_users_folder_another_user_made_first_is_refused(self):
+        src = self.project("projA")
+        # Another user (daemon, uid 1: any user may write /tmp) makes /tmp/<user> first, open to all.
+        os.makedirs(f"/tmp/{self.user}")
+        os.chmod(f"/tmp/{self.user}", 0o777)
+        os.chown(f"/tmp/{self.user}", 1, 1)
+        proc = self.as_nobody(["yeet", src], check=1)
+        self.assertIn(f"/tmp/{self.user} belongs to daemon", proc.stderr)
+        self.assertIn("--dst", proc.stderr)
+        self.assertEqual(proc.stderr.count("\n"), 1, proc.stderr)
+        self.assertEqual(os.listdir(f"/tmp/{self.user}"), [], "nothing written through it")
+
+    def test_the_config_brings_back_tmp_name(self):
+        src = self.project("projA")
+        with open(os.path.join(self.home, "ezpz.toml"), "w") as f:
+            f.write(f'[yeet]\ndestination = "{self.projects}/{{name}}"\n')
+        self.env["EZPZ_CONFIG"] = os.path.join(self.home, "ezpz.toml")
+        self.assertEqual(self.as_nobody(["yeet", src, "--where"]).stdout.strip(), f"{self.projects}/venv")
+        with open(os.path.join(self.home, "ezpz.toml"), "w") as f:
+            f.write('[yeet]\ndestination = "/tmp/{project}"\n')
+        proc = self.as_nobody(["yeet", src, "--where"], check=2)
+        self.assertIn("[yeet] destination", proc.stderr)
+        self.assertIn("{user}, {name} and {hash}", proc.stderr)
+
+
 class PastedHints(TempDirTest):
     """Every line ezpz prints to be pasted runs as printed, whatever the path holds."""
 

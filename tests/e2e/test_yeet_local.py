@@ -110,17 +110,23 @@ class Yeet(TempDirTest):
         proc = self.yeet(check=2)
         self.assertIn("VIRTUAL_ENV or CONDA_PREFIX", proc.stderr)
 
-    def test_default_destination_is_tmp_name(self):
+    def test_default_destination_is_the_users_and_the_sources(self):
         src = os.path.join(self.src_root, "ezpz-yeet-default-name")
         os.makedirs(src)
         with open(os.path.join(src, "f"), "w") as f:
             f.write("data")
+        user = "ezpz-e2e-" + os.path.basename(self.tmp)  # a /tmp/<user> no one else uses
+        env = dict(self.env, USER=user)
         try:
-            proc = self.yeet(src, "--json")
-            self.assertEqual(json.loads(proc.stdout)["destination"], "/tmp/ezpz-yeet-default-name")
-            self.assertEqual(open("/tmp/ezpz-yeet-default-name/f").read(), "data")
+            where = run(["yeet", src, "--where"], env, check=0).stdout.strip()
+            self.assertRegex(where, rf"^/tmp/{user}/ezpz-yeet-default-name-[0-9a-f]{{8}}$")
+            self.assertFalse(os.path.exists(where), "--where copies nothing")
+            proc = self.yeet(src, "--json", env=env)
+            self.assertEqual(json.loads(proc.stdout)["destination"], where)
+            self.assertEqual(open(os.path.join(where, "f")).read(), "data")
+            self.assertEqual(os.stat(f"/tmp/{user}").st_mode & 0o777, 0o700, "the user's folder is private")
         finally:
-            shutil.rmtree("/tmp/ezpz-yeet-default-name", ignore_errors=True)
+            shutil.rmtree(f"/tmp/{user}", ignore_errors=True)
 
     def test_incremental_sync_copies_changes_and_deletes(self):
         src = os.path.join(self.src_root, "data")

@@ -243,6 +243,9 @@ Expected<YeetSettings> load_yeet_settings(const Env& env, const FileProbe& probe
     return usage_error(text.error().message);
   }
   EZPZ_TRY_ASSIGN(auto read, yeet_settings_from_toml(*text, where->path));
+  if (auto ok = check_destination_pattern(read.destination); !read.destination.empty() && !ok) {
+    return usage_error(where->path + ": [yeet] destination = \"" + read.destination + "\" " + ok.error().message);
+  }
   read.allowed_roots.insert(read.allowed_roots.begin(), settings.allowed_roots.begin(), settings.allowed_roots.end());
   return read;
 }

@@ -341,8 +341,17 @@ Expected<YeetSettings> yeet_settings_from_toml(std::string_view text, std::strin
       settings.transport = *t;
       continue;
     }
+    if (key.str() == "destination") {
+      const auto d = value.value<std::string>();
+      if (!d) {  // its placeholders are checked where yeet reads it (check_destination_pattern)
+        return key_error(source, value, key.str(), "must be a string, such as \"/tmp/{user}/{name}\"");
+      }
+      settings.destination = *d;
+      continue;
+    }
     if (key.str() != "allowed_roots") {
-      return key_error(source, value, key.str(), "is not a yeet setting; known keys: allowed_roots, transport");
+      return key_error(source, value, key.str(),
+                       "is not a yeet setting; known keys: allowed_roots, destination, transport");
     }
     const auto* arr = value.as_array();
     if (arr == nullptr) {

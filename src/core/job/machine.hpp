@@ -113,10 +113,12 @@ class MachineSet {
 
 /// The config file's [yeet] table: extra places yeet may replace a destination without --force
 /// (`allowed_roots`), and how yeet, `kill --all-nodes` and `doctor --nodes` reach other nodes when
-/// no flag says (`transport`: auto, launcher or ssh; "" when not set).
+/// no flag says (`transport`: auto, launcher or ssh; "" when not set), and where a copy goes when
+/// no --dst says (`destination`, a pattern with {user}, {name}, {hash}; "" when not set).
 struct YeetSettings {
   std::vector<std::string> allowed_roots;
   std::string transport;
+  std::string destination;
   std::string source;  ///< the file they came from ("" when none)
 };
 [[nodiscard]] Expected<YeetSettings> yeet_settings_from_toml(std::string_view text, std::string_view source);

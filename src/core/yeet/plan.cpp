@@ -1,5 +1,6 @@
 #include "core/yeet/plan.hpp"
 
+#include <cstdint>
 #include <cstdio>
 
 #include "core/base/shell.hpp"
@@ -153,7 +154,13 @@ Expected<YeetPlan> plan_yeet(const YeetRequest& request, const Env& env, const S
   if (plan.name.empty()) {
     return usage_error("source " + plan.source + " has no name to derive a destination from: pass --dst");
   }
-  std::string dst = request.destination.value_or(default_destination(plan.name));
+  std::string dst;
+  if (request.destination) {
+    dst = *request.destination;
+  } else {
+    const auto real = facts.real_path.empty() ? plan.source : facts.real_path;
+    EZPZ_TRY_ASSIGN(dst, default_destination(request.destination_pattern, plan.name, path_user(env), real));
+  }
   if (!starts_with(dst, "/")) {
     dst = env.get("PWD").value_or("/") + "/" + dst;
   }
@@ -184,8 +191,67 @@ std::optional<std::string> source_name(std::string_view path, bool is_directory)
   return std::nullopt;
 }
 
-std::string default_destination(const std::string& name) {
-  return "/tmp/" + name;
+Expected<void> check_destination_pattern(std::string_view pattern) {
+  if (pattern.empty() || pattern.front() != '/') {
+    return usage_error("must be an absolute path, such as \"" + std::string(kDefaultDestination) + "\"");
+  }
+  bool names = false;
+  for (std::size_t open = pattern.find('{'); open != std::string_view::npos; open = pattern.find('{', open + 1)) {
+    const auto close = pattern.find('}', open);
+    const auto word = pattern.substr(open, close == std::string_view::npos ? close : close - open + 1);
+    if (word != "{user}" && word != "{name}" && word != "{hash}") {
+      return usage_error("names " + std::string(word) + ": the placeholders are {user}, {name} and {hash}");
+    }
+    names = names || word != "{user}";
+  }
+  if (!names) {
+    return usage_error("must hold {name} or {hash}, or every source would be copied to one place");
+  }
+  return {};
+}
+
+Expected<std::string> default_destination(std::string_view pattern, const std::string& name, const std::string& user,
+                                          std::string_view source_real) {
+  if (auto ok = check_destination_pattern(pattern); !ok) {
+    return usage_error("[yeet] destination \"" + std::string(pattern) + "\" " + ok.error().message);
+  }
+  std::string out;
+  for (std::size_t i = 0; i < pattern.size(); ++i) {
+    const auto rest = pattern.substr(i);
+    const auto take = [&](std::string_view word, const std::string& value) {
+      if (!starts_with(rest, word)) {
+        return false;
+      }
+      out += value;
+      i += word.size() - 1;
+      return true;
+    };
+    if (!take("{user}", user) && !take("{name}", name) && !take("{hash}", path_tag(source_real))) {
+      out += pattern[i];
+    }
+  }
+  return out;
+}
+
+std::string path_user(const Env& env) {
+  auto name = env.first_of({"USER", "LOGNAME"});
+  std::string user = name ? name->second : "uid" + std::to_string(env.uid);
+  for (auto& c : user) {
+    const bool plain =
+        (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' || c == '_' || c == '-';
+    c = plain ? c : '_';
+  }
+  return user == "." || user == ".." ? "uid" + std::to_string(env.uid) : user;
+}
+
+std::string path_tag(std::string_view path) {
+  std::uint32_t h = 2166136261U;
+  for (const unsigned char c : path) {
+    h = (h ^ c) * 16777619U;
+  }
+  char hex[9];
+  std::snprintf(hex, sizeof hex, "%08x", static_cast<unsigned>(h));
+  return hex;
 }
 
 std::vector<std::string> default_excludes(bool include_pycache) {

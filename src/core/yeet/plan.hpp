@@ -24,9 +24,16 @@ enum class EnvKind { none, venv, conda };
 [[nodiscard]] std::string_view to_string(CopyMethod m);
 [[nodiscard]] std::string_view to_string(EnvKind k);
 
+/// Where yeet copies a source when no --dst is given: one directory per user (made 0700, and
+/// refused when another user made it), one copy per source (`{hash}`: 8 hex digits of the
+/// source's resolved path), so two users or two projects' `venv` never meet. `[yeet]
+/// destination` in config.toml sets another (`/tmp/{name}` is the Python ezpz's).
+inline constexpr std::string_view kDefaultDestination = "/tmp/{user}/{name}-{hash}";
+
 struct YeetRequest {
-  std::optional<std::string> source;       ///< SRC or --src
-  std::optional<std::string> destination;  ///< --dst
+  std::optional<std::string> source;                                   ///< SRC or --src
+  std::optional<std::string> destination;                              ///< --dst
+  std::string destination_pattern = std::string(kDefaultDestination);  ///< when no --dst
   bool copy = false;
   bool compress = false;
   bool include_pycache = false;
@@ -54,7 +61,7 @@ struct YeetPlan {
 };
 
 /// Resolve the source (SRC/--src, else VIRTUAL_ENV, else CONDA_PREFIX), its kind and name,
-/// the destination (default /tmp/<name>) and the method. `facts` describes the source path.
+/// the destination (--dst, else the request's pattern) and the method. `facts` describes the source path.
 [[nodiscard]] Expected<YeetPlan> plan_yeet(const YeetRequest& request, const Env& env, const SourceFacts& facts);
 
 /// The source path plan_yeet will use (before facts are known).
@@ -65,8 +72,19 @@ struct YeetPlan {
 /// The name a source is copied under: a directory's own name, an archive's without its suffix
 /// (.tar.gz, .tgz, .tar.zst, .tzst, .tar.xz, .txz, .tar); nullopt for another file's name.
 [[nodiscard]] std::optional<std::string> source_name(std::string_view path, bool is_directory);
-/// Where yeet copies a source of that name when no --dst is given.
-[[nodiscard]] std::string default_destination(const std::string& name);
+/// Where yeet copies a source when no --dst is given: `pattern` (kDefaultDestination or the
+/// config's) with `{user}`, `{name}` and `{hash}` (of `source_real`, the resolved source path).
+[[nodiscard]] Expected<std::string> default_destination(std::string_view pattern, const std::string& name,
+                                                        const std::string& user, std::string_view source_real);
+/// Whether a destination pattern is one default_destination can fill: absolute, names only
+/// {user}, {name} and {hash}, and holds {name} or {hash} (else every source shares one copy).
+/// The error says what is wrong, for the config's message.
+[[nodiscard]] Expected<void> check_destination_pattern(std::string_view pattern);
+/// The user's name for `{user}`: USER, else LOGNAME, else "uid<N>"; characters a path should
+/// not hold become '_'.
+[[nodiscard]] std::string path_user(const Env& env);
+/// 8 hex digits that tell sources apart (FNV-1a of the path: not a secret, a name).
+[[nodiscard]] std::string path_tag(std::string_view path);
 
 /// `command` names the command in the error for no source at all ("ezpz tar-env").
 [[nodiscard]] Expected<std::pair<std::string, std::string>> yeet_source(const YeetRequest& request, const Env& env,

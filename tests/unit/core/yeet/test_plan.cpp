@@ -18,10 +18,10 @@ SourceFacts file_facts() {
 TEST_CASE("yeet source: SRC, else VIRTUAL_ENV, else CONDA_PREFIX, else a clear error", "[yeet_plan]") {
   YeetRequest r;
   r.source = "/lus/envs/torch";
-  auto p = plan_yeet(r, make_env({{"VIRTUAL_ENV", "/other"}}), dir_facts(true));
+  auto p = plan_yeet(r, make_env({{"VIRTUAL_ENV", "/other"}, {"USER", "alice"}}), dir_facts(true));
   REQUIRE(p);
   CHECK(p->source == "/lus/envs/torch");
-  CHECK(p->destination == "/tmp/torch");
+  CHECK(p->destination == "/tmp/alice/torch-" + path_tag("/lus/envs/torch"));
   CHECK(p->method == CopyMethod::sync);
   CHECK(p->env_kind == EnvKind::venv);
   CHECK(p->excludes == std::vector<std::string>{"__pycache__"});
@@ -47,6 +47,7 @@ TEST_CASE("yeet tarball names and methods", "[yeet_plan]") {
         Case{"/p/env.tar.zst", SourceKind::tar_zst, "env"}, Case{"/p/env.tar", SourceKind::tar, "env"}}) {
     YeetRequest r;
     r.source = path;
+    r.destination_pattern = "/tmp/{name}";  // the Python ezpz's layout, from the config
     auto p = plan_yeet(r, make_env({}), file_facts());
     REQUIRE(p);
     CHECK(p->kind == kind);
@@ -73,6 +74,55 @@ TEST_CASE("yeet tarball names and methods", "[yeet_plan]") {
   CHECK(plan_yeet(c, make_env({}), dir_facts())->excludes.empty());
   c.destination = "out/../dst/";
   CHECK(plan_yeet(c, make_env({{"PWD", "/tmp/w"}}), dir_facts())->destination == "/tmp/w/dst");
+}
+
+TEST_CASE("the default destination: one per user and one per source, never another's", "[yeet_plan]") {
+  YeetRequest r;
+  r.source = "/home/alice/projA/venv";
+  const auto alice = make_env({{"USER", "alice"}});
+  SourceFacts facts = dir_facts(true);
+  facts.real_path = "/lus/alice/projA/venv";  // the hash is of the resolved path: a link to it shares the copy
+  const auto a = plan_yeet(r, alice, facts)->destination;
+  CHECK(a == "/tmp/alice/venv-" + path_tag("/lus/alice/projA/venv"));
+  CHECK(path_tag("/lus/alice/projA/venv").size() == 8);
+  // Another project's venv and another user's: other places.
+  facts.real_path = "/lus/alice/projB/venv";
+  CHECK(plan_yeet(r, alice, facts)->destination != a);
+  facts.real_path = "/lus/alice/projA/venv";
+  CHECK(plan_yeet(r, make_env({{"USER", "bob"}}), facts)->destination == "/tmp/bob/venv-" + path_tag(facts.real_path));
+  // The same source: the same place every time (the next yeet is incremental).
+  CHECK(plan_yeet(r, alice, facts)->destination == a);
+  // No USER: LOGNAME, else the uid; a name with a slash or a space cannot leave /tmp.
+  CHECK(path_user(make_env({{"LOGNAME", "carol"}})) == "carol");
+  auto no_name = make_env({});
+  no_name.uid = 1234;
+  CHECK(path_user(no_name) == "uid1234");
+  CHECK(path_user(make_env({{"USER", "../x y"}})) == ".._x_y");
+  CHECK(path_user(make_env({{"USER", ".."}})).rfind("uid", 0) == 0);
+  // --dst wins; the config's pattern otherwise.
+  r.destination = "/local/scratch/env";
+  CHECK(plan_yeet(r, alice, facts)->destination == "/local/scratch/env");
+  r.destination.reset();
+  r.destination_pattern = "/local/{user}/{name}";
+  CHECK(plan_yeet(r, alice, facts)->destination == "/local/alice/venv");
+}
+
+TEST_CASE("a destination pattern names only what yeet can fill", "[yeet_plan]") {
+  CHECK(check_destination_pattern(kDefaultDestination));
+  CHECK(check_destination_pattern("/tmp/{name}"));
+  CHECK(check_destination_pattern("/dev/shm/{user}-{hash}"));
+  CHECK_THAT(check_destination_pattern("tmp/{name}").error().message, Catch::Contains("absolute"));
+  CHECK_THAT(check_destination_pattern("/tmp/{nmae}").error().message,
+             Catch::Contains("{nmae}") && Catch::Contains("{user}, {name} and {hash}"));
+  CHECK_THAT(check_destination_pattern("/tmp/{user}").error().message, Catch::Contains("{name} or {hash}"));
+  CHECK_THAT(check_destination_pattern("/tmp/{name").error().message, Catch::Contains("{name"));
+  YeetRequest r;
+  r.source = "/p/env";
+  r.destination_pattern = "/tmp/{project}";
+  auto bad = plan_yeet(r, make_env({}), dir_facts());
+  REQUIRE_FALSE(bad);
+  CHECK(bad.error().code == ezpz::ExitCode::usage);
+  CHECK_THAT(bad.error().message, Catch::Contains("[yeet] destination"));
 }
 
 TEST_CASE("destination safety", "[yeet_plan]") {
