@@ -9,7 +9,7 @@
 
 #include "core/job/machine.hpp"
 #include "core/ports/probe.hpp"
-#include "core/ports/transport.hpp"
+#include "core/reach/transport.hpp"
 
 namespace ezpz::test {
 
@@ -135,8 +135,8 @@ class FakeProbe final : public core::SystemProbe, public core::NodeQuery {
   std::map<std::string, core::NodeReply> replies;
   mutable std::vector<std::vector<std::string>> asked;
   [[nodiscard]] std::vector<core::NodeReply> ask_nodes(const std::vector<std::string>& hosts,
-                                                       const core::RemoteCommand& command, const core::BroadcastSpec&,
-                                                       int, const std::function<void()>& started) const override {
+                                                       const core::RemoteCommand& command, const core::ReachSpec&, int,
+                                                       const std::function<void()>& started) const override {
     std::vector<core::NodeReply> out;
     for (const auto& h : hosts) {
       asked.push_back(command.args);

@@ -10,11 +10,11 @@
 #include <vector>
 
 #include "core/base/env.hpp"
+#include "core/launch/rank_channel.hpp"
 #include "core/ports/probe.hpp"
 #include "core/ports/process.hpp"
-#include "core/ports/rank_channel.hpp"
-#include "core/ports/transfer.hpp"
-#include "core/ports/transport.hpp"
+#include "core/reach/transport.hpp"
+#include "core/yeet/transfer.hpp"
 
 namespace CLI {
 class App;

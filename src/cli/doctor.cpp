@@ -18,8 +18,9 @@
 #include "core/doctor/doctor.hpp"
 #include "core/doctor/script_traps.hpp"
 #include "core/job/cluster.hpp"
-#include "core/yeet/agents.hpp"
-#include "core/yeet/relay_tree.hpp"
+#include "core/reach/agents.hpp"
+#include "core/reach/spec.hpp"
+#include "core/reach/transport.hpp"
 #include "ezpz/version.hpp"
 
 namespace ezpz::cli {
@@ -113,7 +114,7 @@ core::CheckResult launch_probe(Context& ctx, const core::LocalFacts& facts, cons
 
 /// --nodes' results from the nodes' replies: a line per host and the summaries, each timed.
 std::vector<core::CheckResult> node_tier_results(const std::vector<core::NodeReply>& replies,
-                                                 const core::ReachSpec& reach, const std::string& exe,
+                                                 const core::ReachPlan& reach, const std::string& exe,
                                                  const std::string& dst, int timeout_s, unsigned long long need,
                                                  double took_ms) {
   core::NodeTierOptions options;
@@ -235,15 +236,13 @@ int DoctorCommand::run(Context& ctx) {
 
   std::vector<core::CheckResult> node_results;
   const auto reach = facts.cluster ? core::plan_reach_spec(reach_, env, probe, &*facts.cluster)
-                                   : Expected<core::ReachSpec>(usage_error(facts.cluster_error));
+                                   : Expected<core::ReachPlan>(usage_error(facts.cluster_error));
   if (nodes_ && reach) {
     const auto start = Clock::now();
     const auto& targets = reach->reach.targets;
-    core::BroadcastSpec spec = reach->spec;
-    spec.destination = dst_;
     std::vector<std::string> args = {"__doctor-node", "--dst", dst_, "--exe", env.self_exe};
     pass_log_level(args);
-    auto replies = ctx.node_query().ask_nodes(targets, core::RemoteCommand{args, core::Ship::when_missing}, spec,
+    auto replies = ctx.node_query().ask_nodes(targets, core::RemoteCommand{args, core::Ship::when_missing}, reach->spec,
                                               timeout_s_, start_local);
     if (local.empty()) {
       start_local();  // a probe that did not call back

@@ -12,7 +12,7 @@
 #include "core/base/log.hpp"
 #include "core/base/strings.hpp"
 #include "core/doctor/doctor.hpp"
-#include "core/yeet/relay_tree.hpp"
+#include "core/reach/spec.hpp"
 #include "ezpz/version.hpp"
 
 namespace ezpz::cli {

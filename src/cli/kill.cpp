@@ -20,8 +20,8 @@
 #include "core/base/strings.hpp"
 #include "core/job/cluster.hpp"
 #include "core/job/kill.hpp"
-#include "core/yeet/agents.hpp"
-#include "core/yeet/relay_tree.hpp"
+#include "core/reach/agents.hpp"
+#include "core/reach/spec.hpp"
 
 namespace ezpz::cli {
 
@@ -48,7 +48,7 @@ void KillCommand::add_cli(CLI::App& app) {
 
 /// `ezpz kill --json ...` on every other node, over the planned transport: their reports added
 /// to `reports`; true when one failed or left a process running.
-bool KillCommand::other_nodes(Context& ctx, const core::ReachSpec& reach, std::vector<nlohmann::json>& reports) const {
+bool KillCommand::other_nodes(Context& ctx, const core::ReachPlan& reach, std::vector<nlohmann::json>& reports) const {
   std::vector<std::string> args = {"kill", "--json", "--signal", signal_, "--grace", std::to_string(grace_s_)};
   pass_log_level(args);
   if (dry_run_) {
@@ -87,7 +87,7 @@ int KillCommand::run(Context& ctx) {
     return ctx.term.fail(usage_error("--grace must be >= 0 (got " + std::to_string(grace_s_) + ")"));
   }
   // The other nodes first: a bad hostfile stops the command before anything is signalled.
-  std::optional<core::ReachSpec> reach;
+  std::optional<core::ReachPlan> reach;
   if (all_nodes_) {
     auto planned = core::plan_reach_spec(reach_, ctx.env, ctx.probe());
     if (!planned) {

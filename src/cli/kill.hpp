@@ -11,8 +11,8 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/command.hpp"
+#include "core/reach/agents.hpp"
 #include "core/reach/reach.hpp"
-#include "core/yeet/agents.hpp"
 
 namespace ezpz::cli {
 
@@ -22,7 +22,7 @@ class KillCommand final : public Command {
   int run(Context& ctx) override;
 
  private:
-  bool other_nodes(Context& ctx, const core::ReachSpec& reach, std::vector<nlohmann::json>& reports) const;
+  bool other_nodes(Context& ctx, const core::ReachPlan& reach, std::vector<nlohmann::json>& reports) const;
   /// Signal this node's targets; those still running after --grace get SIGKILL. The pids that
   /// needed it, and how many are still running.
   std::pair<std::vector<int>, int> signal_here(Context& ctx, const std::vector<core::ProcessInfo>& targets,

@@ -239,7 +239,7 @@ Expected<void> SubmitCommand::plan_yeet_step(Context& ctx, core::SubmitSpec& spe
     return usage_error("--yeet " + src + " is neither a directory nor a .tar.gz/.tgz/.tar.zst/.tar.xz/.tar archive");
   }
   // Where `ezpz yeet` would put it (config's [yeet] destination or the per-user, per-source default).
-  EZPZ_TRY_ASSIGN(auto settings, core::load_yeet_settings(ctx.env, ctx.probe()));
+  EZPZ_TRY_ASSIGN(auto settings, core::yeet_settings(ctx.env, ctx.probe()));
   const auto real = ctx.probe().real_path(src);
   EZPZ_TRY_ASSIGN(auto dst, core::default_destination(
                                 settings.destination.empty() ? core::kDefaultDestination : settings.destination, *name,

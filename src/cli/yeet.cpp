@@ -14,9 +14,11 @@
 #include "core/base/log.hpp"
 #include "core/base/strings.hpp"
 #include "core/job/cluster.hpp"
+#include "core/reach/agents.hpp"
 #include "core/reach/reach.hpp"
-#include "core/yeet/agents.hpp"
+#include "core/yeet/broadcast_spec.hpp"
 #include "core/yeet/node_plan.hpp"
+#include "core/yeet/outcome.hpp"
 #include "core/yeet/relay_tree.hpp"
 
 namespace ezpz::cli {
@@ -127,9 +129,10 @@ Expected<core::BroadcastPlan> YeetCommand::plan_nodes(Context& ctx, const core::
   auto options = reach_;
   options.leave_out_down = true;  // a node the scheduler has down is named and left out, not waited for
   EZPZ_TRY_ASSIGN(auto reach, core::plan_reach_spec(options, ctx.env, ctx.probe()));
-  core::BroadcastSpec spec = reach.spec;
-  spec.encrypt = !no_encrypt_;
-  spec.agent_timeout_s = std::max(60.0, stall_timeout_s_);
+  core::BroadcastSpec spec;
+  spec.reach = reach.spec;
+  spec.reach.encrypt = !no_encrypt_;
+  spec.reach.agent_timeout_s = std::max(60.0, stall_timeout_s_);
   spec.destination = plan.destination;
   spec.stream_level = stream_level_;
   spec.reattach = !no_reattach_;
@@ -176,7 +179,7 @@ Expected<std::pair<core::YeetPlan, core::SourceFacts>> YeetCommand::plan_here(
 }
 
 Expected<YeetRun> YeetCommand::plan(Context& ctx) const {
-  EZPZ_TRY_ASSIGN(auto settings, core::load_yeet_settings(ctx.env, ctx.probe()));
+  EZPZ_TRY_ASSIGN(auto settings, core::yeet_settings(ctx.env, ctx.probe()));
   EZPZ_TRY_ASSIGN(auto here, plan_here(ctx, settings));
   auto& [plan, facts] = here;
   ctx.term.set_unchanged({plan.destination});  // until the commit, a failure leaves it as it was
@@ -271,7 +274,7 @@ int YeetCommand::finish(YeetRun& run) const {
 }
 
 int YeetCommand::where(Context& ctx) const {
-  auto settings = core::load_yeet_settings(ctx.env, ctx.probe());
+  auto settings = core::yeet_settings(ctx.env, ctx.probe());
   if (!settings) {
     return ctx.term.fail(settings.error());
   }

@@ -232,7 +232,7 @@ nlohmann::json to_json(const YeetReport& r) {
       {"relay_tree", core::encode_tree(r.nodes.tree)},
       {"strategy", core::to_string(r.nodes.strategy)},
       {"transport", r.nodes.transport()},
-      {"transport_kind", core::to_string(r.nodes.spec.transport)},
+      {"transport_kind", core::to_string(r.nodes.spec.reach.transport)},
       {"transport_why", r.nodes.transport_why},
       {"dry_run", r.dry_run},
       {"incremental", incremental_json(r)},

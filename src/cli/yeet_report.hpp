@@ -10,11 +10,12 @@
 
 #include <nlohmann/json.hpp>
 
-#include "core/ports/transfer.hpp"
 #include "core/yeet/manifest.hpp"
 #include "core/yeet/node_plan.hpp"
+#include "core/yeet/outcome.hpp"
 #include "core/yeet/plan.hpp"
-#include "core/yeet/relay_tree.hpp"
+#include "core/yeet/stream_wire.hpp"
+#include "core/yeet/transfer.hpp"
 #include "core/yeet/venv_patch.hpp"
 
 namespace ezpz::cli {

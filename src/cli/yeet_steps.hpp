@@ -9,8 +9,8 @@
 
 #include "cli/command.hpp"
 #include "cli/yeet_report.hpp"
-#include "core/ports/transfer.hpp"
 #include "core/yeet/manifest.hpp"
+#include "core/yeet/transfer.hpp"
 
 namespace ezpz::cli {
 

@@ -1,8 +1,8 @@
-// The transport a run's spec names (core::BroadcastSpec::transport): SSH or the job's launcher.
+// The transport a run's spec names (core::ReachSpec::transport): SSH or the job's launcher.
 // What main wires as the one core::Transport every node-reaching port goes through.
 #pragma once
 
-#include "core/ports/transport.hpp"
+#include "core/reach/transport.hpp"
 
 namespace ezpz::sys {
 
@@ -10,7 +10,7 @@ class TransportSwitch final : public core::Transport {
  public:
   TransportSwitch(core::Transport& ssh, core::Transport& launcher) : ssh_(ssh), launcher_(launcher) {}
   [[nodiscard]] core::RemoteProcess start(const std::string& host, const core::RemoteCommand& command,
-                                          const core::BroadcastSpec& spec, const std::string& report_as) override {
+                                          const core::ReachSpec& spec, const std::string& report_as) override {
     return of(spec.transport).start(host, command, spec, report_as);
   }
   int child_main(core::TransportKind kind, const std::vector<std::string>& args) override {
@@ -19,8 +19,7 @@ class TransportSwitch final : public core::Transport {
   int node_main(core::TransportKind kind, const std::vector<std::string>& args) override {
     return of(kind).node_main(kind, args);
   }
-  [[nodiscard]] std::map<std::string, std::string> open_nodes(const core::HostList& hosts,
-                                                              const core::BroadcastSpec& spec,
+  [[nodiscard]] std::map<std::string, std::string> open_nodes(const core::HostList& hosts, const core::ReachSpec& spec,
                                                               const std::atomic<bool>* stop,
                                                               const std::atomic<bool>* cancel) override {
     return of(spec.transport).open_nodes(hosts, spec, stop, cancel);

@@ -8,6 +8,7 @@
 #include "cli/app.hpp"
 #include "cli/fake_transfer.hpp"
 #include "cli/terminal.hpp"
+#include "core/reach/transport.hpp"
 #include "fake_probe.hpp"
 
 namespace ezpz::test {
@@ -68,7 +69,7 @@ class FakeProcess final : public core::JobControl, public core::ProcessTable, pu
     return std::any_of(jobs.begin(), jobs.end(), [&](const auto& p) { return p.pid == pid; });
   }
   std::vector<core::NodeOutput> run_on_nodes(const core::HostList&, const std::vector<std::string>&,
-                                             const core::BroadcastSpec&, double) override {
+                                             const core::ReachSpec&, double) override {
     return {};
   }
 };

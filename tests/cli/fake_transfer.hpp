@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "core/base/strings.hpp"
-#include "core/ports/transfer.hpp"
+#include "core/yeet/transfer.hpp"
 
 namespace ezpz::test {
 

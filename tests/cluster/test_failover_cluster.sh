@@ -53,6 +53,12 @@ kill_node() {
   kill -STOP $pids 2>/dev/null
   kill -KILL $pids 2>/dev/null
 }
+# kill_node_then_release NODE FILE: NODE dies while the ranks wait at step 3 (HOLD_FILE, FILE its
+# attempt's file), then the others go on (into an all_reduce with a dead peer).
+kill_node_then_release() {
+  kill_node "$1"
+  touch "$2"
+}
 stop_node() { signal_node STOP "$1"; }  # a hang: the others wait in all_reduce
 # latest record's JSON
 record() { ls -t "$D"/home/jobs/*/launch-*.json | head -1; }
@@ -134,20 +140,22 @@ PY
 # 1. srun in salloc: node3's processes SIGKILLed mid-run.
 out="$D/out/srun.txt"
 : >"$out"
-"$X" "${common[@]}" salloc -N 5 --ntasks-per-node=1 "$ezpz" launch -n 4 --ppn 1 --spare-nodes 1 \
-  -- "$py" "$D/gloo_loop.py" >"$out" 2>&1 &
+"$X" "${common[@]}" HOLD_FILE="$D/out/srun.go" salloc -N 5 --ntasks-per-node=1 "$ezpz" launch -n 4 --ppn 1 \
+  --spare-nodes 1 -- "$py" "$D/gloo_loop.py" >"$out" 2>&1 &
 job=$!
-when_step "$out" 0 kill_node node3 || fail "srun: the job never reached step 3: $(tail -20 "$out")"
+when_step "$out" 0 kill_node_then_release node3 "$D/out/srun.go.0" ||
+  fail "srun: the job never reached step 3: $(tail -20 "$out")"
 wait "$job"
 check_swap "srun, node3 killed" "$out" $?
 
 # 2. MPICH mpiexec over ssh with a hostfile: the same.
 out="$D/out/mpich.txt"
 : >"$out"
-"$X" "${common[@]}" PATH="$D/mpich/bin:$PATH" "$ezpz" launch --launcher mpiexec --hostfile "$D/hostfile" -n 4 \
-  --ppn 1 --spare-nodes 1 -- "$py" "$D/gloo_loop.py" >"$out" 2>&1 &
+"$X" "${common[@]}" HOLD_FILE="$D/out/mpich.go" PATH="$D/mpich/bin:$PATH" "$ezpz" launch --launcher mpiexec \
+  --hostfile "$D/hostfile" -n 4 --ppn 1 --spare-nodes 1 -- "$py" "$D/gloo_loop.py" >"$out" 2>&1 &
 job=$!
-when_step "$out" 0 kill_node node3 || fail "mpiexec: the job never reached step 3: $(tail -20 "$out")"
+when_step "$out" 0 kill_node_then_release node3 "$D/out/mpich.go.0" ||
+  fail "mpiexec: the job never reached step 3: $(tail -20 "$out")"
 wait "$job"
 check_swap "mpiexec, node3 killed" "$out" $?
 
@@ -230,10 +238,12 @@ grep -q "cannot tell whether this allocation was made with --no-kill" <<<"$("$X"
 # 4. No spare left: node3 killed in the first attempt, then node5 (its replacement) in the second.
 out="$D/out/nospare.txt"
 : >"$out"
-"$X" "${common[@]}" salloc -N 5 --ntasks-per-node=1 "$ezpz" launch -n 4 --ppn 1 --spare-nodes 1 \
-  -- "$py" "$D/gloo_loop.py" >"$out" 2>&1 &
+"$X" "${common[@]}" HOLD_FILE="$D/out/nospare.go" HOLD_ATTEMPTS=2 salloc -N 5 --ntasks-per-node=1 "$ezpz" launch -n 4 --ppn 1 \
+  --spare-nodes 1 -- "$py" "$D/gloo_loop.py" >"$out" 2>&1 &
 job=$!
-when_step "$out" 0 kill_node node3 && when_step "$out" 1 kill_node node5 || fail "no spare: the kills did not happen: $(tail -20 "$out")"
+when_step "$out" 0 kill_node_then_release node3 "$D/out/nospare.go.0" &&
+  when_step "$out" 1 kill_node_then_release node5 "$D/out/nospare.go.1" ||
+  fail "no spare: the kills did not happen: $(tail -20 "$out")"
 wait "$job"
 rc=$?
 [ "$rc" -ne 0 ] || fail "no spare: exit 0"

@@ -1,9 +1,10 @@
 // Machine profiles and config TOML: MachineSet::merge_toml on fuzzed text, [yeet] allowed_roots,
-// and load_machines/load_yeet_settings through a fake probe serving the text as $EZPZ_CONFIG.
+// and load_machines/yeet_settings through a fake probe serving the text as $EZPZ_CONFIG.
 // Properties: no crash or exception; a merged set still identifies hostnames (with and without a
 // site's environment) as one of its machines and knows "local".
 #include "core/job/cluster.hpp"
 #include "core/job/machine.hpp"
+#include "core/yeet/plan.hpp"
 #include "fake_probe.hpp"
 #include "fuzz_common.hpp"
 
@@ -37,7 +38,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   } else {
     EZPZ_FUZZ_CHECK(!loaded.error().message.empty());
   }
-  if (auto settings = core::load_yeet_settings(env, probe)) {
+  if (auto settings = core::yeet_settings(env, probe)) {
     EZPZ_FUZZ_CHECK(!settings->allowed_roots.empty());
   }
   return 0;

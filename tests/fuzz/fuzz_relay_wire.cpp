@@ -4,7 +4,9 @@
 #include <algorithm>
 
 #include "core/yeet/manifest.hpp"
+#include "core/yeet/outcome.hpp"
 #include "core/yeet/relay_tree.hpp"
+#include "core/yeet/stream_wire.hpp"
 #include "fuzz_common.hpp"
 
 using namespace ezpz;

@@ -12,7 +12,8 @@
 
 #include "core/base/strings.hpp"
 #include "core/launch/failure.hpp"
-#include "core/yeet/relay_tree.hpp"
+#include "core/reach/transport.hpp"
+#include "core/yeet/outcome.hpp"
 
 namespace ezpz::core {
 namespace {

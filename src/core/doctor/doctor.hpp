@@ -11,6 +11,7 @@
 #include "core/base/expected.hpp"
 #include "core/job/cluster.hpp"
 #include "core/ports/probe.hpp"
+#include "core/reach/transport.hpp"
 
 namespace ezpz::core {
 

@@ -4,8 +4,6 @@
 #include <cstdio>
 
 #include "core/base/strings.hpp"
-#include "core/yeet/plan.hpp"
-#include "core/yeet/relay_tree.hpp"
 
 namespace ezpz::core {
 namespace {
@@ -231,23 +229,26 @@ std::optional<ConfigLocation> config_location(const Env& env) {
   return std::nullopt;
 }
 
+const std::vector<std::string>& node_local_roots() {
+  static const std::vector<std::string> roots = {"/tmp", "/dev/shm", "/local", "/raid"};
+  return roots;
+}
+
+bool node_local_binary(const std::string& exe) {
+  return std::any_of(node_local_roots().begin(), node_local_roots().end(),
+                     [&](const std::string& root) { return exe.rfind(root + "/", 0) == 0; });
+}
+
 Expected<YeetSettings> load_yeet_settings(const Env& env, const FileProbe& probe) {
-  YeetSettings settings;
-  settings.allowed_roots = default_yeet_roots();
   auto where = config_location(env);
   if (!where || !probe.is_file(where->path)) {
-    return settings;
+    return YeetSettings{};
   }
   auto text = probe.read_file(where->path);
   if (!text) {
     return usage_error(text.error().message);
   }
-  EZPZ_TRY_ASSIGN(auto read, yeet_settings_from_toml(*text, where->path));
-  if (auto ok = check_destination_pattern(read.destination); !read.destination.empty() && !ok) {
-    return usage_error(where->path + ": [yeet] destination = \"" + read.destination + "\" " + ok.error().message);
-  }
-  read.allowed_roots.insert(read.allowed_roots.begin(), settings.allowed_roots.begin(), settings.allowed_roots.end());
-  return read;
+  return yeet_settings_from_toml(*text, where->path);
 }
 
 Expected<LaunchSettings> load_launch_settings(const Env& env, const FileProbe& probe) {

@@ -74,7 +74,15 @@ struct ConfigLocation {
 };
 [[nodiscard]] std::optional<ConfigLocation> config_location(const Env& env);
 
-/// The config file's [yeet] settings, its allowed_roots after default_yeet_roots().
+/// The node-local filesystems (/tmp, /dev/shm, /local, /raid): where yeet may replace a
+/// destination without --force.
+[[nodiscard]] const std::vector<std::string>& node_local_roots();
+/// Whether this binary lives on a node-local filesystem (where yeet itself installs): then srun
+/// ships it (--bcast); elsewhere it is taken to be on a shared filesystem every node sees
+/// (shipping 10 MB to every node costs seconds on slow links).
+[[nodiscard]] bool node_local_binary(const std::string& exe);
+
+/// The config file's [yeet] settings as written (yeet's defaults and checks: core::yeet_settings).
 [[nodiscard]] Expected<YeetSettings> load_yeet_settings(const Env& env, const FileProbe& probe);
 
 /// The config file's [launch] settings (their defaults without one).

@@ -10,7 +10,7 @@
 
 #include "core/base/strings.hpp"
 #include "core/job/hostlist.hpp"
-#include "core/ports/rank_channel.hpp"
+#include "core/launch/rank_channel.hpp"
 
 namespace ezpz::core {
 

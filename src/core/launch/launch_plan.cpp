@@ -4,7 +4,6 @@
 
 #include "core/base/strings.hpp"
 #include "core/launch/rank_output.hpp"
-#include "core/yeet/agents.hpp"
 
 namespace ezpz::core {
 namespace {

@@ -6,7 +6,7 @@
 #include <map>
 
 #include "core/base/strings.hpp"
-#include "core/ports/rank_channel.hpp"
+#include "core/launch/rank_channel.hpp"
 
 namespace ezpz::core {
 namespace {

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "core/base/expected.hpp"
+#include "core/ports/process.hpp"
 
 namespace ezpz::core {
 
@@ -59,18 +60,6 @@ using RankRanges = std::vector<std::pair<int, int>>;
 /// Where rank `rank` on `host` keeps stream `stream` (1 stdout, 2 stderr) in `dir`:
 /// DIR/rank-R.HOST.out and .err (the host as given, '/' replaced).
 [[nodiscard]] std::string rank_log_path(const std::string& dir, int rank, std::string_view host, int stream);
-
-/// What the launch knows of one rank while it runs (from its shim, or the built-in launcher).
-struct RankWatch {
-  int rank = 0;
-  std::string host;
-  bool ended = false;
-  int exit_code = 0;
-  double ended_at = 0;     ///< seconds since the epoch (when ended)
-  double last_output = 0;  ///< seconds since the epoch of its latest output (0: none yet)
-  std::string last_line;   ///< its latest line, on either stream
-  double heard_at = 0;     ///< when its shim last sent anything, heartbeats included (0: unknown)
-};
 
 /// Hosts whose ranks' shims all went silent (no heartbeat) kShimSilenceS before the last word any
 /// other shim sent, each with why: the node stopped, or its link went down. Ranks that reported

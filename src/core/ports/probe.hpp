@@ -13,9 +13,6 @@
 
 namespace ezpz::core {
 
-struct BroadcastSpec;
-struct RemoteCommand;
-
 /// What a program printed (stdout and stderr together) and how it ended.
 struct ProgramOutput {
   int exit_code = -1;  ///< 128+N when killed by signal N
@@ -34,21 +31,6 @@ struct ResourceLimit {
   static constexpr unsigned long long kUnlimited = ~0ULL;
   unsigned long long soft = kUnlimited;
   unsigned long long hard = kUnlimited;
-};
-
-/// One node's answer to a remote ezpz started by SystemProbe::ask_nodes. Times are
-/// nanoseconds since the Unix epoch on this host's clock.
-struct NodeReply {
-  std::string host;
-  bool ready = false;      ///< the remote ezpz started (its first line was EZPZ-READY)
-  std::string reply;       ///< the line it printed after the ping (empty when none came)
-  std::string early;       ///< other lines before EZPZ-READY (a connection error's result line)
-  long long start_ns = 0;  ///< the connection was started
-  long long ready_ns = 0;  ///< EZPZ-READY arrived
-  long long ping_ns = 0;   ///< the ping line was written
-  long long reply_ns = 0;  ///< the reply line arrived
-  int exit_code = -1;
-  bool timed_out = false;  ///< still silent at the deadline: stopped by ezpz
 };
 
 /// A file's identity and age, to tell whether it changed since it was last looked at.
@@ -141,18 +123,5 @@ class HostProbe {
 
 /// What core's detection reads: files and host facts together (machine, scheduler, launchers).
 class SystemProbe : public FileProbe, public HostProbe {};
-
-/// Many nodes asked one question at once over a transport (doctor --nodes). Port (sys/nodes).
-class NodeQuery {
- public:
-  virtual ~NodeQuery() = default;
-  /// Start ezpz with `command` on every host at once over spec's transport (sys/remote: built-in
-  /// libssh or spec.ssh_command, the binary shipped when asked); `started` is called once every
-  /// connection has been forked. For each host: wait for EZPZ-READY, write "ping\n", read one
-  /// line back. Hosts answer in `timeout_s` or are reported not ready.
-  [[nodiscard]] virtual std::vector<NodeReply> ask_nodes(const std::vector<std::string>& hosts,
-                                                         const RemoteCommand& command, const BroadcastSpec& spec,
-                                                         int timeout_s, const std::function<void()>& started) const = 0;
-};
 
 }  // namespace ezpz::core

@@ -9,8 +9,6 @@
 #include <vector>
 
 #include "core/base/expected.hpp"
-#include "core/launch/rank_output.hpp"
-#include "core/yeet/relay_tree.hpp"
 
 namespace ezpz::core {
 
@@ -26,6 +24,18 @@ struct ProcessSpec {
   std::string host;     ///< where it runs, for reports ("" none)
 };
 
+/// What the launch knows of one rank while it runs (from its shim, or the built-in launcher).
+struct RankWatch {
+  int rank = 0;
+  std::string host;
+  bool ended = false;
+  int exit_code = 0;
+  double ended_at = 0;     ///< seconds since the epoch (when ended)
+  double last_output = 0;  ///< seconds since the epoch of its latest output (0: none yet)
+  std::string last_line;   ///< its latest line, on either stream
+  double heard_at = 0;     ///< when its shim last sent anything, heartbeats included (0: unknown)
+};
+
 /// The first failure a rank reported through the rank hub.
 struct RankFailure {
   std::string what;              ///< "rank 1 on node2 exited with code 1"
@@ -35,7 +45,7 @@ struct RankFailure {
 };
 
 /// What besides the job's own processes the supervision of a launcher waits on: the rank hub,
-/// through which every rank's shim sends its output and its end (core/ports/rank_channel.hpp).
+/// through which every rank's shim sends its output and its end (core/launch/rank_channel.hpp).
 class JobSideChannel {
  public:
   virtual ~JobSideChannel() = default;
@@ -203,17 +213,6 @@ class ProcessTable {
   /// false when it is gone or not ours.
   virtual bool send_signal(int pid, int sig) = 0;
   [[nodiscard]] virtual bool alive(int pid) = 0;
-};
-
-/// ezpz run on many nodes at once over a transport (kill --all-nodes). Port (sys/nodes).
-class NodeCommands {
- public:
-  virtual ~NodeCommands() = default;
-  /// Run `ezpz args...` on each host at once over yeet's transport (spec: ssh command, binary
-  /// path), at most `timeout_s` seconds; their output in host order.
-  [[nodiscard]] virtual std::vector<NodeOutput> run_on_nodes(const HostList& hosts,
-                                                             const std::vector<std::string>& args,
-                                                             const BroadcastSpec& spec, double timeout_s) = 0;
 };
 
 }  // namespace ezpz::core

@@ -7,9 +7,9 @@
 
 namespace ezpz::core {
 
-Expected<ReachSpec> plan_reach_spec(const ReachOptions& options, const Env& env, const SystemProbe& probe,
+Expected<ReachPlan> plan_reach_spec(const ReachOptions& options, const Env& env, const SystemProbe& probe,
                                     const ClusterInfo* cluster) {
-  ReachSpec out;
+  ReachPlan out;
   auto ask = transport_request(options.transport, options.ssh_command, env, probe);
   if (!ask) {
     auto e = ask.error();
@@ -36,7 +36,7 @@ Expected<ReachSpec> plan_reach_spec(const ReachOptions& options, const Env& env,
   return out;
 }
 
-std::string reach_transport_text(const ReachSpec& reach) {
+std::string reach_transport_text(const ReachPlan& reach) {
   if (reach.spec.transport == TransportKind::launcher) {
     return "the job's launcher (agents over TCP)";
   }

@@ -9,8 +9,8 @@
 #include "core/base/expected.hpp"
 #include "core/job/cluster.hpp"
 #include "core/ports/probe.hpp"
-#include "core/yeet/agents.hpp"
-#include "core/yeet/relay_tree.hpp"
+#include "core/reach/agents.hpp"
+#include "core/reach/spec.hpp"
 
 namespace ezpz::core {
 
@@ -28,18 +28,18 @@ struct ReachOptions {
 
 /// The reach, planned whole: where (targets), how (transport, agents' step) and the spec every
 /// remote start takes (transport, ssh client, login, this binary and its digest).
-struct ReachSpec {
+struct ReachPlan {
   NodeReach reach;
-  BroadcastSpec spec;
+  ReachSpec spec;    ///< how every remote ezpz starts
   TransportAsk ask;  ///< what asked for the transport
 };
 
 /// The job's other nodes as the options reach them (plan_reach, or reach_from `cluster` when one
 /// is already discovered), and the spec for them. The digest of this binary is read here, once, when there is a target.
-[[nodiscard]] Expected<ReachSpec> plan_reach_spec(const ReachOptions& options, const Env& env, const SystemProbe& probe,
+[[nodiscard]] Expected<ReachPlan> plan_reach_spec(const ReachOptions& options, const Env& env, const SystemProbe& probe,
                                                   const ClusterInfo* cluster = nullptr);
 
 /// "the job's launcher (agents over TCP)", "ssh (built-in libssh)", "ssh (CLIENT)".
-[[nodiscard]] std::string reach_transport_text(const ReachSpec& reach);
+[[nodiscard]] std::string reach_transport_text(const ReachPlan& reach);
 
 }  // namespace ezpz::core

@@ -11,12 +11,12 @@ std::string_view to_string(Strategy s) {
 }
 
 std::string BroadcastPlan::transport() const {
-  if (spec.transport == TransportKind::launcher) {
-    return "launcher: " + (spec.agent_step.empty() ? std::string("?") : spec.agent_step.front()) +
+  if (spec.reach.transport == TransportKind::launcher) {
+    return "launcher: " + (spec.reach.agent_step.empty() ? std::string("?") : spec.reach.agent_step.front()) +
            " starts an agent per node; relays over TCP, " +
-           (spec.encrypt ? "encrypted" : "authenticated, not encrypted");
+           (spec.reach.encrypt ? "encrypted" : "authenticated, not encrypted");
   }
-  return spec.ssh_command.empty() ? "built-in libssh" : "ssh command: " + shell_join(spec.ssh_command);
+  return spec.reach.ssh_command.empty() ? "built-in libssh" : "ssh command: " + shell_join(spec.reach.ssh_command);
 }
 
 Expected<BroadcastPlan> plan_broadcast(HostList targets, int fanout, Strategy strategy, const SuccessRule& rule,

@@ -10,6 +10,8 @@
 #include "core/base/expected.hpp"
 #include "core/job/hostlist.hpp"
 #include "core/launch/job_stop.hpp"
+#include "core/yeet/broadcast_spec.hpp"
+#include "core/yeet/outcome.hpp"
 #include "core/yeet/relay_tree.hpp"
 
 namespace ezpz::core {

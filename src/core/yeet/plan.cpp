@@ -5,6 +5,7 @@
 
 #include "core/base/shell.hpp"
 #include "core/base/strings.hpp"
+#include "core/job/cluster.hpp"
 #include "core/yeet/manifest.hpp"
 
 namespace ezpz::core {
@@ -252,6 +253,18 @@ std::string path_tag(std::string_view path) {
   char hex[9];
   std::snprintf(hex, sizeof hex, "%08x", static_cast<unsigned>(h));
   return hex;
+}
+
+Expected<YeetSettings> yeet_settings(const Env& env, const FileProbe& probe) {
+  EZPZ_TRY_ASSIGN(auto read, load_yeet_settings(env, probe));
+  if (auto ok = check_destination_pattern(read.destination); !read.destination.empty() && !ok) {
+    const auto where = config_location(env);
+    return usage_error((where ? where->path + ": " : std::string()) + "[yeet] destination = \"" + read.destination +
+                       "\" " + ok.error().message);
+  }
+  const auto& roots = default_yeet_roots();
+  read.allowed_roots.insert(read.allowed_roots.begin(), roots.begin(), roots.end());
+  return read;
 }
 
 std::vector<std::string> default_excludes(bool include_pycache) {

@@ -8,6 +8,9 @@
 
 #include "core/base/env.hpp"
 #include "core/base/expected.hpp"
+#include "core/job/cluster.hpp"
+#include "core/job/machine.hpp"
+#include "core/ports/probe.hpp"
 
 namespace ezpz::core {
 
@@ -90,10 +93,13 @@ struct YeetPlan {
 [[nodiscard]] Expected<std::pair<std::string, std::string>> yeet_source(const YeetRequest& request, const Env& env,
                                                                         std::string_view command = "ezpz yeet");
 
+/// The config file's [yeet] settings for yeet: allowed_roots after default_yeet_roots(), the
+/// destination pattern checked (a usage error naming the file).
+[[nodiscard]] Expected<YeetSettings> yeet_settings(const Env& env, const FileProbe& probe);
+
 /// Where a destination may be replaced without --force.
 inline const std::vector<std::string>& default_yeet_roots() {
-  static const std::vector<std::string> roots = {"/tmp", "/dev/shm", "/local", "/raid"};
-  return roots;
+  return node_local_roots();
 }
 
 /// Refuse "/", $HOME, the source itself, a parent of the source, a path inside the source,

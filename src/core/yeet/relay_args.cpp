@@ -5,6 +5,7 @@
 #include <cstdlib>
 
 #include "core/base/shell.hpp"
+#include "core/yeet/stream_wire.hpp"
 
 namespace ezpz::core {
 
@@ -132,11 +133,11 @@ Expected<RelayArgs> parse_relay_args(const std::vector<std::string>& argv) {
 RelayArgs passed_down(const BroadcastSpec& spec) {
   RelayArgs a;
   a.dst = spec.destination;
-  a.ssh_command = shell_join(spec.ssh_command);
-  a.exe = spec.self_exe;
-  a.exe_digest = spec.exe_digest;
-  a.exe_size = spec.exe_size;
-  a.accept_new_host_keys = spec.accept_new_host_keys;
+  a.ssh_command = shell_join(spec.reach.ssh_command);
+  a.exe = spec.reach.self_exe;
+  a.exe_digest = spec.reach.exe_digest;
+  a.exe_size = spec.reach.exe_size;
+  a.accept_new_host_keys = spec.reach.accept_new_host_keys;
   a.no_reattach = !spec.reattach;
   a.force = spec.force;
   // A relay gives up on a stalled child 2 s before its own parent would give up on it, so the
@@ -145,9 +146,9 @@ RelayArgs passed_down(const BroadcastSpec& spec) {
   // Every level hears from its parent at least once a second once the stream has begun; the
   // head's own timeout (passed on unchanged) bounds the wait for its first bytes.
   a.parent_silence_s = std::max(spec.parent_silence_s, spec.stall_timeout_s + kParentGraceS);
-  a.user = spec.user;
-  a.transport = spec.transport == TransportKind::launcher ? "launcher" : "";
-  a.no_encrypt = !spec.encrypt;
+  a.user = spec.reach.user;
+  a.transport = spec.reach.transport == TransportKind::launcher ? "launcher" : "";
+  a.no_encrypt = !spec.reach.encrypt;
   a.log_level = spec.log_level;
   return a;
 }
@@ -155,22 +156,39 @@ RelayArgs passed_down(const BroadcastSpec& spec) {
 BroadcastSpec spec_from(const RelayArgs& args, const std::string& self_exe) {
   BroadcastSpec s;
   s.destination = args.dst;
-  s.self_exe = args.exe.empty() ? self_exe : args.exe;
-  s.ssh_command = split_command(args.ssh_command);
-  s.accept_new_host_keys = args.accept_new_host_keys;
+  s.reach.self_exe = args.exe.empty() ? self_exe : args.exe;
+  s.reach.ssh_command = split_command(args.ssh_command);
+  s.reach.accept_new_host_keys = args.accept_new_host_keys;
   s.reattach = !args.no_reattach;
   s.force = args.force;
   s.stall_timeout_s = args.stall_timeout_s;
   s.parent_silence_s = args.parent_silence_s;
-  s.user = args.user;
-  s.exe_digest = args.exe_digest;
-  s.exe_size = args.exe_size;
-  s.transport = args.transport == "launcher" ? TransportKind::launcher : TransportKind::ssh;
-  s.encrypt = !args.no_encrypt;
+  s.reach.user = args.user;
+  s.reach.exe_digest = args.exe_digest;
+  s.reach.exe_size = args.exe_size;
+  s.reach.transport = args.transport == "launcher" ? TransportKind::launcher : TransportKind::ssh;
+  s.reach.encrypt = !args.no_encrypt;
   s.log_level = args.log_level;
   s.sealed_stdin_fd =
       args.sealed_stdin > 0 && args.sealed_stdin < (1U << 20) ? static_cast<int>(args.sealed_stdin) : -1;
   return s;
+}
+
+std::vector<std::string> relay_args(const BroadcastSpec& spec, const RelayNode& node) {
+  auto args = passed_down(spec);
+  args.host = node.host;
+  args.children = encode_tree(node.children);
+  auto out = to_argv(args);
+  out.insert(out.begin(), std::string(kRelayRow));
+  return out;
+}
+
+std::vector<std::string> send_args(const BroadcastSpec& spec, const std::vector<RelayNode>& tree) {
+  auto args = passed_down(spec);
+  args.children = encode_tree(tree);
+  auto out = to_argv(args);
+  out.insert(out.begin(), "__yeet-send");
+  return out;
 }
 
 }  // namespace ezpz::core

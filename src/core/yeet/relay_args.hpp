@@ -9,14 +9,14 @@
 #include <vector>
 
 #include "core/base/expected.hpp"
+#include "core/yeet/broadcast_spec.hpp"
 #include "core/yeet/relay_tree.hpp"
 
 namespace ezpz::core {
 
-/// The relay's row, and the flag the node half that starts it over a sealed connection (an
-/// agent's session, `__ssh-tcp`) adds: the descriptor it reads the receiving keys from, its
-/// stdin being that connection (sys/agents/session).
-inline constexpr std::string_view kRelayRow = "__yeet-relay";
+/// The flag the node half that starts a relay (kRelayRow) over a sealed connection (an agent's
+/// session, `__ssh-tcp`) adds: the descriptor it reads the receiving keys from, its stdin being
+/// that connection (sys/agents/session).
 inline constexpr std::string_view kSealedStdinFlag = "--sealed-stdin";
 
 struct RelayArgs {
@@ -63,5 +63,10 @@ struct RelayFlag {
 
 /// The spec a relay or sender works with; `self_exe` when the args name no binary path.
 [[nodiscard]] BroadcastSpec spec_from(const RelayArgs& args, const std::string& self_exe);
+
+/// `__yeet-relay` arguments for a relay on `node` (its children, how to reach them, the binary).
+[[nodiscard]] std::vector<std::string> relay_args(const BroadcastSpec& spec, const RelayNode& node);
+/// `__yeet-send` arguments: stream this node's copy of the destination to the relays of `tree`.
+[[nodiscard]] std::vector<std::string> send_args(const BroadcastSpec& spec, const std::vector<RelayNode>& tree);
 
 }  // namespace ezpz::core

@@ -13,7 +13,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "core/yeet/agents.hpp"
+#include "core/reach/agents.hpp"
 #include "sys/agents/exec_words.hpp"
 #include "sys/agents/net.hpp"
 #include "sys/agents/session.hpp"

@@ -204,8 +204,7 @@ class Registrations {
 
 }  // namespace
 
-std::map<std::string, std::string> AgentTransport::open_nodes(const core::HostList& hosts,
-                                                              const core::BroadcastSpec& spec,
+std::map<std::string, std::string> AgentTransport::open_nodes(const core::HostList& hosts, const core::ReachSpec& spec,
                                                               const std::atomic<bool>* stop,
                                                               const std::atomic<bool>* cancel) {
   missing_ = start_agents(hosts, spec, stop, cancel);  // a command started on one of them says why
@@ -213,7 +212,7 @@ std::map<std::string, std::string> AgentTransport::open_nodes(const core::HostLi
 }
 
 std::map<std::string, std::string> AgentTransport::start_agents(const core::HostList& hosts,
-                                                                const core::BroadcastSpec& spec,
+                                                                const core::ReachSpec& spec,
                                                                 const std::atomic<bool>* stop,
                                                                 const std::atomic<bool>* cancel) {
   std::map<std::string, std::string> missing;

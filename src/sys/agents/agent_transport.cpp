@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "core/base/strings.hpp"
+#include "core/yeet/outcome.hpp"
 #include "sys/agents/agent.hpp"
 #include "sys/agents/exec_words.hpp"
 #include "sys/agents/net.hpp"
@@ -54,7 +55,7 @@ const core::AgentDirectory& AgentTransport::directory() {
 }
 
 core::RemoteProcess AgentTransport::start(const std::string& host, const core::RemoteCommand& command,
-                                          const core::BroadcastSpec& spec, const std::string& report_as) {
+                                          const core::ReachSpec& spec, const std::string& report_as) {
   const bool with_stdin = command.in != core::Stdin::none;
   const bool gated = command.in == core::Stdin::gated_pipe;
   core::RemoteProcess p;

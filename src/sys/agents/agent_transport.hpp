@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "core/ports/transport.hpp"
-#include "core/yeet/agents.hpp"
+#include "core/reach/agents.hpp"
+#include "core/reach/transport.hpp"
 #include "sys/agents/secure_channel.hpp"
 #include "sys/os/owned.hpp"
 
@@ -19,13 +19,12 @@ namespace ezpz::sys {
 class AgentTransport final : public core::Transport {
  public:
   [[nodiscard]] core::RemoteProcess start(const std::string& host, const core::RemoteCommand& command,
-                                          const core::BroadcastSpec& spec, const std::string& report_as) override;
+                                          const core::ReachSpec& spec, const std::string& report_as) override;
   /// `ezpz __agent-stdio REPORT_AS HOST ADDRESS ENCRYPT(0|1) ARGS...`.
   int child_main(core::TransportKind kind, const std::vector<std::string>& args) override;
   /// `ezpz __yeet-agent`.
   int node_main(core::TransportKind kind, const std::vector<std::string>& args) override;
-  [[nodiscard]] std::map<std::string, std::string> open_nodes(const core::HostList& hosts,
-                                                              const core::BroadcastSpec& spec,
+  [[nodiscard]] std::map<std::string, std::string> open_nodes(const core::HostList& hosts, const core::ReachSpec& spec,
                                                               const std::atomic<bool>* stop,
                                                               const std::atomic<bool>* cancel) override;
   void close_nodes() override;
@@ -40,7 +39,7 @@ class AgentTransport final : public core::Transport {
   /// up to 3 s more; then SIGKILL.
   void end_step(bool at_once);
   /// open_nodes' work: the step, the registrations; why each host that has no agent has none.
-  std::map<std::string, std::string> start_agents(const core::HostList& hosts, const core::BroadcastSpec& spec,
+  std::map<std::string, std::string> start_agents(const core::HostList& hosts, const core::ReachSpec& spec,
                                                   const std::atomic<bool>* stop, const std::atomic<bool>* cancel);
   /// " (it said: ...)" from what the step printed, or "".
   [[nodiscard]] std::string step_said() const;

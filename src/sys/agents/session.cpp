@@ -12,7 +12,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "core/yeet/agents.hpp"
+#include "core/reach/agents.hpp"
 #include "core/yeet/relay_args.hpp"
 #include "sys/agents/exec_words.hpp"
 #include "sys/os/owned.hpp"

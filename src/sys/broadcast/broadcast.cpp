@@ -19,6 +19,7 @@
 
 #include "core/base/log.hpp"
 #include "core/base/shell.hpp"
+#include "core/yeet/relay_args.hpp"
 #include "sys/broadcast/fanout.hpp"
 #include "sys/broadcast/heartbeat.hpp"
 #include "sys/broadcast/stream_input.hpp"
@@ -345,10 +346,10 @@ RemoteChild start_push(core::Transport& transport, const core::BroadcastSpec& op
                        const std::string& target) {
   const auto send = core::send_args(options, core::relay_tree({target}, 1));
   if (!source.empty()) {  // from a node that has the copy (and this binary: it ran a relay)
-    return RemoteChild(
-        transport.start(source, core::RemoteCommand{send, core::Ship::never, core::Stdin::none}, options, target));
+    return RemoteChild(transport.start(source, core::RemoteCommand{send, core::Ship::never, core::Stdin::none},
+                                       options.reach, target));
   }
-  std::vector<std::string> argv = {options.self_exe};
+  std::vector<std::string> argv = {options.reach.self_exe};
   argv.insert(argv.end(), send.begin(), send.end());
   std::vector<char*> args;
   for (auto& a : argv) {
@@ -523,7 +524,7 @@ void PosixBroadcaster::start_nodes(const core::HostList& hosts, const std::vecto
   }
   // The starter owns the transport until joined: this node's own work touches neither.
   starting_ = std::thread([this, hosts, tree, spec, fan = started_.get()] {
-    opened_ = transport_.open_nodes(hosts, spec, &stop_.flag(), &opening_cancel_);
+    opened_ = transport_.open_nodes(hosts, spec.reach, &stop_.flag(), &opening_cancel_);
     if (fan != nullptr && !opening_cancel_.load() && !stop_.flag().load()) {
       start_stream(*fan, tree);
       relays_started_ = true;

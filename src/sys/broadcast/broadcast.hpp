@@ -11,9 +11,12 @@
 #include <thread>
 #include <vector>
 
-#include "core/ports/transfer.hpp"
-#include "core/ports/transport.hpp"
+#include "core/reach/transport.hpp"
+#include "core/yeet/broadcast_spec.hpp"
+#include "core/yeet/outcome.hpp"
 #include "core/yeet/relay_tree.hpp"
+#include "core/yeet/stream_wire.hpp"
+#include "core/yeet/transfer.hpp"
 #include "sys/os/stop_signals.hpp"
 
 namespace ezpz::sys {
@@ -82,7 +85,7 @@ class PosixBroadcaster final : public core::Broadcaster {
   [[nodiscard]] std::map<std::string, std::string> open_nodes(const core::HostList& hosts,
                                                               const core::BroadcastSpec& spec) override {
     stop_.arm();
-    return transport_.open_nodes(hosts, spec, &stop_.flag(), nullptr);
+    return transport_.open_nodes(hosts, spec.reach, &stop_.flag(), nullptr);
   }
   void close_nodes() override { transport_.close_nodes(); }
   [[nodiscard]] std::vector<core::NodeResult> broadcast(const std::string& root, const std::string& name,

@@ -13,13 +13,14 @@
 #include <unistd.h>
 
 #include "core/base/log.hpp"
+#include "core/yeet/relay_args.hpp"
 #include "sys/nodes/remote_process.hpp"
 #include "sys/os/fd_io.hpp"
 
 namespace ezpz::sys {
 namespace {
 using Clock = std::chrono::steady_clock;
-/// A keepalive: a frame header with no data (core/yeet/relay_tree.hpp).
+/// A keepalive: a frame header with no data (core/yeet/stream_wire.hpp).
 const auto kKeepalive = core::frame_header(core::kKeepaliveLength);
 }  // namespace
 
@@ -175,7 +176,7 @@ Fanout::Child& Fanout::spawn(const core::RelayNode& node, bool reattached) {
   auto p = transport_.start(node.host,
                             core::RemoteCommand{core::relay_args(spec_, node), core::Ship::when_missing,
                                                 core::Stdin::pipe, core::StdinLoad::stream},
-                            spec_, node.host);
+                            spec_.reach, node.host);
   c->proc = RemoteChild(p);
   c->alive = c->proc.started();
   children_.push_back(std::move(c));
@@ -275,7 +276,7 @@ void Fanout::start_sender(const std::string& peer, const std::vector<core::Relay
   auto c = std::make_unique<Child>();
   c->node = core::RelayNode{peer, tree};
   auto p = transport_.start(
-      peer, core::RemoteCommand{core::send_args(spec_, tree), core::Ship::never, core::Stdin::none}, spec_, peer);
+      peer, core::RemoteCommand{core::send_args(spec_, tree), core::Ship::never, core::Stdin::none}, spec_.reach, peer);
   c->proc = RemoteChild(p);
   c->alive = false;  // nothing to send it
   children_.push_back(std::move(c));

@@ -13,9 +13,11 @@
 #include <thread>
 #include <vector>
 
-#include "core/ports/transfer.hpp"
-#include "core/ports/transport.hpp"
+#include "core/reach/transport.hpp"
+#include "core/yeet/broadcast_spec.hpp"
+#include "core/yeet/outcome.hpp"
 #include "core/yeet/relay_tree.hpp"
+#include "core/yeet/transfer.hpp"
 #include "sys/os/fd_io.hpp"
 
 namespace ezpz::sys {

@@ -17,7 +17,8 @@
 
 #include <unistd.h>
 
-#include "core/yeet/relay_tree.hpp"
+#include "core/yeet/outcome.hpp"
+#include "core/yeet/stream_wire.hpp"
 
 namespace ezpz::sys {
 

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "core/base/expected.hpp"
-#include "core/ports/transfer.hpp"
+#include "core/yeet/transfer.hpp"
 
 struct archive;  // libarchive
 

@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "core/base/expected.hpp"
-#include "core/ports/transfer.hpp"
+#include "core/yeet/transfer.hpp"
 #include "sys/os/fd_io.hpp"
 
 namespace ezpz::sys {

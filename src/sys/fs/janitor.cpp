@@ -8,7 +8,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
-#include "core/ports/transfer.hpp"
+#include "core/yeet/transfer.hpp"
 #include "sys/fs/dst_lock.hpp"
 #include "sys/fs/tree.hpp"
 #include "sys/os/fd_io.hpp"

@@ -6,7 +6,7 @@
 #include <csignal>
 #include <vector>
 
-#include "core/ports/transfer.hpp"
+#include "core/yeet/transfer.hpp"
 #include "sys/fs/dst_lock.hpp"
 #include "sys/os/stop_signals.hpp"
 

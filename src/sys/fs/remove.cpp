@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 #include "core/base/shell.hpp"
-#include "core/ports/transfer.hpp"
+#include "core/yeet/transfer.hpp"
 #include "sys/os/fd_io.hpp"
 
 namespace ezpz::sys {

@@ -10,7 +10,7 @@
 #include <sys/stat.h>
 
 #include "core/base/expected.hpp"
-#include "core/ports/transfer.hpp"
+#include "core/yeet/transfer.hpp"
 #include "sys/fs/remove.hpp"
 #include "sys/os/read_text.hpp"
 

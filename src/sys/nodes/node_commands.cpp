@@ -10,13 +10,14 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "core/yeet/outcome.hpp"
 #include "sys/nodes/remote_process.hpp"
 
 namespace ezpz::sys {
 
 std::vector<core::NodeOutput> PosixNodeCommands::run_on_nodes(const core::HostList& hosts,
                                                               const std::vector<std::string>& args,
-                                                              const core::BroadcastSpec& spec, double timeout_s) {
+                                                              const core::ReachSpec& spec, double timeout_s) {
   ::signal(SIGPIPE, SIG_IGN);
   using Clock = std::chrono::steady_clock;
   std::vector<core::NodeOutput> out(hosts.size());

@@ -4,7 +4,7 @@
 
 #include "core/ports/probe.hpp"
 #include "core/ports/process.hpp"
-#include "core/ports/transport.hpp"
+#include "core/reach/transport.hpp"
 
 namespace ezpz::sys {
 
@@ -13,7 +13,7 @@ class PosixNodeCommands final : public core::NodeCommands {
   explicit PosixNodeCommands(core::Transport& transport) : transport_(transport) {}
   [[nodiscard]] std::vector<core::NodeOutput> run_on_nodes(const core::HostList& hosts,
                                                            const std::vector<std::string>& args,
-                                                           const core::BroadcastSpec& spec, double timeout_s) override;
+                                                           const core::ReachSpec& spec, double timeout_s) override;
 
  private:
   core::Transport& transport_;
@@ -23,8 +23,8 @@ class PosixNodeQuery final : public core::NodeQuery {
  public:
   explicit PosixNodeQuery(core::Transport& transport) : transport_(transport) {}
   [[nodiscard]] std::vector<core::NodeReply> ask_nodes(const std::vector<std::string>& hosts,
-                                                       const core::RemoteCommand& command,
-                                                       const core::BroadcastSpec& spec, int timeout_s,
+                                                       const core::RemoteCommand& command, const core::ReachSpec& spec,
+                                                       int timeout_s,
                                                        const std::function<void()>& started) const override;
 
  private:

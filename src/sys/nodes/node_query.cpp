@@ -16,6 +16,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "core/reach/transport.hpp"
 #include "sys/nodes/node_commands.hpp"
 #include "sys/nodes/remote_process.hpp"
 #include "sys/os/fd_io.hpp"
@@ -115,9 +116,8 @@ void reap(RemoteChild& p, core::NodeReply& r) {
 }  // namespace
 
 std::vector<core::NodeReply> PosixNodeQuery::ask_nodes(const std::vector<std::string>& hosts,
-                                                       const core::RemoteCommand& command,
-                                                       const core::BroadcastSpec& spec, int timeout_s,
-                                                       const std::function<void()>& started) const {
+                                                       const core::RemoteCommand& command, const core::ReachSpec& spec,
+                                                       int timeout_s, const std::function<void()>& started) const {
   ::signal(SIGPIPE, SIG_IGN);  // a node that went away must not take ezpz with it
   allow_descriptors(hosts.size());
   std::vector<core::NodeReply> replies(hosts.size());

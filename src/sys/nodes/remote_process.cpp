@@ -8,7 +8,8 @@
 #include <poll.h>
 #include <unistd.h>
 
-#include "core/yeet/relay_tree.hpp"
+#include "core/reach/spec.hpp"
+#include "core/reach/transport.hpp"
 #include "sys/os/fd_io.hpp"
 
 namespace ezpz::sys {

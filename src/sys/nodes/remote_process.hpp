@@ -9,7 +9,7 @@
 #include <cstddef>
 #include <string>
 
-#include "core/ports/transport.hpp"
+#include "core/reach/transport.hpp"
 #include "sys/os/fd_io.hpp"
 #include "sys/os/owned.hpp"
 
@@ -26,7 +26,7 @@ inline constexpr std::size_t kMaxConnecting = 32;
 /// SSH), closed however the run ends. A node without reach fails when its command starts.
 class NodesOpen {
  public:
-  NodesOpen(core::Transport& t, const core::HostList& hosts, const core::BroadcastSpec& spec) : t_(t) {
+  NodesOpen(core::Transport& t, const core::HostList& hosts, const core::ReachSpec& spec) : t_(t) {
     (void)t_.open_nodes(hosts, spec, nullptr, nullptr);
   }
   ~NodesOpen() { t_.close_nodes(); }

@@ -16,7 +16,7 @@
 #include <unistd.h>
 
 #include "core/job/kill.hpp"
-#include "core/ports/rank_channel.hpp"
+#include "core/launch/rank_channel.hpp"
 #include "sys/os/exec.hpp"
 #include "sys/os/fd_io.hpp"
 #include "sys/os/job_exit.hpp"

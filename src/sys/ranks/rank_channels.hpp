@@ -8,7 +8,7 @@
 // CMake target ezpz_sys_ranks.
 #pragma once
 
-#include "core/ports/rank_channel.hpp"
+#include "core/launch/rank_channel.hpp"
 
 namespace ezpz::sys {
 

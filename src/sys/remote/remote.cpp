@@ -14,6 +14,7 @@
 
 #include "core/base/strings.hpp"
 #include "core/job/hostlist.hpp"
+#include "core/yeet/outcome.hpp"
 #include "sys/os/argv.hpp"
 #include "sys/os/fd_io.hpp"
 #include "sys/remote/ssh_client.hpp"
@@ -36,7 +37,7 @@ std::string_view carry_word(SshCarry carry) {
 
 }  // namespace
 
-RemoteProcess start_remote(const std::string& host, const std::string& command, const core::BroadcastSpec& spec,
+RemoteProcess start_remote(const std::string& host, const std::string& command, const core::ReachSpec& spec,
                            const std::string& report_as, core::Stdin in, SshCarry carry) {
   const bool with_stdin = in != core::Stdin::none;
   const bool gated = in == core::Stdin::gated_pipe;
@@ -145,7 +146,7 @@ int ssh_stdio_main(int argc, char** argv) {
 namespace ezpz::sys {
 
 core::RemoteProcess SshTransport::start(const std::string& host, const core::RemoteCommand& command,
-                                        const core::BroadcastSpec& spec, const std::string& report_as) {
+                                        const core::ReachSpec& spec, const std::string& report_as) {
   if (command.load != core::StdinLoad::stream || command.in == core::Stdin::none || !spec.ssh_command.empty()) {
     return start_remote(host, core::remote_command(spec, command.args, command.ship), spec, report_as, command.in);
   }

@@ -10,8 +10,8 @@
 
 #include <sys/types.h>
 
-#include "core/ports/transport.hpp"
-#include "core/yeet/relay_tree.hpp"
+#include "core/reach/spec.hpp"
+#include "core/reach/transport.hpp"
 #include "sys/remote/ssh_client.hpp"
 
 namespace ezpz::sys {
@@ -25,7 +25,7 @@ using core::RemoteProcess;
 /// the built-in transport carries the command's data (a command that offers TCP, started as
 /// `ezpz __ssh-tcp ...`, for the TCP ones). pid is -1 when nothing could be started.
 [[nodiscard]] RemoteProcess start_remote(const std::string& host, const std::string& command,
-                                         const core::BroadcastSpec& spec, const std::string& report_as, core::Stdin in,
+                                         const core::ReachSpec& spec, const std::string& report_as, core::Stdin in,
                                          SshCarry carry = SshCarry::channel);
 
 /// The hidden first argument that makes main() run ssh_stdio_main (the built-in transport).
@@ -44,7 +44,7 @@ int ssh_stdio_main(int argc, char** argv);
 class SshTransport final : public core::Transport {
  public:
   [[nodiscard]] core::RemoteProcess start(const std::string& host, const core::RemoteCommand& command,
-                                          const core::BroadcastSpec& spec, const std::string& report_as) override;
+                                          const core::ReachSpec& spec, const std::string& report_as) override;
   int child_main(core::TransportKind kind, const std::vector<std::string>& args) override;
   /// `ezpz __ssh-tcp ARGS...` (ssh_tcp_main).
   int node_main(core::TransportKind kind, const std::vector<std::string>& args) override;

@@ -11,7 +11,7 @@
 #include <unistd.h>
 
 #include "core/base/strings.hpp"
-#include "core/yeet/agents.hpp"
+#include "core/reach/agents.hpp"
 #include "sys/agents/exec_words.hpp"
 #include "sys/agents/net.hpp"
 #include "sys/agents/session.hpp"

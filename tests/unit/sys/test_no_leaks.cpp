@@ -159,7 +159,7 @@ class ScriptTransport final : public ezpz::core::Transport {
  public:
   explicit ScriptTransport(std::string script) : script_(std::move(script)) {}
   [[nodiscard]] ezpz::core::RemoteProcess start(const std::string& host, const ezpz::core::RemoteCommand& command,
-                                                const ezpz::core::BroadcastSpec& /*spec*/,
+                                                const ezpz::core::ReachSpec& /*spec*/,
                                                 const std::string& /*report_as*/) override {
     const bool with_stdin = command.in != ezpz::core::Stdin::none;
     ezpz::core::RemoteProcess p;
@@ -266,7 +266,7 @@ TEST_CASE("no leaks: PosixProbe's failing queries and programs", "[leaks]") {
 }
 
 TEST_CASE("no leaks: starting ezpz on a node that cannot be reached", "[leaks]") {
-  ezpz::core::BroadcastSpec spec;
+  ezpz::core::ReachSpec spec;
   // What the callers (broadcast, node_query, node_commands) do with a RemoteProcess: own it at
   // once (RemoteChild: both ends closed, the child reaped).
   auto finish = [](const ezpz::sys::RemoteProcess& p) {
@@ -420,7 +420,7 @@ TEST_CASE("no leaks: copies and removals that fail", "[leaks]") {
 }
 
 TEST_CASE("no leaks: commands and questions to nodes that fail", "[leaks]") {
-  ezpz::core::BroadcastSpec spec;
+  ezpz::core::ReachSpec spec;
   ezpz::sys::SshTransport ssh;
   const ezpz::core::HostList hosts = {"node1", "node2"};
   auto run_on_nodes = [&](ezpz::core::Transport& transport, double timeout_s) {
@@ -508,7 +508,7 @@ TEST_CASE("no leaks: greedy pushes that fail", "[leaks]") {
   const ezpz::core::HostList targets = {"n1", "n2", "n3", "n4"};
   std::atomic<bool> stop{false};
   no_leak("greedy_broadcast: this node's pushes cannot run ezpz", [&] {
-    spec.self_exe = "/nonexistent/ezpz";
+    spec.reach.self_exe = "/nonexistent/ezpz";
     ScriptTransport transport("exit 3");
     return all_failed(ezpz::sys::greedy_broadcast(transport, targets, spec, 2, stop), targets.size());
   });
@@ -527,7 +527,7 @@ TEST_CASE("no leaks: greedy pushes that fail", "[leaks]") {
   }
   fs::permissions(push, fs::perms::owner_all);
   no_leak("greedy_broadcast: pushes from the nodes that fail, beside a child not its own", [&] {
-    spec.self_exe = push.string();
+    spec.reach.self_exe = push.string();
     const pid_t other = ::fork();
     if (other == 0) {
       ::_exit(7);

@@ -12,7 +12,7 @@
 
 #include "core/base/shell.hpp"
 #include "core/job/job_env.hpp"
-#include "core/yeet/relay_tree.hpp"
+#include "core/reach/spec.hpp"
 #include "core/yeet/venv_patch.hpp"
 #include "unit/core/base/sh_words.hpp"
 
@@ -196,7 +196,7 @@ TEST_CASE("submit script: the env active at submit time is activated first", "[j
 TEST_CASE("remote start command: a remote sh, bash or zsh runs ezpz with every argument as given", "[broadcast][sh]") {
   Scratch scratch;
   const auto words = hostile_strings();
-  ezpz::core::BroadcastSpec spec;
+  ezpz::core::ReachSpec spec;
   spec.self_exe = scratch.printer("a b/it's $(x) `y`/ezpz");
   spec.exe_size = 4096;
   const auto line = ezpz::core::remote_command(spec, words, ezpz::core::Ship::never);

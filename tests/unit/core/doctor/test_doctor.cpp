@@ -6,7 +6,8 @@
 
 #include "core/doctor/doctor.hpp"
 #include "core/doctor/python_answers.hpp"
-#include "core/yeet/relay_tree.hpp"
+#include "core/reach/transport.hpp"
+#include "core/yeet/outcome.hpp"
 #include "fake_probe.hpp"
 
 using namespace ezpz;

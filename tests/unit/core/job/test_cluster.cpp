@@ -281,25 +281,6 @@ TEST_CASE("MPI flavour from the installed program", "[cluster]") {
   CHECK(detect_mpi_style(probe, "/opt/m/bin/mpiexec") == LauncherStyle::mpich);
 }
 
-TEST_CASE("[yeet] destination in the config: read, and its placeholders checked", "[cluster]") {
-  FakeProbe probe;
-  const auto env = make_env({{"HOME", "/h"}});
-  CHECK(load_yeet_settings(env, probe)->destination.empty());  // none: yeet's default
-  probe.files["/h/.config/ezpz/config.toml"] = "[yeet]\ndestination = \"/tmp/{name}\"\n";
-  CHECK(load_yeet_settings(env, probe)->destination == "/tmp/{name}");
-  probe.files["/h/.config/ezpz/config.toml"] = "[yeet]\ndestination = \"/tmp/{nam}\"\n";
-  auto bad = load_yeet_settings(env, probe);
-  REQUIRE_FALSE(bad);
-  CHECK(bad.error().code == ezpz::ExitCode::usage);
-  CHECK_THAT(bad.error().message, Catch::Contains("/h/.config/ezpz/config.toml: [yeet] destination = \"/tmp/{nam}\"") &&
-                                      Catch::Contains("{user}, {name} and {hash}"));
-  probe.files["/h/.config/ezpz/config.toml"] = "[yeet]\ndestination = 3\n";
-  CHECK_THAT(load_yeet_settings(env, probe).error().message, Catch::Contains("key 'destination' must be a string"));
-  probe.files["/h/.config/ezpz/config.toml"] = "[yeet]\ndestnation = \"/tmp/{name}\"\n";
-  CHECK_THAT(load_yeet_settings(env, probe).error().message,
-             Catch::Contains("known keys: allowed_roots, destination, transport"));
-}
-
 TEST_CASE("config file location and loading", "[cluster]") {
   CHECK(config_location(make_env({{"EZPZ_CONFIG", "/c.toml"}, {"HOME", "/h"}}))->required);
   CHECK(config_location(make_env({{"XDG_CONFIG_HOME", "/x"}, {"HOME", "/h"}}))->path == "/x/ezpz/config.toml");

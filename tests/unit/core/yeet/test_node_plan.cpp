@@ -33,7 +33,7 @@ TEST_CASE("plan_broadcast: tree, totals, transport, bad thresholds and names ref
   CHECK(plan.total_nodes == 6);
   CHECK(encode_tree(plan.tree) == "n1(n3,n4),n2(n5)");
   CHECK(plan.transport() == "built-in libssh");
-  plan.spec.ssh_command = {"ssh", "-o", "BatchMode=yes"};
+  plan.spec.reach.ssh_command = {"ssh", "-o", "BatchMode=yes"};
   CHECK(plan.transport() == "ssh command: ssh -o BatchMode=yes");
   SuccessRule both;
   both.min_nodes = 1;
@@ -106,15 +106,15 @@ TEST_CASE("tally: thresholds by nodes and by fraction, this node included", "[ye
 TEST_CASE("relay arguments: one table builds the argv and parses it back", "[yeet_broadcast]") {
   BroadcastSpec spec;
   spec.destination = "/tmp/my env";
-  spec.ssh_command = {"ssh", "-o", "BatchMode=yes"};
-  spec.self_exe = "/home/u/bin/ezpz";
-  spec.exe_digest = "ab12";
-  spec.exe_size = 123456789012ULL;
-  spec.accept_new_host_keys = true;
+  spec.reach.ssh_command = {"ssh", "-o", "BatchMode=yes"};
+  spec.reach.self_exe = "/home/u/bin/ezpz";
+  spec.reach.exe_digest = "ab12";
+  spec.reach.exe_size = 123456789012ULL;
+  spec.reach.accept_new_host_keys = true;
   spec.reattach = false;
   spec.force = true;
   spec.stall_timeout_s = 30;
-  spec.user = "alice";
+  spec.reach.user = "alice";
   auto args = passed_down(spec);
   args.host = "n1";
   args.children = "n2(n3),n4";
@@ -127,15 +127,15 @@ TEST_CASE("relay arguments: one table builds the argv and parses it back", "[yee
   CHECK(back->parent_silence_s == 40);
   const auto again = spec_from(*back, "/other/ezpz");
   CHECK(again.destination == spec.destination);
-  CHECK(again.ssh_command == spec.ssh_command);
-  CHECK(again.self_exe == spec.self_exe);
-  CHECK(again.exe_digest == spec.exe_digest);
-  CHECK(again.exe_size == spec.exe_size);
-  CHECK(again.accept_new_host_keys);
+  CHECK(again.reach.ssh_command == spec.reach.ssh_command);
+  CHECK(again.reach.self_exe == spec.reach.self_exe);
+  CHECK(again.reach.exe_digest == spec.reach.exe_digest);
+  CHECK(again.reach.exe_size == spec.reach.exe_size);
+  CHECK(again.reach.accept_new_host_keys);
   CHECK_FALSE(again.reattach);
   CHECK(again.force);  // every node applies the head's --force, and only then
   CHECK_FALSE(spec_from(*parse_relay_args({"--dst", "/tmp/x"}), "/self").force);
-  CHECK(again.user == "alice");
+  CHECK(again.reach.user == "alice");
   // Every flag of the table is one the parser takes, and nothing else is.
   for (const auto& flag : relay_flags()) {
     CHECK(std::string(flag.name).rfind("--", 0) == 0);
@@ -144,7 +144,7 @@ TEST_CASE("relay arguments: one table builds the argv and parses it back", "[yee
   CHECK_FALSE(parse_relay_args({"--dst"}));
   CHECK_FALSE(parse_relay_args({"--dst", "/tmp/x", "--exe-size", "12x"}));
   CHECK_FALSE(parse_relay_args({"--host", "n1"}));  // --dst is required
-  CHECK(spec_from(*parse_relay_args({"--dst", "/tmp/x"}), "/self").self_exe == "/self");
+  CHECK(spec_from(*parse_relay_args({"--dst", "/tmp/x"}), "/self").reach.self_exe == "/self");
   // The head's -v goes down the tree; without it the relays' argv does not name a level.
   CHECK(again.log_level.empty());
   CHECK(std::find(argv.begin(), argv.end(), "--log-level") == argv.end());

@@ -4,6 +4,7 @@
 #include "fake_probe.hpp"
 
 using namespace ezpz::core;
+using ezpz::test::FakeProbe;
 using ezpz::test::make_env;
 
 namespace {
@@ -190,4 +191,23 @@ TEST_CASE("what yeet may replace at its destination", "[yeet_plan]") {
 TEST_CASE("paths", "[yeet_plan]") {
   CHECK(normalize_path("/a/b/../c/./d/") == "/a/c/d");
   CHECK(normalize_path("/../..") == "/");
+}
+
+TEST_CASE("[yeet] destination in the config: read, and its placeholders checked", "[cluster]") {
+  FakeProbe probe;
+  const auto env = make_env({{"HOME", "/h"}});
+  CHECK(yeet_settings(env, probe)->destination.empty());  // none: yeet's default
+  probe.files["/h/.config/ezpz/config.toml"] = "[yeet]\ndestination = \"/tmp/{name}\"\n";
+  CHECK(yeet_settings(env, probe)->destination == "/tmp/{name}");
+  probe.files["/h/.config/ezpz/config.toml"] = "[yeet]\ndestination = \"/tmp/{nam}\"\n";
+  auto bad = yeet_settings(env, probe);
+  REQUIRE_FALSE(bad);
+  CHECK(bad.error().code == ezpz::ExitCode::usage);
+  CHECK_THAT(bad.error().message, Catch::Contains("/h/.config/ezpz/config.toml: [yeet] destination = \"/tmp/{nam}\"") &&
+                                      Catch::Contains("{user}, {name} and {hash}"));
+  probe.files["/h/.config/ezpz/config.toml"] = "[yeet]\ndestination = 3\n";
+  CHECK_THAT(yeet_settings(env, probe).error().message, Catch::Contains("key 'destination' must be a string"));
+  probe.files["/h/.config/ezpz/config.toml"] = "[yeet]\ndestnation = \"/tmp/{name}\"\n";
+  CHECK_THAT(yeet_settings(env, probe).error().message,
+             Catch::Contains("known keys: allowed_roots, destination, transport"));
 }

@@ -2,7 +2,13 @@
 
 #include <algorithm>
 
+#include "core/reach/spec.hpp"
+#include "core/reach/targets.hpp"
+#include "core/yeet/broadcast_spec.hpp"
+#include "core/yeet/outcome.hpp"
+#include "core/yeet/relay_args.hpp"
 #include "core/yeet/relay_tree.hpp"
+#include "core/yeet/stream_wire.hpp"
 #include "fake_probe.hpp"
 #include "unit/core/base/sh_words.hpp"
 
@@ -11,14 +17,14 @@ using namespace ezpz::core;
 TEST_CASE("yeet targets: dedupe by short name, skip this node, prefer -hsn0 names", "[broadcast]") {
   ezpz::test::FakeProbe probe;
   HostList hosts = {"x1.a.b", "x2.a.b", "x1", "me.a.b", "x3", "localhost"};
-  CHECK(yeet_targets(hosts, "me", false, probe) == HostList{"x1.a.b", "x2.a.b", "x3"});
+  CHECK(reach_targets(hosts, "me", false, probe) == HostList{"x1.a.b", "x2.a.b", "x3"});
   probe.resolvable.insert("x2-hsn0");
-  CHECK(yeet_targets(hosts, "me.a.b", true, probe) == HostList{"x1.a.b", "x2-hsn0", "x3"});
-  CHECK(yeet_targets(hosts, "me.a.b", false, probe) == HostList{"x1.a.b", "x2.a.b", "x3"});
+  CHECK(reach_targets(hosts, "me.a.b", true, probe) == HostList{"x1.a.b", "x2-hsn0", "x3"});
+  CHECK(reach_targets(hosts, "me.a.b", false, probe) == HostList{"x1.a.b", "x2.a.b", "x3"});
   // DNS that does not answer costs one bounded wait, not one per host.
   probe.looked_up.clear();
   probe.lookup_seconds["x1-hsn0"] = 60;
-  CHECK(yeet_targets(hosts, "me.a.b", true, probe) == HostList{"x1.a.b", "x2.a.b", "x3"});
+  CHECK(reach_targets(hosts, "me.a.b", true, probe) == HostList{"x1.a.b", "x2.a.b", "x3"});
   CHECK(probe.looked_up == std::vector<std::string>{"x1-hsn0"});
 }
 
@@ -124,20 +130,20 @@ bool has_flag(const std::vector<std::string>& args, const std::string& flag) {
 TEST_CASE("remote start command: every word reaches the remote shell as data (as /bin/sh reads it)", "[broadcast]") {
   BroadcastSpec spec;
   spec.destination = "/tmp/my env;$(touch /tmp/pwned)";
-  spec.self_exe = "/home/a b/it's/ezpz";
-  spec.exe_digest = std::string(64, 'a');
-  spec.exe_size = 4096;
-  spec.accept_new_host_keys = true;
+  spec.reach.self_exe = "/home/a b/it's/ezpz";
+  spec.reach.exe_digest = std::string(64, 'a');
+  spec.reach.exe_size = 4096;
+  spec.reach.accept_new_host_keys = true;
   const RelayNode node{"node`id`1", {RelayNode{"node2", {}}}};
   const auto args = relay_args(spec, node);
-  const auto words = ezpz::test::sh_words(remote_command(spec, args, ezpz::core::Ship::when_missing));
+  const auto words = ezpz::test::sh_words(remote_command(spec.reach, args, ezpz::core::Ship::when_missing));
   REQUIRE(words.size() == 8 + args.size());
   CHECK(words[0] == "sh");
   CHECK(words[1] == "-c");
   CHECK(words[2].find("__self-digest") != std::string::npos);  // the candidate says its digest
   CHECK(words[2].find("sha256sum") != std::string::npos);      // a shipped copy is checked before it runs
-  CHECK(words[4] == spec.self_exe);
-  CHECK(words[5] == spec.exe_digest);
+  CHECK(words[4] == spec.reach.self_exe);
+  CHECK(words[5] == spec.reach.exe_digest);
   CHECK(words[6] == "4096");
   CHECK(words[7] == "1");
   CHECK(std::vector<std::string>(words.begin() + 8, words.end()) == args);
@@ -150,7 +156,7 @@ TEST_CASE("remote start command: every word reaches the remote shell as data (as
   CHECK(has("--host", "node`id`1"));
   CHECK(has("--children", "node2"));
   CHECK(has("--dst", spec.destination));
-  CHECK(has("--exe-digest", spec.exe_digest));
+  CHECK(has("--exe-digest", spec.reach.exe_digest));
   CHECK(has("--accept-new-host-keys", ""));
   CHECK(has("--ssh-command", ""));  // empty: the built-in transport
   CHECK_FALSE(has("--no-reattach", ""));
@@ -178,5 +184,5 @@ TEST_CASE("remote start command: every word reaches the remote shell as data (as
   // A sender (greedy push, repair) never asks for the binary: the node ran a relay before.
   const auto send = send_args(spec, {node});
   CHECK(send[0] == "__yeet-send");
-  CHECK(ezpz::test::sh_words(remote_command(spec, send, ezpz::core::Ship::never))[7] == "0");
+  CHECK(ezpz::test::sh_words(remote_command(spec.reach, send, ezpz::core::Ship::never))[7] == "0");
 }

@@ -17,7 +17,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "core/yeet/agents.hpp"
+#include "core/reach/agents.hpp"
 #include "sys/agents/agent.hpp"
 #include "sys/agents/agent_transport.hpp"
 #include "sys/agents/net.hpp"
@@ -59,8 +59,8 @@ std::string wait_for_file(const fs::path& path) {
 
 /// A launcher step that starts no agent (the test is the agent): `script` run by sh in `dir`,
 /// as a launcher would run /home/u/bin/ezpz __yeet-agent.
-core::BroadcastSpec step_spec(const fs::path& dir, const std::string& script) {
-  core::BroadcastSpec spec;
+core::ReachSpec step_spec(const fs::path& dir, const std::string& script) {
+  core::ReachSpec spec;
   spec.transport = core::TransportKind::launcher;
   spec.agent_step = {"sh", "-c", "cd " + dir.string() + " && " + script, "/home/u/bin/ezpz", "__yeet-agent"};
   spec.agent_head = "127.0.0.1";

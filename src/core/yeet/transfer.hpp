@@ -12,9 +12,12 @@
 #include <vector>
 
 #include "core/base/expected.hpp"
+#include "core/yeet/broadcast_spec.hpp"
 #include "core/yeet/manifest.hpp"
+#include "core/yeet/outcome.hpp"
 #include "core/yeet/plan.hpp"
 #include "core/yeet/relay_tree.hpp"
+#include "core/yeet/stream_wire.hpp"
 #include "core/yeet/venv_patch.hpp"
 
 namespace ezpz::core {

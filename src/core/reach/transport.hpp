@@ -1,14 +1,18 @@
-// The port for how a command is started on another node: today the built-in libssh client or
-// the user's ssh command (sys/remote); the broadcast (sys/broadcast), doctor --nodes and
-// kill --all-nodes (sys/nodes) reach other nodes only through it.
+// The ports for reaching other nodes: how a command is started on one (the built-in libssh
+// client, the user's ssh command or the job's launcher's agents: sys/remote, sys/agents), and
+// many asked or run at once (doctor --nodes, kill --all-nodes: sys/nodes). The broadcast
+// (sys/broadcast) reaches other nodes only through them.
 #pragma once
 
 #include <atomic>
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
 
-#include "core/yeet/relay_tree.hpp"
+#include "core/job/hostlist.hpp"
+#include "core/ports/process.hpp"
+#include "core/reach/spec.hpp"
 
 namespace ezpz::core {
 
@@ -46,7 +50,7 @@ class Transport {
   /// `report_as` (core::encode_result) on its stdout. pid is -1 when nothing could be started;
   /// `in` is -1 unless command.in is a pipe.
   [[nodiscard]] virtual RemoteProcess start(const std::string& host, const RemoteCommand& command,
-                                            const BroadcastSpec& spec, const std::string& report_as) = 0;
+                                            const ReachSpec& spec, const std::string& report_as) = 0;
   /// The local half of a started command, in a process of its own (`ezpz __ssh-stdio ARGS`,
   /// `ezpz __agent-stdio ARGS`): connects and carries this process's stdin and stdout; returns
   /// its exit status.
@@ -59,12 +63,51 @@ class Transport {
   /// to do for SSH. close_nodes ends it (the agents stop). It gives up, every host with why,
   /// once `*stop` is set (Ctrl-C) or `*cancel` (the caller no longer needs them), each when given.
   [[nodiscard]] virtual std::map<std::string, std::string> open_nodes(const HostList& /*hosts*/,
-                                                                      const BroadcastSpec& /*spec*/,
+                                                                      const ReachSpec& /*spec*/,
                                                                       const std::atomic<bool>* /*stop*/,
                                                                       const std::atomic<bool>* /*cancel*/) {
     return {};
   }
   virtual void close_nodes() {}
+};
+
+/// One node's answer to a remote ezpz started by SystemProbe::ask_nodes. Times are
+/// nanoseconds since the Unix epoch on this host's clock.
+struct NodeReply {
+  std::string host;
+  bool ready = false;      ///< the remote ezpz started (its first line was EZPZ-READY)
+  std::string reply;       ///< the line it printed after the ping (empty when none came)
+  std::string early;       ///< other lines before EZPZ-READY (a connection error's result line)
+  long long start_ns = 0;  ///< the connection was started
+  long long ready_ns = 0;  ///< EZPZ-READY arrived
+  long long ping_ns = 0;   ///< the ping line was written
+  long long reply_ns = 0;  ///< the reply line arrived
+  int exit_code = -1;
+  bool timed_out = false;  ///< still silent at the deadline: stopped by ezpz
+};
+
+/// Many nodes asked one question at once over a transport (doctor --nodes). Port (sys/nodes).
+class NodeQuery {
+ public:
+  virtual ~NodeQuery() = default;
+  /// Start ezpz with `command` on every host at once over spec's transport (sys/remote: built-in
+  /// libssh or spec.ssh_command, the binary shipped when asked); `started` is called once every
+  /// connection has been forked. For each host: wait for EZPZ-READY, write "ping\n", read one
+  /// line back. Hosts answer in `timeout_s` or are reported not ready.
+  [[nodiscard]] virtual std::vector<NodeReply> ask_nodes(const std::vector<std::string>& hosts,
+                                                         const RemoteCommand& command, const ReachSpec& spec,
+                                                         int timeout_s, const std::function<void()>& started) const = 0;
+};
+
+/// ezpz run on many nodes at once over a transport (kill --all-nodes). Port (sys/nodes).
+class NodeCommands {
+ public:
+  virtual ~NodeCommands() = default;
+  /// Run `ezpz args...` on each host at once over yeet's transport (spec: ssh command, binary
+  /// path), at most `timeout_s` seconds; their output in host order.
+  [[nodiscard]] virtual std::vector<NodeOutput> run_on_nodes(const HostList& hosts,
+                                                             const std::vector<std::string>& args,
+                                                             const ReachSpec& spec, double timeout_s) = 0;
 };
 
 }  // namespace ezpz::core

@@ -1,10 +1,10 @@
-#include "core/yeet/agents.hpp"
+#include "core/reach/agents.hpp"
 
 #include <algorithm>
 
 #include "core/base/strings.hpp"
-#include "core/yeet/plan.hpp"
-#include "core/yeet/relay_args.hpp"
+#include "core/reach/spec.hpp"
+#include "core/reach/targets.hpp"
 
 namespace ezpz::core {
 
@@ -67,11 +67,6 @@ Expected<TransportChoice> choose_transport(const TransportAsk& ask, const Cluste
                std::string(to_string(cluster.scheduler)) + " job, agents started by " + launcher->program + " (" +
                std::string(to_string(launcher->style)) + ")";
   return choice;
-}
-
-bool node_local_binary(const std::string& exe) {
-  return std::any_of(default_yeet_roots().begin(), default_yeet_roots().end(),
-                     [&](const std::string& root) { return exe.rfind(root + "/", 0) == 0; });
 }
 
 std::vector<std::string> agent_step_argv(const LauncherChoice& launcher, const HostList& hosts,
@@ -147,7 +142,7 @@ Expected<NodeReach> reach_from(const ClusterInfo& cluster, const Env& env, const
                                const TransportAsk& ask, bool leave_out_down) {
   NodeReach reach;
   auto choice = choose_transport(ask, cluster, find_launchers(probe));
-  if (!choice && ask.configured && yeet_targets(cluster.hosts, env.hostname, false, probe).empty()) {
+  if (!choice && ask.configured && reach_targets(cluster.hosts, env.hostname, false, probe).empty()) {
     // The config's launcher outside a job, with no other node to reach: a copy here only.
     choice = choose_transport(TransportAsk(), cluster, find_launchers(probe));
   }
@@ -156,7 +151,7 @@ Expected<NodeReach> reach_from(const ClusterInfo& cluster, const Env& env, const
   }
   reach.choice = std::move(*choice);
   const bool launcher = reach.choice.kind == TransportKind::launcher;
-  reach.targets = yeet_targets(cluster.hosts, env.hostname, use_hsn && !launcher, probe);
+  reach.targets = reach_targets(cluster.hosts, env.hostname, use_hsn && !launcher, probe);
   // srun starts the agents on the targets by name; an MPI launcher on every host of the job's
   // hostfile (this node's agent hears it is not a target and ends).
   const bool by_name = reach.choice.launcher.style == LauncherStyle::srun;

@@ -12,7 +12,7 @@
 #include "core/base/expected.hpp"
 #include "core/launch/job_stop.hpp"
 #include "core/launch/launch_plan.hpp"
-#include "core/yeet/relay_tree.hpp"
+#include "core/reach/spec.hpp"
 
 namespace ezpz::core {
 
@@ -56,7 +56,7 @@ struct NodeReach {
   std::vector<NodeDown> down;
 };
 /// The job's other hosts, as yeet, `kill --all-nodes` and `doctor --nodes` reach them (the hosts
-/// discover_cluster finds, `hostfile` when not empty, through yeet_targets: this node left out,
+/// discover_cluster finds, `hostfile` when not empty, through reach_targets: this node left out,
 /// deduplicated; <host>-hsn0 names with SSH and `use_hsn`: the agents say their own addresses
 /// otherwise), and the transport `request` gives there.
 /// `leave_out_down`: the job's scheduler is asked which targets are down (NodeReach::down).
@@ -92,11 +92,6 @@ inline constexpr std::string_view kBcastPrefix = "slurm_bcast_";
 [[nodiscard]] std::vector<std::string> agent_step_argv(const LauncherChoice& launcher, const HostList& hosts,
                                                        const std::string& hostfile, const std::string& exe,
                                                        bool as_root, bool ship = false);
-
-/// Whether this binary lives on a node-local filesystem (under /tmp, /dev/shm, /local or /raid,
-/// where yeet itself installs): then srun ships it (--bcast); elsewhere it is taken to be on a
-/// shared filesystem every node sees (shipping 10 MB to every node costs seconds on slow links).
-[[nodiscard]] bool node_local_binary(const std::string& exe);
 
 /// Agents by node name: "node1=10.0.0.1:4242,node2=..." (node names hold no "=,").
 using AgentDirectory = std::map<std::string, std::string>;

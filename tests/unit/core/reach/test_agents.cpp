@@ -3,7 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include "core/base/shell.hpp"
-#include "core/yeet/agents.hpp"
+#include "core/reach/agents.hpp"
 #include "core/yeet/relay_args.hpp"
 #include "fake_probe.hpp"
 
@@ -186,19 +186,19 @@ TEST_CASE("an agent runs yeet's node halves only", "[agents]") {
 TEST_CASE("relays are told the transport and --no-encrypt, and refuse a transport they do not know", "[agents]") {
   BroadcastSpec spec;
   spec.destination = "/tmp/env";
-  spec.transport = TransportKind::launcher;
-  spec.encrypt = false;
+  spec.reach.transport = TransportKind::launcher;
+  spec.reach.encrypt = false;
   const auto argv = to_argv(passed_down(spec));
   auto args = parse_relay_args(argv);
   REQUIRE(args);
   const auto back = spec_from(*args, "/opt/ezpz");
-  CHECK(back.transport == TransportKind::launcher);
-  CHECK_FALSE(back.encrypt);
-  spec.transport = TransportKind::ssh;
-  spec.encrypt = true;
+  CHECK(back.reach.transport == TransportKind::launcher);
+  CHECK_FALSE(back.reach.encrypt);
+  spec.reach.transport = TransportKind::ssh;
+  spec.reach.encrypt = true;
   const auto plain = spec_from(*parse_relay_args(to_argv(passed_down(spec))), "/opt/ezpz");
-  CHECK(plain.transport == TransportKind::ssh);
-  CHECK(plain.encrypt);
+  CHECK(plain.reach.transport == TransportKind::ssh);
+  CHECK(plain.reach.encrypt);
   auto bad = parse_relay_args({"--dst", "/tmp/x", "--children", "", "--transport", "pigeon"});
   REQUIRE_FALSE(bad);
   CHECK_THAT(bad.error().message, Catch::Contains("--transport pigeon"));
