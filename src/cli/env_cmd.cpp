@@ -6,6 +6,7 @@
 
 #include "cli/launch.hpp"
 #include "cli/terminal.hpp"
+#include "core/base/log.hpp"
 #include "core/base/shell.hpp"
 #include "core/job/job_env.hpp"
 
@@ -48,6 +49,8 @@ int EnvCommand::run(Context& ctx) {
   const auto& plan = job->plan;
   const auto& cluster = job->cluster;
   std::vector<std::string> launcher(plan.argv.begin(), plan.argv.end() - 1);
+  log::info("env: DIST_LAUNCH " +
+            (launcher.empty() ? std::string("(the built-in launcher: ezpz launch)") : core::shell_join(launcher)));
   const std::string self = ctx.env.self_exe.empty() ? "ezpz" : ctx.env.self_exe;
   const int nhosts = static_cast<int>(cluster.hosts.size());
   std::vector<std::pair<std::string, std::string>> vars;

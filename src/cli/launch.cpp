@@ -427,9 +427,12 @@ Expected<PlannedJob> plan_job(Context& ctx, core::LaunchRequest request, std::st
   // 2. Scheduler, machine, hosts and GPUs of this job.
   EZPZ_TRY_ASSIGN(auto cluster,
                   core::discover_cluster(ctx.env, machines, request.machine, request.hostfile, ctx.probe(), lookups));
-  log::debug("scheduler " + std::string(core::to_string(cluster.scheduler)) + ", machine " + cluster.machine.name +
-             ", " + core::count_of(cluster.hosts.size(), "host") + " from " + cluster.host_source.origin + ", " +
-             core::count_of(cluster.gpus.per_node, "GPU") + " per node from " + cluster.gpus.detail);
+  // -v: what every command that plans a job (launch, env, doctor, test) found, and from where.
+  log::info("job: scheduler " + std::string(core::to_string(cluster.scheduler)) + ", machine " + cluster.machine.name +
+            (cluster.machine_reason.empty() ? "" : " (" + cluster.machine_reason + ")") + ", " +
+            core::count_of(cluster.hosts.size(), "host") + " from " + cluster.host_source.origin +
+            (cluster.host_source.value.empty() ? "" : " " + cluster.host_source.value) + ", " +
+            core::count_of(cluster.gpus.per_node, "GPU") + " per node from " + cluster.gpus.detail);
   // 3. A port for MASTER_PORT, held until we exit; the launcher programs; the plan.
   if (request.rank_env && !ctx.env.has("MASTER_PORT")) {
     cluster.master_port = ctx.jobs().reserve_tcp_port();

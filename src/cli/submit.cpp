@@ -7,6 +7,7 @@
 #include <CLI/Validators.hpp>
 
 #include "cli/terminal.hpp"
+#include "core/base/log.hpp"
 #include "core/base/shell.hpp"
 #include "core/base/strings.hpp"
 #include "core/doctor/script_traps.hpp"
@@ -134,6 +135,10 @@ int SubmitCommand::run(Context& ctx) {
   if (!script) {
     return ctx.term.fail(script.error());
   }
+  log::info("submit: a " + std::string(core::to_string(spec.scheduler)) + " script of " +
+            std::to_string(std::count(script->begin(), script->end(), '\n')) + " lines" +
+            (spec.yeet_src.empty() ? "" : "; it copies " + spec.yeet_src + " to " + spec.yeet_dst + " first") +
+            (spec.activate.kind == core::ActiveEnv::Kind::none ? "" : "; it activates " + spec.activate.prefix));
   if (spec.activate.kind == core::ActiveEnv::Kind::none) {
     ctx.term.warn(
         "no virtual env or conda env is active: the job runs with the python its shell finds there "
@@ -160,6 +165,7 @@ int SubmitCommand::run(Context& ctx) {
   if (!ctx.probe().find_program(tool)) {
     return ctx.term.fail(failure(tool + " is not on PATH: submit " + path + " from a login node, or drop --submit"));
   }
+  log::info("submit: " + tool + " " + path);
   auto ran = ctx.probe().run_program({tool, path}, {}, {}, 120);
   if (!ran) {
     return ctx.term.fail(ran.error());
@@ -193,6 +199,9 @@ Expected<void> SubmitCommand::add_sched_args(Context& ctx, core::SubmitSpec& spe
                        "; known: " + core::join(names, ", "));
   }
   const auto& profile = found != nullptr ? *found : *machines.identify(ctx.env).profile;
+  log::info(
+      "submit: machine " + profile.name + (found != nullptr ? " (named)" : " (this host's)") +
+      ", its directives: " + (profile.sched_args.empty() ? std::string("none") : core::join(profile.sched_args, " ")));
   if (!profile.scheduler || *profile.scheduler == spec.scheduler) {
     spec.sched_args = profile.sched_args;
   }

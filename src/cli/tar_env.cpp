@@ -1,6 +1,7 @@
 #include "cli/tar_env.hpp"
 
 #include <chrono>
+#include <optional>
 
 #include <CLI/App.hpp>
 #include <CLI/Validators.hpp>
@@ -8,6 +9,7 @@
 
 #include "cli/terminal.hpp"
 #include "cli/yeet_report.hpp"
+#include "core/base/log.hpp"
 #include "core/base/shell.hpp"
 #include "core/base/strings.hpp"
 #include "core/yeet/plan.hpp"
@@ -43,108 +45,135 @@ Expected<std::string> private_work_dir(Context& ctx, const std::string& out) {
 }
 }  // namespace
 
-int TarEnvCommand::run(Context& ctx) {
+Expected<TarEnvPlan> TarEnvCommand::plan(Context& ctx) const {
   core::YeetRequest request;
   if (!env_.empty()) {
     request.source = env_;
   }
-  auto source = core::yeet_source(request, ctx.env, "ezpz tar-env");
-  if (!source) {
-    ctx.term.error(source.error().message);
-    return static_cast<int>(source.error().code);
-  }
-  std::string path =
-      source->first.front() == '/' ? source->first : ctx.env.get("PWD").value_or("/") + "/" + source->first;
-  path = core::normalize_path(path);
-  const auto facts = ctx.trees().inspect(path);
+  EZPZ_TRY_ASSIGN(auto source, core::yeet_source(request, ctx.env, "ezpz tar-env"));
+  TarEnvPlan p;
+  const auto pwd = ctx.env.get("PWD").value_or("/");
+  p.env = core::normalize_path(source.first.front() == '/' ? source.first : pwd + "/" + source.first);
+  const auto facts = ctx.trees().inspect(p.env);
   if (!facts.is_directory) {
-    ctx.term.error(path + (facts.exists ? " is not a directory" : " does not exist") +
-                   ": pass the env's directory (or activate it)");
-    return static_cast<int>(ExitCode::usage);
+    return usage_error(p.env + (facts.exists ? " is not a directory" : " does not exist") +
+                       ": pass the env's directory (or activate it)");
   }
-  const std::string name = path.substr(path.rfind('/') + 1);
-  const auto format = format_ == "gz" ? core::ArchiveFormat::gz : core::ArchiveFormat::zst;
-  std::string out = output_.empty() ? path + (format == core::ArchiveFormat::gz ? ".tar.gz" : ".tar.zst") : output_;
-  if (out.front() != '/') {
-    out = ctx.env.get("PWD").value_or("/") + "/" + out;
+  p.name = p.env.substr(p.env.rfind('/') + 1);
+  p.format = format_ == "gz" ? core::ArchiveFormat::gz : core::ArchiveFormat::zst;
+  const std::string out =
+      output_.empty() ? p.env + (p.format == core::ArchiveFormat::gz ? ".tar.gz" : ".tar.zst") : output_;
+  p.out = core::normalize_path(out.front() == '/' ? out : pwd + "/" + out);
+  ctx.term.set_unchanged({p.out});  // a failure leaves OUT as it was (no half-written archive)
+  if (p.out == p.env || p.out.rfind(p.env + "/", 0) == 0) {
+    return usage_error("output " + p.out + " is inside the env " + p.env + ": write it elsewhere with -o");
   }
-  out = core::normalize_path(out);
-  ctx.term.set_unchanged({out});  // a failure leaves OUT as it was (no half-written archive)
-  if (out == path || out.rfind(path + "/", 0) == 0) {
-    ctx.term.error("output " + out + " is inside the env " + path + ": write it elsewhere with -o");
-    return static_cast<int>(ExitCode::usage);
-  }
+  p.excludes = core::default_excludes(include_pycache_);
+  EZPZ_TRY_ASSIGN(p.stats, ctx.trees().measure(p.env, p.excludes));
+  return p;
+}
 
-  const auto excludes = core::default_excludes(include_pycache_);
-  auto env_stats = ctx.trees().measure(path, excludes);
-  if (!env_stats) {
-    ctx.term.error(env_stats.error().message);
-    return static_cast<int>(ExitCode::failure);
-  }
-  nlohmann::json summary = {{"ok", true},
-                            {"env", path},
-                            {"archive", out},
-                            {"format", format_},
-                            {"bytes", env_stats->bytes},
-                            {"files", env_stats->files},
-                            {"left_out", left_out_json(*env_stats, excludes)}};
-  const auto existing = ctx.trees().inspect(out);
-  if (!rebuild_ && existing.exists && !existing.is_directory) {
-    auto archive = ctx.trees().measure(out, {});
-    if (archive && archive->newest_mtime >= env_stats->newest_mtime) {
-      summary["reused"] = true;
-      summary["archive_bytes"] = archive->bytes;
-      if (json_) {
-        ctx.term.print_json(summary.dump());
-      } else {
-        ctx.term.out() << "Reusing " << out << " (" << core::human_bytes(archive->bytes)
-                       << "): it is newer than every file in " << path << " (--rebuild to pack again)\n";
-      }
-      return 0;
-    }
-  }
+namespace {
 
-  const auto start = std::chrono::steady_clock::now();
-  auto dir = private_work_dir(ctx, out);
+nlohmann::json summary_json(const TarEnvPlan& p, const std::string& format) {
+  return {{"ok", true},
+          {"env", p.env},
+          {"archive", p.out},
+          {"format", format},
+          {"bytes", p.stats.bytes},
+          {"files", p.stats.files},
+          {"left_out", left_out_json(p.stats, p.excludes)}};
+}
+
+/// OUT when it is newer than every file of the env (nothing to pack again), with its size.
+std::optional<unsigned long long> reusable(Context& ctx, const TarEnvPlan& p) {
+  const auto existing = ctx.trees().inspect(p.out);
+  if (!existing.exists || existing.is_directory) {
+    return std::nullopt;
+  }
+  auto archive = ctx.trees().measure(p.out, {});
+  if (!archive || archive->newest_mtime < p.stats.newest_mtime) {
+    return std::nullopt;
+  }
+  return archive->bytes;
+}
+
+/// The failure of a step after the pack began: what the staging has to say, then the error; the
+/// exit code a signal gives (128+N) or 1.
+int fail_packing(Context& ctx, const Error& e) {
+  for (const auto& w : ctx.staging().take_warnings()) {
+    ctx.term.warn(w);
+  }
+  ctx.term.error(e.message);
+  const int sig = ctx.staging().interrupted();
+  return sig != 0 ? 128 + sig : static_cast<int>(ExitCode::failure);
+}
+
+}  // namespace
+
+Expected<std::string> TarEnvCommand::pack(Context& ctx, const TarEnvPlan& p) const {
+  auto dir = private_work_dir(ctx, p.out);
   if (!dir) {  // (it is made beside OUT: another OUT is the fix)
-    ctx.term.error(dir.error().message + ": write the archive where you can with -o, e.g. -o " +
-                   ctx.env.get("HOME").value_or("~") + "/" + out.substr(out.rfind('/') + 1));
-    return static_cast<int>(ExitCode::failure);
+    return failure(dir.error().message + ": write the archive where you can with -o, e.g. -o " +
+                   ctx.env.get("HOME").value_or("~") + "/" + p.out.substr(p.out.rfind('/') + 1));
   }
-  const std::string tmp = *dir + "/" + name + ".tar";
-  ProgressBar bar(ctx.term, "packing", env_stats->bytes);
-  auto packed = ctx.archives().pack(path, name, tmp, format, excludes, core::PackDigest::sha256,
+  const std::string tmp = *dir + "/" + p.name + ".tar";
+  ProgressBar bar(ctx.term, "packing", p.stats.bytes);
+  auto packed = ctx.archives().pack(p.env, p.name, tmp, p.format, p.excludes, core::PackDigest::sha256,
                                     [&bar](unsigned long long done) { bar.update(done); });
   bar.finish();
   if (!packed) {
     ctx.staging().discard(*dir);
-    for (const auto& w : ctx.staging().take_warnings()) {
-      ctx.term.warn(w);
-    }
-    ctx.term.error(packed.error().message);
-    const int sig = ctx.staging().interrupted();
-    return sig != 0 ? 128 + sig : static_cast<int>(ExitCode::failure);
+    return packed.error();
   }
   // An old OUT.sha256 must never sit beside the new archive (yeet would call it damaged).
-  ctx.staging().discard(out + ".sha256");
-  auto moved = ctx.staging().rename_file(tmp, out);
+  ctx.staging().discard(p.out + ".sha256");
+  auto moved = ctx.staging().rename_file(tmp, p.out);
   ctx.staging().discard(*dir);
   if (!moved) {
-    for (const auto& w : ctx.staging().take_warnings()) {
-      ctx.term.warn(w);
+    return moved.error();
+  }
+  return packed->sha256;
+}
+
+int TarEnvCommand::run(Context& ctx) {
+  // 1. Plan: the env, the archive's path and format, what is left out, the env's size.
+  auto p = plan(ctx);
+  if (!p) {
+    return ctx.term.fail(p.error());
+  }
+  log::info("tar-env: " + p->env + " (" + core::human_bytes(p->stats.bytes) + ", " +
+            core::count_of(p->stats.files, "file") + ") -> " + p->out + " (" + format_ + ")");
+  auto summary = summary_json(*p, format_);
+  // 2. An archive newer than every file of the env is reused (--rebuild packs again).
+  if (auto bytes = rebuild_ ? std::nullopt : reusable(ctx, *p)) {
+    log::info("tar-env: " + p->out + " is newer than every file of the env: reused");
+    summary["reused"] = true;
+    summary["archive_bytes"] = *bytes;
+    if (json_) {
+      ctx.term.print_json(summary.dump());
+    } else {
+      ctx.term.out() << "Reusing " << p->out << " (" << core::human_bytes(*bytes)
+                     << "): it is newer than every file in " << p->env << " (--rebuild to pack again)\n";
     }
-    ctx.term.error(moved.error().message);
-    return static_cast<int>(ExitCode::failure);
+    return 0;
+  }
+  // 3. Pack into a private directory beside OUT, then rename it into place.
+  const auto start = std::chrono::steady_clock::now();
+  auto sha256 = pack(ctx, *p);
+  if (!sha256) {
+    return fail_packing(ctx, sha256.error());
   }
   ctx.term.set_unchanged({});  // OUT is the new archive now
-  // The archive's SHA-256 beside it: yeet verifies it while extracting (one read).
-  if (auto summed = ctx.archives().write_checksum(out, packed->sha256); !summed) {
-    ctx.term.error(summed.error().message + " (" + out + " is written, without its .sha256)");
+  // 4. The archive's SHA-256 beside it: yeet verifies it while extracting (one read).
+  if (auto summed = ctx.archives().write_checksum(p->out, *sha256); !summed) {
+    ctx.term.error(summed.error().message + " (" + p->out + " is written, without its .sha256)");
     return static_cast<int>(ExitCode::failure);
   }
-  summary["sha256"] = packed->sha256;
+  // 5. Say what was written.
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  auto archive = ctx.trees().measure(out, {});
+  const auto archive = ctx.trees().measure(p->out, {});
+  summary["sha256"] = *sha256;
   summary["reused"] = false;
   summary["archive_bytes"] = archive ? archive->bytes : 0;
   summary["seconds"] = secs;
@@ -153,11 +182,11 @@ int TarEnvCommand::run(Context& ctx) {
   } else {
     char buf[32];
     std::snprintf(buf, sizeof(buf), "%.1f", secs);
-    ctx.term.out() << "Packed " << path << " (" << core::human_bytes(env_stats->bytes) << ", "
-                   << core::count_of(env_stats->files, "file") << ") into " << out << " ("
+    ctx.term.out() << "Packed " << p->env << " (" << core::human_bytes(p->stats.bytes) << ", "
+                   << core::count_of(p->stats.files, "file") << ") into " << p->out << " ("
                    << core::human_bytes(archive ? archive->bytes : 0) << ") in " << buf << "s\n"
-                   << left_out(*env_stats, excludes, "--include-pycache")
-                   << "  Copy it to every node's /tmp with: ezpz yeet " << core::shell_quote(out) << "\n";
+                   << left_out(p->stats, p->excludes, "--include-pycache")
+                   << "  Copy it to every node's /tmp with: ezpz yeet " << core::shell_quote(p->out) << "\n";
   }
   return 0;
 }

@@ -9,6 +9,8 @@
 #include "cli/launch.hpp"
 #include "cli/launch_report.hpp"
 #include "cli/terminal.hpp"
+#include "core/base/log.hpp"
+#include "core/base/shell.hpp"
 #include "core/base/strings.hpp"
 
 namespace ezpz::cli {
@@ -258,6 +260,8 @@ int TestCommand::run(Context& ctx) {
     return 0;
   }
   ctx.term.err() << "ezpz test: engine " << engine->name << " (" << engine->about << ")\n";
+  log::info("test: " + core::shell_command_line(plan.env, plan.argv) +
+            (json_out.empty() ? "" : "; rank 0's results to " + json_out));
   auto result = run_plan(ctx, plan, SupervisionOptions{timeout_s_, 0, 10, false, nullptr});
   if (!result) {
     return ctx.term.fail(result.error());

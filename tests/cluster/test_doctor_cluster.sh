@@ -2,21 +2,9 @@
 # ezpz doctor --nodes / --launch on a simulated 8-node cluster: all reachable -> ok; one sshd
 # stopped -> an error naming that host; --json has the documented fields; exit codes.
 # Brings the test bed up and tears it down itself.
-set -u
-src=${EZPZ_SOURCE_DIR:?}
-sim="$src/scripts/cluster-sim"
 export EZSIM_DIR=/var/tmp/ezpz-ctest-doctor EZSIM_PREFIX=ezpzd EZSIM_NET=10.250.23
-D=$EZSIM_DIR
-X="$sim/exec.sh"
-fails=0
-fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
-
-"$sim/down.sh" >/dev/null 2>&1
-trap '"$sim/down.sh" >/dev/null 2>&1' EXIT
-"$sim/up.sh" 8 || { echo "FAIL: the simulated cluster could not start (reason above)"; exit 1; }
-mkdir -p "$D/bin" "$D/home"
-cp "$EZPZ_BIN" "$D/bin/ezpz"
-ezpz="$D/bin/ezpz"
+. "${EZPZ_SOURCE_DIR:?}/tests/cluster/bed.sh"
+bed_up 8
 common=(env EZPZ_MACHINE=local HOME="$D/home" WANDB_MODE=offline TORCH_DEVICE=cpu)
 doctor() { "$X" "${common[@]}" "$ezpz" doctor --hostfile "$D/hostfile" "$@"; }
 

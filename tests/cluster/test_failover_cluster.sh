@@ -5,27 +5,12 @@
 # spare; a node ssh cannot reach at the start is named by ssh's words and swapped too; an
 # application error on healthy nodes ends at once with no swap; with no spare left the
 # failed node is named. Brings the test bed up and tears it down itself.
-set -u
-src=${EZPZ_SOURCE_DIR:?}
-sim="$src/scripts/cluster-sim"
 export EZSIM_DIR=/var/tmp/ezpz-ctest-failover EZSIM_PREFIX=ezpzo EZSIM_NET=10.250.27
-D=$EZSIM_DIR
-X="$sim/exec.sh"
-fails=0
-fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
-
-"$sim/down.sh" >/dev/null 2>&1
-trap '[ -n "${KEEP:-}" ] || "$sim/down.sh" >/dev/null 2>&1' EXIT
-"$sim/up.sh" 5 || { echo "FAIL: the simulated cluster could not start (reason above)"; exit 1; }
-"$sim/slurm-up.sh" || { echo "FAIL: Slurm could not start on the simulated cluster"; exit 1; }
-export SLURM_CONF="$D/slurm/slurm.conf"
-mkdir -p "$D/bin" "$D/mpich/bin" "$D/home" "$D/out"
-cp "$EZPZ_BIN" "$D/bin/ezpz"
+. "${EZPZ_SOURCE_DIR:?}/tests/cluster/bed.sh"
+bed_up 5 --slurm --mpich
+mkdir -p "$D/out"
 cp "$src/tests/data/gloo_loop.py" "$src/tests/data/fail_signs.py" "$D/"
-ln -s /usr/bin/mpiexec.mpich "$D/mpich/bin/mpiexec"
-ln -s /usr/bin/hydra_pmi_proxy "$D/mpich/bin/hydra_pmi_proxy"
 printf 'node%s\n' 1 2 3 4 5 >"$D/hostfile"
-ezpz="$D/bin/ezpz"
 common=(env EZPZ_MACHINE=local EZPZ_HOME="$D/home" HOME="$D/home" PYTHONUNBUFFERED=1 STEPS=15)
 py=/usr/bin/python3  # torch is there (a pyenv shim would add a bash per rank)
 

@@ -3,28 +3,11 @@
 # a hostfile, a PBS-like job with MPICH standing in for PALS, and real Slurm (salloc, sbatch;
 # nodes with 8 counted GPUs each).
 # Brings the test bed up and tears it down itself; fails loudly when namespaces are not allowed.
-set -u
-src=${EZPZ_SOURCE_DIR:?}
-sim="$src/scripts/cluster-sim"
 export EZSIM_DIR=/var/tmp/ezpz-ctest-launch EZSIM_PREFIX=ezpzl EZSIM_NET=10.250.21
-D=$EZSIM_DIR
-X="$sim/exec.sh"
-fails=0
-fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
-
-"$sim/down.sh" >/dev/null 2>&1
-trap '"$sim/down.sh" >/dev/null 2>&1' EXIT
-"$sim/up.sh" 3 || { echo "FAIL: the simulated cluster could not start (reason above)"; exit 1; }
-EZSIM_GPUS=8 "$sim/slurm-up.sh" || { echo "FAIL: Slurm could not start on the simulated cluster"; exit 1; }
-export SLURM_CONF="$D/slurm/slurm.conf"
-
-# Binaries and data the nodes use must live outside /tmp (private per node).
-mkdir -p "$D/bin" "$D/mpich/bin" "$D/home"
-cp "$EZPZ_BIN" "$D/bin/ezpz"
+. "${EZPZ_SOURCE_DIR:?}/tests/cluster/bed.sh"
+bed_up 3 --slurm --gpus 8 --mpich
+# Data the nodes use must live outside /tmp (private per node).
 cp "$src/tests/data/gloo_allreduce.py" "$D/"
-ln -s /usr/bin/mpiexec.mpich "$D/mpich/bin/mpiexec"
-ln -s /usr/bin/hydra_pmi_proxy "$D/mpich/bin/hydra_pmi_proxy"
-ezpz="$D/bin/ezpz"
 # The login node is called "login", which ezpz's rules take for Perlmutter: say what it is.
 common=(env EZPZ_MACHINE=local EZPZ_HOME="$D/home" HOME="$D/home")
 SHOW='echo "host=$(hostname) rank=$RANK world=$WORLD_SIZE local=$LOCAL_RANK node=$NODE_RANK addr=$MASTER_ADDR port=$MASTER_PORT"'
@@ -320,5 +303,4 @@ for launcher in srun mpiexec; do
   wait
 done
 
-[ "$fails" -eq 0 ] || { echo "$fails cluster launch check(s) failed"; exit 1; }
-echo "cluster launch: all checks passed"
+bed_done "cluster launch"

@@ -13,27 +13,12 @@
 #  6. a node whose processes are SIGSTOPped, --idle-timeout and no spares: its shims' silence names it;
 #  7. --log-dir twice: each launch its own directory, `latest` the newest; a failure names its file.
 # Brings the test bed up and tears it down itself.
-set -u
-src=${EZPZ_SOURCE_DIR:?}
-sim="$src/scripts/cluster-sim"
 export EZSIM_DIR=/var/tmp/ezpz-ctest-stops EZSIM_PREFIX=ezpzs EZSIM_NET=10.250.29
-D=$EZSIM_DIR
-X="$sim/exec.sh"
-fails=0
-fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
-
-"$sim/down.sh" >/dev/null 2>&1
-trap '[ -n "${KEEP:-}" ] || "$sim/down.sh" >/dev/null 2>&1' EXIT
-"$sim/up.sh" 4 || { echo "FAIL: the simulated cluster could not start (reason above)"; exit 1; }
-"$sim/slurm-up.sh" || { echo "FAIL: Slurm could not start on the simulated cluster"; exit 1; }
-export SLURM_CONF="$D/slurm/slurm.conf"
-mkdir -p "$D/bin" "$D/mpich/bin" "$D/home" "$D/out" "$D/data"
-cp "$EZPZ_BIN" "$D/bin/ezpz"
+. "${EZPZ_SOURCE_DIR:?}/tests/cluster/bed.sh"
+bed_up 4 --slurm --mpich
+mkdir -p "$D/out" "$D/data"
 cp "$src/tests/data/stop_handler.py" "$D/"
-ln -s /usr/bin/mpiexec.mpich "$D/mpich/bin/mpiexec"
-ln -s /usr/bin/hydra_pmi_proxy "$D/mpich/bin/hydra_pmi_proxy"
 printf 'node%s\n' 1 2 3 4 >"$D/hostfile"
-ezpz="$D/bin/ezpz"
 common=(env EZPZ_MACHINE=local EZPZ_HOME="$D/home" HOME="$D/home" PYTHONUNBUFFERED=1)
 rank_cmd=(/usr/bin/python3 "$D/stop_handler.py")
 srun_job=("$X" "${common[@]}" salloc -N 4 --ntasks-per-node=1 "$ezpz" launch)
@@ -198,5 +183,4 @@ grep -q "^  full output: $D/logs/$latest/rank-1.node2.err$" "$D/out/logs-2.txt" 
 first=$(find "$D/logs" -mindepth 1 -maxdepth 1 -type d -name 'launch-*' ! -name "$latest")
 grep -q "^run 1$" "$first/rank-0.node1.out" 2>/dev/null || fail "--log-dir: the first run's output was overwritten"
 
-[ "$fails" -eq 0 ] || { echo "$fails check(s) failed"; exit 1; }
-echo "srun stops: all checks passed"
+bed_done "srun stops"

@@ -2,23 +2,10 @@
 # ezpz yeet to every node of a simulated 8-node cluster: a real venv, a tarball, a node whose
 # sshd is down, a node with a tiny /tmp, a corrupt archive, Ctrl-C mid-stream, a relay killed
 # mid-stream. Brings the test bed up and tears it down itself.
-set -u
-src=${EZPZ_SOURCE_DIR:?}
-sim="$src/scripts/cluster-sim"
 export EZSIM_DIR=/var/tmp/ezpz-ctest-yeet EZSIM_PREFIX=ezpzy EZSIM_NET=10.250.22 EZSIM_TMP_SIZE_node5=40m
-D=$EZSIM_DIR
-X="$sim/exec.sh"
 W=/var/tmp/ezpz-ctest-yeet-src
-fails=0
-fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
-
-"$sim/down.sh" >/dev/null 2>&1
-cleanup() { "$sim/down.sh" >/dev/null 2>&1; rm -rf "$W"; }
-trap cleanup EXIT
-"$sim/up.sh" 8 || { echo "FAIL: the simulated cluster could not start (reason above)"; exit 1; }
-mkdir -p "$D/bin" "$W"
-cp "$EZPZ_BIN" "$D/bin/ezpz"
-ezpz="$D/bin/ezpz"
+. "${EZPZ_SOURCE_DIR:?}/tests/cluster/bed.sh"
+bed_up 8
 common=(env EZPZ_MACHINE=local HOME="$D/home")
 on() { "$X" ssh "$1" "${@:2}"; }  # run a command on a node over ssh, from the login node
 nodes="node1 node2 node3 node4 node5 node6 node7 node8"
@@ -311,5 +298,4 @@ assert r["failed"] == ["node4"] and "does not match" in err and "ssh-keygen -R n
 PY
 cp "$W/known_hosts.orig" "$kh"
 
-[ "$fails" -eq 0 ] || { echo "$fails cluster yeet check(s) failed"; exit 1; }
-echo "cluster yeet: all checks passed"
+bed_done "cluster yeet"

@@ -14,42 +14,27 @@
 # subtree is re-attached, the exit code follows the threshold) within a bounded time, with no
 # partial destination on any node. Prints a table of the results.
 # Brings the test bed up and tears it down itself.
-set -u
 mode=${1:-faults}
-src=${EZPZ_SOURCE_DIR:?}
-sim="$src/scripts/cluster-sim"
 export EZSIM_DIR=/var/tmp/ezpz-ctest-faults EZSIM_PREFIX=ezpzf EZSIM_NET=10.250.25
-D=$EZSIM_DIR
-X="$sim/exec.sh"
 W=/var/tmp/ezpz-ctest-faults-src
+. "${EZPZ_SOURCE_DIR:?}/tests/cluster/bed.sh"
 LIMIT=${EZPZ_FAULT_LIMIT_S:-100}  # how long a yeet with one faulty node may take before it counts as hung
 # The link-down case: one stall timeout (30 s) to notice the dead link, then the re-attached
 # nodes' copies. (When each blocked libssh write gave up quietly after 30 s and took 256 KB
 # more, it took 32, 62 or 92 s.)
 LINK_LIMIT=${EZPZ_FAULT_LINK_LIMIT_S:-70}
-fails=0
 table=()
-fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
-
-"$sim/down.sh" >/dev/null 2>&1
-cleanup() {
-  pkill -CONT -f -- "__yeet-relay --host node.* --dst /tmp/f" 2>/dev/null
-  pkill -f -- "$D/bin/freeze.py" 2>/dev/null
-  "$sim/down.sh" >/dev/null 2>&1
-  rm -rf "$W"
-}
-trap cleanup EXIT
-"$sim/up.sh" 6 || { echo "FAIL: the simulated cluster could not start (reason above)"; exit 1; }
+bed_on_exit 'pkill -CONT -f -- "__yeet-relay --host node.* --dst /tmp/f" 2>/dev/null'
+bed_on_exit 'pkill -f -- "$D/bin/freeze.py" 2>/dev/null'
 via=() tx=()  # what runs yeet (nothing, or salloc) and which transport it takes
 if [ "$mode" = launcher ]; then
-  "$sim/slurm-up.sh" || { echo "FAIL: Slurm could not start on the simulated cluster"; exit 1; }
-  export SLURM_CONF="$D/slurm/slurm.conf"
+  bed_up 6 --slurm
   cd "$D" || exit 1  # a directory every node has (slurmstepd changes into it)
   via=(salloc -N 6 --quiet) tx=(--transport launcher)
+else
+  bed_up 6
 fi
-mkdir -p "$D/bin" "$W/data/sub"
-cp "$EZPZ_BIN" "$D/bin/ezpz"
-ezpz="$D/bin/ezpz"
+mkdir -p "$W/data/sub"
 common=(env EZPZ_MACHINE=local HOME="$D/home")
 on() { "$X" ssh "$1" "${@:2}"; }
 nodes="node1 node2 node3 node4 node5 node6"

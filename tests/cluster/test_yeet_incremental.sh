@@ -3,23 +3,10 @@
 # only what changed is sent (new files, removed files, librsync deltas for a large changed file);
 # nodes that missed the last yeet or were edited by hand get a full copy; Ctrl-C during a delta
 # leaves every node's previous copy intact; --full sends everything.
-set -u
-src=${EZPZ_SOURCE_DIR:?}
-sim="$src/scripts/cluster-sim"
 export EZSIM_DIR=/var/tmp/ezpz-ctest-incr EZSIM_PREFIX=ezpzi EZSIM_NET=10.250.24
-D=$EZSIM_DIR
-X="$sim/exec.sh"
 W=/var/tmp/ezpz-ctest-incr-src
-fails=0
-fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
-
-"$sim/down.sh" >/dev/null 2>&1
-cleanup() { "$sim/down.sh" >/dev/null 2>&1; rm -rf "$W"; }
-trap cleanup EXIT
-"$sim/up.sh" 4 || { echo "FAIL: the simulated cluster could not start (reason above)"; exit 1; }
-rm -rf "$W"; mkdir -p "$D/bin" "$W"
-cp "$EZPZ_BIN" "$D/bin/ezpz"
-ezpz="$D/bin/ezpz"
+. "${EZPZ_SOURCE_DIR:?}/tests/cluster/bed.sh"
+bed_up 4
 common=(env EZPZ_MACHINE=local HOME="$D/home")
 on() { "$X" ssh "$1" "${@:2}"; }
 nodes="node1 node2 node3 node4"
@@ -126,5 +113,4 @@ r = json.load(open(sys.argv[1])); inc = r["incremental"]
 assert inc["mode"] == "full" and inc["reason"] == "--full" and r["failed"] == [], inc
 PY
 
-[ "$fails" -eq 0 ] || { echo "$fails incremental yeet check(s) failed"; exit 1; }
-echo "incremental yeet: all checks passed"
+bed_done "incremental yeet"

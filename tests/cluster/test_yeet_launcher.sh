@@ -5,27 +5,10 @@
 # on every node; --no-encrypt; a foreign client at an agent's port refused while a run goes on
 # unharmed; a relay killed mid-stream; Ctrl-C leaving nothing on any node.
 # Brings the test bed up and tears it down itself.
-set -u
-src=${EZPZ_SOURCE_DIR:?}
-sim="$src/scripts/cluster-sim"
 export EZSIM_DIR=/var/tmp/ezpz-ctest-agents EZSIM_PREFIX=ezpzg EZSIM_NET=10.250.25
-D=$EZSIM_DIR
-X="$sim/exec.sh"
 W=/var/tmp/ezpz-ctest-agents-src
-fails=0
-fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
-
-"$sim/down.sh" >/dev/null 2>&1
-cleanup() { "$sim/down.sh" >/dev/null 2>&1; rm -rf "$W"; }
-trap cleanup EXIT
-"$sim/up.sh" 4 || { echo "FAIL: the simulated cluster could not start (reason above)"; exit 1; }
-"$sim/slurm-up.sh" || { echo "FAIL: Slurm could not start on the simulated cluster"; exit 1; }
-export SLURM_CONF="$D/slurm/slurm.conf"
-mkdir -p "$D/bin" "$D/home" "$D/mpich/bin" "$W"
-cp "$EZPZ_BIN" "$D/bin/ezpz"
-ln -s /usr/bin/mpiexec.mpich "$D/mpich/bin/mpiexec"
-ln -s /usr/bin/hydra_pmi_proxy "$D/mpich/bin/hydra_pmi_proxy"
-ezpz="$D/bin/ezpz"
+. "${EZPZ_SOURCE_DIR:?}/tests/cluster/bed.sh"
+bed_up 4 --slurm --mpich
 cd "$D" || exit 1  # a directory every node has (slurmstepd changes into it)
 common=(env EZPZ_MACHINE=local HOME="$D/home")
 nodes="node1 node2 node3 node4"
@@ -302,5 +285,4 @@ rc=$?
 [ $((SECONDS - started)) -le 15 ] || fail "Ctrl-C before the agents took $((SECONDS - started)) s (the wait is 60 s)"
 "$sim/pgrep.sh" "^sleep 300$" >/dev/null && fail "Ctrl-C before the agents: the launcher step was left running"
 
-[ "$fails" -eq 0 ] || { echo "$fails launcher-transport check(s) failed"; exit 1; }
-echo "cluster yeet --transport launcher: all checks passed"
+bed_done "cluster yeet --transport launcher"

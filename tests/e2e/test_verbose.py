@@ -1,6 +1,7 @@
 """-v in the commands that reach other nodes: yeet says its plan's decisions and every node's
 steps (the relays' lines reach the head's terminal, each named by its node), doctor each check's
-verdict and time, kill what it signals; without -v none of it."""
+verdict and time, kill what it signals; without -v none of it. And in the others: env, submit,
+tar-env and test say what they found and what they do."""
 import os
 import re
 import socket
@@ -113,6 +114,43 @@ class Verbose(TempDirTest):
             if victim.poll() is None:
                 victim.kill()
                 victim.wait()
+
+
+class VerboseElsewhere(TempDirTest):
+    """Issue #57 part 8: -v says something useful in every command."""
+
+    def info(self, args, env=None):
+        proc = subprocess.run([EZPZ, "-v", *args], env=env or base_env(EZPZ_MACHINE="local", PWD=self.tmp),
+                              capture_output=True, text=True, timeout=120, cwd=self.tmp)
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        quiet = subprocess.run([EZPZ, *args], env=env or base_env(EZPZ_MACHINE="local", PWD=self.tmp),
+                               capture_output=True, text=True, timeout=120, cwd=self.tmp)
+        self.assertNotIn("[info]", quiet.stderr)
+        return [ln for ln in proc.stderr.splitlines() if "[info]" in ln]
+
+    def test_env_says_the_job_it_found_and_the_launcher_line(self):
+        lines = self.info(["env"])
+        self.assertTrue(any(re.search(r"job: scheduler local, machine local \(.*\), 1 host from hostname", ln)
+                            for ln in lines), lines)
+        self.assertTrue(any("env: DIST_LAUNCH (the built-in launcher: ezpz launch)" in ln for ln in lines), lines)
+
+    def test_submit_says_the_machine_and_the_script(self):
+        lines = self.info(["submit", "--scheduler", "pbs", "--machine", "polaris", "--dry-run", "--", "hostname"])
+        self.assertTrue(any("submit: machine polaris (named), its directives: -l filesystems=home:eagle" in ln
+                            for ln in lines), lines)
+        self.assertTrue(any(re.search(r"submit: a pbs script of \d+ lines", ln) for ln in lines), lines)
+
+    def test_tar_env_says_what_it_packs_and_whether_it_reuses(self):
+        self.write("venv/lib/a.py", "x = 1\n")
+        venv = os.path.join(self.tmp, "venv")
+        first = self.info(["tar-env", venv])
+        self.assertTrue(any(f"tar-env: {venv} (" in ln and f"-> {venv}.tar.zst (zst)" in ln for ln in first), first)
+        again = self.info(["tar-env", venv])
+        self.assertTrue(any("is newer than every file of the env: reused" in ln for ln in again), again)
+
+    def test_test_says_the_job_it_plans(self):
+        lines = self.info(["test", "--dry-run", "--python", sys.executable])
+        self.assertTrue(any("job: scheduler local" in ln for ln in lines), lines)
 
 
 if __name__ == "__main__":

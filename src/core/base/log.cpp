@@ -1,5 +1,7 @@
 #include "core/base/log.hpp"
 
+#include <cstdio>
+
 #include <spdlog/sinks/stdout_sinks.h>
 #include <spdlog/spdlog.h>
 
@@ -81,6 +83,16 @@ void info(std::string_view message) {
   if (enabled(Level::info)) {
     logger().info("{}", message);
   }
+}
+
+void line(std::string_view text) {
+  if (g_level == Level::off) {
+    return;
+  }
+  std::string whole(text);
+  whole += '\n';
+  std::fwrite(whole.data(), 1, whole.size(), stderr);  // one write: lines of processes sharing stderr never mix
+  std::fflush(stderr);
 }
 
 }  // namespace ezpz::log

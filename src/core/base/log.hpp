@@ -24,5 +24,9 @@ void set_origin(std::string_view origin);
 
 void debug(std::string_view message);
 void info(std::string_view message);
+/// One whole line on stderr as it is (no time, no level): what a process with no terminal of its
+/// own (an agent, a relay) says for its head to show, such as "ezpz: warning: node3: ...".
+/// Written unless the level is off; sys/ writes to stderr only through here and the above.
+void line(std::string_view text);
 
 }  // namespace ezpz::log

@@ -13,6 +13,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "core/base/log.hpp"
 #include "core/reach/agents.hpp"
 #include "sys/agents/exec_words.hpp"
 #include "sys/agents/net.hpp"
@@ -74,7 +75,7 @@ void remove_bcast_copy() {
 /// An agent says what went wrong on stderr and ends with 0: a non-zero exit makes some
 /// launchers (Open MPI's mpirun) end every other agent of the step; the head reports the node.
 int fail(const std::string& what) {
-  std::fprintf(stderr, "ezpz agent: %s\n", what.c_str());
+  log::line("ezpz agent: " + what);
   return 0;
 }
 

@@ -11,6 +11,7 @@
 #include <poll.h>
 #include <unistd.h>
 
+#include "core/base/log.hpp"
 #include "core/base/strings.hpp"
 #include "core/yeet/outcome.hpp"
 #include "sys/agents/agent.hpp"
@@ -110,7 +111,7 @@ core::RemoteProcess AgentTransport::start(const std::string& host, const core::R
 
 int AgentTransport::child_main(core::TransportKind /*kind*/, const std::vector<std::string>& args) {
   if (args.size() < 5) {
-    std::fputs("ezpz __agent-stdio: internal use (REPORT_AS HOST ADDRESS ENCRYPT ARGS...)\n", stderr);
+    log::line("ezpz __agent-stdio: internal use (REPORT_AS HOST ADDRESS ENCRYPT ARGS...)");
     return 2;
   }
   for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGPIPE}) {

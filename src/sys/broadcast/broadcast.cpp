@@ -309,7 +309,7 @@ int run_relay(core::Transport& transport, const std::string& this_host,
   me.digest_ok = digest_ok;
   const bool full_copy_needed = install_received(staging, dst, error, leftovers);
   for (const auto& left : leftovers) {
-    std::cerr << "ezpz: warning: " << this_host << ": " << left << std::endl;
+    log::line("ezpz: warning: " + this_host + ": " + left);
   }
   conclude(me, error, full_copy_needed, start, dst);
   // This node's line at once, then each line of the subtree as it arrives: the head shows

@@ -12,6 +12,7 @@
 #include <poll.h>
 #include <unistd.h>
 
+#include "core/base/log.hpp"
 #include "core/base/strings.hpp"
 #include "core/job/hostlist.hpp"
 #include "core/yeet/outcome.hpp"
@@ -116,7 +117,7 @@ RemoteProcess start_remote(const std::string& host, const std::string& command, 
 int ssh_stdio_main(int argc, char** argv) {
   const std::string_view carry = argc == 6 ? argv[3] : "";
   if (carry != "channel" && carry != "tcp" && carry != "tcp-clear") {
-    std::fputs("ezpz __ssh-stdio: internal use (REPORT_AS ACCEPT_NEW USER CARRY HOST COMMAND)\n", stderr);
+    log::line("ezpz __ssh-stdio: internal use (REPORT_AS ACCEPT_NEW USER CARRY HOST COMMAND)");
     return 2;
   }
   for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGPIPE}) {

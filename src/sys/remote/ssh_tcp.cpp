@@ -10,6 +10,7 @@
 #include <poll.h>
 #include <unistd.h>
 
+#include "core/base/log.hpp"
 #include "core/base/strings.hpp"
 #include "core/reach/agents.hpp"
 #include "sys/agents/exec_words.hpp"
@@ -91,7 +92,7 @@ int run_in_place(const std::vector<std::string>& args) {
   if (self.valid()) {
     exec_self(self.get(), argv.data());
   }
-  std::fputs("ezpz __ssh-tcp: cannot start ezpz again on this node\n", stderr);
+  log::line("ezpz __ssh-tcp: cannot start ezpz again on this node");
   return 127;
 }
 
@@ -112,7 +113,7 @@ std::optional<TcpOffer> parse_tcp_offer(std::string_view line) {
 
 int ssh_tcp_main(const std::vector<std::string>& args) {
   if (!core::agent_may_run(args)) {
-    std::fputs("ezpz __ssh-tcp: internal use (ARGS: a relay's, a sender's, a node half's)\n", stderr);
+    log::line("ezpz __ssh-tcp: internal use (ARGS: a relay's, a sender's, a node half's)");
     return 2;
   }
   ::signal(SIGPIPE, SIG_IGN);  // a closed socket is an error return, not a death
