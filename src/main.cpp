@@ -48,8 +48,18 @@ int main(int argc, char** argv) {
   sys::PosixLocalTransfer local(stop);
   sys::PosixBroadcaster broadcaster(transport, stop);
   sys::SecureRankChannels ranks;
-  cli::Ports ports{&probe, &node_query, &process, &process,     &node_commands, &local,
-                   &local, &local,      &local,   &broadcaster, &transport,     &ranks};
+  const cli::Ports ports{.probe = &probe,
+                         .node_query = &node_query,
+                         .jobs = &process,
+                         .processes = &process,
+                         .node_commands = &node_commands,
+                         .trees = &local,
+                         .staging = &local,
+                         .archives = &local,
+                         .manifests = &local,
+                         .broadcaster = &broadcaster,
+                         .transport = &transport,
+                         .ranks = &ranks};
   int rc = cli::run_main(args, env, term, ports);
   std::cout.flush();
   if (shim) {

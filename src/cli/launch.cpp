@@ -466,7 +466,14 @@ std::vector<core::ProcessSpec> local_processes(Context& ctx, const core::LaunchP
     if (!ctx.env.has("PYTHONUNBUFFERED")) {
       env.emplace_back("PYTHONUNBUFFERED", "1");  // lines appear as written, as on a terminal
     }
-    core::ProcessSpec spec{plan.argv, std::move(env), {}, core::rank_label(host, r), "", "", true, host};
+    core::ProcessSpec spec{.argv = plan.argv,
+                           .set = std::move(env),
+                           .unset = {},
+                           .label = core::rank_label(host, r),
+                           .log_out = "",
+                           .log_err = "",
+                           .console = true,
+                           .host = host};
     if (!plan.rank.log_dir.empty()) {
       spec.log_out = core::rank_log_path(plan.rank.log_dir, r, host, 1);
       spec.log_err = core::rank_log_path(plan.rank.log_dir, r, host, 2);

@@ -70,7 +70,10 @@ Expected<TransportChoice> choose_transport(const TransportAsk& ask, const Cluste
 }
 
 std::vector<std::string> agent_step_argv(const LauncherChoice& launcher, const HostList& hosts,
-                                         const std::string& hostfile, const std::string& exe, bool as_root, bool ship) {
+                                         const std::string& hostfile, const std::string& exe,
+                                         AgentStepOptions options) {
+  const bool ship = options.ship;
+  const bool as_root = options.as_root;
   const auto n = std::to_string(hosts.size());
   std::vector<std::string> argv;
   switch (launcher.style) {
@@ -114,13 +117,13 @@ std::vector<std::string> agent_step_argv(const LauncherChoice& launcher, const H
   return argv;
 }
 
-Expected<NodeReach> plan_reach(const Env& env, const SystemProbe& probe, const std::string& hostfile, bool use_hsn,
-                               const TransportAsk& ask, bool leave_out_down) {
+Expected<NodeReach> plan_reach(const Env& env, const SystemProbe& probe, const std::string& hostfile, HsnNames hsn,
+                               const TransportAsk& ask, DownNodes down) {
   EZPZ_TRY_ASSIGN(auto machines, load_machines(env, probe));
   EZPZ_TRY_ASSIGN(auto cluster,
                   discover_cluster(env, machines, std::nullopt,
                                    hostfile.empty() ? std::nullopt : std::optional<std::string>(hostfile), probe));
-  return reach_from(cluster, env, probe, use_hsn, ask, leave_out_down);
+  return reach_from(cluster, env, probe, hsn, ask, down);
 }
 
 namespace {
@@ -138,11 +141,11 @@ std::vector<NodeDown> nodes_down(const ClusterInfo& cluster, const HostList& tar
 
 }  // namespace
 
-Expected<NodeReach> reach_from(const ClusterInfo& cluster, const Env& env, const SystemProbe& probe, bool use_hsn,
-                               const TransportAsk& ask, bool leave_out_down) {
+Expected<NodeReach> reach_from(const ClusterInfo& cluster, const Env& env, const SystemProbe& probe, HsnNames hsn,
+                               const TransportAsk& ask, DownNodes down) {
   NodeReach reach;
   auto choice = choose_transport(ask, cluster, find_launchers(probe));
-  if (!choice && ask.configured && reach_targets(cluster.hosts, env.hostname, false, probe).empty()) {
+  if (!choice && ask.configured && reach_targets(cluster.hosts, env.hostname, HsnNames::never, probe).empty()) {
     // The config's launcher outside a job, with no other node to reach: a copy here only.
     choice = choose_transport(TransportAsk(), cluster, find_launchers(probe));
   }
@@ -151,11 +154,11 @@ Expected<NodeReach> reach_from(const ClusterInfo& cluster, const Env& env, const
   }
   reach.choice = std::move(*choice);
   const bool launcher = reach.choice.kind == TransportKind::launcher;
-  reach.targets = reach_targets(cluster.hosts, env.hostname, use_hsn && !launcher, probe);
+  reach.targets = reach_targets(cluster.hosts, env.hostname, launcher ? HsnNames::never : hsn, probe);
   // srun starts the agents on the targets by name; an MPI launcher on every host of the job's
   // hostfile (this node's agent hears it is not a target and ends).
   const bool by_name = reach.choice.launcher.style == LauncherStyle::srun;
-  reach.down = leave_out_down ? nodes_down(cluster, reach.targets, probe) : std::vector<NodeDown>{};
+  reach.down = down == DownNodes::leave_out ? nodes_down(cluster, reach.targets, probe) : std::vector<NodeDown>{};
   if (!launcher || by_name) {  // a down node left out: srun would start no agent at all, ssh waits for it
     std::erase_if(reach.targets, [&](const std::string& h) {
       return std::any_of(reach.down.begin(), reach.down.end(), [&](const NodeDown& d) { return d.host == h; });
@@ -170,8 +173,8 @@ Expected<NodeReach> reach_from(const ClusterInfo& cluster, const Env& env, const
                        " needs the job's hosts in a file: pass --hostfile");
   }
   reach.agent_step = agent_step_argv(reach.choice.launcher, by_name ? reach.targets : cluster.hosts,
-                                     have_file ? cluster.host_source.value : "", env.self_exe, env.uid == 0,
-                                     node_local_binary(env.self_exe));
+                                     have_file ? cluster.host_source.value : "", env.self_exe,
+                                     {.as_root = env.uid == 0, .ship = node_local_binary(env.self_exe)});
   reach.agent_head = master_address({env.hostname.empty() ? "localhost" : env.hostname}, cluster.machine, probe);
   return reach;
 }

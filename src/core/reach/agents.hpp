@@ -13,6 +13,7 @@
 #include "core/launch/job_stop.hpp"
 #include "core/launch/launch_plan.hpp"
 #include "core/reach/spec.hpp"
+#include "core/reach/targets.hpp"
 
 namespace ezpz::core {
 
@@ -57,14 +58,14 @@ struct NodeReach {
 };
 /// The job's other hosts, as yeet, `kill --all-nodes` and `doctor --nodes` reach them (the hosts
 /// discover_cluster finds, `hostfile` when not empty, through reach_targets: this node left out,
-/// deduplicated; <host>-hsn0 names with SSH and `use_hsn`: the agents say their own addresses
-/// otherwise), and the transport `request` gives there.
-/// `leave_out_down`: the job's scheduler is asked which targets are down (NodeReach::down).
+/// deduplicated; <host>-hsn0 names with SSH where `hsn` prefers them: the agents say their own
+/// addresses otherwise), and the transport `request` gives there.
+/// DownNodes::leave_out: the job's scheduler is asked which targets are down (NodeReach::down).
 [[nodiscard]] Expected<NodeReach> plan_reach(const Env& env, const SystemProbe& probe, const std::string& hostfile,
-                                             bool use_hsn, const TransportAsk& ask, bool leave_out_down = false);
+                                             HsnNames hsn, const TransportAsk& ask, DownNodes down = DownNodes::keep);
 /// The same for a cluster already discovered (doctor's).
 [[nodiscard]] Expected<NodeReach> reach_from(const ClusterInfo& cluster, const Env& env, const SystemProbe& probe,
-                                             bool use_hsn, const TransportAsk& ask, bool leave_out_down = false);
+                                             HsnNames hsn, const TransportAsk& ask, DownNodes down = DownNodes::keep);
 /// What is asked, first of: --transport launcher or ssh, an --ssh-command (ssh), --transport
 /// auto, the config file's [yeet] transport, else auto ("" `transport`: not given).
 [[nodiscard]] Expected<TransportAsk> transport_request(const std::string& transport, const std::string& ssh_command,
@@ -88,10 +89,14 @@ inline constexpr std::string_view kBcastPrefix = "slurm_bcast_";
 /// --overlap with --nodelist; mpiexec (PALS, MPICH) or mpirun (Open MPI) with `hostfile` (the
 /// hosts, one per line). srun ships the binary when `ship` (--bcast); the MPI launchers need it
 /// at the same path on every node (a shared filesystem). Open MPI is told to carry kSecretVar and
-/// kHeadVar by name (-x); the others carry the whole environment.
+/// kHeadVar by name (-x), and as root to allow it; the others carry the whole environment.
+struct AgentStepOptions {
+  bool as_root = false;  ///< ezpz runs as root (Open MPI refuses root unless told)
+  bool ship = false;     ///< srun copies this binary to each node first (--bcast)
+};
 [[nodiscard]] std::vector<std::string> agent_step_argv(const LauncherChoice& launcher, const HostList& hosts,
                                                        const std::string& hostfile, const std::string& exe,
-                                                       bool as_root, bool ship = false);
+                                                       AgentStepOptions options = {});
 
 /// Agents by node name: "node1=10.0.0.1:4242,node2=..." (node names hold no "=,").
 using AgentDirectory = std::map<std::string, std::string>;

@@ -17,10 +17,10 @@ Expected<ReachPlan> plan_reach_spec(const ReachOptions& options, const Env& env,
     return e;
   }
   out.ask = *ask;
-  EZPZ_TRY_ASSIGN(auto reach,
-                  cluster != nullptr
-                      ? reach_from(*cluster, env, probe, !options.no_hsn, *ask, options.leave_out_down)
-                      : plan_reach(env, probe, options.hostfile, !options.no_hsn, *ask, options.leave_out_down));
+  const auto hsn = options.no_hsn ? HsnNames::never : HsnNames::prefer;
+  const auto down = options.leave_out_down ? DownNodes::leave_out : DownNodes::keep;
+  EZPZ_TRY_ASSIGN(auto reach, cluster != nullptr ? reach_from(*cluster, env, probe, hsn, *ask, down)
+                                                 : plan_reach(env, probe, options.hostfile, hsn, *ask, down));
   out.reach = std::move(reach);
   auto& spec = out.spec;
   spec.transport = out.reach.choice.kind;

@@ -6,7 +6,8 @@
 
 namespace ezpz::core {
 
-HostList reach_targets(const HostList& hosts, const std::string& this_host, bool use_hsn, const HostProbe& probe) {
+HostList reach_targets(const HostList& hosts, const std::string& this_host, HsnNames hsn, const HostProbe& probe) {
+  bool use_hsn = hsn == HsnNames::prefer;
   HostList out;
   std::unordered_set<std::string> seen;
   const auto me = short_hostname(this_host);
@@ -17,9 +18,9 @@ HostList reach_targets(const HostList& hosts, const std::string& this_host, bool
     }
     // A look-up cut short means DNS does not answer: the other names are not tried (each
     // would cost the same wait), the hostfile's are used.
-    const auto hsn = use_hsn ? probe.look_up(s + "-hsn0", kLookupTimeoutS) : Lookup{};
-    use_hsn = use_hsn && !hsn.timed_out;
-    out.push_back(hsn.resolves ? s + "-hsn0" : h);
+    const auto fast = use_hsn ? probe.look_up(s + "-hsn0", kLookupTimeoutS) : Lookup{};
+    use_hsn = use_hsn && !fast.timed_out;
+    out.push_back(fast.resolves ? s + "-hsn0" : h);
   }
   return out;
 }

@@ -196,7 +196,8 @@ int agent_main(const std::vector<std::string>& args) {
     return fail(why);
   }
   keep_alive(fd.get());  // a head whose node dies without a word is noticed
-  auto control = SecureChannel::open(std::move(fd), SecureChannel::Role::client, *secret, true, 120000, why);
+  auto control = SecureChannel::open(std::move(fd), SecureChannel::Role::client, *secret,
+                                     SecureChannel::Sealing::encrypt, 120000, why);
   if (!control) {
     return fail(head + ": " + why);
   }

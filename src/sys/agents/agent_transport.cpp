@@ -141,7 +141,9 @@ int AgentTransport::child_main(core::TransportKind /*kind*/, const std::vector<s
     report_failure(report_as, host + ": " + why);
     return 255;
   }
-  auto ch = SecureChannel::open(std::move(fd), SecureChannel::Role::client, *secret, args[3] == "1", 30000, why);
+  auto ch = SecureChannel::open(std::move(fd), SecureChannel::Role::client, *secret,
+                                args[3] == "1" ? SecureChannel::Sealing::encrypt : SecureChannel::Sealing::authenticate,
+                                30000, why);
   if (!ch) {
     report_failure(report_as, host + " (" + address + "): " + why);
     return 255;

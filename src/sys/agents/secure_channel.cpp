@@ -231,7 +231,7 @@ bool SecureChannel::encrypted() const {
   return s_->encrypt;
 }
 
-std::optional<SecureChannel> SecureChannel::open(OwnedFd fd, Role role, const Secret& secret, bool encrypt,
+std::optional<SecureChannel> SecureChannel::open(OwnedFd fd, Role role, const Secret& secret, Sealing sealing,
                                                  int timeout_ms, std::string& why) {
   const auto deadline = Clock::now() + std::chrono::milliseconds(timeout_ms);
   if (role == Role::server) {  // (Accepting and Dialing make the socket non-blocking)
@@ -252,7 +252,7 @@ std::optional<SecureChannel> SecureChannel::open(OwnedFd fd, Role role, const Se
     }
     return accepting.take();
   }
-  Dialing dialing(std::move(fd), secret, encrypt);
+  Dialing dialing(std::move(fd), secret, sealing);
   if (!dialing.ok()) {
     why = "no random bytes";
     return std::nullopt;
@@ -260,10 +260,11 @@ std::optional<SecureChannel> SecureChannel::open(OwnedFd fd, Role role, const Se
   return dialing.finish(timeout_ms, why);
 }
 
-SecureChannel::Dialing::Dialing(OwnedFd fd, const Secret& secret, bool encrypt) : fd_(std::move(fd)), secret_(secret) {
+SecureChannel::Dialing::Dialing(OwnedFd fd, const Secret& secret, Sealing sealing)
+    : fd_(std::move(fd)), secret_(secret) {
   ::fcntl(fd_.get(), F_SETFL, ::fcntl(fd_.get(), F_GETFL) | O_NONBLOCK);
   std::memcpy(hello_.data(), kHello.data(), 8);
-  hello_[8] = encrypt ? kFlagEncrypt : 0;
+  hello_[8] = sealing == Sealing::encrypt ? kFlagEncrypt : 0;
   ok_ = random_bytes(hello_.data() + 9, kNonce);
 }
 

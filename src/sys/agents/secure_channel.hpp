@@ -46,10 +46,13 @@ struct ReceiveKeys {
 class SecureChannel {
  public:
   enum class Role { client, server };
+  /// What the records carry: encrypted and authenticated, or authenticated in the clear (faster on
+  /// a trusted network: --no-encrypt). The client's choice holds for both ends.
+  enum class Sealing { encrypt, authenticate };
   /// Run the handshake on the connected socket `fd` within `timeout_ms`; nullopt, with `why`,
   /// when the peer does not prove it holds `secret` (or is too slow, or is not ezpz). The
-  /// client's `encrypt` decides for both ends (the server's is ignored).
-  static std::optional<SecureChannel> open(OwnedFd fd, Role role, const Secret& secret, bool encrypt, int timeout_ms,
+  /// client's `sealing` decides for both ends (the server's is ignored).
+  static std::optional<SecureChannel> open(OwnedFd fd, Role role, const Secret& secret, Sealing sealing, int timeout_ms,
                                            std::string& why);
 
   /// A channel that only opens the records arriving on `fd` (another process holds the sending
@@ -134,7 +137,7 @@ class SecureChannel::Accepting {
 class SecureChannel::Dialing {
  public:
   /// `fd`: a TCP connection, made or still being made. Not ok() when no random bytes could be had.
-  Dialing(OwnedFd fd, const Secret& secret, bool encrypt);
+  Dialing(OwnedFd fd, const Secret& secret, Sealing sealing);
   [[nodiscard]] bool ok() const { return ok_; }
   [[nodiscard]] int fd() const { return fd_.get(); }
   /// Send the hello, or as much as the (connected) socket takes now without waiting.

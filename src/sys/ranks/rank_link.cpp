@@ -168,7 +168,7 @@ std::unique_ptr<core::PendingRankLink> SecureRankChannels::begin_hub(const core:
     why = connect_error(*address, err);
     return nullptr;
   }
-  SecureChannel::Dialing dialing(std::move(fd), *secret, true);
+  SecureChannel::Dialing dialing(std::move(fd), *secret, SecureChannel::Sealing::encrypt);
   if (!dialing.ok()) {
     why = "no random bytes";
     return nullptr;

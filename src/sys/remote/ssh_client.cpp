@@ -240,7 +240,9 @@ int carry_offered(ssh_session s, ssh_channel c, const TcpOffer& offer, Input& in
   if (offer.port > 0 && !node.empty()) {
     if (auto fd = connect_to(node + ":" + std::to_string(offer.port), 3000, why); fd.valid()) {
       ch = SecureChannel::open(std::move(fd), SecureChannel::Role::client, offer.secret,
-                               options.carry == SshCarry::tcp_sealed, 5000, why);
+                               options.carry == SshCarry::tcp_sealed ? SecureChannel::Sealing::encrypt
+                                                                     : SecureChannel::Sealing::authenticate,
+                               5000, why);
     }
   }
   if (!ch) {

@@ -68,7 +68,8 @@ Answer await_client(const Listener& l, const Secret& secret, std::optional<Secur
     if (fds[0].revents != 0) {
       if (auto fd = accept_one(l.fd.get()); fd.valid()) {
         std::string why;
-        ch = SecureChannel::open(std::move(fd), SecureChannel::Role::server, secret, true, 5000, why);
+        ch = SecureChannel::open(std::move(fd), SecureChannel::Role::server, secret, SecureChannel::Sealing::encrypt,
+                                 5000, why);
         if (ch) {
           return Answer::connected;
         }

@@ -26,7 +26,7 @@ ezpz::Expected<NodeReach> reach(const std::string& scheduler, TransportRequest r
   }
   auto env = make_env(vars, "n0");
   env.self_exe = "/opt/ezpz";
-  return plan_reach(env, probe, "", true, request);
+  return plan_reach(env, probe, "", HsnNames::prefer, request);
 }
 
 }  // namespace
@@ -94,15 +94,15 @@ TEST_CASE("transport_request: --transport, then --ssh-command, then [yeet] trans
       "n0");
   auto ask = transport_request("", "", job, probe);
   REQUIRE(ask);
-  auto r = plan_reach(job, probe, "", true, *ask);
+  auto r = plan_reach(job, probe, "", HsnNames::prefer, *ask);
   REQUIRE(r);
   CHECK(r->choice.why == "transport = \"launcher\" in /cfg.toml: slurm job, agents started by srun (srun)");
   // Outside a job: nothing to reach (a copy here only) is fine; other nodes are refused.
-  auto alone = plan_reach(make_env({{"EZPZ_MACHINE", "local"}}, "n0"), probe, "", true, *ask);
+  auto alone = plan_reach(make_env({{"EZPZ_MACHINE", "local"}}, "n0"), probe, "", HsnNames::prefer, *ask);
   REQUIRE(alone);
   CHECK(alone->targets.empty());
   probe.files["/h"] = "n0\nn1\nn2\n";
-  auto outside = plan_reach(make_env({{"EZPZ_MACHINE", "local"}}, "n0"), probe, "/h", true, *ask);
+  auto outside = plan_reach(make_env({{"EZPZ_MACHINE", "local"}}, "n0"), probe, "/h", HsnNames::prefer, *ask);
   REQUIRE_FALSE(outside);
   CHECK_THAT(outside.error().message, Catch::StartsWith("transport = \"launcher\" in /cfg.toml: no PBS or Slurm job"));
   // A bad value: the file, the line, the key and what it may be.
@@ -119,8 +119,8 @@ TEST_CASE("srun ships a binary that lives on a node-local filesystem, not one on
   CHECK(node_local_binary("/dev/shm/me/ezpz"));
   CHECK_FALSE(node_local_binary("/home/me/bin/ezpz"));
   CHECK_FALSE(node_local_binary("/tmpfoo/ezpz"));
-  const auto argv =
-      agent_step_argv(LauncherChoice{"srun", LauncherStyle::srun, std::nullopt}, {"n1"}, "", "/tmp/ezpz", false, true);
+  const auto argv = agent_step_argv(LauncherChoice{"srun", LauncherStyle::srun, std::nullopt}, {"n1"}, "", "/tmp/ezpz",
+                                    {.as_root = false, .ship = true});
   CHECK(shell_join(argv) ==
         "srun --overlap --quiet --input=none --chdir=/ --kill-on-bad-exit=0 --export=ALL --bcast=/tmp/ -N1 -n1 "
         "--ntasks-per-node=1 --nodelist=n1 /tmp/ezpz __yeet-agent");
@@ -129,8 +129,8 @@ TEST_CASE("srun ships a binary that lives on a node-local filesystem, not one on
 TEST_CASE("the agent step in each launcher's dialect", "[agents]") {
   const HostList hosts = {"x1", "x2"};
   auto step = [&](const std::string& program, LauncherStyle style, bool root = false) {
-    return shell_join(
-        agent_step_argv(LauncherChoice{program, style, std::nullopt}, hosts, "/pbs/nodefile", "/opt/ezpz", root));
+    return shell_join(agent_step_argv(LauncherChoice{program, style, std::nullopt}, hosts, "/pbs/nodefile", "/opt/ezpz",
+                                      {.as_root = root}));
   };
   CHECK(step("mpiexec", LauncherStyle::pals) ==
         "mpiexec --envall --np=2 --ppn=1 --hostfile=/pbs/nodefile /opt/ezpz __yeet-agent");
@@ -208,14 +208,14 @@ TEST_CASE("plan_reach over SSH: the job's hosts less this node, -hsn0 names when
   FakeProbe probe;
   probe.files["/pbs/nf"] = "x1.a\nx2.a\nx1.a\nx3.a\n";
   auto env = make_env({{"PBS_JOBID", "1.a"}, {"PBS_NODEFILE", "/pbs/nf"}, {"EZPZ_MACHINE", "local"}}, "x2");
-  auto others = plan_reach(env, probe, "", false, TransportRequest::ssh);
+  auto others = plan_reach(env, probe, "", HsnNames::never, TransportRequest::ssh);
   REQUIRE(others);
   CHECK(others->targets == HostList{"x1.a", "x3.a"});
   probe.resolvable.insert("x3-hsn0");
-  CHECK(plan_reach(env, probe, "", true, TransportRequest::ssh)->targets == HostList{"x1.a", "x3-hsn0"});
+  CHECK(plan_reach(env, probe, "", HsnNames::prefer, TransportRequest::ssh)->targets == HostList{"x1.a", "x3-hsn0"});
   probe.files["/h"] = "y1\ny2\n";
-  CHECK(plan_reach(env, probe, "/h", false, TransportRequest::ssh)->targets == HostList{"y1", "y2"});
-  auto missing = plan_reach(env, probe, "/nope", false, TransportRequest::ssh);
+  CHECK(plan_reach(env, probe, "/h", HsnNames::never, TransportRequest::ssh)->targets == HostList{"y1", "y2"});
+  auto missing = plan_reach(env, probe, "/nope", HsnNames::never, TransportRequest::ssh);
   REQUIRE_FALSE(missing);
   CHECK(missing.error().message.find("/nope") != std::string::npos);
 }

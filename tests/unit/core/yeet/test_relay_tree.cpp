@@ -17,14 +17,14 @@ using namespace ezpz::core;
 TEST_CASE("yeet targets: dedupe by short name, skip this node, prefer -hsn0 names", "[broadcast]") {
   ezpz::test::FakeProbe probe;
   HostList hosts = {"x1.a.b", "x2.a.b", "x1", "me.a.b", "x3", "localhost"};
-  CHECK(reach_targets(hosts, "me", false, probe) == HostList{"x1.a.b", "x2.a.b", "x3"});
+  CHECK(reach_targets(hosts, "me", HsnNames::never, probe) == HostList{"x1.a.b", "x2.a.b", "x3"});
   probe.resolvable.insert("x2-hsn0");
-  CHECK(reach_targets(hosts, "me.a.b", true, probe) == HostList{"x1.a.b", "x2-hsn0", "x3"});
-  CHECK(reach_targets(hosts, "me.a.b", false, probe) == HostList{"x1.a.b", "x2.a.b", "x3"});
+  CHECK(reach_targets(hosts, "me.a.b", HsnNames::prefer, probe) == HostList{"x1.a.b", "x2-hsn0", "x3"});
+  CHECK(reach_targets(hosts, "me.a.b", HsnNames::never, probe) == HostList{"x1.a.b", "x2.a.b", "x3"});
   // DNS that does not answer costs one bounded wait, not one per host.
   probe.looked_up.clear();
   probe.lookup_seconds["x1-hsn0"] = 60;
-  CHECK(reach_targets(hosts, "me.a.b", true, probe) == HostList{"x1.a.b", "x2.a.b", "x3"});
+  CHECK(reach_targets(hosts, "me.a.b", HsnNames::prefer, probe) == HostList{"x1.a.b", "x2.a.b", "x3"});
   CHECK(probe.looked_up == std::vector<std::string>{"x1-hsn0"});
 }
 

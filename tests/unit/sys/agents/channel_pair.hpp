@@ -32,11 +32,12 @@ inline ChannelPair connect_pair(const sys::Secret& client_secret, const sys::Sec
   REQUIRE(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds) == 0);
   ChannelPair p;
   auto server = std::async(std::launch::async, [&] {
-    return sys::SecureChannel::open(sys::OwnedFd(fds[1]), sys::SecureChannel::Role::server, server_secret, true, 5000,
-                                    p.server_why);
+    return sys::SecureChannel::open(sys::OwnedFd(fds[1]), sys::SecureChannel::Role::server, server_secret,
+                                    sys::SecureChannel::Sealing::encrypt, 5000, p.server_why);
   });
-  p.client = sys::SecureChannel::open(sys::OwnedFd(fds[0]), sys::SecureChannel::Role::client, client_secret, encrypt,
-                                      5000, p.client_why);
+  p.client = sys::SecureChannel::open(
+      sys::OwnedFd(fds[0]), sys::SecureChannel::Role::client, client_secret,
+      encrypt ? sys::SecureChannel::Sealing::encrypt : sys::SecureChannel::Sealing::authenticate, 5000, p.client_why);
   p.server = server.get();
   return p;
 }

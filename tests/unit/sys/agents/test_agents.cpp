@@ -73,8 +73,8 @@ core::ReachSpec step_spec(const fs::path& dir, const std::string& script) {
 std::optional<sys::SecureChannel> register_agent(const std::string& head, const sys::Secret& secret,
                                                  const std::string& name, char& answer) {
   std::string why;
-  auto ch = sys::SecureChannel::open(sys::connect_to(head, 5000, why), sys::SecureChannel::Role::client, secret, true,
-                                     30000, why);
+  auto ch = sys::SecureChannel::open(sys::connect_to(head, 5000, why), sys::SecureChannel::Role::client, secret,
+                                     sys::SecureChannel::Sealing::encrypt, 30000, why);
   std::string data;
   if (!ch || !ch->send('H', nlohmann::json{{"names", nlohmann::json::array({name})}, {"port", 4242}}.dump()) ||
       !ch->await(answer, data, 30000)) {
@@ -155,7 +155,7 @@ TEST_CASE("agent: strangers at its port take no session from the run's clients",
   pollfd p{head->fd.get(), POLLIN, 0};
   REQUIRE(::poll(&p, 1, 30000) == 1);
   auto control = sys::SecureChannel::open(sys::accept_one(head->fd.get()), sys::SecureChannel::Role::server, *secret,
-                                          true, 30000, why);
+                                          sys::SecureChannel::Sealing::encrypt, 30000, why);
   REQUIRE(control);
   char type = 0;
   std::string data;
@@ -173,7 +173,7 @@ TEST_CASE("agent: strangers at its port take no session from the run's clients",
   }
   // A client of the run is served all the same: its command (not one an agent runs) refused.
   auto client = sys::SecureChannel::open(sys::connect_to(address, 5000, why), sys::SecureChannel::Role::client, *secret,
-                                         true, 20000, why);
+                                         sys::SecureChannel::Sealing::encrypt, 20000, why);
   REQUIRE(client);
   REQUIRE(client->send('Q', R"(["not-a-row"])"));
   REQUIRE(client->await(type, data, 20000));

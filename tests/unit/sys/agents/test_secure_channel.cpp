@@ -112,7 +112,8 @@ TEST_CASE("secure channel: something that is not an ezpz client is dropped", "[s
   const std::string hello = "GET / HTTP/1.1\r\nHost: x\r\n\r\n";
   REQUIRE(::send(mine.get(), hello.data(), hello.size(), MSG_NOSIGNAL) > 0);
   std::string why;
-  auto server = SecureChannel::open(OwnedFd(fds[1]), SecureChannel::Role::server, secret(3), true, 2000, why);
+  auto server = SecureChannel::open(OwnedFd(fds[1]), SecureChannel::Role::server, secret(3),
+                                    SecureChannel::Sealing::encrypt, 2000, why);
   CHECK_FALSE(server);
   CHECK(why == "not an ezpz client");
   char c;
@@ -403,7 +404,7 @@ TEST_CASE("secure channel: a client's hello goes before it finishes, and the ser
           "[secure_channel]") {
   int fds[2];
   REQUIRE(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds) == 0);
-  SecureChannel::Dialing dialing{OwnedFd(fds[0]), secret(3), true};
+  SecureChannel::Dialing dialing{OwnedFd(fds[0]), secret(3), SecureChannel::Sealing::encrypt};
   REQUIRE(dialing.ok());
   dialing.send_hello_now();
   // The server hears the hello and sends its proof while the client does other work.
@@ -428,7 +429,7 @@ TEST_CASE("secure channel: a client's hello goes before it finishes, and the ser
 TEST_CASE("secure channel: a client dialling a server without the secret gets nothing through", "[secure_channel]") {
   int fds[2];
   REQUIRE(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds) == 0);
-  SecureChannel::Dialing dialing{OwnedFd(fds[0]), secret(3), true};
+  SecureChannel::Dialing dialing{OwnedFd(fds[0]), secret(3), SecureChannel::Sealing::encrypt};
   dialing.send_hello_now();
   SecureChannel::Accepting accepting{OwnedFd(fds[1]), secret(4)};
   CHECK(accepting.step() == SecureChannel::Accepting::Step::pending);

@@ -93,13 +93,14 @@ TEST_CASE("run: a launcher that kills its ranks when stopped hears nothing while
     const auto noted = std::filesystem::temp_directory_path() / ("ezpz-term-" + std::to_string(::getpid()));
     std::filesystem::remove(noted);
     const ezpz::core::ProcessSpec launcher{
-        {"sh", "-c", "trap 'echo TERM > \"$0\"' TERM; while :; do sleep 0.05; done", noted.string()},
-        {},
-        {},
-        "",
-        "",
-        "",
-        false};
+        .argv = {"sh", "-c", "trap 'echo TERM > \"$0\"' TERM; while :; do sleep 0.05; done", noted.string()},
+        .set = {},
+        .unset = {},
+        .label = "",
+        .log_out = "",
+        .log_err = "",
+        .console = false,
+        .host = ""};
     ezpz::sys::PosixProcessControl pc;
     auto r = pc.run({launcher}, options);
     REQUIRE(r);
@@ -130,15 +131,16 @@ TEST_CASE("run: a rank that dies of the stop of a blocked launcher does not make
   };
   // Hydra's way: ssh's words, then waiting for ever (here, deaf to SIGTERM as well).
   const ezpz::core::ProcessSpec launcher{
-      {"sh", "-c",
-       "trap '' TERM; echo 'ssh: Could not resolve hostname nosuch.invalid: Name or service not known' >&2; "
-       "exec sleep 30"},
-      {},
-      {},
-      "",
-      "",
-      "",
-      false};
+      .argv = {"sh", "-c",
+               "trap '' TERM; echo 'ssh: Could not resolve hostname nosuch.invalid: Name or service not known' >&2; "
+               "exec sleep 30"},
+      .set = {},
+      .unset = {},
+      .label = "",
+      .log_out = "",
+      .log_err = "",
+      .console = false,
+      .host = ""};
   ezpz::sys::PosixProcessControl pc;
   auto r = pc.run({launcher}, options);
   REQUIRE(r);
