@@ -50,10 +50,12 @@ class Link final : public core::RankLink {
       if (type == 'K') {
         killed_ = true;
         return Heard::kill;
-      } else if (type == 'T' && stop_signal_ == 0) {
+      }
+      if (type == 'T' && stop_signal_ == 0) {
         stop_signal_ = std::max(1, std::atoi(data.c_str()));
         return Heard::stop;  // what follows stays in the channel for the next look
-      } else if (type == 'R') {
+      }
+      if (type == 'R') {
         released_ = true;
       }
     }
