@@ -442,6 +442,13 @@ Expected<PlannedJob> plan_job(Context& ctx, core::LaunchRequest request, std::st
     request.record_dir = record ? core::record_dir(ctx.env, cluster.scheduler, timestamp).value_or("") : "";
   }
   auto inventory = core::find_launchers(ctx.probe(), request.launcher);
+  // -vv: the launchers found on PATH, each with the dialect it speaks.
+  const auto found = [](const char* name, const std::optional<core::LauncherProgram>& p) {
+    return std::string(name) + " " +
+           (p && p->path ? *p->path + " (" + std::string(core::to_string(p->style)) + ")" : std::string("not found"));
+  };
+  log::debug("launchers: " + found("mpiexec", inventory.mpiexec) + ", " + found("mpirun", inventory.mpirun) + ", " +
+             found("srun", inventory.srun));
   if (failover != nullptr && failover->on) {
     PlannedJob job;  // (named: gcc -O3 warns of the temporary's fields)
     job.cluster = std::move(cluster);

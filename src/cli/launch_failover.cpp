@@ -18,6 +18,7 @@
 #include "core/job/cluster.hpp"
 #include "core/job/hostlist.hpp"
 #include "core/job/node_failure.hpp"
+#include "core/launch/failover_policy.hpp"
 
 namespace ezpz::cli {
 namespace {
@@ -142,36 +143,20 @@ void print_summary(Context& ctx, const std::vector<AttemptFacts>& facts) {
   ctx.term.err() << "  " << core::goodput_line(attempts_goodput(facts)) << '\n';
 }
 
-/// After a verdict that blames no node: whether the same nodes run again (a storage error, at
-/// most kStorageRetries in a row; the application's failure with --retries left), said either way.
-bool same_nodes_again(Context& ctx, core::VerdictKind kind, const core::FailureSign& sign, int storage_runs,
-                      int& retried, int retries) {
-  auto show = [&ctx, &sign] {
-    for (const auto& line : sign.lines) {
-      ctx.term.err() << "  " << line << '\n';
+/// What a failover step says: its warnings, the failure's lines and known remedy after the first
+/// when the step says so.
+void say_step(Context& ctx, const core::FailoverStep& step, const core::FailureSign& sign) {
+  for (std::size_t i = 0; i < step.warnings.size(); ++i) {
+    ctx.term.warn(step.warnings[i]);
+    if (i == 0 && step.sign_after) {
+      for (const auto& line : sign.lines) {
+        ctx.term.err() << "  " << line << '\n';
+      }
+      if (!sign.remedy.empty()) {
+        ctx.term.err() << "  known remedy: " << sign.remedy << '\n';
+      }
     }
-    if (!sign.remedy.empty()) {
-      ctx.term.err() << "  known remedy: " << sign.remedy << '\n';
-    }
-  };
-  if (kind == core::VerdictKind::systemic) {
-    ctx.term.warn("systemic: no node is at fault; a spare cannot fix this: every rank failed with " + sign.what +
-                  " on nodes that all pass their probes");
-    show();
-    return false;
   }
-  if (kind == core::VerdictKind::storage) {
-    const bool again = storage_runs <= core::kStorageRetries;
-    ctx.term.warn("storage: " + sign.what + " on nodes that pass their probes: " +
-                  (again ? "the same nodes again, no spare used (" + std::to_string(storage_runs) + " of " +
-                               std::to_string(core::kStorageRetries) + ")"
-                         : std::to_string(core::kStorageRetries) + " times in a row: not trying again"));
-    show();
-    return again;
-  }
-  ctx.term.warn("every node of the attempt passed its probe: the application failed, not a node" +
-                std::string(retried < retries ? "; --retries runs it again on the same nodes" : ""));
-  return retried++ < retries;
 }
 
 }  // namespace
@@ -244,11 +229,9 @@ Expected<std::pair<core::RunResult, int>> LaunchCommand::run_failover(Context& c
   core::NodeSplit split = *job.split;
   core::LaunchPlan plan = job.plan;
   int attempt = 0;
-  int swaps = 0;
-  int retried = 0;
-  int silent = 0;            // attempts in a row that failed before any rank printed a line
+  core::FailoverState state;  // swaps, retries used, silent and storage attempts in a row
+  const core::FailoverLimits limits{.retries = retries_, .max_swaps = failover_.max_retries};
   std::string last_failure;  // what the latest attempt's failure was
-  int storage_runs = 0;      // attempts in a row that ended in a storage error
   job_end_ = end_of_job(ctx);
   check_node_failure_policy(ctx);
   const auto bad_nodes = job.request.record_dir.empty() ? "" : job.request.record_dir + "/bad-nodes";
@@ -287,51 +270,25 @@ Expected<std::pair<core::RunResult, int>> LaunchCommand::run_failover(Context& c
       last_failure = report_failure(ctx, this_try, result, failure, started, attempt);
       result.exit_code = core::job_exit_code(result, failure);
     }
-    // 3. The verdict, from facts; then swap, run the same nodes again (--retries), or stop.
+    // 3. The verdict, from facts; then what comes next (core): stop, the same nodes again, or a swap.
     const auto verdict = judge(ctx, job, this_try, result, f);
+    if (verdict.kind == core::VerdictKind::bad_nodes && !bad_nodes.empty()) {
+      (void)ctx.probe().write_file(bad_nodes, bad_nodes_text(facts));
+    }
     const bool said_nothing =
         std::all_of(f.ranks.begin(), f.ranks.end(), [](const core::RankWatch& w) { return w.last_output == 0; });
-    silent = said_nothing ? silent + 1 : 0;
-    if (verdict.kind == core::VerdictKind::walltime) {
-      ctx.term.warn("the job reached its time limit: no node is to blame, and no attempt starts after it");
+    auto step = core::next_failover_step(state, verdict, f.sign, said_nothing, split, limits);
+    say_step(ctx, step, f.sign);
+    if (step.kind == core::FailoverStep::Kind::stop) {
       break;
     }
-    storage_runs = verdict.kind == core::VerdictKind::storage ? storage_runs + 1 : 0;
-    if (verdict.kind == core::VerdictKind::application || verdict.kind == core::VerdictKind::storage ||
-        verdict.kind == core::VerdictKind::systemic) {
-      if (!same_nodes_again(ctx, verdict.kind, f.sign, storage_runs, retried, retries_)) {
-        break;
-      }
-    } else {
-      if (!bad_nodes.empty()) {
-        (void)ctx.probe().write_file(bad_nodes, bad_nodes_text(facts));
-      }
-      auto swapped = core::swap_nodes(split, verdict.evicted);
-      if (!swapped) {
-        ctx.term.warn(swapped.error().message);
-        break;
-      }
-      if (failover_.max_retries && swaps >= *failover_.max_retries) {
-        ctx.term.warn("--max-failover-retries " + std::to_string(*failover_.max_retries) + " reached: not swapping " +
-                      core::count_of(verdict.evicted.size(), "node") + " again");
-        break;
-      }
-      for (std::size_t i = 0; i < verdict.evicted.size(); ++i) {
-        const auto& e = verdict.evicted[i];
-        const auto at = std::find(split.active.begin(), split.active.end(), e.host) - split.active.begin();
-        ctx.term.warn(core::swap_line(e, swapped->active[static_cast<std::size_t>(at)], split.spare.size() - i - 1));
-      }
-      split = std::move(*swapped);
-      ++swaps;
+    if (step.kind == core::FailoverStep::Kind::swap) {
+      split = std::move(step.split);
       EZPZ_TRY_ASSIGN(auto next,
                       core::plan_on_hosts(job.request, ctx.env, job.cluster, job.inventory, split,
                                           failover_hostfile(job.request, ctx.env, attempt),
                                           core::master_address(split.active, job.cluster.machine, ctx.probe()), true));
       plan = std::move(next);
-    }
-    if (silent >= 2) {
-      ctx.term.warn("two attempts in a row failed before any rank printed a line: not trying again");
-      break;
     }
     // 4. A short backoff; Ctrl-C during it starts nothing.
     const double delay = retry_delay_given_ ? retry_delay_s_ : 2.0;
