@@ -10,8 +10,8 @@
 # `unit`, `e2e`, `cluster`, `torch`, `fuzz`, `style`, and `asan_only`, `valgrind`):
 # - dev (Debug, -Werror, _GLIBCXX_ASSERTIONS, libtorch): torch and style tests,
 #   e2e.relay_valgrind (valgrind needs a build without sanitizers), and clang-tidy on the sources
-#   the last EZPZ_TIDY_COMMITS (5) commits touched (scripts/check-tidy.sh --recent). Its unit, fuzz replay and other
-#   e2e tests are not built or run again (EZPZ_UNIT_TESTS=OFF): the asan preset is the same Debug
+#   the last EZPZ_TIDY_COMMITS (5) commits touched (scripts/check-tidy.sh --recent). Its unit,
+#   fuzz replay and other e2e tests are not built or run again (EZPZ_UNIT_TESTS=OFF): the asan preset is the same Debug
 #   build with the same assertions, plus the sanitizers.
 # - release (the fully static binary users get, built -O3 with -Werror): e2e and the cluster
 #   tests (simulated nodes, real sshd and Slurm) that put that binary on the nodes under every
