@@ -195,7 +195,7 @@ Expected<YeetRun> YeetCommand::plan(Context& ctx) const {
   const auto user = ctx.env.get("USER").value_or("");
   EZPZ_TRY(
       core::check_replaceable(plan.destination, ctx.trees().inspect_destination(plan.destination), force_, "", user));
-  YeetRun run{ctx, {}, facts.real_path, max_bytes_, std::nullopt, {}, {}, {}};
+  YeetRun run{ctx, {}, facts.real_path, max_bytes_, std::nullopt, {}, {}, {}, {plan.destination, force_, "", user}};
   run.report.host = ctx.env.hostname.empty() ? "localhost" : ctx.env.hostname;
   EZPZ_TRY_ASSIGN(auto nodes, plan_nodes(ctx, plan, run.report.host));
   EZPZ_TRY_ASSIGN(auto size, ctx.trees().measure(plan.source, plan.excludes));

@@ -179,8 +179,10 @@ std::optional<int> install_here(YeetRun& run) {
   auto& ctx = run.ctx;
   const auto& plan = run.plan();
   run.started = Clock::now();
-  // 1. A work directory beside the destination; earlier runs' leftovers are swept first.
-  auto staging = ctx.staging().make_staging(plan.destination);
+  // 1. A work directory beside the destination; earlier runs' leftovers are swept first. Every
+  // relay installs through the same steps (core::NodeInstall).
+  core::NodeInstall install(ctx.trees(), ctx.staging(), ctx.manifests(), run.target);
+  auto staging = install.open();
   show_leftovers(ctx);
   if (!staging) {
     return ctx.term.fail(staging.error());
@@ -223,8 +225,8 @@ std::optional<int> install_here(YeetRun& run) {
     }
   }
   // 5. In place of the destination, atomically; from here a failure leaves the new copy.
-  if (auto committed = ctx.staging().commit(*staging, plan.destination); !committed) {
-    return undo(committed.error());
+  if (auto placed = install.place(*staging, core::Received::tree); !placed) {
+    return undo(placed.error());
   }
   show_leftovers(ctx);  // the previous tree, when it could not be removed
   ctx.term.set_unchanged({});

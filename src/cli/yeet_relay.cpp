@@ -7,6 +7,7 @@
 #include "cli/reach_options.hpp"
 #include "cli/terminal.hpp"
 #include "core/base/log.hpp"
+#include "core/yeet/install.hpp"
 #include "core/yeet/relay_tree.hpp"
 
 namespace ezpz::cli {
@@ -47,7 +48,12 @@ int relay(Context& ctx, const core::RelayArgs& args) {
   if (!children) {
     return ctx.term.fail(children.error());
   }
-  return ctx.broadcaster().relay(args.host, *children, core::spec_from(args, ctx.env.self_exe), ctx.term.out());
+  // This node's copy is installed as the head installs its own: the same steps and ports.
+  const auto spec = core::spec_from(args, ctx.env.self_exe);
+  core::NodeInstall install(
+      ctx.trees(), ctx.staging(), ctx.manifests(),
+      {spec.destination, spec.force, args.host, ctx.env.get("USER").value_or(""), core::WorkLock::none});
+  return ctx.broadcaster().relay(args.host, *children, spec, install, ctx.term.out());
 }
 
 int send(Context& ctx, const core::RelayArgs& args) {

@@ -9,6 +9,7 @@
 
 #include "cli/command.hpp"
 #include "cli/yeet_report.hpp"
+#include "core/yeet/install.hpp"
 #include "core/yeet/manifest.hpp"
 #include "core/yeet/transfer.hpp"
 
@@ -49,6 +50,7 @@ struct YeetRun {
   std::string bundle;                             ///< the delta bundle beside the destination, once made
   std::chrono::steady_clock::time_point started;  ///< when the work began (the report's seconds)
   NodesReached reached;                           ///< the other nodes, once start_nodes reached them
+  core::InstallTarget target;                     ///< where and as whom this node installs (as every relay)
   [[nodiscard]] const core::YeetPlan& plan() const { return report.plan; }
 };
 

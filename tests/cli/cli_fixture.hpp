@@ -81,7 +81,7 @@ class NoTransfer final : public core::Trees, public core::Staging, public core::
   core::SourceFacts inspect(const std::string&) override { return {}; }
   core::DestinationFacts inspect_destination(const std::string&) override { return {}; }
   Expected<core::TreeStats> measure(const std::string&, const std::vector<std::string>&) override { return no(); }
-  Expected<std::string> make_staging(const std::string&) override { return no(); }
+  Expected<std::string> make_staging(const std::string&, core::WorkLock) override { return no(); }
   Expected<std::string> make_private_dir(const std::string&) override { return no(); }
   Expected<core::TreeStats> copy_tree(const std::string&, const std::string&, const std::vector<std::string>&,
                                       const core::ProgressFn&) override {
@@ -125,6 +125,8 @@ class NoTransfer final : public core::Trees, public core::Staging, public core::
                                                   const core::Manifest&) override {
     return no();
   }
+  bool is_bundle(const std::string&) override { return false; }
+  Expected<void> apply_bundle(const std::string&, const std::string&, const std::string&) override { return no(); }
 
  private:
   static Error no() { return failure("no filesystem in this test"); }

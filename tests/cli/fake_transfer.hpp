@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -55,10 +56,22 @@ class FakeTrees final : public core::Trees {
 class FakeStaging final : public core::Staging {
  public:
   std::vector<std::string> committed, discarded, renamed;
-  int signal = 0;  ///< what interrupted() answers once `signal_after_pass` (or at once)
-  Expected<std::string> make_staging(const std::string& dst) override { return dst + ".ezpz-tmp-1"; }
+  int signal = 0;                      ///< what interrupted() answers once `signal_after_pass` (or at once)
+  std::vector<core::WorkLock> locks;   ///< what each make_staging was asked
+  std::optional<Error> staging_error;  ///< make_staging fails with it
+  Expected<std::string> make_staging(const std::string& dst, core::WorkLock lock) override {
+    locks.push_back(lock);
+    if (staging_error) {
+      return *staging_error;
+    }
+    return dst + ".ezpz-tmp-1";
+  }
   Expected<std::string> make_private_dir(const std::string& prefix) override { return prefix + ".000001"; }
+  std::optional<Error> commit_error;  ///< commit fails with it
   Expected<void> commit(const std::string& staging, const std::string& dst) override {
+    if (commit_error) {
+      return *commit_error;
+    }
     committed.push_back(staging + " -> " + dst);
     return {};
   }
@@ -126,6 +139,17 @@ class FakeManifests final : public core::Manifests {
                                                   const core::Manifest&) override {
     return core::ChangeEstimate{2, 20, 1};
   }
+  bool bundle = false;               ///< what is_bundle answers
+  std::optional<Error> apply_error;  ///< apply_bundle fails with it
+  std::vector<std::string> applied;  ///< "BUNDLE + DST -> OUT" for each apply_bundle
+  bool is_bundle(const std::string&) override { return bundle; }
+  Expected<void> apply_bundle(const std::string& bundle_dir, const std::string& dst, const std::string& out) override {
+    applied.push_back(bundle_dir + " + " + dst + " -> " + out);
+    if (apply_error) {
+      return *apply_error;
+    }
+    return {};
+  }
 };
 
 /// Answers the first pass with `first` (by host; hosts not listed succeed) and every repair with
@@ -167,7 +191,7 @@ class FakeBroadcaster final : public core::Broadcaster {
     calls.push_back({"greedy", "", core::join(targets, ",")});
     return answer(core::relay_tree(targets, 64), true, {});
   }
-  int relay(const std::string&, const std::vector<core::RelayNode>&, const core::BroadcastSpec&,
+  int relay(const std::string&, const std::vector<core::RelayNode>&, const core::BroadcastSpec&, core::NodeInstall&,
             std::ostream&) override {
     return 1;
   }

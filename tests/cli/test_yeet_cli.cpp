@@ -231,8 +231,10 @@ TEST_CASE("command table: rows name their ports, modes ezpz starts itself are ra
 
 TEST_CASE("relay rows parse their flags from the one table, anything else is a usage error", "[cli][registry]") {
   FakeBroadcaster broadcaster;
-  const cli::Ports ports{nullptr, nullptr, nullptr, nullptr,      nullptr, nullptr,
-                         nullptr, nullptr, nullptr, &broadcaster, nullptr};
+  FakeTrees trees;  // a relay installs through the head's ports (core::NodeInstall)
+  FakeStaging staging;
+  FakeManifests manifests;
+  const cli::Ports ports{.trees = &trees, .staging = &staging, .manifests = &manifests, .broadcaster = &broadcaster};
   auto env = make_env({}, "n1");
   CHECK(run_cli_ports({"__yeet-relay", "--dst", "/tmp/x", "--bogus"}, env, ports).rc == 2);
   CHECK(run_cli_ports({"__yeet-relay", "--dst", "/tmp/x"}, env, ports).rc == 2);  // --host missing

@@ -22,6 +22,8 @@
 
 namespace ezpz::core {
 
+class NodeInstall;  // core/yeet/install.hpp
+
 /// What sits between a destination and a process id in the name of that process's work
 /// beside it: <dst>.ezpz-tmp-<pid>, and names made from it (.apply, .delta, .pack.tar.zst...).
 /// A run that is gone is recognised by it (the next run's sweep, a relay's watcher).
@@ -102,13 +104,19 @@ class Trees {
   [[nodiscard]] virtual std::optional<std::string> recorded_prefix(const std::string& root) = 0;
 };
 
+/// Whether make_staging takes the destination's lock (<dst>.ezpz-lock), waiting while another
+/// yeet holds it: the head does, so two jobs never both report success with one tree; a relay
+/// does not (a repair's relay must not wait on a first one the head already gave up on).
+enum class WorkLock { wait, none };
+
 /// Work beside a destination, put in place atomically, or removed however the run ends.
 /// Port (sys/fs/local_transfer).
 class Staging {
  public:
   virtual ~Staging() = default;
-  /// A new empty directory beside `destination` for the work (<dst>.ezpz-tmp-<pid>).
-  [[nodiscard]] virtual Expected<std::string> make_staging(const std::string& destination) = 0;
+  /// A new empty directory beside `destination` for the work (<dst>.ezpz-tmp-<pid>, 0700), its
+  /// parents made (private, below /tmp), earlier runs' work swept, and watched (watch).
+  [[nodiscard]] virtual Expected<std::string> make_staging(const std::string& destination, WorkLock lock) = 0;
   /// Put `staging` in place of `destination` (atomically swapping an existing one), then
   /// remove the old tree (one that cannot be removed is a warning: take_warnings).
   [[nodiscard]] virtual Expected<void> commit(const std::string& staging, const std::string& destination) = 0;
@@ -181,6 +189,12 @@ class Manifests {
   [[nodiscard]] virtual Expected<BundleStats> make_bundle(const std::string& old_root, const HeldManifest& old,
                                                           const std::string& new_root, const HeldManifest& now,
                                                           const std::string& bundle) = 0;
+  /// Whether the directory `dir` holds a delta bundle (what a relay received instead of a tree).
+  [[nodiscard]] virtual bool is_bundle(const std::string& dir) = 0;
+  /// `out` (a new directory) = the copy at `dst` with the bundle in `bundle_dir` applied; an
+  /// error of kind needs_full_copy when `dst` is not the copy the bundle was made against.
+  [[nodiscard]] virtual Expected<void> apply_bundle(const std::string& bundle_dir, const std::string& dst,
+                                                    const std::string& out) = 0;
   /// --dry-run: how the source differs from what the manifest recorded of it.
   [[nodiscard]] virtual Expected<ChangeEstimate> estimate_changes(const std::string& source,
                                                                   const std::vector<std::string>& excludes,
@@ -223,9 +237,10 @@ class Broadcaster {
   /// ezpz's store-and-forward algorithm (--strategy greedy), for comparison.
   [[nodiscard]] virtual std::vector<NodeResult> greedy_broadcast(const HostList& targets, const BroadcastSpec& spec,
                                                                  int per_source) = 0;
-  /// Be a relay: the stream on stdin, results on `out`; 0 when this node succeeded.
+  /// Be a relay: the stream on stdin, into the work `install` opens and then placed by it
+  /// (core/yeet/install.hpp); results on `out`; 0 when this node succeeded.
   virtual int relay(const std::string& this_host, const std::vector<RelayNode>& children, const BroadcastSpec& spec,
-                    std::ostream& out) = 0;
+                    NodeInstall& install, std::ostream& out) = 0;
   /// Be a peer's sender (`ezpz __yeet-send`): stream this node's copy at `root` to `tree`,
   /// results on `out` as they arrive; 0 when every host succeeded.
   virtual int serve_copy(const std::string& root, const std::vector<RelayNode>& tree, const BroadcastSpec& spec,

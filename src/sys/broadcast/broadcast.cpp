@@ -117,70 +117,140 @@ std::vector<core::NodeResult> send_from_peer(core::Transport& transport, const s
 
 namespace {
 
-/// The login name the relay runs as, from its environment (ssh sets USER; a launcher's agent
-/// inherits it).
-std::string env_user() {
-  const char* user = std::getenv("USER");
-  return user != nullptr ? user : "";
+/// The stream received whole into `work`: its single top directory lifted, then placed by
+/// `install` (a delta bundle applied to this node's copy first). True when the delta could not
+/// apply to this copy (the head sends it everything instead).
+/// The parent's stream as a relay reads it: frames from stdin (or the agent's sealed channel),
+/// each forwarded to the children as it arrives, its SHA-256 checked at the end. A parent that
+/// says nothing at all for --parent-silence is gone without an end of file (its node, or a link
+/// on the way, died): the relay gives up rather than hold the work directory for ever.
+class Inbound {
+ public:
+  Inbound(Fanout& fan, const core::BroadcastSpec& options, const std::atomic<bool>& stop)
+      : fan_(fan), options_(options), stop_(stop), input_(options.sealed_stdin_fd, 0, &stop) {
+    sha256_init(&digest_);
+  }
+  /// The stream's header, forwarded; false when the stream is not ezpz's.
+  bool start(bool failed) {
+    char magic[16] = {};
+    if (!read_in(magic, core::kStreamMagic.size(), failed) ||
+        std::string_view(magic, core::kStreamMagic.size()) != core::kStreamMagic) {
+      return false;
+    }
+    fan_.send(magic, core::kStreamMagic.size());
+    return true;
+  }
+  /// The next frame's data (empty at the end of the stream); nullopt when the stream broke.
+  /// `failed`: this node's work already failed (a silent parent is then not the first cause).
+  std::optional<std::string_view> next_frame(bool failed) {
+    if (ended_) {
+      return std::string_view();
+    }
+    unsigned char header[4];
+    auto length = core::kKeepaliveLength;
+    while (length == core::kKeepaliveLength) {  // our own children hear from our Fanout
+      if (stop_.load() || !read_in(header, 4, failed)) {
+        return std::nullopt;
+      }
+      length = core::frame_length(header);
+    }
+    if (length == 0) {
+      return finish(header, failed);
+    }
+    if (length > (64U << 20)) {
+      return std::nullopt;  // not our stream
+    }
+    frame_.resize(length);
+    if (!read_in(frame_.data(), length, failed)) {
+      return std::nullopt;
+    }
+    fan_.send(header, sizeof(header), frame_.data(), length);
+    sha256_update(&digest_, length, reinterpret_cast<const std::uint8_t*>(frame_.data()));  // NOLINT
+    bytes_ += length;
+    return std::string_view(frame_);
+  }
+  /// The rest of the stream read and forwarded (the children still get it whatever happened
+  /// here); false when it broke off first.
+  bool drain(bool failed) {
+    while (!ended_) {
+      if (!next_frame(failed)) {
+        return false;
+      }
+    }
+    return true;
+  }
+  /// Why the stream broke, when it did ("" otherwise): the parent gone silent, or the input's cause.
+  [[nodiscard]] std::string why() const {
+    if (parent_silent_) {
+      return "its parent sent nothing for " + std::to_string(static_cast<int>(options_.parent_silence_s)) +
+             " s: gone (its node or link failed); work discarded";
+    }
+    return input_.why();
+  }
+  [[nodiscard]] bool ended() const { return ended_; }
+  [[nodiscard]] bool digest_ok() const { return digest_ok_; }
+  [[nodiscard]] unsigned long long bytes() const { return bytes_; }
+
+ private:
+  bool read_in(void* data, std::size_t size, bool failed) {
+    const int silence_ms =
+        options_.parent_silence_s > 0 ? static_cast<int>(std::min(options_.parent_silence_s, 1e6) * 1000) : -1;
+    const auto got = broken_ ? ReadResult::ended : input_.read(data, size, silence_ms);
+    parent_silent_ = parent_silent_ || (got == ReadResult::timed_out && !failed);
+    broken_ = got != ReadResult::ok;
+    return !broken_;
+  }
+  /// The end frame: the sender's SHA-256, forwarded and compared with ours.
+  std::optional<std::string_view> finish(const unsigned char (&header)[4], bool failed) {
+    unsigned char sum[core::kDigestSize];
+    unsigned char want[core::kDigestSize];
+    if (!read_in(want, sizeof(want), failed)) {
+      return std::nullopt;
+    }
+    fan_.send(header, sizeof(header), want, sizeof(want));
+    sha256_digest(&digest_, sizeof(sum), sum);
+    digest_ok_ = std::memcmp(sum, want, sizeof(sum)) == 0;
+    ended_ = true;
+    return std::string_view();
+  }
+
+  Fanout& fan_;
+  const core::BroadcastSpec& options_;
+  const std::atomic<bool>& stop_;
+  StreamInput input_;
+  sha256_ctx digest_{};
+  std::string frame_;
+  unsigned long long bytes_ = 0;
+  bool ended_ = false;
+  bool digest_ok_ = false;
+  bool parent_silent_ = false;  ///< and that is what went wrong first
+  bool broken_ = false;         ///< once a read failed, never wait on the parent again
+};
+
+void say_warnings(core::NodeInstall& install, const std::string& host) {
+  for (const auto& left : install.take_warnings()) {
+    log::line("ezpz: warning: " + host + ": " + left);
+  }
 }
 
-/// A relay's work directory beside the destination (its parents made; earlier runs' work swept;
-/// a watcher that removes it if this relay is killed). `error` says why it could not be made, or
-/// why what is at the destination is not yeet's to replace (then nothing is touched).
-Leftovers prepare_work(const std::string& dst, const std::string& staging, bool force, const std::string& host,
-                       std::string& error) {
-  if (auto ok = core::check_replaceable(dst, inspect_destination(dst), force, host, env_user()); !ok) {
-    error = ok.error().message;
-    return {};
-  }
-  const auto slash = dst.rfind('/');
-  if (auto made = make_dirs_safely(slash == 0 ? "/" : dst.substr(0, slash)); !made) {
-    error = made.error().message + (host.empty() ? "" : " (on " + host + ")");
-    return {};
-  }
-  Leftovers leftovers = remove_stale_staging(dst);  // warnings on stderr (the head's, through ssh)
-  (void)start_janitor(dst, staging);                // removes what is left of it if we are killed
-  if (::mkdir(staging.c_str(), 0700) != 0) {        // private at the top (docs/security.md)
-    error = work_dir_error(staging);
-  }
-  return leftovers;
-}
-
-/// The stream received whole into `staging`: its single top directory lifted, a delta bundle
-/// applied to this node's copy, the result committed in place of `dst`, the work removed. True
-/// when the delta could not apply to this copy (the head sends it everything instead).
-bool install_received(const std::string& staging, const std::string& dst, std::string& error, Leftovers& leftovers) {
-  bool full_copy_needed = false;
+bool install_received(core::NodeInstall& install, const std::string& work, std::string& error) {
   if (error.empty()) {
-    if (auto lifted = lift_single_directory(staging); !lifted) {
+    if (auto lifted = lift_single_directory(work); !lifted) {
       error = lifted.error().message;
     }
   }
-  // A delta bundle is applied to this node's copy (hard links + the changes) in a second work
-  // directory; a full stream is the new tree itself.
-  std::string result_tree = staging;
-  if (error.empty() && is_bundle(staging)) {
-    result_tree = staging + ".apply";
-    if (::mkdir(result_tree.c_str(), 0755) != 0) {
-      error = "cannot create " + result_tree + ": " + std::strerror(errno);
-    } else if (auto applied = apply_bundle(staging, dst, result_tree); !applied) {
-      error = applied.error().message;
-      full_copy_needed = applied.error().kind == ErrorKind::needs_full_copy;
+  if (!error.empty()) {
+    if (!work.empty()) {
+      install.abandon(work);
     }
+    return false;
   }
-  if (error.empty()) {
-    if (auto r = commit_tree(result_tree, dst); !r) {
-      error = r.error().message;
-    } else {
-      leftovers.insert(leftovers.end(), r->begin(), r->end());
-    }
+  auto placed = install.place(work, core::Received::stream);
+  if (!placed) {
+    error = placed.error().message;
+    return placed.error().kind == ErrorKind::needs_full_copy;
   }
-  for (const auto& work : {staging, result_tree}) {
-    if (auto gone = remove_tree(work); !gone) {
-      leftovers.push_back(gone.error().message);
-    }
-  }
-  return full_copy_needed;
+  return false;
 }
 
 /// This relay's own result, said in its log too (-v on the head).
@@ -199,8 +269,8 @@ void conclude(core::NodeResult& me, const std::string& error, bool full_copy_nee
 }  // namespace
 
 int run_relay(core::Transport& transport, const std::string& this_host,
-              const std::vector<core::RelayNode>& children_spec, const core::BroadcastSpec& options, std::ostream& out,
-              const std::atomic<bool>& stop) {
+              const std::vector<core::RelayNode>& children_spec, const core::BroadcastSpec& options,
+              core::NodeInstall& install, std::ostream& out, const std::atomic<bool>& stop) {
   ::signal(SIGPIPE, SIG_IGN);
   const auto start = Clock::now();
   core::NodeResult me;
@@ -208,109 +278,46 @@ int run_relay(core::Transport& transport, const std::string& this_host,
   out << core::kReadyLine << std::endl;  // the parent starts streaming; the pipe holds it meanwhile
   Fanout fan(transport, this_host, options);
   fan.start(children_spec);  // within our stall timeout: the parent streams from our READY on
-  // The staging directory beside the destination.
+  // The work directory beside the destination, as the head makes its own (core::NodeInstall).
   const auto& dst = options.destination;
-  const std::string staging = core::work_path(dst, ::getpid());
   std::string error;
-  Leftovers leftovers = prepare_work(dst, staging, options.force, this_host, error);
-  log::info("relay: reading the stream into " + staging + (error.empty() ? std::string() : ": " + error));
-
-  // Read frames from stdin, forward each, hand the data to the extractor. A parent that says
-  // nothing at all for --parent-silence is gone without an end of file (its node, or a link on
-  // the way, died): give up rather than hold the work directory for ever.
-  const int silence_ms =
-      options.parent_silence_s > 0 ? static_cast<int>(std::min(options.parent_silence_s, 1e6) * 1000) : -1;
-  bool parent_silent = false;  // and that is what went wrong first
-  bool broken = false;         // once a read failed, never wait on the parent again
-  StreamInput input(options.sealed_stdin_fd, 0, &stop);
-  auto read_in = [&](void* data, std::size_t size) {
-    const auto got = broken ? ReadResult::ended : input.read(data, size, silence_ms);
-    parent_silent = parent_silent || (got == ReadResult::timed_out && error.empty());
-    broken = got != ReadResult::ok;
-    return !broken;
-  };
-  char magic[16] = {};
-  bool stream_ok = read_in(magic, core::kStreamMagic.size()) &&
-                   std::string_view(magic, core::kStreamMagic.size()) == core::kStreamMagic;
-  if (stream_ok) {
-    fan.send(magic, core::kStreamMagic.size());
+  auto opened = install.open();
+  const std::string staging = opened ? *opened : std::string();
+  if (!opened) {
+    error = opened.error().message;
   }
-  sha256_ctx digest;
-  sha256_init(&digest);
-  std::string frame;
-  bool ended = false;
-  bool digest_ok = false;
-  auto next_frame = [&]() -> std::optional<std::string_view> {
-    if (ended) {
-      return std::string_view();
-    }
-    unsigned char header[4];
-    auto length = core::kKeepaliveLength;
-    while (length == core::kKeepaliveLength) {  // our own children hear from our Fanout
-      if (stop.load() || !read_in(header, 4)) {
-        return std::nullopt;
-      }
-      length = core::frame_length(header);
-    }
-    if (length == 0) {
-      unsigned char sum[core::kDigestSize];
-      unsigned char want[core::kDigestSize];
-      if (!read_in(want, sizeof(want))) {
-        return std::nullopt;
-      }
-      fan.send(header, sizeof(header), want, sizeof(want));
-      sha256_digest(&digest, sizeof(sum), sum);
-      digest_ok = std::memcmp(sum, want, sizeof(sum)) == 0;
-      ended = true;
-      return std::string_view();
-    }
-    if (length > (64U << 20)) {
-      return std::nullopt;  // not our stream
-    }
-    frame.resize(length);
-    if (!read_in(frame.data(), length)) {
-      return std::nullopt;
-    }
-    fan.send(header, sizeof(header), frame.data(), length);
-    sha256_update(&digest, length, reinterpret_cast<const std::uint8_t*>(frame.data()));  // NOLINT
-    me.bytes += length;
-    return std::string_view(frame);
-  };
+  say_warnings(install, this_host);  // on stderr: the head's, through ssh
+  log::info("relay: reading the stream into " + (opened ? staging : dst) + (error.empty() ? "" : ": " + error));
+
+  // Read frames from stdin, forward each, hand the data to the extractor.
+  Inbound in(fan, options, stop);
+  const bool stream_ok = in.start(!error.empty());
   if (!stream_ok) {
     error = "the stream did not start with ezpz's header";
   } else if (error.empty()) {
-    auto extracted = extract_archive_from(next_frame, "the stream", staging, stop);
+    auto extracted = extract_archive_from([&] { return in.next_frame(!error.empty()); }, "the stream", staging, stop);
     if (!extracted) {
       error = extracted.error().message;
     }
   }
   // Whatever happened here, the children still get the rest of the stream.
-  while (stream_ok && !ended) {
-    if (!next_frame()) {
-      if (error.empty()) {
-        error = "the stream broke off before its end";
-      }
-      break;
-    }
+  if (stream_ok && !in.drain(!error.empty()) && error.empty()) {
+    error = "the stream broke off before its end";
   }
-  if (!input.why().empty()) {
-    error = input.why();  // the cause of whatever broke after it
+  if (auto why = in.why(); !why.empty()) {
+    error = why;  // the cause of whatever broke after it
   }
-  if (parent_silent) {
-    error = "its parent sent nothing for " + std::to_string(static_cast<int>(options.parent_silence_s)) +
-            " s: gone (its node or link failed); work discarded";
-  }
+  const bool ended = in.ended();
+  me.bytes = in.bytes();
   fan.end(ended);  // re-attached children get the rest meanwhile
   // From here on the parent only reads: a line a second tells it this relay is still at work.
   ResultLines say(out);
-  if (error.empty() && !digest_ok) {
+  me.digest_ok = in.digest_ok();
+  if (error.empty() && !me.digest_ok) {
     error = "the stream's SHA-256 does not match: data was damaged on the way";
   }
-  me.digest_ok = digest_ok;
-  const bool full_copy_needed = install_received(staging, dst, error, leftovers);
-  for (const auto& left : leftovers) {
-    log::line("ezpz: warning: " + this_host + ": " + left);
-  }
+  const bool full_copy_needed = install_received(install, staging, error);
+  say_warnings(install, this_host);
   conclude(me, error, full_copy_needed, start, dst);
   // This node's line at once, then each line of the subtree as it arrives: the head shows
   // nodes finishing live.

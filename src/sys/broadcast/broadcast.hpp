@@ -13,6 +13,7 @@
 
 #include "core/reach/transport.hpp"
 #include "core/yeet/broadcast_spec.hpp"
+#include "core/yeet/install.hpp"
 #include "core/yeet/outcome.hpp"
 #include "core/yeet/relay_tree.hpp"
 #include "core/yeet/stream_wire.hpp"
@@ -44,11 +45,12 @@ std::vector<core::NodeResult> send_from_peer(core::Transport& transport, const s
                                              const std::vector<core::RelayNode>& tree,
                                              const core::BroadcastSpec& options, const core::ResultFn& on_result);
 
-/// Relay: the stream on stdin -> a staging directory beside the destination and to
-/// `children`; prints one JSON result line per host (itself, then its subtree) on `out`.
-/// Returns 0 when this node succeeded.
+/// Relay: the stream on stdin -> the work directory `install` opens and to `children`, then
+/// placed by `install`; prints one JSON result line per host (itself, then its subtree) on
+/// `out`. Returns 0 when this node succeeded.
 int run_relay(core::Transport& transport, const std::string& this_host, const std::vector<core::RelayNode>& children,
-              const core::BroadcastSpec& options, std::ostream& out, const std::atomic<bool>& stop);
+              const core::BroadcastSpec& options, core::NodeInstall& install, std::ostream& out,
+              const std::atomic<bool>& stop);
 
 /// `ezpz __yeet-send`: stream this node's copy at `root` to the relays of `tree`, printing each
 /// host's result line on `out` as it arrives (and a heartbeat meanwhile). 0 when all succeeded.
@@ -107,9 +109,9 @@ class PosixBroadcaster final : public core::Broadcaster {
     return sys::greedy_broadcast(transport_, targets, spec, per_source, stop_.flag());
   }
   int relay(const std::string& this_host, const std::vector<core::RelayNode>& children, const core::BroadcastSpec& spec,
-            std::ostream& out) override {
+            core::NodeInstall& install, std::ostream& out) override {
     stop_.arm();
-    return run_relay(transport_, this_host, children, spec, out, stop_.flag());
+    return run_relay(transport_, this_host, children, spec, install, out, stop_.flag());
   }
   int serve_copy(const std::string& root, const std::vector<core::RelayNode>& tree, const core::BroadcastSpec& spec,
                  std::ostream& out) override {

@@ -205,7 +205,7 @@ Expected<core::ChangeEstimate> PosixLocalTransfer::estimate_sync(const std::stri
   return est;
 }
 
-Expected<std::string> PosixLocalTransfer::make_staging(const std::string& destination) {
+Expected<std::string> PosixLocalTransfer::make_staging(const std::string& destination, core::WorkLock lock) {
   arm();
   auto slash = destination.rfind('/');
   const std::string parent = slash == 0 ? "/" : destination.substr(0, slash);
@@ -216,7 +216,9 @@ Expected<std::string> PosixLocalTransfer::make_staging(const std::string& destin
   (void)start_janitor(destination, staging);
   // Another yeet to the same destination (a second job) waits until this one has ended: two
   // never both report success with one tree.
-  EZPZ_TRY(lock_.acquire(destination, stop_.flag()));
+  if (lock == core::WorkLock::wait) {
+    EZPZ_TRY(lock_.acquire(destination, stop_.flag()));
+  }
   for (auto& left : remove_stale_staging(destination)) {
     warnings_.push_back(std::move(left));
   }
@@ -393,6 +395,18 @@ Expected<core::BundleStats> PosixLocalTransfer::make_bundle(const std::string& o
                                                             const std::string& new_root, const core::HeldManifest& now,
                                                             const std::string& bundle) {
   return sys::make_bundle(old_root, old.manifest, old.digest, new_root, now.manifest, now.digest, bundle);
+}
+
+bool PosixLocalTransfer::is_bundle(const std::string& dir) {
+  return sys::is_bundle(dir);
+}
+
+Expected<void> PosixLocalTransfer::apply_bundle(const std::string& bundle_dir, const std::string& dst,
+                                                const std::string& out) {
+  if (::mkdir(out.c_str(), 0700) != 0) {  // private at the top, as every tree yeet makes
+    return failure(work_dir_error(out));
+  }
+  return sys::apply_bundle(bundle_dir, dst, out);
 }
 
 Expected<core::ChangeEstimate> PosixLocalTransfer::estimate_changes(const std::string& source,

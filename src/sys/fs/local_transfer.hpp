@@ -27,7 +27,7 @@ class PosixLocalTransfer final : public core::Trees,
                                                              const std::vector<std::string>& excludes) override;
   [[nodiscard]] Expected<core::TreeStats> measure(const std::string& path,
                                                   const std::vector<std::string>& excludes) override;
-  [[nodiscard]] Expected<std::string> make_staging(const std::string& destination) override;
+  [[nodiscard]] Expected<std::string> make_staging(const std::string& destination, core::WorkLock lock) override;
   [[nodiscard]] Expected<std::string> make_private_dir(const std::string& prefix) override;
   [[nodiscard]] Expected<core::TreeStats> copy_tree(const std::string& src, const std::string& staging,
                                                     const std::vector<std::string>& excludes,
@@ -63,6 +63,9 @@ class PosixLocalTransfer final : public core::Trees,
   [[nodiscard]] Expected<core::BundleStats> make_bundle(const std::string& old_root, const core::HeldManifest& old,
                                                         const std::string& new_root, const core::HeldManifest& now,
                                                         const std::string& bundle) override;
+  [[nodiscard]] bool is_bundle(const std::string& dir) override;
+  [[nodiscard]] Expected<void> apply_bundle(const std::string& bundle_dir, const std::string& dst,
+                                            const std::string& out) override;
   [[nodiscard]] Expected<core::ChangeEstimate> estimate_changes(const std::string& source,
                                                                 const std::vector<std::string>& excludes,
                                                                 const core::Manifest& m) override;

@@ -1,0 +1,38 @@
+#include "core/yeet/install.hpp"
+
+#include "core/yeet/plan.hpp"
+
+namespace ezpz::core {
+
+Expected<std::string> NodeInstall::open() {
+  const auto& dst = target_.destination;
+  // What is there now: yeet replaces only its own copies and envs (unless --force), and only
+  // what this user may move aside.
+  EZPZ_TRY(check_replaceable(dst, trees_.inspect_destination(dst), target_.force, target_.host, target_.user));
+  auto work = staging_.make_staging(dst, target_.lock);
+  if (!work && !target_.host.empty()) {
+    return failure(work.error().message + " (on " + target_.host + ")");
+  }
+  return work;
+}
+
+Expected<void> NodeInstall::place(const std::string& work, Received what) {
+  const auto& dst = target_.destination;
+  // A delta bundle becomes this node's copy plus the changes, in a second work directory.
+  std::string tree = work;
+  Expected<void> built{};
+  if (what == Received::stream && manifests_.is_bundle(work)) {
+    tree = work + ".apply";
+    built = manifests_.apply_bundle(work, dst, tree);
+  }
+  Expected<void> placed = built ? staging_.commit(tree, dst) : built;
+  if (!placed || tree != work) {
+    staging_.discard(work);  // committed, `work` now names nothing (or the bundle, used)
+  }
+  if (!placed && tree != work) {
+    staging_.discard(tree);
+  }
+  return placed;
+}
+
+}  // namespace ezpz::core

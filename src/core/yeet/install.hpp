@@ -1,0 +1,53 @@
+// How a node puts a new copy at its destination: the same steps, through the same ports, on the
+// head (`ezpz yeet`, install_here) and on every relay (`ezpz __yeet-relay`): a private work
+// directory beside the destination, the new tree built in it, then committed atomically.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "core/base/expected.hpp"
+#include "core/yeet/transfer.hpp"
+
+namespace ezpz::core {
+
+/// Where a node installs, and who asks.
+struct InstallTarget {
+  std::string destination;
+  bool force = false;              ///< replace a destination yeet did not make (core::check_replaceable)
+  std::string host;                ///< the node, named in errors ("" on the head)
+  std::string user;                ///< who runs it (named in the remedy for another user's destination)
+  WorkLock lock = WorkLock::wait;  ///< the head waits for another yeet to this destination; a relay does not
+};
+
+/// What is in a work directory when it is placed: a tree built or received whole, or what a
+/// relay received, which may be a delta bundle to apply to the copy this node already has.
+enum class Received { tree, stream };
+
+class NodeInstall {
+ public:
+  NodeInstall(Trees& trees, Staging& staging, Manifests& manifests, InstallTarget target)
+      : trees_(trees), staging_(staging), manifests_(manifests), target_(std::move(target)) {}
+
+  /// 1. The work directory beside the destination (its parents made; earlier runs' work swept; a
+  /// watcher removes it if this process is killed). Refused, nothing touched, when what is at
+  /// the destination is not yeet's to replace.
+  [[nodiscard]] Expected<std::string> open();
+  /// 2. The tree in `work` in place of the destination, atomically; a relay's delta bundle is
+  /// applied to this node's copy first (an error of kind needs_full_copy when it does not fit:
+  /// the head sends the whole tree instead). A failure removes the work.
+  [[nodiscard]] Expected<void> place(const std::string& work, Received what);
+  /// The work of a run that failed before `place`, removed.
+  void abandon(const std::string& work) { staging_.discard(work); }
+  /// What the steps could not remove (an earlier run's work, the previous tree), each once.
+  [[nodiscard]] std::vector<std::string> take_warnings() { return staging_.take_warnings(); }
+  [[nodiscard]] const InstallTarget& target() const { return target_; }
+
+ private:
+  Trees& trees_;
+  Staging& staging_;
+  Manifests& manifests_;
+  InstallTarget target_;
+};
+
+}  // namespace ezpz::core
