@@ -20,6 +20,7 @@
 #include "core/base/strings.hpp"
 #include "core/job/job_record.hpp"
 #include "core/launch/job_stop.hpp"
+#include "core/launch/launch_dirs.hpp"
 
 namespace ezpz::cli {
 namespace {
@@ -236,14 +237,10 @@ int LaunchCommand::run(Context& ctx) {
   const auto stamp = iso_time(start_wall, "%Y%m%dT%H%M%S");
   auto request = request_;
   request.max_restarts = retries_;
-  if (request.log_dir && !request.log_dir->empty() && request.log_dir->front() != '/') {
-    request.log_dir = ctx.env.get("PWD").value_or(".") + "/" + *request.log_dir;  // the same on every node
-  }
   // Each launch its own directory in --log-dir (a run again overwrites nothing), `latest` its link.
-  const auto log_base = request.log_dir.value_or("");
-  const auto log_name = "launch-" + stamp + "-" + std::to_string(ctx.env.pid);
-  if (!log_base.empty()) {
-    request.log_dir = log_base + "/" + log_name;
+  const auto logs = core::plan_log_dirs(request.log_dir, ctx.env.get("PWD").value_or("."), stamp, ctx.env.pid);
+  if (!logs.base.empty()) {
+    request.log_dir = logs.run;
   }
   const bool record = core::records_wanted(ctx.env, no_record_);
   // A dry run looks nothing up on the network (a lost DNS answer costs 5 s).
@@ -264,15 +261,15 @@ int LaunchCommand::run(Context& ctx) {
     return 0;
   }
   // 3. ...or run it, again after failures when asked; say which rank failed first and why.
-  if (!log_base.empty()) {  // another user's directory is refused, with why
-    if (auto made = ctx.probe().make_dirs(log_base); !made) {
-      return ctx.term.fail(usage_error("--log-dir " + log_base + ": " + made.error().message));
+  if (!logs.base.empty()) {  // another user's directory is refused, with why
+    if (auto made = ctx.probe().make_dirs(logs.base); !made) {
+      return ctx.term.fail(usage_error("--log-dir " + logs.base + ": " + made.error().message));
     }
-    (void)ctx.probe().make_dirs(*request.log_dir);
-    if (auto linked = ctx.probe().point_link(log_base + "/latest", log_name); !linked) {
+    (void)ctx.probe().make_dirs(logs.run);
+    if (auto linked = ctx.probe().point_link(logs.base + "/latest", logs.name); !linked) {
       ctx.term.warn(linked.error().message);
     }
-    log::info("each rank's output: " + *request.log_dir + "/rank-R.HOST.out and .err (also " + log_base + "/latest)");
+    log::info("each rank's output: " + logs.run + "/rank-R.HOST.out and .err (also " + logs.base + "/latest)");
   }
   for (const auto& note : plan.notes) {
     ctx.term.warn(note);
@@ -287,16 +284,11 @@ int LaunchCommand::run(Context& ctx) {
   std::optional<core::FirstFailure> failure;
   std::vector<AttemptFacts> facts;
   std::optional<RecordPruner> pruner;
-  first_dirs_.clear();
-  if (record && !plan.rank.record_dir.empty()) {
-    // Ranks under a launcher each have a shim, which makes the launch's directories on its node
-    // before its command runs: here they are made beside the launcher's start, not before it
-    // (on a shared home each mkdir is a metadata round trip; the built-in launcher's need them first).
-    if (plan.rank_env && plan.style != core::LauncherStyle::local && !job->split) {
-      first_dirs_ = launch_dirs(plan);
-    }
+  const auto records = core::plan_record_steps(plan, record, job->split.has_value());
+  first_dirs_ = records.make_first;
+  if (records.prune) {
     // Once the ranks run: its directory reads and its thread's first memory held up their start.
-    after_start_ = [this, &pruner, &ctx, folder = job_folder(plan.rank.record_dir)] {
+    after_start_ = [this, &pruner, &ctx, folder = records.job_folder] {
       try {
         if (!pruner) {
           pruner.emplace(ctx, folder, first_dirs_);
@@ -319,10 +311,7 @@ int LaunchCommand::run(Context& ctx) {
   }
   const auto& [result, attempts] = *ran;
   // No rank left an error file or a report: no empty folders either (rmdir leaves any other).
-  if (const auto& dir = plan.rank.record_dir; !dir.empty()) {
-    for (int k = attempts - 1; k > 0; --k) {
-      (void)ctx.probe().remove_empty_dir(core::plan_for_attempt(plan, k).rank.record_dir);
-    }
+  for (const auto& dir : core::record_dirs_to_tidy(plan, attempts)) {
     (void)ctx.probe().remove_empty_dir(dir);
   }
   // 4. Record what happened.
@@ -369,7 +358,7 @@ Expected<std::pair<core::RunResult, int>> LaunchCommand::run_attempts(Context& c
   while (true) {
     const auto this_try = core::plan_for_attempt(plan, attempt++);
     if (attempt > 1 || first_dirs_.empty()) {  // (else made once the launcher runs: run())
-      for (const auto& dir : launch_dirs(this_try)) {
+      for (const auto& dir : core::launch_dirs(this_try)) {
         (void)ctx.probe().make_dirs(dir);  // torch's @record writes there; the ranks' output files
       }
     }

@@ -19,6 +19,7 @@
 #include "core/job/hostlist.hpp"
 #include "core/job/node_failure.hpp"
 #include "core/launch/failover_policy.hpp"
+#include "core/launch/launch_dirs.hpp"
 
 namespace ezpz::cli {
 namespace {
@@ -243,7 +244,7 @@ Expected<std::pair<core::RunResult, int>> LaunchCommand::run_failover(Context& c
         return ezpz::failure(w.error().message);
       }
     }
-    for (const auto& dir : launch_dirs(this_try)) {
+    for (const auto& dir : core::launch_dirs(this_try)) {
       (void)ctx.probe().make_dirs(dir);
     }
     if (job_end_ && now_epoch() + failover_.min_attempt_s > *job_end_) {

@@ -49,18 +49,4 @@ void RecordPruner::prune() noexcept {
   }
 }
 
-std::vector<std::string> launch_dirs(const core::LaunchPlan& plan) {
-  std::vector<std::string> dirs;
-  for (const auto* dir : {&plan.rank.record_dir, &plan.rank.log_dir}) {
-    if (!dir->empty() && (dirs.empty() || dirs.front() != *dir)) {
-      dirs.push_back(*dir);
-    }
-  }
-  return dirs;
-}
-
-std::string job_folder(const std::string& record_dir) {
-  return record_dir.substr(0, record_dir.rfind('/'));
-}
-
 }  // namespace ezpz::cli

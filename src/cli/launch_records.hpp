@@ -46,10 +46,4 @@ class RecordPruner {
   std::thread thread_;  ///< last: it starts once the rest is set
 };
 
-/// The directories an attempt's ranks write to: its record directory, its log directory if apart.
-[[nodiscard]] std::vector<std::string> launch_dirs(const core::LaunchPlan& plan);
-
-/// The job folder a launch's record directory is in.
-[[nodiscard]] std::string job_folder(const std::string& record_dir);
-
 }  // namespace ezpz::cli
