@@ -9,8 +9,9 @@
 # Each test runs where it finds something the others cannot (chosen by label, never by name:
 # `unit`, `e2e`, `cluster`, `torch`, `fuzz`, `style`, and `asan_only`, `valgrind`):
 # - dev (Debug, -Werror, _GLIBCXX_ASSERTIONS, libtorch): torch and style tests,
-#   e2e.relay_valgrind (valgrind needs a build without sanitizers), and clang-tidy on the sources
-#   the last EZPZ_TIDY_COMMITS (5) commits touched (scripts/check-tidy.sh --recent). Its unit,
+#   e2e.relay_valgrind (valgrind needs a build without sanitizers), and clang-tidy and the include
+#   cleaner on the sources the last EZPZ_TIDY_COMMITS (5) commits touched (scripts/check-tidy.sh,
+#   check-includes.sh --recent). Its unit,
 #   fuzz replay and other e2e tests are not built or run again (EZPZ_UNIT_TESTS=OFF): the asan preset is the same Debug
 #   build with the same assertions, plus the sanitizers.
 # - release (the fully static binary users get, built -O3 with -Werror): e2e and the cluster
@@ -45,7 +46,9 @@ for preset in dev release asan; do
   scripts/ctest-strict.sh "$preset" "${only[@]}"
   if [ "$preset" = dev ]; then
     scripts/ctest-strict.sh dev -L '^valgrind$'
-    # clang-tidy (.clang-tidy) on the sources the last commits touched: all of src/ takes ~10 min.
+    # clang-tidy (.clang-tidy) and the include cleaner (iwyu: no unused project include) on the
+    # sources the last commits touched: all of src/ takes ~10 and ~4 min.
     scripts/check-tidy.sh --recent "${EZPZ_TIDY_COMMITS:-5}"
+    scripts/check-includes.sh --recent "${EZPZ_TIDY_COMMITS:-5}"
   fi
 done

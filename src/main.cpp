@@ -31,10 +31,8 @@ int main(int argc, char** argv) {
     std::ios::sync_with_stdio(false);
   }
   const auto env = sys::snapshot_environment();
-  const bool stderr_tty = sys::is_terminal(2);
-  const bool stdout_tty = sys::is_terminal(1);
-  cli::Terminal term(std::cout, std::cerr, cli::Terminal::want_colors(env, stdout_tty, stderr_tty), stderr_tty,
-                     stdout_tty);
+  const cli::Ttys ttys{.out = sys::is_terminal(1), .err = sys::is_terminal(2)};
+  cli::Terminal term(std::cout, std::cerr, cli::Terminal::want_colors(env, ttys), ttys);
   term.set_width(cli::Terminal::help_width(env, sys::terminal_columns(1)));
   // The real system, one object per capability (the ports in core/ say what each offers).
   sys::PosixProbe probe(env.get("PATH").value_or("/usr/local/bin:/usr/bin:/bin"));

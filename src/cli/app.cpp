@@ -7,7 +7,6 @@
 #include <CLI/CLI.hpp>  // Config.hpp and Formatter.hpp: inline definitions App needs
 
 #include "cli/help_format.hpp"
-#include "cli/rank_env.hpp"
 #include "cli/usage_errors.hpp"
 #include "cli/version.hpp"
 #include "core/base/log.hpp"

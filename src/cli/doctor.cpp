@@ -9,10 +9,8 @@
 #include <CLI/Validators.hpp>
 
 #include "cli/launch.hpp"
-#include "cli/launch_report.hpp"
 #include "cli/reach_options.hpp"
 #include "cli/terminal.hpp"
-#include "cli/yeet_relay.hpp"
 #include "core/base/log.hpp"
 #include "core/base/strings.hpp"
 #include "core/doctor/doctor.hpp"

@@ -14,7 +14,8 @@ int TransportChildCommand::run(Context& ctx) {
   return run_raw(ctx, {}).value_or(2);
 }
 std::optional<int> TransportChildCommand::run_raw(Context& ctx, const std::vector<std::string>& args) {
-  return node_half_ ? ctx.transport().node_main(kind_, args) : ctx.transport().child_main(kind_, args);
+  return half_ == TransportHalf::node ? ctx.transport().node_main(kind_, args)
+                                      : ctx.transport().child_main(kind_, args);
 }
 
 void SelfDigestCommand::add_cli(CLI::App& app) {

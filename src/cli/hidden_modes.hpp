@@ -8,16 +8,19 @@ namespace ezpz::cli {
 
 /// The halves of a transport ezpz runs itself: `ezpz __ssh-stdio ...` and `ezpz __agent-stdio
 /// ...` (core::Transport::child_main), `ezpz __yeet-agent` (core::Transport::node_main).
+/// Which half: the local end a transport starts on this node (child_main), or the node's end (node_main).
+enum class TransportHalf { local, node };
+
 class TransportChildCommand final : public Command {
  public:
-  TransportChildCommand(core::TransportKind kind, bool node_half) : kind_(kind), node_half_(node_half) {}
+  TransportChildCommand(core::TransportKind kind, TransportHalf half) : kind_(kind), half_(half) {}
   void add_cli(CLI::App& app) override;
   int run(Context& ctx) override;
   std::optional<int> run_raw(Context& ctx, const std::vector<std::string>& args) override;
 
  private:
   core::TransportKind kind_;
-  bool node_half_;
+  TransportHalf half_;
 };
 
 /// `ezpz __self-digest`: this binary's SHA-256 (hex) on stdout, what a node's start script

@@ -15,13 +15,10 @@
 
 #include "cli/reach_options.hpp"
 #include "cli/terminal.hpp"
-#include "cli/yeet_relay.hpp"
 #include "core/base/log.hpp"
 #include "core/base/strings.hpp"
-#include "core/job/cluster.hpp"
 #include "core/job/kill.hpp"
 #include "core/reach/agents.hpp"
-#include "core/reach/spec.hpp"
 
 namespace ezpz::cli {
 
@@ -37,7 +34,7 @@ void KillCommand::add_cli(CLI::App& app) {
   app.add_flag("--dry-run", dry_run_, "List what would be signalled; signal nothing");
   app.add_flag("--all-users", all_users_, "As root: every user's ezpz processes, not only root's own");
   app.add_flag("--json", json_, "Print one JSON object per node instead of text");
-  add_reach_options(app, reach_, "With --all-nodes: ", false);
+  add_reach_options(app, reach_, "With --all-nodes: ", HsnFlag::none);
   add_node_log_level(app, log_level_);
   app.footer(
       "Examples:\n"

@@ -11,7 +11,6 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/command.hpp"
-#include "core/reach/agents.hpp"
 #include "core/reach/reach.hpp"
 
 namespace ezpz::cli {

@@ -139,7 +139,7 @@ void LaunchCommand::add_cli(CLI::App& app) {
                  "Start no failover attempt less than this many seconds before the job's end (default 120)")
       ->type_name("SECONDS")
       ->check(CLI::NonNegativeNumber);
-  add_reach_options(app, reach_, "With --spare-nodes, how suspect nodes are probed: ", false);
+  add_reach_options(app, reach_, "With --spare-nodes, how suspect nodes are probed: ", HsnFlag::none);
   app.add_flag("--keep-going", keep_going_,
                "Built-in launcher: let the other ranks finish when one fails (default: stop them)");
   app.add_flag("--no-record", no_record_,
@@ -284,7 +284,7 @@ int LaunchCommand::run(Context& ctx) {
   std::optional<core::FirstFailure> failure;
   std::vector<AttemptFacts> facts;
   std::optional<RecordPruner> pruner;
-  const auto records = core::plan_record_steps(plan, record, job->split.has_value());
+  const auto records = core::plan_record_steps(plan, {.record = record, .failover = job->split.has_value()});
   first_dirs_ = records.make_first;
   if (records.prune) {
     // Once the ranks run: its directory reads and its thread's first memory held up their start.
@@ -336,9 +336,9 @@ int LaunchCommand::run(Context& ctx) {
 
 void LaunchCommand::show_plan(Context& ctx, const core::LaunchPlan& plan, const core::ClusterInfo& cluster) const {
   if (print_env_ && json_) {
-    ctx.term.print_json(rank_env_report(plan, ctx.env, true));
+    ctx.term.print_json(rank_env_report(plan, ctx.env, Format::json));
   } else if (print_env_) {
-    ctx.term.out() << rank_env_report(plan, ctx.env, false);
+    ctx.term.out() << rank_env_report(plan, ctx.env, Format::text);
   } else if (json_) {
     ctx.term.print_json(plan_json(plan, cluster, ctx.env));
   } else {

@@ -9,11 +9,9 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/launch.hpp"
-#include "cli/launch_records.hpp"
 #include "cli/launch_report.hpp"
 #include "cli/reach_options.hpp"
 #include "cli/terminal.hpp"
-#include "core/base/log.hpp"
 #include "core/base/strings.hpp"
 #include "core/job/cluster.hpp"
 #include "core/job/hostlist.hpp"
@@ -188,7 +186,7 @@ Expected<PlannedJob> plan_failover(Context& ctx, PlannedJob job, const core::Fai
         "built-in local launcher");
   }
   EZPZ_TRY_ASSIGN(auto split, core::split_nodes(job.request.topology, job.cluster.hosts,
-                                                core::default_ppn(job.cluster, false), failover));
+                                                core::default_ppn(job.cluster, job.plan.style), failover));
   EZPZ_TRY_ASSIGN(auto plan, core::plan_on_hosts(job.request, ctx.env, job.cluster, job.inventory, split,
                                                  failover_hostfile(job.request, ctx.env, 0), job.cluster.master_addr));
   plan.warnings.insert(plan.warnings.end(), job.cluster.warnings.begin(), job.cluster.warnings.end());
@@ -288,7 +286,8 @@ Expected<std::pair<core::RunResult, int>> LaunchCommand::run_failover(Context& c
       EZPZ_TRY_ASSIGN(auto next,
                       core::plan_on_hosts(job.request, ctx.env, job.cluster, job.inventory, split,
                                           failover_hostfile(job.request, ctx.env, attempt),
-                                          core::master_address(split.active, job.cluster.machine, ctx.probe()), true));
+                                          core::master_address(split.active, job.cluster.machine, ctx.probe()),
+                                          core::AttemptAfter::swap));
       plan = std::move(next);
     }
     // 4. A short backoff; Ctrl-C during it starts nothing.

@@ -7,7 +7,6 @@
 #include <vector>
 
 #include "cli/command.hpp"
-#include "core/launch/launch_plan.hpp"
 
 namespace ezpz::cli {
 

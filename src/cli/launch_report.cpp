@@ -225,7 +225,8 @@ std::string plan_json(const core::LaunchPlan& plan, const core::ClusterInfo& clu
   return j.dump();
 }
 
-std::string rank_env_report(const core::LaunchPlan& plan, const core::Env& env, bool json) {
+std::string rank_env_report(const core::LaunchPlan& plan, const core::Env& env, Format format) {
+  const bool json = format == Format::json;
   nlohmann::json ranks = nlohmann::json::array();
   std::string text;
   for (int r = 0; r < plan.topology.nprocs; ++r) {

@@ -26,9 +26,10 @@ namespace ezpz::cli {
 /// (the launcher's part, the rank shim's, then `-- COMMAND`), which a shell still runs as one.
 [[nodiscard]] std::string dry_run_line(const core::LaunchPlan& plan, bool folded = false);
 
+enum class Format { text, json };
 /// The per-rank variables for every rank (`--print-env`), as text or as a JSON array (one line,
 /// without its newline).
-[[nodiscard]] std::string rank_env_report(const core::LaunchPlan& plan, const core::Env& env, bool json);
+[[nodiscard]] std::string rank_env_report(const core::LaunchPlan& plan, const core::Env& env, Format format);
 
 struct LaunchTimes {
   std::string start_iso;  ///< 2026-11-22T00:34:18.123Z

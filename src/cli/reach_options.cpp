@@ -7,7 +7,7 @@
 
 namespace ezpz::cli {
 
-void add_reach_options(CLI::App& app, core::ReachOptions& options, const std::string& when, bool hsn_flag) {
+void add_reach_options(CLI::App& app, core::ReachOptions& options, const std::string& when, HsnFlag hsn) {
   // "With --nodes: launcher ..." reads well; alone, the text starts with a capital.
   auto text = [&](std::string s) {
     if (when.empty() && !s.empty()) {
@@ -26,7 +26,7 @@ void add_reach_options(CLI::App& app, core::ReachOptions& options, const std::st
       ->type_name("CMD");
   app.add_flag("--accept-new-host-keys", options.accept_new_host_keys,
                text("add host keys of nodes not yet in ~/.ssh/known_hosts (a changed key is always an error)"));
-  if (hsn_flag) {
+  if (hsn == HsnFlag::offered) {
     app.add_flag("--no-hsn", options.no_hsn, text("use the hostfile's names, not <host>-hsn0 when that resolves"));
   }
 }

@@ -13,10 +13,14 @@ class App;
 
 namespace ezpz::cli {
 
-/// --transport, --ssh-command, --accept-new-host-keys and (with `hsn_flag`) --no-hsn into
+/// Whether a command offers --no-hsn with the reach options (launch and kill probe over the
+/// management network only, and keep options.no_hsn as they set it).
+enum class HsnFlag { offered, none };
+/// --transport, --ssh-command, --accept-new-host-keys and (HsnFlag::offered) --no-hsn into
 /// `options`; `when` starts each help text ("With --nodes: "; "" for a command that always
-/// reaches nodes). Without `hsn_flag` the command keeps options.no_hsn as it set it.
-void add_reach_options(CLI::App& app, core::ReachOptions& options, const std::string& when, bool hsn_flag = true);
+/// reaches nodes).
+void add_reach_options(CLI::App& app, core::ReachOptions& options, const std::string& when,
+                       HsnFlag hsn = HsnFlag::offered);
 
 /// The head's -v for the node halves it starts (kill --all-nodes, doctor --nodes): a hidden
 /// --log-level (info, debug or trace) into `level`.

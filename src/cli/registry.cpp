@@ -54,16 +54,25 @@ const std::vector<CommandInfo>& command_table() {
       {"__yeet-send", "One push of yeet --strategy greedy: stream this node's copy to another node",
        [] { return std::unique_ptr<Command>(new YeetSendCommand); }, kBroadcast, true, true},
       {"__ssh-stdio", "The local half of a command started on another node over the built-in transport",
-       [] { return std::unique_ptr<Command>(new TransportChildCommand(core::TransportKind::ssh, false)); }, kTransport,
-       true, true},
+       [] {
+         return std::unique_ptr<Command>(new TransportChildCommand(core::TransportKind::ssh, TransportHalf::local));
+       },
+       kTransport, true, true},
       {"__ssh-tcp", "The node half of a stream started over SSH: carries it over a sealed TCP connection it offers",
-       [] { return std::unique_ptr<Command>(new TransportChildCommand(core::TransportKind::ssh, true)); }, kTransport,
-       true, true},
+       [] {
+         return std::unique_ptr<Command>(new TransportChildCommand(core::TransportKind::ssh, TransportHalf::node));
+       },
+       kTransport, true, true},
       {"__agent-stdio", "The local half of a command started on another node through its agent (launcher transport)",
-       [] { return std::unique_ptr<Command>(new TransportChildCommand(core::TransportKind::launcher, false)); },
+       [] {
+         return std::unique_ptr<Command>(
+             new TransportChildCommand(core::TransportKind::launcher, TransportHalf::local));
+       },
        kTransport, true, true},
       {"__yeet-agent", "One node's agent of yeet's launcher transport: runs relays for the run's authenticated peers",
-       [] { return std::unique_ptr<Command>(new TransportChildCommand(core::TransportKind::launcher, true)); },
+       [] {
+         return std::unique_ptr<Command>(new TransportChildCommand(core::TransportKind::launcher, TransportHalf::node));
+       },
        kTransport, true, true},
       {"__self-digest", "Print this binary's SHA-256: what a node's start script checks before it runs a relay",
        [] { return std::unique_ptr<Command>(new SelfDigestCommand); }, kProbe, true, true},

@@ -30,19 +30,19 @@ std::size_t Terminal::help_width(const core::Env& env, std::size_t columns) {
   return std::clamp<std::size_t>(columns == 0 ? 80 : columns, 40, 100);
 }
 
-Colors Terminal::want_colors(const core::Env& env, bool stdout_is_tty, bool stderr_is_tty, ColorMode mode) {
+Colors Terminal::want_colors(const core::Env& env, Ttys ttys, ColorMode mode) {
   if (mode != ColorMode::automatic) {
-    return Colors(mode == ColorMode::always);
+    return mode == ColorMode::always ? Colors::both() : Colors::none();
   }
   const auto forced = [&](const char* name) { return env.has(name) && env.get(name).value_or("0") != "0"; };
   if (forced("FORCE_COLOR") || forced("CLICOLOR_FORCE")) {  // force-color.org, bixense.com/clicolors
-    return Colors(true);
+    return Colors::both();
   }
   if (env.has("NO_COLOR")) {  // no-color.org: set and non-empty
-    return Colors(false);
+    return Colors::none();
   }
   const bool capable = env.get("TERM").value_or("dumb") != "dumb";
-  return {stdout_is_tty && capable, stderr_is_tty && capable};
+  return {.out = ttys.out && capable, .err = ttys.err && capable};
 }
 
 void Terminal::tagged(std::string_view tag, std::string_view color_code, std::string_view message) {

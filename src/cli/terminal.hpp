@@ -19,9 +19,14 @@ namespace ezpz::cli {
 struct Colors {
   bool out = false;
   bool err = false;
-  Colors() = default;
-  Colors(bool both) : out(both), err(both) {}  // NOLINT(google-explicit-constructor): Terminal(o, e, false)
-  Colors(bool on_out, bool on_err) : out(on_out), err(on_err) {}
+  static constexpr Colors none() { return {}; }
+  static constexpr Colors both() { return {true, true}; }
+};
+
+/// Which standard streams are terminals.
+struct Ttys {
+  bool out = false;  ///< stdout: a person reads it, not a script
+  bool err = false;  ///< stderr: progress bars are drawn only then
 };
 
 /// --color=auto|always|never.
@@ -31,8 +36,8 @@ std::optional<ColorMode> color_mode_from(std::string_view word);
 
 class Terminal {
  public:
-  Terminal(std::ostream& out, std::ostream& err, Colors colors, bool interactive = false, bool out_is_tty = false)
-      : out_(out), err_(err), colors_(colors), interactive_(interactive), out_tty_(out_is_tty) {}
+  Terminal(std::ostream& out, std::ostream& err, Colors colors, Ttys ttys = {})
+      : out_(out), err_(err), colors_(colors), interactive_(ttys.err), out_tty_(ttys.out) {}
 
   /// Whether stderr is a terminal: progress bars are drawn only then.
   [[nodiscard]] bool interactive() const { return interactive_; }
@@ -42,11 +47,10 @@ class Terminal {
   /// For each stream: `mode` always/never decides; else FORCE_COLOR or CLICOLOR_FORCE (set, not
   /// empty, not "0") turns colour on; else NO_COLOR (set, not empty) turns it off; else colour
   /// when that stream is a terminal and TERM is set and not "dumb".
-  [[nodiscard]] static Colors want_colors(const core::Env& env, bool stdout_is_tty, bool stderr_is_tty,
-                                          ColorMode mode = ColorMode::automatic);
+  [[nodiscard]] static Colors want_colors(const core::Env& env, Ttys ttys, ColorMode mode = ColorMode::automatic);
   /// Decide again once --color is known (the streams' terminals as given at construction).
   void apply_color_mode(const core::Env& env, ColorMode mode) {
-    colors_ = want_colors(env, out_tty_, interactive_, mode);
+    colors_ = want_colors(env, {.out = out_tty_, .err = interactive_}, mode);
   }
   /// The width help is wrapped at: COLUMNS when set, else the terminal's (`columns`; 0 when
   /// stdout is none: 80); at least 40 and at most 100 (longer lines read badly).

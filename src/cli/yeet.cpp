@@ -8,12 +8,10 @@
 
 #include "cli/reach_options.hpp"
 #include "cli/terminal.hpp"
-#include "cli/yeet_relay.hpp"
 #include "cli/yeet_report.hpp"
 #include "cli/yeet_steps.hpp"
 #include "core/base/log.hpp"
 #include "core/base/strings.hpp"
-#include "core/job/cluster.hpp"
 #include "core/reach/agents.hpp"
 #include "core/reach/reach.hpp"
 #include "core/yeet/broadcast_spec.hpp"

@@ -6,7 +6,6 @@
 
 #include "cli/reach_options.hpp"
 #include "cli/terminal.hpp"
-#include "core/base/log.hpp"
 #include "core/yeet/install.hpp"
 #include "core/yeet/relay_tree.hpp"
 

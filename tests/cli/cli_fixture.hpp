@@ -175,7 +175,7 @@ inline FakeRankChannels& fake_rank_channels() {
 inline CliRun run_cli_ports(const std::vector<std::string>& args, const core::Env& env, const cli::Ports& ports) {
   std::ostringstream out;
   std::ostringstream err;
-  cli::Terminal term(out, err, false);
+  cli::Terminal term(out, err, cli::Colors::none());
   int rc = cli::run_main(args, env, term, ports);
   return {rc, out.str(), err.str()};
 }
@@ -184,7 +184,7 @@ inline CliRun run_cli(const std::vector<std::string>& args, const core::Env& env
                       FakeProcess* process = nullptr) {
   std::ostringstream out;
   std::ostringstream err;
-  cli::Terminal term(out, err, false);
+  cli::Terminal term(out, err, cli::Colors::none());
   FakeProcess local;
   NoTransfer transfer;
   FakeBroadcaster broadcaster;

@@ -25,7 +25,7 @@ struct Parsed {
 Parsed parse(const Strings& args) {
   Cli cli;
   std::ostringstream out, err;
-  Terminal term(out, err, false);
+  Terminal term(out, err, ezpz::cli::Colors::none());
   auto p = cli.parse(args, term);
   Parsed r{p.exit_code, p.command != nullptr, out.str(), err.str(), {}, {}};
   if (auto* launch = dynamic_cast<LaunchCommand*>(p.command)) {
@@ -409,7 +409,7 @@ TEST_CASE("json mode: a failure prints one object with the exit code, once, with
   CHECK(ezpz::test::run_cli({"plot", "--json"}, env, probe).out.empty());
 
   std::ostringstream out, err;
-  Terminal term(out, err, true);  // colour on stderr
+  Terminal term(out, err, ezpz::cli::Colors::both());  // colour on stderr
   term.set_json("yeet");
   term.set_unchanged({"/tmp/env"});
   term.error("first");
@@ -423,14 +423,14 @@ TEST_CASE("json mode: a failure prints one object with the exit code, once, with
   CHECK(err.str().find('\033') != std::string::npos);
 
   std::ostringstream out2, err2;
-  Terminal printed(out2, err2, false);
+  Terminal printed(out2, err2, ezpz::cli::Colors::none());
   printed.set_json("kill");
   printed.print_json("{\"host\":\"a\"}");
   printed.error("a node was not reached");
   printed.finish(1);  // its own JSON came first: no second object
   printed.finish(0);
   CHECK(out2.str() == "{\"host\":\"a\"}\n");
-  Terminal silent(out2, err2, false);
+  Terminal silent(out2, err2, ezpz::cli::Colors::none());
   silent.set_json("env");
   silent.finish(3);  // no error line: one saying what failed
   CHECK_THAT(out2.str(), Catch::Contains("\"error\":\"ezpz env failed with exit code 3\""));

@@ -163,7 +163,7 @@ TEST_CASE("every example in the README, the docs, the man pages and the help par
       INFO(where << ": " << line);
       ezpz::cli::Cli cli;
       std::ostringstream out, err;
-      ezpz::cli::Terminal term(out, err, false);
+      ezpz::cli::Terminal term(out, err, ezpz::cli::Colors::none());
       const auto parsed = cli.parse({words.begin() + 1, words.end()}, term);
       CHECK(parsed.exit_code == 0);
       CHECK(err.str().empty());

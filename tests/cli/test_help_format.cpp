@@ -15,7 +15,7 @@ namespace {
 std::string help_of(const Strings& args, std::size_t width = 80) {
   Cli cli(width);
   std::ostringstream out, err;
-  Terminal term(out, err, false);
+  Terminal term(out, err, ezpz::cli::Colors::none());
   (void)cli.parse(args, term);
   return out.str();
 }

@@ -19,7 +19,7 @@ ezpz::core::Env env_of(std::map<std::string, std::string, std::less<>> vars) {
 
 std::pair<bool, bool> colors(const ezpz::core::Env& env, bool out_tty, bool err_tty,
                              ColorMode mode = ColorMode::automatic) {
-  const Colors c = Terminal::want_colors(env, out_tty, err_tty, mode);
+  const Colors c = Terminal::want_colors(env, {.out = out_tty, .err = err_tty}, mode);
   return {c.out, c.err};
 }
 
@@ -58,7 +58,7 @@ TEST_CASE("colour: --color, then FORCE_COLOR / CLICOLOR_FORCE, then NO_COLOR", "
 
 TEST_CASE("colour: errors are coloured only where stderr is", "[terminal]") {
   std::ostringstream out, err;
-  Terminal term(out, err, Colors(true, false));
+  Terminal term(out, err, Colors{.out = true, .err = false});
   term.error("x");
   CHECK(err.str() == "ezpz: error: x\n");
   term.apply_color_mode(env_of({}), ColorMode::always);

@@ -16,7 +16,7 @@ namespace {
 std::pair<int, std::string> refusal(const Strings& args) {
   Cli cli;
   std::ostringstream out, err;
-  Terminal term(out, err, false);
+  Terminal term(out, err, ezpz::cli::Colors::none());
   auto p = cli.parse(args, term);
   return {p.exit_code, err.str().substr(0, err.str().find('\n'))};
 }
@@ -43,7 +43,7 @@ TEST_CASE("usage errors: a misspelt command is named with what was meant", "[cli
   CHECK(refusal({"frobnicate"}).second == "ezpz: error: unknown command 'frobnicate'");
   Cli cli;
   std::ostringstream out, err;
-  Terminal term(out, err, false);
+  Terminal term(out, err, ezpz::cli::Colors::none());
   auto help = cli.parse({"help", "lauch"}, term);
   REQUIRE(help.command != nullptr);
   ezpz::core::Env env;

@@ -21,7 +21,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     cli::Cli cli;
     std::ostringstream out;
     std::ostringstream err;
-    cli::Terminal term(out, err, false);
+    cli::Terminal term(out, err, cli::Colors::none());
     auto parsed = cli.parse(words, term);
     EZPZ_FUZZ_CHECK(parsed.command != nullptr || (parsed.exit_code >= 0 && parsed.exit_code < 100));
     return 0;

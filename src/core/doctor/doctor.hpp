@@ -8,7 +8,6 @@
 #include <vector>
 
 #include "core/base/env.hpp"
-#include "core/base/expected.hpp"
 #include "core/job/cluster.hpp"
 #include "core/ports/probe.hpp"
 #include "core/reach/transport.hpp"

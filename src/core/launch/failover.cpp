@@ -10,7 +10,7 @@
 
 #include "core/base/strings.hpp"
 #include "core/job/hostlist.hpp"
-#include "core/launch/rank_channel.hpp"
+#include "core/launch/rank_output.hpp"
 
 namespace ezpz::core {
 
@@ -67,14 +67,14 @@ Expected<NodeSplit> split_nodes(const TopologyRequest& topology, const HostList&
 
 Expected<LaunchPlan> plan_on_hosts(LaunchRequest request, const Env& env, ClusterInfo cluster,
                                    const LauncherInventory& inventory, const NodeSplit& split,
-                                   const std::string& hostfile, const std::string& master_addr, bool after_swap) {
+                                   const std::string& hostfile, const std::string& master_addr, AttemptAfter after) {
   cluster.hosts = split.active;
   cluster.master_addr = master_addr;
   cluster.host_source = {HostSource::Kind::file, "failover", hostfile};
   request.pin_hosts = true;
   request.topology.nhosts = static_cast<int>(split.active.size());
   EZPZ_TRY_ASSIGN(auto plan, plan_launch(request, env, cluster, inventory));
-  if (after_swap && plan.style == LauncherStyle::srun) {
+  if (after == AttemptAfter::swap && plan.style == LauncherStyle::srun) {
     plan.argv.insert(plan.argv.begin() + 1, "--overlap");
   }
   plan.write_hostfile = plan.style != LauncherStyle::srun && plan.style != LauncherStyle::local;

@@ -16,7 +16,6 @@
 #include "core/job/topology.hpp"
 #include "core/launch/failure_signs.hpp"
 #include "core/launch/launch_plan.hpp"
-#include "core/launch/rank_output.hpp"
 
 namespace ezpz::core {
 
@@ -49,12 +48,13 @@ struct NodeSplit {
 /// The plan of one attempt on exactly `split.active`: named to the launcher (srun --nodelist; a
 /// hostfile at `hostfile`, which the caller writes, for mpiexec and mpirun: LaunchPlan::
 /// write_hostfile), MASTER_ADDR `master_addr` (the first active node's), the spares listed.
-/// `after_swap`: srun gets --overlap, as the failed step may still hold the healthy nodes
+/// AttemptAfter::swap: srun gets --overlap, as the failed step may still hold the healthy nodes
 /// (Slurm completes it only once the lost node answers or is marked down).
+enum class AttemptAfter { start, swap };
 [[nodiscard]] Expected<LaunchPlan> plan_on_hosts(LaunchRequest request, const Env& env, ClusterInfo cluster,
                                                  const LauncherInventory& inventory, const NodeSplit& split,
                                                  const std::string& hostfile, const std::string& master_addr,
-                                                 bool after_swap = false);
+                                                 AttemptAfter after = AttemptAfter::start);
 
 /// What a launcher said about a node, parsed per launcher.
 enum class ClaimKind {

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "core/job/scheduler.hpp"
-#include "core/launch/rank_output.hpp"
+#include "core/ports/process.hpp"
 
 namespace ezpz::core {
 

@@ -14,15 +14,15 @@ LogDirs plan_log_dirs(const std::optional<std::string>& log_dir, const std::stri
   return dirs;
 }
 
-RecordSteps plan_record_steps(const LaunchPlan& plan, bool record, bool failover) {
+RecordSteps plan_record_steps(const LaunchPlan& plan, const RecordAsk& ask) {
   RecordSteps steps;
   const auto& dir = plan.rank.record_dir;
-  if (!record || dir.empty()) {
+  if (!ask.record || dir.empty()) {
     return steps;
   }
   steps.prune = true;
   steps.job_folder = dir.substr(0, dir.rfind('/'));
-  if (plan.rank_env && plan.style != LauncherStyle::local && !failover) {
+  if (plan.rank_env && plan.style != LauncherStyle::local && !ask.failover) {
     steps.make_first = launch_dirs(plan);
   }
   return steps;

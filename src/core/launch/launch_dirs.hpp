@@ -31,7 +31,11 @@ struct RecordSteps {
   std::string job_folder;  ///< the folder of this launch's records: the pruner never removes it
   bool prune = false;      ///< old records pruned while the job runs (records kept, and a record directory)
 };
-[[nodiscard]] RecordSteps plan_record_steps(const LaunchPlan& plan, bool record, bool failover);
+struct RecordAsk {
+  bool record = true;     ///< records wanted (records_wanted: not --no-record, EZPZ_NO_RECORD)
+  bool failover = false;  ///< --spare-nodes: each attempt makes its own directories
+};
+[[nodiscard]] RecordSteps plan_record_steps(const LaunchPlan& plan, const RecordAsk& ask);
 
 /// The directories an attempt's ranks write to: its record directory, its log directory if apart.
 [[nodiscard]] std::vector<std::string> launch_dirs(const LaunchPlan& plan);

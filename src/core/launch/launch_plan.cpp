@@ -176,9 +176,9 @@ Expected<void> check_srun_ppn(const LaunchRequest& request, const ClusterInfo& c
 
 }  // namespace
 
-int default_ppn(const ClusterInfo& cluster, bool builtin) {
+int default_ppn(const ClusterInfo& cluster, LauncherStyle style) {
   int per_node = cluster.gpus.per_node;
-  if (builtin || cluster.scheduler != Scheduler::slurm) {
+  if (style == LauncherStyle::local || cluster.scheduler != Scheduler::slurm) {
     return per_node;
   }
   const auto limit = slurm_ppn_limit(cluster.slurm);
@@ -202,7 +202,7 @@ Expected<void> plan_topology(const LaunchRequest& request, const ClusterInfo& cl
   if (!builtin && cluster.scheduler == Scheduler::slurm) {
     plan.ppn_limit = slurm_ppn_limit(cluster.slurm);
   }
-  const int per_node = default_ppn(cluster, builtin);
+  const int per_node = default_ppn(cluster, plan.style);
   auto topo = resolve_topology(request.topology, available, per_node);
   if (!topo) {
     if (builtin && request.topology.nhosts && *request.topology.nhosts > 1) {

@@ -86,8 +86,8 @@ struct LauncherChoice {
                                                const LauncherInventory& inventory);
 
 /// Processes per node when the user does not say: GPUs per node, within what a Slurm allocation
-/// allows (its tasks and CPUs per node).
-[[nodiscard]] int default_ppn(const ClusterInfo& cluster, bool builtin);
+/// allows (its tasks and CPUs per node) unless `style` is the built-in launcher's (this host only).
+[[nodiscard]] int default_ppn(const ClusterInfo& cluster, LauncherStyle style);
 
 /// The plan for attempt `attempt` (0 = the first) of --retries: TORCHELASTIC_RESTART_COUNT, and
 /// a record directory of its own (<dir>/retry-K) so that reports of earlier attempts never count.

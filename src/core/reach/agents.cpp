@@ -196,7 +196,7 @@ Expected<TransportAsk> transport_request(const std::string& transport, const std
     return TransportAsk();
   }
   return TransportAsk(*transport_request_from_string(settings.transport),
-                      "transport = \"" + settings.transport + "\" in " + settings.source, true);
+                      "transport = \"" + settings.transport + "\" in " + settings.source, TransportAsk::Asker::config);
 }
 
 std::string encode_directory(const AgentDirectory& directory) {

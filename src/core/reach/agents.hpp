@@ -24,12 +24,14 @@ enum class TransportRequest { ssh, launcher, automatic };
 /// The transport asked for and what asked ("--transport launcher", "--ssh-command",
 /// "transport = \"ssh\" in /home/me/.config/ezpz/config.toml"; "" when nothing did).
 struct TransportAsk {
+  /// Who asked: the command line, or the config file (a site default: moot where there is no other node).
+  enum class Asker { command, config };
   TransportAsk(TransportRequest r = TransportRequest::automatic, std::string by = "",  // NOLINT: from a request
-               bool from_config = false)
-      : request(r), origin(std::move(by)), configured(from_config) {}
+               Asker who = Asker::command)
+      : request(r), origin(std::move(by)), configured(who == Asker::config) {}
   TransportRequest request;
   std::string origin;
-  bool configured;  ///< the config file asked (a site default: moot where there is no other node)
+  bool configured;  ///< the config file asked
 };
 
 /// The transport a run uses, the launcher that starts the agents (with it), and why: printed

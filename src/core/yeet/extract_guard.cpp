@@ -132,7 +132,8 @@ EntryVerdict ExtractGuard::admit(std::string_view raw, EntryKind kind, std::stri
       return refuse(Refusal::too_long, "a symlink target of " + std::to_string(link.size()) + " bytes");
     }
     if (!link.empty() && link.front() != '/' &&
-        resolve(v.name, std::string(link), 0, limits_.resolve_links) != Refusal::none) {
+        resolve(v.name, std::string(link), 0, limits_.resolve_links ? Through::links : Through::text) !=
+            Refusal::none) {
       return refuse(Refusal::symlink_escape, "it leads outside the destination");
     }
     node.target = link;
@@ -180,7 +181,8 @@ std::string ExtractGuard::lifted_top() const {
 }
 
 Refusal ExtractGuard::resolve(const std::string& name, const std::string& target, std::size_t root,
-                              bool through_links) const {
+                              Through through) const {
+  const bool through_links = through == Through::links;
   auto pos = components(name);
   if (pos.empty()) {
     return Refusal::symlink_escape;  // the root itself is no link
@@ -231,7 +233,7 @@ EntryVerdict ExtractGuard::check_links() const {
     if (node.kind != EntryKind::symlink || node.target.empty() || node.target.front() == '/') {
       continue;
     }
-    if (auto r = resolve(name, node.target, root, true); r != Refusal::none) {
+    if (auto r = resolve(name, node.target, root, Through::links); r != Refusal::none) {
       auto v =
           refuse(r, r == Refusal::symlink_loop ? "its chain of links does not end"
                                                : "through the tree's other links it leads outside the destination");

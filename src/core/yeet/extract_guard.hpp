@@ -76,9 +76,11 @@ class ExtractGuard {
     EntryKind kind;
     std::string target;  ///< a symlink's
   };
+  /// Whether resolve follows the links the archive made on the way, or reads the target as text.
+  enum class Through { text, links };
   /// Whether `target`, read from the directory of `name`, stays under `root` (components).
   [[nodiscard]] Refusal resolve(const std::string& name, const std::string& target, std::size_t root,
-                                bool through_links) const;
+                                Through through) const;
 
   ExtractLimits limits_;
   std::unordered_map<std::string, Node> nodes_;

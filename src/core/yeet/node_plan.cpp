@@ -1,7 +1,6 @@
 #include "core/yeet/node_plan.hpp"
 
 #include "core/base/shell.hpp"
-#include "core/job/cluster.hpp"
 #include "core/yeet/manifest.hpp"
 
 namespace ezpz::core {

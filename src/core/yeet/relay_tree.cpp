@@ -3,8 +3,6 @@
 
 #include <algorithm>
 
-#include "core/base/strings.hpp"
-
 namespace ezpz::core {
 
 std::vector<RelayNode> relay_tree(const HostList& targets, int fanout) {

@@ -258,7 +258,7 @@ std::map<std::string, std::string> AgentTransport::start_agents(const core::Host
     step_ended = step_.try_wait();
   }
   if (stopped()) {  // Ctrl-C, or not needed any more: the step goes now (it may be waiting for resources)
-    end_step(true);
+    end_step(StepEnd::at_once);
     return fail_all("interrupted");
   }
   const auto text = core::encode_directory(directory_);
@@ -298,7 +298,7 @@ void AgentTransport::close_nodes() {
   // acknowledge the end, or says nothing within the wait, holds the step: it is ended at once.
   const bool all_ended = await_agents_end(controls_, kAgentsEndWait);
   controls_.clear();
-  end_step(!all_ended);
+  end_step(all_ended ? StepEnd::wait_first : StepEnd::at_once);
 }
 
 std::string AgentTransport::step_text() const {
@@ -319,7 +319,8 @@ std::string AgentTransport::step_said() const {
   return said.empty() ? "" : " (it said: " + said + ")";
 }
 
-void AgentTransport::end_step(bool at_once) {
+void AgentTransport::end_step(StepEnd how) {
+  const bool at_once = how == StepEnd::at_once;
   if (!step_.owned()) {
     return;
   }

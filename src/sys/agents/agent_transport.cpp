@@ -12,7 +12,6 @@
 #include <unistd.h>
 
 #include "core/base/log.hpp"
-#include "core/base/strings.hpp"
 #include "core/yeet/outcome.hpp"
 #include "sys/agents/agent.hpp"
 #include "sys/agents/exec_words.hpp"

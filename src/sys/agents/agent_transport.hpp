@@ -35,9 +35,11 @@ class AgentTransport final : public core::Transport {
   const core::AgentDirectory& directory();
   /// The run's secret (hex): the one open_nodes made, or the one in the environment.
   std::string secret_hex();
-  /// Wait up to 3 s for the step to end on its own (unless `at_once`), then SIGTERM it and wait
-  /// up to 3 s more; then SIGKILL.
-  void end_step(bool at_once);
+  /// Whether end_step first gives the step 3 s to end on its own.
+  enum class StepEnd { wait_first, at_once };
+  /// Wait up to 3 s for the step to end on its own (unless StepEnd::at_once), then SIGTERM it and
+  /// wait up to 3 s more; then SIGKILL.
+  void end_step(StepEnd how);
   /// open_nodes' work: the step, the registrations; why each host that has no agent has none.
   std::map<std::string, std::string> start_agents(const core::HostList& hosts, const core::ReachSpec& spec,
                                                   const std::atomic<bool>* stop, const std::atomic<bool>* cancel);

@@ -18,21 +18,16 @@
 #include <unistd.h>
 
 #include "core/base/log.hpp"
-#include "core/base/shell.hpp"
 #include "core/yeet/relay_args.hpp"
 #include "sys/broadcast/fanout.hpp"
 #include "sys/broadcast/heartbeat.hpp"
 #include "sys/broadcast/stream_input.hpp"
 #include "sys/fs/adaptive_zstd.hpp"
 #include "sys/fs/archive.hpp"
-#include "sys/fs/destination.hpp"
-#include "sys/fs/incremental.hpp"
-#include "sys/fs/janitor.hpp"
 #include "sys/fs/tree.hpp"
 #include "sys/nodes/remote_process.hpp"
 #include "sys/os/fd_io.hpp"
 #include "sys/os/owned.hpp"
-#include "sys/os/safe_dirs.hpp"
 
 namespace ezpz::sys {
 namespace {
@@ -96,7 +91,7 @@ std::vector<core::NodeResult> stream_tree(Fanout& fan, const std::string& root, 
   } else {
     fan.terminate();
   }
-  fan.end(complete);
+  fan.end(complete ? Fanout::Ending::complete : Fanout::Ending::abandoned);
   return fan.collect(packed ? "its relay ended without a report" : "the head stopped sending", on_result);
 }
 
@@ -105,7 +100,7 @@ std::vector<core::NodeResult> send_from_peer(core::Transport& transport, const s
                                              const core::BroadcastSpec& options, const core::ResultFn& on_result) {
   Fanout fan(transport, options.this_host, options);
   fan.start_sender(peer, tree);
-  fan.end(true);
+  fan.end(Fanout::Ending::complete);
   auto results = fan.collect("the copy from " + peer + " ended without a report", [&](const core::NodeResult& r) {
     if (r.host != peer && on_result) {
       on_result(r);
@@ -309,7 +304,7 @@ int run_relay(core::Transport& transport, const std::string& this_host,
   }
   const bool ended = in.ended();
   me.bytes = in.bytes();
-  fan.end(ended);  // re-attached children get the rest meanwhile
+  fan.end(ended ? Fanout::Ending::complete : Fanout::Ending::abandoned);  // re-attached ones get the rest
   // From here on the parent only reads: a line a second tells it this relay is still at work.
   ResultLines say(out);
   me.digest_ok = in.digest_ok();
@@ -567,7 +562,7 @@ void PosixBroadcaster::abandon_relays() {
   if (started_) {
     // Their stream ends before its end unit: each relay removes its work and reports failure.
     started_->terminate();
-    started_->end(false);
+    started_->end(Fanout::Ending::abandoned);
     started_.reset();  // each child's ends close; the children are reaped
   }
   started_tree_.clear();

@@ -162,14 +162,15 @@ Fanout::Fanout(core::Transport& transport, std::string this_host, const core::Br
 }
 
 Fanout::~Fanout() {
-  end(false);
+  end(Ending::abandoned);
   join_feeders();
   // Then the owners: each child's ends close (and one never collected is killed and reaped),
   // and the spool after them.
   children_.clear();
 }
 
-Fanout::Child& Fanout::spawn(const core::RelayNode& node, bool reattached) {
+Fanout::Child& Fanout::spawn(const core::RelayNode& node, Feed from) {
+  const bool reattached = from == Feed::spool;
   auto c = std::make_unique<Child>();
   c->node = node;
   c->reattached = reattached;
@@ -223,7 +224,7 @@ void Fanout::start(const std::vector<core::RelayNode>& tree) {
     if (cancelled_) {
       break;
     }
-    spawn(node, false);
+    spawn(node, Feed::live);
     log::info("relay to " + node.host + ": starting" +
               (node.children.empty() ? std::string() : " (it feeds " + core::encode_tree(node.children) + ")"));
   }
@@ -296,7 +297,7 @@ void Fanout::drop(Child& c) {
   if (spool_ok && !c.reattached && !cancelled_) {
     for (const auto& grandchild : c.node.children) {
       log::info("relay to " + grandchild.host + ": re-attached here (its parent " + c.node.host + " was dropped)");
-      spawn(grandchild, true);
+      spawn(grandchild, Feed::spool);
     }
   }
 }
@@ -392,7 +393,8 @@ void Fanout::feed(Child& c) {
   c.alive = false;
 }
 
-void Fanout::end(bool complete) {
+void Fanout::end(Ending ending) {
+  const bool complete = ending == Ending::complete;
   if (ticker_.joinable()) {
     ticker_.request_stop();
     ticker_.join();
@@ -423,7 +425,7 @@ void Fanout::terminate() {
 }
 
 std::vector<core::NodeResult> Fanout::collect(const std::string& why_missing, const core::ResultFn& on_result) {
-  end(complete_);  // no-op when the caller ended the stream
+  end(complete_ ? Ending::complete : Ending::abandoned);  // no-op when the caller ended the stream
   join_feeders();
   std::map<std::string, core::NodeResult> reported;
   std::vector<std::string> pending(children_.size());

@@ -40,9 +40,10 @@ class Fanout {
   /// child (and the spool). A child that cannot take it is dropped and its children
   /// re-attached. A child sent nothing for a second gets a keepalive header between units.
   void send(const void* head, std::size_t head_size, const void* data = nullptr, std::size_t size = 0);
-  /// The stream is over: `complete` (re-attached children get the rest) or abandoned (they
-  /// are stopped). Returns at once; collect() waits for the feeding threads.
-  void end(bool complete);
+  /// How a stream ended: whole (re-attached children get the rest) or abandoned (they are stopped).
+  enum class Ending { complete, abandoned };
+  /// The stream is over. Returns at once; collect() waits for the feeding threads.
+  void end(Ending ending);
   /// SIGTERM to every child (interrupted).
   void terminate();
   /// From another thread: a start() under way stops waiting for its children (at once, or
@@ -54,7 +55,9 @@ class Fanout {
 
  private:
   struct Child;
-  Child& spawn(const core::RelayNode& node, bool reattached);
+  /// A child fed by send() from the start, or re-attached (fed from the spool by a thread).
+  enum class Feed { live, spool };
+  Child& spawn(const core::RelayNode& node, Feed from);
   void drop(Child& c);
   /// When a child started now must have said it is ready: the stall timeout from now.
   [[nodiscard]] std::chrono::steady_clock::time_point ready_deadline() const;

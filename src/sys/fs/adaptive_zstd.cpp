@@ -84,7 +84,8 @@ bool AdaptiveZstd::emit(std::size_t size) {
   return ok;
 }
 
-bool AdaptiveZstd::emit_raw(bool all) {
+bool AdaptiveZstd::emit_raw(RawTail tail) {
+  const bool all = tail == RawTail::send;
   std::size_t done = 0;
   while (raw_.size() - done >= kRawFrame || (all && done < raw_.size())) {
     const auto n = std::min(kRawFrame, raw_.size() - done);
@@ -130,7 +131,7 @@ void AdaptiveZstd::adapt() {
     next = next_rung(level_, +1);
   }
   // Into raw blocks: the zstd frame so far ends first; out of them: the next frame is zstd.
-  const bool ok = next == level_ ? false : next == kOff ? end_frame() : level_ == kOff ? emit_raw(true) : true;
+  const bool ok = next == level_ ? false : next == kOff ? end_frame() : level_ == kOff ? emit_raw(RawTail::send) : true;
   if (ok && (next == kOff || !ZSTD_isError(ZSTD_CCtx_setParameter(cctx_, ZSTD_c_compressionLevel, next)))) {
     level_ = next;
     min_used_ = std::min(min_used_, level_);
@@ -144,7 +145,7 @@ void AdaptiveZstd::adapt() {
 bool AdaptiveZstd::write(const void* data, std::size_t size) {
   if (level_ == kOff) {
     raw_.append(static_cast<const char*>(data), size);
-    const bool ok = emit_raw(false);
+    const bool ok = emit_raw(RawTail::hold);
     adapt();
     return ok;
   }
@@ -163,7 +164,7 @@ bool AdaptiveZstd::write(const void* data, std::size_t size) {
 }
 
 bool AdaptiveZstd::finish() {
-  return level_ == kOff ? emit_raw(true) : end_frame();
+  return level_ == kOff ? emit_raw(RawTail::send) : end_frame();
 }
 
 }  // namespace ezpz::sys

@@ -52,7 +52,9 @@ class AdaptiveZstd {
  private:
   using Clock = std::chrono::steady_clock;
   bool emit(std::size_t size);
-  bool emit_raw(bool all);
+  /// Whether emit_raw also sends a last frame shorter than kRawFrame (the level changes, or the end).
+  enum class RawTail { hold, send };
+  bool emit_raw(RawTail tail);
   bool end_frame();
   void adapt();
 

@@ -16,7 +16,6 @@
 
 #include "core/base/strings.hpp"
 #include "core/yeet/extract_guard.hpp"
-#include "core/yeet/plan.hpp"
 #include "sys/fs/archive.hpp"
 #include "sys/fs/archive_source.hpp"
 #include "sys/fs/tree.hpp"

@@ -194,7 +194,7 @@ Expected<std::string> read_expected_sha(const std::string& archive) {
   if (::stat(path.c_str(), &st) != 0) {
     return std::string();  // no sidecar
   }
-  EZPZ_TRY_ASSIGN(auto fd, open_regular(path, true));
+  EZPZ_TRY_ASSIGN(auto fd, open_regular(path, Links::follow));
   char buf[512];
   const auto n = ::read(fd.get(), buf, sizeof(buf));
   std::string hex = n > 0 ? parse_sha256_line(std::string(buf, static_cast<std::size_t>(n))) : "";
@@ -294,7 +294,7 @@ ArchiveSourceFile::~ArchiveSourceFile() {
 Expected<std::unique_ptr<ArchiveSourceFile>> ArchiveSourceFile::open(const std::string& path) {
   EZPZ_TRY_ASSIGN(auto expected, read_expected_sha(path));
   // The source may be a link to an archive, never a FIFO.
-  EZPZ_TRY_ASSIGN(auto fd, open_regular(path, true));
+  EZPZ_TRY_ASSIGN(auto fd, open_regular(path, Links::follow));
   (void)::posix_fadvise(fd.get(), 0, 0, POSIX_FADV_SEQUENTIAL);
   std::unique_ptr<ArchiveSourceFile> src(new ArchiveSourceFile(path, std::move(fd)));
   src->raw_.resize(kChunk);

@@ -17,6 +17,7 @@
 #include "core/base/strings.hpp"
 #include "sys/fs/tree.hpp"
 #include "sys/os/fd_io.hpp"
+#include "sys/os/read_text.hpp"
 
 namespace ezpz::sys {
 namespace {

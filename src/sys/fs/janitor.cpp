@@ -10,7 +10,7 @@
 
 #include "core/yeet/transfer.hpp"
 #include "sys/fs/dst_lock.hpp"
-#include "sys/fs/tree.hpp"
+#include "sys/fs/remove.hpp"
 #include "sys/os/fd_io.hpp"
 
 namespace ezpz::sys {

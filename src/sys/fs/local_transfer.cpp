@@ -19,6 +19,7 @@
 #include "sys/fs/janitor.hpp"
 #include "sys/fs/tree.hpp"
 #include "sys/os/argv.hpp"
+#include "sys/os/read_text.hpp"
 #include "sys/os/safe_dirs.hpp"
 
 namespace ezpz::sys {

@@ -12,7 +12,6 @@
 #include "core/base/expected.hpp"
 #include "core/yeet/transfer.hpp"
 #include "sys/fs/remove.hpp"
-#include "sys/os/read_text.hpp"
 
 namespace ezpz::sys {
 

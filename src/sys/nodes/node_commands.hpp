@@ -2,7 +2,6 @@
 // of every node (doctor --nodes).
 #pragma once
 
-#include "core/ports/probe.hpp"
 #include "core/ports/process.hpp"
 #include "core/reach/transport.hpp"
 

@@ -137,7 +137,7 @@ class ChildWatch {
       ::fcntl(s.fd.get(), F_SETFL, O_NONBLOCK);
       while (read_stream(s)) {
       }
-      emit_lines(s, true);
+      emit_lines(s, LineEnd::flush);
     }
     flush();
   }
@@ -173,7 +173,7 @@ class ChildWatch {
       return true;
     }
     if (n <= 0) {
-      emit_lines(s, true);
+      emit_lines(s, LineEnd::flush);
       s.fd.reset();
       return false;
     }
@@ -241,7 +241,7 @@ class ChildWatch {
       s.whole = true;
       s.pending = std::move(outbox_[k]) + s.pending;  // what the hub did not take
       outbox_[k].clear();
-      emit_lines(s, false);
+      emit_lines(s, LineEnd::whole_lines);
     }
     stop();
   }

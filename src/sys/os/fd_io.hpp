@@ -172,12 +172,17 @@ inline const char* file_type_name(mode_t mode) {
 }
 
 /// Open `path` (relative to `dirfd`, or AT_FDCWD) for reading only when it is a regular file.
+/// Whether an open follows a symbolic link (a user's own path) or refuses one (a path inside a
+/// tree, or in a directory others can write).
+enum class Links { refuse, follow };
+
 /// The open itself cannot block (O_NONBLOCK: a FIFO without a writer, a device) and follows no
-/// symlink unless `follow`; the descriptor is then fstat'ed and anything but a regular file is
+/// symlink unless Links::follow; the descriptor is then fstat'ed and anything but a regular file is
 /// refused, naming `shown` (the path for messages; `path` when empty). O_NONBLOCK is cleared
 /// before it is returned.
-inline Expected<OwnedFd> open_regular(int dirfd, const std::string& path, bool follow = false,
+inline Expected<OwnedFd> open_regular(int dirfd, const std::string& path, Links links = Links::refuse,
                                       const std::string& shown = "") {
+  const bool follow = links == Links::follow;
   const std::string& name = shown.empty() ? path : shown;
   // Looked at before it is opened: opening a device can act (a tape rewinds, a watchdog arms).
   struct stat first {};
@@ -207,8 +212,8 @@ inline Expected<OwnedFd> open_regular(int dirfd, const std::string& path, bool f
   return fd;
 }
 
-inline Expected<OwnedFd> open_regular(const std::string& path, bool follow = false) {
-  return open_regular(AT_FDCWD, path, follow);
+inline Expected<OwnedFd> open_regular(const std::string& path, Links links = Links::refuse) {
+  return open_regular(AT_FDCWD, path, links);
 }
 
 /// A pipe whose ends close with it unless taken (pipe2 with O_CLOEXEC).

@@ -56,10 +56,11 @@ void feed(LineStream& s, std::string_view bytes) {
     return;  // sent elsewhere as it came (the shim's link): nothing to hold
   }
   s.pending.append(bytes);
-  emit_lines(s, false);
+  emit_lines(s, LineEnd::whole_lines);
 }
 
-void emit_lines(LineStream& s, bool flush) {
+void emit_lines(LineStream& s, LineEnd upto) {
+  const bool flush = upto == LineEnd::flush;
   if (!s.whole) {
     pass_on(s.out_fd, s.pending);
     s.pending.clear();
@@ -112,14 +113,14 @@ Pumped pump_lines(LineStream& s) {
   if (n < 0 && (errno == EINTR || errno == EAGAIN)) {
     return Pumped::nothing;
   }
-  emit_lines(s, true);
+  emit_lines(s, LineEnd::flush);
   s.fd.reset();
   return Pumped::ended;
 }
 
 void drain_lines(LineStream& s) {
   if (!s.fd.valid()) {
-    emit_lines(s, true);
+    emit_lines(s, LineEnd::flush);
     return;
   }
   ::fcntl(s.fd.get(), F_SETFL, O_NONBLOCK);
@@ -128,7 +129,7 @@ void drain_lines(LineStream& s) {
   while ((n = ::read(s.fd.get(), buf, sizeof(buf))) > 0) {
     feed(s, std::string_view(buf, static_cast<std::size_t>(n)));
   }
-  emit_lines(s, true);
+  emit_lines(s, LineEnd::flush);
   s.fd.reset();
 }
 

@@ -35,7 +35,9 @@ void feed(LineStream& s, std::string_view bytes);
 /// write; with `flush` (the stream ended), also what is left, ended with a newline so that the
 /// next line is never glued to it. A line ends at \n, \r\n or \r (a progress bar redrawn with \r
 /// shows as it is drawn).
-void emit_lines(LineStream& s, bool flush);
+/// Whether emit_lines writes only whole lines, or everything (the stream ended).
+enum class LineEnd { whole_lines, flush };
+void emit_lines(LineStream& s, LineEnd end);
 
 enum class Pumped { data, nothing, ended };
 /// Read what `s.fd` has (one read): data, nothing yet (EINTR, EAGAIN), or its end or an error

@@ -19,7 +19,6 @@
 #include <unistd.h>
 
 #include "sys/os/fd_io.hpp"
-#include "sys/os/owned.hpp"
 #include "sys/os/safe_dirs.hpp"
 
 namespace ezpz::sys {

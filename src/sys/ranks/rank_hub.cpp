@@ -346,8 +346,8 @@ class Hub final : public core::RankHub {
 
   void close(Conn& c) {
     if (c.ch) {
-      emit_lines(c.out, true);
-      emit_lines(c.err, true);
+      emit_lines(c.out, LineEnd::flush);
+      emit_lines(c.err, LineEnd::flush);
       unwatch(c.ch->fd());
       by_fd_.erase(c.ch->fd());
       c.ch.reset();

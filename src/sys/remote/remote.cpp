@@ -13,7 +13,6 @@
 #include <unistd.h>
 
 #include "core/base/log.hpp"
-#include "core/base/strings.hpp"
 #include "core/job/hostlist.hpp"
 #include "core/yeet/outcome.hpp"
 #include "sys/os/argv.hpp"

@@ -245,10 +245,10 @@ TEST_CASE("the scheduler's end of the job", "[failover]") {
 namespace {
 
 /// The launcher line of a failover attempt on `active` (spares beside it).
-std::string attempt_line(ezpz::test::Job job, const NodeSplit& split, bool after_swap = false) {
+std::string attempt_line(ezpz::test::Job job, const NodeSplit& split, AttemptAfter after = AttemptAfter::start) {
   const auto s = ezpz::test::setting(job);
-  auto p = plan_on_hosts(job.request, s.env, s.cluster, job.inventory, split, "/rec/hostfile-1", split.active[0],
-                         after_swap);
+  auto p =
+      plan_on_hosts(job.request, s.env, s.cluster, job.inventory, split, "/rec/hostfile-1", split.active[0], after);
   INFO((p ? "" : p.error().message));
   REQUIRE(p);
   CHECK(p->spare_hosts == split.spare);
@@ -268,7 +268,7 @@ TEST_CASE("each attempt's launcher line runs on the active nodes only", "[failov
           "srun -N4 -n16 --cpus-per-task=32 --gpus-per-node=4 "
           "--nodelist=host0,host4,host2,host3 --cpu-bind=cores python3 -m app.train");
     // After a swap: --overlap (the failed step may still hold the healthy nodes).
-    CHECK(attempt_line(job, split, true) ==
+    CHECK(attempt_line(job, split, AttemptAfter::swap) ==
           "srun --overlap -N4 -n16 --cpus-per-task=32 --gpus-per-node=4 "
           "--nodelist=host0,host4,host2,host3 --cpu-bind=cores python3 -m app.train");
   }

@@ -30,19 +30,20 @@ TEST_CASE("launch dirs: each launch its own folder in --log-dir, a relative one 
 TEST_CASE("launch dirs: under a launcher the ranks' directories are made beside its start, not before",
           "[launch_dirs]") {
   const auto srun = plan_with(LauncherStyle::srun, "/h/jobs/slurm-7/launch-1", "/scratch/l/launch-1");
-  auto steps = plan_record_steps(srun, true, false);
+  auto steps = plan_record_steps(srun, {.record = true, .failover = false});
   CHECK(steps.prune);
   CHECK(steps.job_folder == "/h/jobs/slurm-7");
   CHECK(steps.make_first == std::vector<std::string>{"/h/jobs/slurm-7/launch-1", "/scratch/l/launch-1"});
   // The built-in launcher's ranks need them first; failover makes each attempt's; no shim, no dirs.
-  CHECK(plan_record_steps(plan_with(LauncherStyle::local, "/h/j/l"), true, false).make_first.empty());
-  CHECK(plan_record_steps(srun, true, true).make_first.empty());
+  CHECK(plan_record_steps(plan_with(LauncherStyle::local, "/h/j/l"), {.record = true, .failover = false})
+            .make_first.empty());
+  CHECK(plan_record_steps(srun, {.record = true, .failover = true}).make_first.empty());
   auto no_shim = srun;
   no_shim.rank_env = false;
-  CHECK(plan_record_steps(no_shim, true, false).make_first.empty());
+  CHECK(plan_record_steps(no_shim, {.record = true, .failover = false}).make_first.empty());
   // No records (--no-record, EZPZ_NO_RECORD), or no record directory: nothing made, nothing pruned.
-  CHECK_FALSE(plan_record_steps(srun, false, false).prune);
-  CHECK_FALSE(plan_record_steps(plan_with(LauncherStyle::srun, ""), true, false).prune);
+  CHECK_FALSE(plan_record_steps(srun, {.record = false, .failover = false}).prune);
+  CHECK_FALSE(plan_record_steps(plan_with(LauncherStyle::srun, ""), {.record = true, .failover = false}).prune);
 }
 
 TEST_CASE("launch dirs: the log directory is named once when it is the record directory", "[launch_dirs]") {

@@ -18,6 +18,7 @@
 #include "sys/fs/remove.hpp"
 #include "sys/fs/tree.hpp"
 #include "sys/os/fd_io.hpp"
+#include "sys/os/read_text.hpp"
 
 namespace fs = std::filesystem;
 using ezpz::sys::OwnedFd;
@@ -261,12 +262,12 @@ TEST_CASE("open_regular: FIFOs, devices and symlinks are refused at once, files 
   auto f = ezpz::sys::open_regular(fifo);  // no writer: a plain open would block for ever
   REQUIRE_FALSE(f);
   CHECK_THAT(f.error().message, Catch::Contains(fifo + " is a FIFO, not a regular file"));
-  CHECK_FALSE(ezpz::sys::open_regular(to_fifo, true));
+  CHECK_FALSE(ezpz::sys::open_regular(to_fifo, ezpz::sys::Links::follow));
   auto l = ezpz::sys::open_regular(to_file);
   REQUIRE_FALSE(l);
   CHECK_THAT(l.error().message, Catch::Contains("is a symbolic link"));
-  CHECK_FALSE(ezpz::sys::open_regular("/dev/null", true));
-  auto ok = ezpz::sys::open_regular(to_file, true);
+  CHECK_FALSE(ezpz::sys::open_regular("/dev/null", ezpz::sys::Links::follow));
+  auto ok = ezpz::sys::open_regular(to_file, ezpz::sys::Links::follow);
   REQUIRE(ok);
   CHECK((::fcntl(ok->get(), F_GETFL) & O_NONBLOCK) == 0);
   CHECK((::fcntl(ok->get(), F_GETFD) & FD_CLOEXEC) != 0);
