@@ -2,7 +2,7 @@
 # gives a .tar.gz and a .deb holding bin/ezpz, the man pages, the completions and the companion's
 # sources with the script that builds them (packaging/CONTENTS.md, installed beside them, says
 # what each is), each with a .sha256 beside it (scripts/install.sh checks it).
-install(FILES ${PROJECT_SOURCE_DIR}/packaging/CONTENTS.md DESTINATION share/doc/ezpz)
+install(FILES ${PROJECT_SOURCE_DIR}/packaging/CONTENTS.md ${PROJECT_SOURCE_DIR}/LICENSE DESTINATION share/doc/ezpz)
 # The companion builds on its own (src/torch as a project: scripts/build-companion.sh); the
 # script goes in without its execute bit: bin/ezpz stays the package's one program.
 set(_companion share/ezpz/companion)

@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# Release artifacts from one command, into OUTDIR:
+#   ezpz-VERSION-linux-ARCH.tar.gz  ezpz-VERSION-linux-ARCH/{bin/ezpz, share/man/man1, completions
+#                                   under share/, share/doc/ezpz (LICENSE, CONTENTS.md), the companion's sources}
+#   install.sh                      scripts/install.sh: `curl -fsSL BASE/install.sh | sh`
+#   SHA256SUMS                      of every tarball in OUTDIR and install.sh (install.sh and
+#                                   `ezpz self-update` read it; older versions' lines stay when
+#                                   their tarballs are still there)
+# By default from a clean release build: a clean checkout (else refused, unless --allow-dirty), a
+# fresh build directory (build/release-dist), the release preset with -Werror. --build DIR packages
+# the release build already in DIR instead (CI and the tests, which built it). The tarball is
+# reproducible (sorted names, owner 0, mtimes of the commit).
+# Usage: scripts/release.sh OUTDIR [--build DIR] [--allow-dirty]
+set -euo pipefail
+src=$(cd "$(dirname "$0")/.." && pwd)
+die() { echo "release.sh: $*" >&2; exit 1; }
+out= build= dirty=
+while [ $# -gt 0 ]; do
+  case $1 in
+    --build) build=${2:?--build needs a build directory}; shift ;;
+    --allow-dirty) dirty=1 ;;
+    -*) die "unknown option $1 (usage: release.sh OUTDIR [--build DIR] [--allow-dirty])" ;;
+    *) [ -z "$out" ] || die "one OUTDIR only"; out=$1 ;;
+  esac
+  shift
+done
+[ -n "$out" ] || die "usage: release.sh OUTDIR [--build DIR] [--allow-dirty]"
+mkdir -p "$out"
+out=$(cd "$out" && pwd)
+
+# 1. The build: the one given, or a clean one.
+if [ -z "$build" ]; then
+  if [ -z "$dirty" ] && [ -n "$(git -C "$src" status --porcelain --untracked-files=no)" ]; then
+    die "the checkout has uncommitted changes: commit them (a release names its commit), or pass --allow-dirty"
+  fi
+  build=$src/build/release-dist
+  rm -rf "$build"
+  cmake -S "$src" -B "$build" --preset release -DEZPZ_WERROR=ON -DEZPZ_UNIT_TESTS=OFF >/dev/null
+  cmake --build "$build" -j "$(nproc)"
+fi
+build=$(cd "$build" && pwd)
+bin=$build/ezpz
+[ -x "$bin" ] || die "$bin does not exist: build the release preset first (cmake --preset release; cmake --build --preset release)"
+file -b "$bin" | grep -q "statically linked" || die "$bin is not statically linked: package the release preset's build"
+
+# 2. Its name: the version and the architecture it reports (`ezpz 0.1.0 (commit ..., static, x86_64)`).
+line=$("$bin" --version)
+version=$(sed -n 's/^ezpz \([^ ]*\) .*/\1/p' <<<"$line")
+arch=$(sed -n 's/.*static, \([a-z0-9_]*\))$/\1/p' <<<"$line")
+[ -n "$version" ] && [ -n "$arch" ] || die "cannot read the version and architecture from: $line"
+name=ezpz-$version-linux-$arch
+
+# 3. The tree: what `cmake --install` puts in a prefix (stripped), LICENSE beside it.
+stage=$(mktemp -d "${TMPDIR:-/tmp}/ezpz-release.XXXXXX")
+trap 'rm -rf "$stage"' EXIT
+cmake --install "$build" --prefix "$stage/$name" --strip >/dev/null
+cp "$src/LICENSE" "$stage/$name/LICENSE"
+epoch=$(git -C "$src" log -1 --format=%ct 2>/dev/null || date +%s)
+tar -C "$stage" --sort=name --owner=0 --group=0 --numeric-owner --mtime="@$epoch" -cf - "$name" | gzip -n -9 > "$stage/$name.tar.gz"
+mv -f "$stage/$name.tar.gz" "$out/$name.tar.gz"
+cp "$src/scripts/install.sh" "$out/install.sh.part" && chmod 0755 "$out/install.sh.part" && mv -f "$out/install.sh.part" "$out/install.sh"
+
+# 4. SHA256SUMS of what OUTDIR holds.
+(cd "$out" && sha256sum ezpz-*-linux-*.tar.gz install.sh > SHA256SUMS.part && mv -f SHA256SUMS.part SHA256SUMS)
+echo "release.sh: $line"
+echo "release.sh: $out/$name.tar.gz ($(du -k "$out/$name.tar.gz" | cut -f1) KiB), $out/install.sh, $out/SHA256SUMS"

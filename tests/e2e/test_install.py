@@ -1,0 +1,221 @@
+"""One line to install, verified (issue #58): scripts/release.sh's output served over HTTP on
+127.0.0.1, installed by install.sh as a file and through a pipe; refused inside a job; a tampered
+tarball, a server down, a 404, a full disk and plain HTTP to another machine each refused in one
+line with nothing written and a previous install unchanged. The release build's (static binary)."""
+import hashlib
+import os
+import shutil
+import socket
+import subprocess
+import tempfile
+import time
+import unittest
+
+from ezpz_e2e import EZPZ, SOURCE_DIR, base_env, main
+
+RELEASE = os.path.join(SOURCE_DIR, "scripts", "release.sh")
+BUILD_DIR = os.environ.get("EZPZ_BUILD_DIR", os.path.dirname(EZPZ))
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def sha256(path):
+    with open(path, "rb") as f:
+        return hashlib.sha256(f.read()).hexdigest()
+
+
+class Install(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.mkdtemp(prefix="ezpz-install-")
+        cls.served = os.path.join(cls.tmp, "www")
+        cls.release = os.path.join(cls.served, "latest")
+        made = subprocess.run(["bash", RELEASE, cls.release, "--build", BUILD_DIR], capture_output=True, text=True)
+        assert made.returncode == 0, made.stdout + made.stderr
+        cls.version = subprocess.run([EZPZ, "--version"], capture_output=True, text=True).stdout.split()[1]
+        cls.tarball = f"ezpz-{cls.version}-linux-{os.uname().machine}.tar.gz"
+        cls.port = free_port()
+        cls.server = subprocess.Popen(["python3", "-m", "http.server", "--bind", "127.0.0.1", str(cls.port),
+                                       "--directory", cls.served], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        cls.base = f"http://127.0.0.1:{cls.port}/latest"
+        deadline = time.monotonic() + 60
+        while True:  # wait until it answers
+            try:
+                socket.create_connection(("127.0.0.1", cls.port), timeout=1).close()
+                break
+            except OSError:
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.05)
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.server.terminate()
+        cls.server.wait()
+        shutil.rmtree(cls.tmp, ignore_errors=True)
+
+    def setUp(self):
+        self.work = tempfile.mkdtemp(dir=self.tmp)
+        self.prefix = os.path.join(self.work, "prefix")
+        self.env = base_env(EZPZ_INSTALL_BASE_URL=self.base, TMPDIR=self.work)
+
+    def install(self, *args, env=None, script=None, stdin=None):
+        script = script or os.path.join(self.release, "install.sh")
+        return subprocess.run(["sh", script, "--prefix", self.prefix, *args], env=env or self.env,
+                              capture_output=True, text=True, input=stdin, timeout=120)
+
+    def assert_refused(self, proc, words):
+        self.assertEqual(proc.returncode, 1, proc.stdout + proc.stderr)
+        lines = proc.stderr.strip().splitlines()
+        self.assertEqual(len(lines), 1, proc.stderr)
+        for w in words:
+            self.assertIn(w, lines[0])
+
+    def assert_no_leftovers(self):
+        left = [n for n in os.listdir(self.work) if n.startswith("ezpz-install.")]
+        if os.path.isdir(self.prefix):
+            left += [n for n in os.listdir(self.prefix) if n.startswith(".ezpz-install")]
+        self.assertEqual(left, [], "work left behind")
+
+    def test_release_holds_a_verified_tarball_and_the_installer(self):
+        with open(os.path.join(self.release, "SHA256SUMS")) as f:
+            sums = dict(reversed(line.split()) for line in f)
+        self.assertEqual(sorted(sums), sorted([self.tarball, "install.sh"]))
+        for name, digest in sums.items():
+            self.assertEqual(sha256(os.path.join(self.release, name)), digest, name)
+        names = subprocess.run(["tar", "-tzf", os.path.join(self.release, self.tarball)], capture_output=True,
+                               text=True, check=True).stdout.split()
+        top = self.tarball[:-len(".tar.gz")]
+        for want in ("bin/ezpz", "LICENSE", "share/man/man1/ezpz.1", "share/bash-completion/completions/ezpz",
+                     "share/fish/vendor_completions.d/ezpz.fish"):
+            self.assertIn(f"{top}/{want}", names)
+
+    def test_installs_from_the_file_and_through_a_pipe(self):
+        proc = self.install()
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        installed = os.path.join(self.prefix, "bin", "ezpz")
+        self.assertIn(f"installed ezpz {self.version}", proc.stdout)
+        self.assertIn(f'export PATH="{self.prefix}/bin:$PATH"', proc.stdout)  # printed, no rc file edited
+        self.assertEqual(os.listdir(self.env["HOME"]), [])
+        out = subprocess.run([installed, "--version"], capture_output=True, text=True, check=True).stdout
+        self.assertTrue(out.startswith(f"ezpz {self.version} "), out)
+        self.assertTrue(os.path.isfile(os.path.join(self.prefix, "share", "man", "man1", "ezpz-launch.1")))
+        self.assertFalse(os.path.exists(os.path.join(self.prefix, "share", "bash-completion")))  # not asked
+        self.assert_no_leftovers()
+        # `curl -fsSL URL/install.sh | sh`: the script on stdin, its options after `-s --`.
+        with open(os.path.join(self.release, "install.sh")) as f:
+            text = f.read()
+        piped = os.path.join(self.work, "piped")
+        proc = subprocess.run(["sh", "-s", "--", "--prefix", piped], input=text, env=self.env, capture_output=True,
+                              text=True, timeout=120)
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertEqual(sha256(os.path.join(piped, "bin", "ezpz")), sha256(installed))
+        # Again over an install: a repair, the same result.
+        proc = self.install()
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertEqual(sha256(installed), sha256(os.path.join(piped, "bin", "ezpz")))
+
+    def test_completions_only_when_asked(self):
+        env = dict(self.env, XDG_CONFIG_HOME=os.path.join(self.work, "config"), PATH=self.prefix + "/bin:/usr/bin:/bin")
+        proc = self.install("--completions", env=env)
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertNotIn("export PATH", proc.stdout)  # already on PATH
+        for path in (os.path.join(self.prefix, "share", "bash-completion", "completions", "ezpz"),
+                     os.path.join(self.prefix, "share", "zsh", "site-functions", "_ezpz"),
+                     os.path.join(self.work, "config", "fish", "completions", "ezpz.fish")):
+            self.assertTrue(os.path.isfile(path), path)
+            self.assertIn(f"completion: {path}", proc.stdout)
+
+    def test_refused_inside_a_job_with_nothing_written(self):
+        for var in ("PBS_JOBID", "SLURM_JOB_ID"):
+            proc = self.install(env=dict(self.env, **{var: "4242"}))
+            self.assert_refused(proc, [f"inside a batch job ({var}=4242)", "login node", "--force"])
+            self.assertFalse(os.path.exists(self.prefix))
+            self.assert_no_leftovers()
+        proc = self.install("--force", env=dict(self.env, PBS_JOBID="4242"))
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+
+    def test_a_tampered_tarball_is_refused_and_the_install_kept(self):
+        self.assertEqual(self.install().returncode, 0)
+        installed = os.path.join(self.prefix, "bin", "ezpz")
+        before = (sha256(installed), os.stat(installed).st_mtime_ns)
+        bad = os.path.join(self.served, "tampered")
+        shutil.copytree(self.release, bad)
+        with open(os.path.join(bad, self.tarball), "r+b") as f:  # one byte of the binary's data changed
+            f.seek(os.path.getsize(f.name) // 2)
+            byte = f.read(1)
+            f.seek(-1, os.SEEK_CUR)
+            f.write(bytes([byte[0] ^ 0xFF]))
+        proc = self.install("--base-url", f"http://127.0.0.1:{self.port}/tampered")
+        self.assert_refused(proc, [f"SHA-256 of {self.tarball}", "tampered", "nothing installed"])
+        self.assertEqual((sha256(installed), os.stat(installed).st_mtime_ns), before)
+        self.assert_no_leftovers()
+
+    def test_server_down_404_and_plain_http_elsewhere_say_what_failed(self):
+        down = self.install("--base-url", f"http://127.0.0.1:{free_port()}/latest")
+        self.assert_refused(down, ["cannot download", "/SHA256SUMS", "nothing installed"])
+        missing = self.install("--base-url", f"http://127.0.0.1:{self.port}/nope")
+        self.assert_refused(missing, ["cannot download", "/nope/SHA256SUMS", "404"])
+        version = self.install("--version", "99.0.0")
+        self.assert_refused(version, [f"does not list ezpz-99.0.0-linux-{os.uname().machine}.tar.gz"])
+        plain = self.install("--base-url", "http://example.com/ezpz")
+        self.assert_refused(plain, ["not HTTPS", "https://"])
+        self.assertFalse(os.path.exists(self.prefix))
+        self.assert_no_leftovers()
+
+    def test_wget_when_there_is_no_curl(self):
+        bin_dir = os.path.join(self.work, "bin")
+        os.mkdir(bin_dir)
+        for d in ("/usr/bin", "/bin"):
+            for name in os.listdir(d):
+                if name != "curl" and not os.path.exists(os.path.join(bin_dir, name)):
+                    os.symlink(os.path.join(d, name), os.path.join(bin_dir, name))
+        env = dict(self.env, PATH=bin_dir)
+        proc = self.install(env=env)
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        missing = self.install("--base-url", f"http://127.0.0.1:{self.port}/nope", env=env)
+        self.assert_refused(missing, ["cannot download", "the server answered with an error"])
+
+    def test_a_full_disk_leaves_the_previous_install(self):
+        if os.geteuid() != 0:
+            self.fail("needs root to mount a small tmpfs as the full disk: run the e2e tests as root (CI does)")
+        os.mkdir(self.prefix)
+        listing = subprocess.run(["tar", "-tvzf", os.path.join(self.release, self.tarball)], capture_output=True,
+                                 text=True, check=True).stdout.splitlines()
+        size = sum(int(line.split()[2]) for line in listing)  # what an install writes, and then some
+        size_kib = (size + size // 2) // 1024 + 64  # fits once, not twice
+        subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size_kib}k", "tmpfs", self.prefix], check=True)
+        try:
+            first = self.install()
+            self.assertEqual(first.returncode, 0, first.stderr)
+            installed = os.path.join(self.prefix, "bin", "ezpz")
+            before = sha256(installed)
+            with open(os.path.join(self.prefix, "filler"), "wb") as f:  # leave less than a binary's room
+                free = os.statvfs(self.prefix).f_bavail * os.statvfs(self.prefix).f_frsize
+                f.write(b"\0" * max(0, free - 1_000_000))
+            proc = self.install()
+            self.assert_refused(proc, ["cannot write to", "disk full", "previous install is unchanged"])
+            self.assertEqual(sha256(installed), before)
+            self.assert_no_leftovers()
+        finally:
+            subprocess.run(["umount", self.prefix], check=False)
+
+    def test_a_tarball_already_downloaded(self):
+        local = os.path.join(self.work, "dl")
+        shutil.copytree(self.release, local)
+        proc = subprocess.run(["sh", os.path.join(local, "install.sh"), "--prefix", self.prefix,
+                               os.path.join(local, self.tarball)], env=self.env, capture_output=True, text=True)
+        self.assertEqual(proc.returncode, 0, proc.stderr)  # its checksum from SHA256SUMS beside it
+        proc = subprocess.run(["sh", os.path.join(local, "install.sh"), "--prefix", self.prefix + "2",
+                               os.path.join(local, self.tarball), "0" * 64], env=self.env, capture_output=True,
+                              text=True)
+        self.assert_refused(proc, ["expected " + "0" * 64])
+        self.assertFalse(os.path.exists(self.prefix + "2"))
+
+
+if __name__ == "__main__":
+    main()
