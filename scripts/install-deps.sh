@@ -5,7 +5,7 @@ set -euo pipefail
 
 packages=(
   # toolchain
-  cmake ninja-build g++ pkg-config file clang-format clang-tidy iwyu
+  cmake ninja-build g++ pkg-config file clang-format clang-tidy iwyu shellcheck
   # libFuzzer targets (scripts/fuzz.sh, cmake --preset fuzz) and the relay under valgrind
   clang valgrind
   # header-only / static libraries the CLI links

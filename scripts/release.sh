@@ -14,7 +14,7 @@
 set -euo pipefail
 src=$(cd "$(dirname "$0")/.." && pwd)
 die() { echo "release.sh: $*" >&2; exit 1; }
-out= build= dirty=
+out='' build='' dirty=''
 while [ $# -gt 0 ]; do
   case $1 in
     --build) build=${2:?--build needs a build directory}; shift ;;
