@@ -11,7 +11,7 @@
 # - dev (Debug, -Werror, _GLIBCXX_ASSERTIONS, libtorch): torch and style tests,
 #   e2e.relay_valgrind (valgrind needs a build without sanitizers), and clang-tidy and the include
 #   cleaner on the sources the last EZPZ_TIDY_COMMITS (5) commits touched (scripts/check-tidy.sh,
-#   check-includes.sh --recent). Its unit,
+#   check-includes.sh --recent: at most 30 sources, newest first). Its unit,
 #   fuzz replay and other e2e tests are not built or run again (EZPZ_UNIT_TESTS=OFF): the asan preset is the same Debug
 #   build with the same assertions, plus the sanitizers.
 # - release (the fully static binary users get, built -O3 with -Werror): e2e and the cluster
