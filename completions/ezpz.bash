@@ -145,6 +145,8 @@ _ezpz_takes_value() {
         "kill --grace") return 0 ;;
         "kill --transport") return 0 ;;
         "kill --ssh-command") return 0 ;;
+        "self-update --version") return 0 ;;
+        "self-update --base-url") return 0 ;;
     esac
     return 1
 }
@@ -183,7 +185,7 @@ _ezpz() {
     done
     case "$sub" in
         "")
-            COMPREPLY=($(compgen -W "-h --help -V --version -v --verbose --color launch yeet tar-env test plot doctor env submit kill completions help" -- "$cur"))
+            COMPREPLY=($(compgen -W "-h --help -V --version -v --verbose --color launch yeet tar-env test plot doctor env submit kill self-update completions help" -- "$cur"))
             ;;
         launch)
             case "$prev" in
@@ -359,6 +361,17 @@ _ezpz() {
                 COMPREPLY=()
             fi
             ;;
+        self-update)
+            case "$prev" in
+                --version) COMPREPLY=(); return 0 ;;
+                --base-url) COMPREPLY=(); return 0 ;;
+            esac
+            if [[ "$cur" == -* ]]; then
+                COMPREPLY=($(compgen -W "-h --help --check --version --base-url --rollback --force --json" -- "$cur"))
+            elif ((nargs == 0)); then
+                COMPREPLY=()
+            fi
+            ;;
         completions)
             if [[ "$cur" == -* ]]; then
                 COMPREPLY=($(compgen -W "-h --help" -- "$cur"))
@@ -370,7 +383,7 @@ _ezpz() {
             if [[ "$cur" == -* ]]; then
                 COMPREPLY=($(compgen -W "-h --help" -- "$cur"))
             elif ((nargs == 0)); then
-                COMPREPLY=($(compgen -W "launch yeet tar-env test plot doctor env submit kill completions help" -- "$cur"))
+                COMPREPLY=($(compgen -W "launch yeet tar-env test plot doctor env submit kill self-update completions help" -- "$cur"))
             fi
             ;;
     esac

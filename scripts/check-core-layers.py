@@ -9,9 +9,9 @@ import os
 import re
 import sys
 
-# Lowest first. train stands alone (it needs base only).
+# Lowest first. train and update stand alone (they need base only).
 LAYERS = ["base", "ports", "job", "launch", "reach", "yeet", "doctor"]
-ALONE = {"train": {"base"}}
+ALONE = {"train": {"base"}, "update": {"base"}}
 INCLUDE = re.compile(r'^#include "core/([a-z_]+)/[^"]+"', re.M)
 
 

@@ -9,6 +9,7 @@
 #include "cli/launch.hpp"
 #include "cli/plot.hpp"
 #include "cli/rank_env.hpp"
+#include "cli/self_update.hpp"
 #include "cli/submit.hpp"
 #include "cli/tar_env.hpp"
 #include "cli/test_cmd.hpp"
@@ -40,6 +41,8 @@ const std::vector<CommandInfo>& command_table() {
        [] { return std::unique_ptr<Command>(new SubmitCommand); }, kProbe | kJobs},
       {"kill", "Stop the processes of ezpz-launched jobs, here or on every node (--all-nodes)",
        [] { return std::unique_ptr<Command>(new KillCommand); }, kProbe | kJobs | kProcesses | kNodeCommands},
+      {"self-update", "Update this ezpz to the newest release (checked; the previous one kept), --check, --rollback",
+       [] { return std::unique_ptr<Command>(new SelfUpdateCommand); }, kProbe | kStaging | kArchives},
       {"completions", "Print the shell completion script for bash, zsh or fish",
        [] { return std::unique_ptr<Command>(new CompletionsCommand); }, kNoPorts},
       {"help", "Show help for ezpz or one of its commands", [] { return std::unique_ptr<Command>(new HelpCommand); },

@@ -25,6 +25,10 @@ constexpr const char* kLinkage = "dynamic";
 
 }  // namespace
 
+std::string_view build_arch() {
+  return kArch;
+}
+
 std::string version_text() {
   return std::string("ezpz ") + EZPZ_VERSION + " (commit " + EZPZ_COMMIT + ", built " + EZPZ_BUILD_DATE + ", " +
          kLinkage + ", " + kArch + ")";

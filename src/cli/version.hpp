@@ -3,11 +3,14 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 
 namespace ezpz::cli {
 
 /// `ezpz 0.1.0 (commit 0123456789ab, built 2026-11-25, static, x86_64)`; the commit is
 /// `unknown` outside a git checkout and ends in `+dirty` when the tree had changes.
 std::string version_text();
+/// The architecture this binary was built for (x86_64, aarch64, ...): its release tarball's.
+std::string_view build_arch();
 
 }  // namespace ezpz::cli

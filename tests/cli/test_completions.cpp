@@ -38,7 +38,7 @@ TEST_CASE("the completion model follows the CLI tree", "[completions]") {
     names.push_back(c.name);
   }
   CHECK(names == std::vector<std::string>{"launch", "yeet", "tar-env", "test", "plot", "doctor", "env", "submit",
-                                          "kill", "completions", "help"});
+                                          "kill", "self-update", "completions", "help"});
   const auto& launch = m.commands[0];
   auto find = [&](const std::string& name) {
     for (const auto& o : launch.options) {
@@ -57,8 +57,8 @@ TEST_CASE("the completion model follows the CLI tree", "[completions]") {
   CHECK(find("-n").names ==
         std::vector<std::string>{"-n", "--nproc", "--np", "--nprocs", "--world-size", "--world_size"});
   CHECK(launch.positional.kind == ezpz::cli::CompletionValue::Kind::command);
-  CHECK(m.commands[9].positional.choices == std::vector<std::string>{"bash", "zsh", "fish"});
-  CHECK(m.commands[10].positional.kind == ezpz::cli::CompletionValue::Kind::subcommand);
+  CHECK(m.commands[10].positional.choices == std::vector<std::string>{"bash", "zsh", "fish"});
+  CHECK(m.commands[11].positional.kind == ezpz::cli::CompletionValue::Kind::subcommand);
   CHECK(m.commands[4].positional.kind == ezpz::cli::CompletionValue::Kind::file);  // plot FILE
   CHECK(m.commands[1].positional.kind == ezpz::cli::CompletionValue::Kind::file);  // yeet SRC
 }

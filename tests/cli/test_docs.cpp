@@ -42,7 +42,7 @@ TEST_CASE("every option is documented in the man pages", "[docs]") {
     // Each command with options has its own page, docs/ezpz-<command>.1.
     std::string page = main_page;
     if (c.name == "launch" || c.name == "yeet" || c.name == "tar-env" || c.name == "test" || c.name == "plot" ||
-        c.name == "doctor" || c.name == "env" || c.name == "submit" || c.name == "kill") {
+        c.name == "doctor" || c.name == "env" || c.name == "submit" || c.name == "kill" || c.name == "self-update") {
       page = unroff(read(std::string(EZPZ_SOURCE_DIR) + "/docs/ezpz-" + c.name + ".1"));
     }
     for (const auto& o : c.options) {
@@ -139,11 +139,26 @@ std::vector<std::string> example_lines(const std::string& path) {
 TEST_CASE("every example in the README, the docs, the man pages and the help parses", "[docs]") {
   const std::string src = EZPZ_SOURCE_DIR;
   std::vector<std::pair<std::string, std::string>> examples;  // (where, line)
-  for (const char* doc :
-       {"README.md", "docs/launch.md", "docs/yeet.md", "docs/jobs.md", "docs/doctor.md", "docs/torch.md",
-        "docs/machines.md", "docs/migration.md", "docs/ezpz.1", "docs/ezpz-launch.1", "docs/ezpz-yeet.1",
-        "docs/ezpz-tar-env.1", "docs/ezpz-test.1", "docs/ezpz-plot.1", "docs/ezpz-doctor.1", "docs/ezpz-env.1",
-        "docs/ezpz-submit.1", "docs/ezpz-kill.1", "docs/ezpz-completions.1"}) {
+  for (const char* doc : {"README.md",
+                          "docs/launch.md",
+                          "docs/yeet.md",
+                          "docs/jobs.md",
+                          "docs/doctor.md",
+                          "docs/torch.md",
+                          "docs/machines.md",
+                          "docs/migration.md",
+                          "docs/ezpz.1",
+                          "docs/ezpz-launch.1",
+                          "docs/ezpz-yeet.1",
+                          "docs/ezpz-tar-env.1",
+                          "docs/ezpz-test.1",
+                          "docs/ezpz-plot.1",
+                          "docs/ezpz-doctor.1",
+                          "docs/ezpz-env.1",
+                          "docs/ezpz-submit.1",
+                          "docs/ezpz-kill.1",
+                          "docs/ezpz-completions.1",
+                          "docs/ezpz-self-update.1"}) {
     for (const auto& line : example_lines(src + "/" + doc)) {
       examples.emplace_back(doc, line);
     }

@@ -1,12 +1,20 @@
 """One line to install, verified (issue #58): scripts/release.sh's output served over HTTP on
 127.0.0.1, installed by install.sh as a file and through a pipe; refused inside a job; a tampered
 tarball, a server down, a 404, a full disk and plain HTTP to another machine each refused in one
-line with nothing written and a previous install unchanged. The release build's (static binary)."""
+line with nothing written and a previous install unchanged. Then `ezpz self-update`: --check, an
+update to a newer release and a rollback, refusals. The release build's (static binary).
+
+The newer release is this build with its version string made 0.9.0 (the bytes of the one "0.1.0"
+in the binary: a second release build would take 20 minutes): a real binary that reports a
+higher version, packed and listed as release.sh does."""
+import gzip
 import hashlib
+import io
 import os
 import shutil
 import socket
 import subprocess
+import tarfile
 import tempfile
 import time
 import unittest
@@ -28,7 +36,9 @@ def sha256(path):
         return hashlib.sha256(f.read()).hexdigest()
 
 
-class Install(unittest.TestCase):
+class Served(unittest.TestCase):
+    """scripts/release.sh's output served on 127.0.0.1; a private prefix and TMPDIR for each test."""
+
     @classmethod
     def setUpClass(cls):
         cls.tmp = tempfile.mkdtemp(prefix="ezpz-install-")
@@ -81,6 +91,8 @@ class Install(unittest.TestCase):
             left += [n for n in os.listdir(self.prefix) if n.startswith(".ezpz-install")]
         self.assertEqual(left, [], "work left behind")
 
+
+class Install(Served):
     def test_release_holds_a_verified_tarball_and_the_installer(self):
         with open(os.path.join(self.release, "SHA256SUMS")) as f:
             sums = dict(reversed(line.split()) for line in f)
@@ -215,6 +227,116 @@ class Install(unittest.TestCase):
                               text=True)
         self.assert_refused(proc, ["expected " + "0" * 64])
         self.assertFalse(os.path.exists(self.prefix + "2"))
+
+
+class SelfUpdate(Served):
+    @classmethod
+    def setUpClass(cls):
+        super().setUpClass()
+        # A newer release: the same binary reporting 0.9.0, packed as release.sh packs one.
+        cls.newer = os.path.join(cls.served, "newer")
+        os.mkdir(cls.newer)
+        old_top = cls.tarball[:-len(".tar.gz")]
+        cls.new_name = f"ezpz-0.9.0-linux-{os.uname().machine}.tar.gz"
+        new_top = cls.new_name[:-len(".tar.gz")]
+        out = io.BytesIO()
+        with tarfile.open(os.path.join(cls.release, cls.tarball)) as old, tarfile.open(fileobj=out, mode="w") as new:
+            for member in old.getmembers():
+                data = old.extractfile(member).read() if member.isfile() else None
+                if member.name == f"{old_top}/bin/ezpz":
+                    assert data.count(b"\x00" + cls.version.encode() + b"\x00") == 1, "the version string is not unique"
+                    data = data.replace(b"\x00" + cls.version.encode() + b"\x00", b"\x000.9.0\x00")
+                member.name = new_top + member.name[len(old_top):]
+                if data is not None:
+                    member.size = len(data)
+                new.addfile(member, io.BytesIO(data) if data is not None else None)
+        with open(os.path.join(cls.newer, cls.new_name), "wb") as f:
+            f.write(gzip.compress(out.getvalue()))
+        with open(os.path.join(cls.newer, "SHA256SUMS"), "w") as f:
+            f.write(f"{sha256(os.path.join(cls.newer, cls.new_name))}  {cls.new_name}\n")
+        cls.newer_url = f"http://127.0.0.1:{cls.port}/newer"
+
+    def setUp(self):
+        super().setUp()
+        proc = self.install()
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.ezpz = os.path.join(self.prefix, "bin", "ezpz")
+
+    def update(self, *args, env=None):
+        return subprocess.run([self.ezpz, "self-update", *args], env=env or self.env, capture_output=True, text=True,
+                              timeout=120)
+
+    def version_of(self, binary):
+        return subprocess.run([binary, "--version"], capture_output=True, text=True, check=True).stdout.split()[1]
+
+    def test_check_says_whether_a_newer_release_exists(self):
+        same = self.update("--check")
+        self.assertEqual(same.returncode, 0, same.stderr)
+        self.assertIn(f"installed {self.version}, newest {self.version}", same.stdout)
+        newer = self.update("--check", "--base-url", self.newer_url, "--json")
+        self.assertEqual(newer.returncode, 100, newer.stderr)
+        self.assertIn('"newest":"0.9.0"', newer.stdout)
+        self.assertIn('"update_available":true', newer.stdout)
+
+    def test_update_then_rollback(self):
+        before = sha256(self.ezpz)
+        proc = self.update("--base-url", self.newer_url)
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertIn("-> ezpz 0.9.0", proc.stdout)
+        self.assertIn("fetched with /usr/bin/curl", proc.stdout)
+        self.assertEqual(self.version_of(self.ezpz), "0.9.0")
+        self.assertEqual(sha256(self.ezpz + ".old"), before)  # the previous one, kept for one rollback
+        self.assertEqual([n for n in os.listdir(os.path.dirname(self.ezpz)) if n.startswith(".ezpz-update")], [])
+        again = self.update("--base-url", self.newer_url)  # the newest already: nothing to do
+        self.assertEqual(again.returncode, 0, again.stderr)
+        self.assertIn("is the newest", again.stdout)
+        back = self.update("--rollback")
+        self.assertEqual(back.returncode, 0, back.stderr)
+        self.assertEqual(sha256(self.ezpz), before)
+        self.assertEqual(self.version_of(self.ezpz), self.version)
+        self.assertFalse(os.path.exists(self.ezpz + ".old"))
+        none = self.update("--rollback")
+        self.assert_refused(none, ["no previous ezpz to roll back to"])
+
+    def test_refusals_leave_the_binary(self):
+        before = (sha256(self.ezpz), os.stat(self.ezpz).st_mtime_ns)
+        job = self.update("--base-url", self.newer_url, env=dict(self.env, SLURM_JOB_ID="7"))
+        self.assert_refused(job, ["inside a batch job (SLURM_JOB_ID=7)", "--force"])
+        plain = self.update("--base-url", "http://example.com/x")
+        self.assertEqual(plain.returncode, 2, plain.stderr)
+        self.assertIn("not HTTPS", plain.stderr)
+        missing = self.update("--version", "9.9.9")
+        self.assert_refused(missing, ["does not list ezpz-9.9.9-linux-"])
+        tampered = os.path.join(self.served, "newer-tampered")
+        if not os.path.isdir(tampered):
+            shutil.copytree(self.newer, tampered)
+            with open(os.path.join(tampered, self.new_name), "ab") as f:
+                f.write(b"x")
+        bad = self.update("--base-url", f"http://127.0.0.1:{self.port}/newer-tampered")
+        self.assert_refused(bad, [f"SHA-256 of {self.new_name}", "tampered", "nothing replaced"])
+        self.assertEqual((sha256(self.ezpz), os.stat(self.ezpz).st_mtime_ns), before)
+        self.assertEqual([n for n in os.listdir(os.path.dirname(self.ezpz)) if n.startswith(".ezpz-update")], [])
+
+    def test_a_site_install_is_the_sites_to_update(self):
+        if os.geteuid() != 0:
+            self.fail("needs root to give the install to another user: run the e2e tests as root (CI does)")
+        bin_dir = os.path.dirname(self.ezpz)
+        os.chown(bin_dir, 65534, 65534)  # nobody's: a site install, as far as this user is concerned
+        proc = self.update("--base-url", self.newer_url)
+        self.assert_refused(proc, [f"{bin_dir} is not yours (a site install)", "install.sh | sh"])
+        os.chown(bin_dir, 0, 0)
+        # A read-only filesystem: the new binary cannot be made beside the old one.
+        ro = os.path.join(self.work, "ro")
+        os.mkdir(ro)
+        subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64m", "tmpfs", ro], check=True)
+        try:
+            shutil.copy2(self.ezpz, os.path.join(ro, "ezpz"))
+            subprocess.run(["mount", "-o", "remount,ro", ro], check=True)
+            proc = subprocess.run([os.path.join(ro, "ezpz"), "self-update", "--base-url", self.newer_url],
+                                  env=self.env, capture_output=True, text=True, timeout=120)
+            self.assert_refused(proc, ["Read-only file system", "beside the old one"])
+        finally:
+            subprocess.run(["umount", ro], check=False)
 
 
 if __name__ == "__main__":

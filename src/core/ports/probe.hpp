@@ -39,6 +39,7 @@ struct FileStamp {
   unsigned long long size = 0;
   unsigned long long inode = 0;
   bool directory = false;
+  unsigned owner = 0;  ///< its owner's uid
   bool operator==(const FileStamp&) const = default;
 };
 
@@ -76,6 +77,15 @@ class FileProbe {
   [[nodiscard]] virtual std::optional<unsigned long long> tree_bytes(const std::string& path) const = 0;
   /// `path`'s modification time, size and inode (symlinks followed); nullopt when it does not exist.
   [[nodiscard]] virtual std::optional<FileStamp> file_stamp(const std::string& path) const = 0;
+  /// `fresh` (a file beside `target`, on its filesystem) made executable (0755) and renamed over
+  /// `target`, atomically; with `keep_as`, what was at `target` stays there (a hard link, made
+  /// first) for one rollback. An Error names the path and the cause; `target` is then unchanged.
+  [[nodiscard]] virtual Expected<void> replace_executable(const std::string& fresh, const std::string& target,
+                                                          const std::string& keep_as) const {
+    (void)fresh;
+    (void)keep_as;
+    return failure("cannot replace " + target + " here");
+  }
 };
 
 /// A host name looked up: whether it resolved, how long that took, and whether the wait was cut

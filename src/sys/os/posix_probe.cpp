@@ -182,7 +182,26 @@ std::optional<core::FileStamp> PosixProbe::file_stamp(const std::string& path) c
   }
   return core::FileStamp{static_cast<long long>(st.st_mtim.tv_sec) * 1'000'000'000LL + st.st_mtim.tv_nsec,
                          static_cast<unsigned long long>(st.st_size), static_cast<unsigned long long>(st.st_ino),
-                         S_ISDIR(st.st_mode)};
+                         S_ISDIR(st.st_mode), static_cast<unsigned>(st.st_uid)};
+}
+
+Expected<void> PosixProbe::replace_executable(const std::string& fresh, const std::string& target,
+                                              const std::string& keep_as) const {
+  if (::chmod(fresh.c_str(), 0755) != 0) {
+    return failure("cannot make " + fresh + " executable: " + std::strerror(errno));
+  }
+  if (!keep_as.empty()) {  // the previous one kept beside it, as it is: a second name, then the swap
+    if (::unlink(keep_as.c_str()) != 0 && errno != ENOENT) {
+      return failure("cannot replace " + keep_as + ": " + std::strerror(errno));
+    }
+    if (::link(target.c_str(), keep_as.c_str()) != 0) {
+      return failure("cannot keep " + target + " as " + keep_as + ": " + std::strerror(errno));
+    }
+  }
+  if (::rename(fresh.c_str(), target.c_str()) != 0) {
+    return failure("cannot move the new ezpz to " + target + ": " + std::strerror(errno));
+  }
+  return {};
 }
 
 core::SocketState PosixProbe::unix_socket(const std::string& path) const {

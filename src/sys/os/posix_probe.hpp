@@ -31,6 +31,8 @@ class PosixProbe final : public core::SystemProbe {
   [[nodiscard]] std::optional<core::DiskSpace> disk_space(const std::string& path) const override;
   [[nodiscard]] std::optional<unsigned long long> tree_bytes(const std::string& path) const override;
   [[nodiscard]] std::optional<core::FileStamp> file_stamp(const std::string& path) const override;
+  [[nodiscard]] Expected<void> replace_executable(const std::string& fresh, const std::string& target,
+                                                  const std::string& keep_as) const override;
   [[nodiscard]] core::ResourceLimit resource_limit(const std::string& name) const override;
   [[nodiscard]] core::SocketState unix_socket(const std::string& path) const override;
   /// In os/self_digest.cpp.
