@@ -156,10 +156,14 @@ int update_binary(Context& ctx, const Source& src, const Ask& ask) {
     return ctx.term.fail(failure("SHA-256 of " + release->name + " is " + (sum.empty() ? "unreadable" : sum) +
                                  ", expected " + release->sha256 + ": damaged or tampered with; nothing replaced"));
   }
-  if (auto x = ctx.archives().extract(tarball, work.dir() + "/x", 1ULL << 31, core::ArchiveOrigin::foreign, {}); !x) {
+  auto unpacked = ctx.probe().make_private_dir(work.dir() + "/x");  // its one top directory is lifted
+  if (!unpacked) {
+    return ctx.term.fail(unpacked.error());
+  }
+  if (auto x = ctx.archives().extract(tarball, *unpacked, 1ULL << 31, core::ArchiveOrigin::foreign, {}); !x) {
     return ctx.term.fail(x.error());
   }
-  const auto fresh = work.dir() + "/x/bin/ezpz";
+  const auto fresh = *unpacked + "/bin/ezpz";
   auto runs = ctx.probe().run_program({fresh, "--version"}, {}, {}, 30);
   if (!runs || runs->exit_code != 0) {
     return ctx.term.fail(failure("the ezpz in " + release->name + " does not run here: nothing replaced"));
