@@ -11,6 +11,7 @@
 #include "cli/launch.hpp"
 #include "cli/reach_options.hpp"
 #include "cli/terminal.hpp"
+#include "cli/version.hpp"
 #include "core/base/log.hpp"
 #include "core/base/strings.hpp"
 #include "core/doctor/doctor.hpp"
@@ -19,7 +20,6 @@
 #include "core/reach/agents.hpp"
 #include "core/reach/spec.hpp"
 #include "core/reach/transport.hpp"
-#include "ezpz/version.hpp"
 
 namespace ezpz::cli {
 namespace {
@@ -116,7 +116,7 @@ std::vector<core::CheckResult> node_tier_results(const std::vector<core::NodeRep
                                                  const std::string& dst, int timeout_s, unsigned long long need,
                                                  double took_ms) {
   core::NodeTierOptions options;
-  options.version = EZPZ_VERSION;
+  options.version = std::string(version_number());
   options.exe = exe;
   options.dst = dst;
   options.need_bytes = need;
@@ -197,7 +197,8 @@ int DoctorCommand::run(Context& ctx) {
     script_text = std::move(*text);
   }
   const auto facts_start = Clock::now();
-  const auto facts = core::gather_local_facts(ctx.env, ctx.probe(), opt(reach_.hostfile), opt(machine_), EZPZ_VERSION);
+  const auto facts = core::gather_local_facts(ctx.env, ctx.probe(), opt(reach_.hostfile), opt(machine_),
+                                              std::string(version_number()));
   const double facts_ms = ms_since(facts_start);
   log::info("doctor: this host's facts in " + std::to_string(static_cast<long>(facts_ms)) + " ms: " +
             (facts.cluster

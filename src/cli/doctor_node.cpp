@@ -9,11 +9,11 @@
 #include "cli/doctor.hpp"
 #include "cli/reach_options.hpp"
 #include "cli/terminal.hpp"
+#include "cli/version.hpp"
 #include "core/base/log.hpp"
 #include "core/base/strings.hpp"
 #include "core/doctor/doctor.hpp"
 #include "core/reach/spec.hpp"
-#include "ezpz/version.hpp"
 
 namespace ezpz::cli {
 
@@ -66,7 +66,7 @@ int DoctorNodeCommand::run(Context& ctx) {
   if (auto space = ctx.probe().disk_space(facts.dst)) {
     facts.dst_free = space->free_bytes;
   }
-  facts.version = EZPZ_VERSION;
+  facts.version = std::string(version_number());
   facts.exe_present = !exe_.empty() && ctx.probe().is_file(exe_);
   // The same file, or the same bytes (a copy the launcher shipped: srun --bcast).
   auto same_bytes = [&] {

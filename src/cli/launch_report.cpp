@@ -8,8 +8,8 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/terminal.hpp"
+#include "cli/version.hpp"
 #include "core/base/shell.hpp"
-#include "ezpz/version.hpp"
 
 namespace ezpz::cli {
 namespace {
@@ -251,7 +251,7 @@ nlohmann::ordered_json record_object(const core::LaunchPlan& plan, const core::C
                                      const core::RunResult& result, int attempts,
                                      const std::optional<core::FirstFailure>& failure) {
   nlohmann::json record = {
-      {"ezpz_version", EZPZ_VERSION},
+      {"ezpz_version", version_number()},
       {"command", command},
       {"plan", plan_object(plan, cluster)},
       {"start", times.start_iso},

@@ -9,7 +9,6 @@
 #include "core/base/strings.hpp"
 #include "core/update/release.hpp"
 #include "core/yeet/transfer.hpp"
-#include "ezpz/version.hpp"
 
 namespace ezpz::cli {
 namespace {
@@ -115,13 +114,16 @@ int check_release(Context& ctx, const Source& src, const Ask& ask) {
   if (!newest) {
     return ctx.term.fail(newest.error());
   }
-  const bool newer = core::compare_versions(newest->version, EZPZ_VERSION) > 0;
+  const bool newer = core::compare_versions(newest->version, version_number()) > 0;
   if (ask.json) {
     ctx.term.print_json(nlohmann::json{
-        {"installed", EZPZ_VERSION}, {"newest", newest->version}, {"update_available", newer}, {"base_url", src.base}}
-                            .dump());
+        {"installed", version_number()},
+        {"newest", newest->version},
+        {"update_available", newer},
+        {"base_url",
+         src.base}}.dump());
   } else {
-    ctx.term.out() << "installed " << EZPZ_VERSION << ", newest " << newest->version << " (" << src.base << ")"
+    ctx.term.out() << "installed " << version_number() << ", newest " << newest->version << " (" << src.base << ")"
                    << (newer ? ": update with `ezpz self-update`" : ": up to date") << '\n';
   }
   return newer ? kUpdateAvailable : 0;
@@ -143,8 +145,8 @@ int update_binary(Context& ctx, const Source& src, const Ask& ask) {
   if (!release) {
     return ctx.term.fail(release.error());
   }
-  if (release->version == EZPZ_VERSION && !ask.force) {
-    ctx.term.out() << "ezpz " << EZPZ_VERSION << " is the newest (" << src.base << "): nothing to do\n";
+  if (release->version == version_number() && !ask.force) {
+    ctx.term.out() << "ezpz " << version_number() << " is the newest (" << src.base << "): nothing to do\n";
     return 0;
   }
   // 3. Downloaded and checked before anything is replaced.
@@ -177,15 +179,15 @@ int update_binary(Context& ctx, const Source& src, const Ask& ask) {
   if (ask.json) {
     ctx.term.print_json(nlohmann::json{
         {"ok", true},
-        {"from", EZPZ_VERSION},
+        {"from", version_number()},
         {"to", release->version},
         {"binary", *exe},
         {"previous", old},
         {"fetched_with",
          src.tool}}.dump());
   } else {
-    ctx.term.out() << "updated " << *exe << ": ezpz " << EZPZ_VERSION << " -> " << now << " (fetched with " << src.tool
-                   << "); the previous one is " << old << " (ezpz self-update --rollback)\n";
+    ctx.term.out() << "updated " << *exe << ": ezpz " << version_number() << " -> " << now << " (fetched with "
+                   << src.tool << "); the previous one is " << old << " (ezpz self-update --rollback)\n";
   }
   return 0;
 }

@@ -1,9 +1,10 @@
 #include "cli/version.hpp"
 
-#include "ezpz/version.hpp"
 #include "ezpz/version_info.hpp"
 
 namespace ezpz::cli {
+
+extern const char kVersionStamp[];  // cli/version_stamp.cpp
 namespace {
 
 constexpr const char* kArch =
@@ -25,12 +26,16 @@ constexpr const char* kLinkage = "dynamic";
 
 }  // namespace
 
+std::string_view version_number() {
+  return kVersionStamp;
+}
+
 std::string_view build_arch() {
   return kArch;
 }
 
 std::string version_text() {
-  return std::string("ezpz ") + EZPZ_VERSION + " (commit " + EZPZ_COMMIT + ", built " + EZPZ_BUILD_DATE + ", " +
+  return "ezpz " + std::string(version_number()) + " (commit " + EZPZ_COMMIT + ", built " + EZPZ_BUILD_DATE + ", " +
          kLinkage + ", " + kArch + ")";
 }
 

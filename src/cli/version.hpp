@@ -10,6 +10,8 @@ namespace ezpz::cli {
 /// `ezpz 0.1.0 (commit 0123456789ab, built 2026-11-25, static, x86_64)`; the commit is
 /// `unknown` outside a git checkout and ends in `+dirty` when the tree had changes.
 std::string version_text();
+/// This binary's version number (0.1.0): read from one place in its data (cli/version_stamp.cpp).
+std::string_view version_number();
 /// The architecture this binary was built for (x86_64, aarch64, ...): its release tarball's.
 std::string_view build_arch();
 

@@ -4,10 +4,10 @@
 #include <chrono>
 
 #include "cli/terminal.hpp"
+#include "cli/version.hpp"
 #include "cli/yeet_steps.hpp"
 #include "core/base/strings.hpp"
 #include "core/yeet/manifest.hpp"
-#include "ezpz/version.hpp"
 
 namespace ezpz::cli {
 namespace {
@@ -214,8 +214,8 @@ std::optional<int> install_here(YeetRun& run) {
   // the delta they get.
   const auto epoch =
       std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch());
-  if (auto marked =
-          ctx.manifests().write_marker(*staging, core::yeet_marker_text(plan.source, epoch.count(), EZPZ_VERSION));
+  if (auto marked = ctx.manifests().write_marker(
+          *staging, core::yeet_marker_text(plan.source, epoch.count(), std::string(version_number())));
       !marked) {
     return undo(marked.error());
   }

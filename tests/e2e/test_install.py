@@ -4,9 +4,10 @@ tarball, a server down, a 404, a full disk and plain HTTP to another machine eac
 line with nothing written and a previous install unchanged. Then `ezpz self-update`: --check, an
 update to a newer release and a rollback, refusals. The release build's (static binary).
 
-The newer release is this build with its version string made 0.9.0 (the bytes of the one "0.1.0"
-in the binary: a second release build would take 20 minutes): a real binary that reports a
-higher version, packed and listed as release.sh does."""
+The newer release is this build with its version made 9.1.0 for 0.1.0 (the bytes of the one "0.1.0" in the
+binary, cli/version_stamp.cpp, which everything that reports the version reads: a second release
+build would take 20 minutes): a real binary that reports a higher version, packed and listed as
+release.sh does."""
 import gzip
 import hashlib
 import io
@@ -233,19 +234,23 @@ class SelfUpdate(Served):
     @classmethod
     def setUpClass(cls):
         super().setUpClass()
-        # A newer release: the same binary reporting 0.9.0, packed as release.sh packs one.
+        # A newer release: the same binary reporting a higher version, packed as release.sh packs one.
         cls.newer = os.path.join(cls.served, "newer")
         os.mkdir(cls.newer)
         old_top = cls.tarball[:-len(".tar.gz")]
-        cls.new_name = f"ezpz-0.9.0-linux-{os.uname().machine}.tar.gz"
+        major, rest = cls.version.split(".", 1)
+        assert set(major) != {"9"}, "no higher version of the same length"
+        cls.newer_version = "9" * len(major) + "." + rest  # 0.1.0 -> 9.1.0
+        cls.new_name = f"ezpz-{cls.newer_version}-linux-{os.uname().machine}.tar.gz"
         new_top = cls.new_name[:-len(".tar.gz")]
         out = io.BytesIO()
         with tarfile.open(os.path.join(cls.release, cls.tarball)) as old, tarfile.open(fileobj=out, mode="w") as new:
             for member in old.getmembers():
                 data = old.extractfile(member).read() if member.isfile() else None
                 if member.name == f"{old_top}/bin/ezpz":
-                    assert data.count(b"\x00" + cls.version.encode() + b"\x00") == 1, "the version string is not unique"
-                    data = data.replace(b"\x00" + cls.version.encode() + b"\x00", b"\x000.9.0\x00")
+                    stamp = cls.version.encode() + b"\x00"
+                    assert data.count(stamp) == 1, "the version string is not unique"
+                    data = data.replace(stamp, cls.newer_version.encode() + b"\x00")  # the same length
                 member.name = new_top + member.name[len(old_top):]
                 if data is not None:
                     member.size = len(data)
@@ -275,16 +280,16 @@ class SelfUpdate(Served):
         self.assertIn(f"installed {self.version}, newest {self.version}", same.stdout)
         newer = self.update("--check", "--base-url", self.newer_url, "--json")
         self.assertEqual(newer.returncode, 100, newer.stderr)
-        self.assertIn('"newest":"0.9.0"', newer.stdout)
+        self.assertIn(f'"newest":"{self.newer_version}"', newer.stdout)
         self.assertIn('"update_available":true', newer.stdout)
 
     def test_update_then_rollback(self):
         before = sha256(self.ezpz)
         proc = self.update("--base-url", self.newer_url)
         self.assertEqual(proc.returncode, 0, proc.stderr)
-        self.assertIn("-> ezpz 0.9.0", proc.stdout)
+        self.assertIn(f"-> ezpz {self.newer_version} ", proc.stdout)
         self.assertIn("fetched with /usr/bin/curl", proc.stdout)
-        self.assertEqual(self.version_of(self.ezpz), "0.9.0")
+        self.assertEqual(self.version_of(self.ezpz), self.newer_version)
         self.assertEqual(sha256(self.ezpz + ".old"), before)  # the previous one, kept for one rollback
         self.assertEqual([n for n in os.listdir(os.path.dirname(self.ezpz)) if n.startswith(".ezpz-update")], [])
         again = self.update("--base-url", self.newer_url)  # the newest already: nothing to do
