@@ -10,26 +10,10 @@
 # Usage: scripts/check-includes.sh [FILE...]   or   scripts/check-includes.sh --recent N
 set -euo pipefail
 cd "$(dirname "$0")/.."
-build=${EZPZ_TIDY_BUILD:-build/dev}
-[ -f "$build/compile_commands.json" ] || { echo "check-includes: configure the dev preset first (cmake --preset dev)" >&2; exit 2; }
-if [ "${1:-}" = --recent ]; then
-  n=${2:?--recent N}
-  base=$(git rev-list --max-count=1 --skip="$n" HEAD 2>/dev/null || true)
-  [ -n "$base" ] || base=$(git rev-list --max-parents=0 HEAD | tail -1)
-  # Newest first, at most EZPZ_TIDY_MAX_FILES (30) of them: CI's time stays bounded whatever a
-  # commit touched (run it on all of src/ after a change to many files).
-  mapfile -t recent < <(git log --format= --name-only --diff-filter=AMR "$base..HEAD" -- 'src/cli/*.cpp' \
-    'src/core/*.cpp' 'src/sys/*.cpp' | awk 'NF && !seen[$0]++' | while read -r f; do [ -f "$f" ] && echo "$f"; done |
-    head -n "${EZPZ_TIDY_MAX_FILES:-30}")
-  if [ ${#recent[@]} -eq 0 ]; then
-    echo "check-includes: no source of src/cli, src/core or src/sys changed in the last $n commits"
-    exit 0
-  fi
-  echo "check-includes: ${#recent[@]} sources the last $n commits touched (newest first, at most ${EZPZ_TIDY_MAX_FILES:-30})"
-  set -- "${recent[@]}"
-fi
+. scripts/recent-sources.sh
+gate_sources check-includes "$@"
 command -v iwyu_tool >/dev/null || { echo "check-includes: iwyu_tool not found (Debian: iwyu)" >&2; exit 2; }
-files=("$@")
+files=("${sources[@]}")
 if [ ${#files[@]} -eq 0 ]; then
   mapfile -t files < <(git ls-files 'src/cli/*.cpp' 'src/core/*.cpp' 'src/sys/*.cpp')
 fi

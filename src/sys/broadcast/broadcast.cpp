@@ -112,9 +112,6 @@ std::vector<core::NodeResult> send_from_peer(core::Transport& transport, const s
 
 namespace {
 
-/// The stream received whole into `work`: its single top directory lifted, then placed by
-/// `install` (a delta bundle applied to this node's copy first). True when the delta could not
-/// apply to this copy (the head sends it everything instead).
 /// The parent's stream as a relay reads it: frames from stdin (or the agent's sealed channel),
 /// each forwarded to the children as it arrives, its SHA-256 checked at the end. A parent that
 /// says nothing at all for --parent-silence is gone without an end of file (its node, or a link
@@ -222,12 +219,16 @@ class Inbound {
   bool broken_ = false;         ///< once a read failed, never wait on the parent again
 };
 
+/// What the install steps could not remove, on stderr (the head's, through ssh), named by node.
 void say_warnings(core::NodeInstall& install, const std::string& host) {
   for (const auto& left : install.take_warnings()) {
     log::line("ezpz: warning: " + host + ": " + left);
   }
 }
 
+/// The stream received whole into `work`: its single top directory lifted, then placed by
+/// `install` (a delta bundle applied to this node's copy first). True when the delta could not
+/// apply to this copy (the head sends it everything instead).
 bool install_received(core::NodeInstall& install, const std::string& work, std::string& error) {
   if (error.empty()) {
     if (auto lifted = lift_single_directory(work); !lifted) {

@@ -5,6 +5,7 @@
 #include <string>
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "sys/os/exec.hpp"
@@ -29,9 +30,30 @@ void dropped(LineStream& s, std::string_view what) {
   s.log_path.clear();
 }
 
+/// A rank's log file, made new (O_EXCL). One already there is emptied and reused only when it is
+/// this user's own regular file with one link: on a shared machine another user may have made
+/// the name first (errno EEXIST then).
+OwnedFd open_log(const std::string& path) {
+  OwnedFd fd(::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0644));
+  if (fd.valid() || errno != EEXIST) {
+    return fd;
+  }
+  OwnedFd old(::open(path.c_str(), O_WRONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK));
+  struct stat st {};
+  if (!old.valid() || ::fstat(old.get(), &st) != 0 || !S_ISREG(st.st_mode) || st.st_uid != ::geteuid() ||
+      st.st_nlink != 1) {
+    errno = EEXIST;
+    return OwnedFd();
+  }
+  if (::ftruncate(old.get(), 0) != 0) {
+    return OwnedFd();
+  }
+  return old;
+}
+
 void log_bytes(LineStream& s, std::string_view bytes) {
   if (!s.log.valid() && !s.log_path.empty()) {
-    s.log = OwnedFd(::open(s.log_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644));
+    s.log = open_log(s.log_path);
     if (!s.log.valid()) {
       dropped(s, "cannot be made");
     }
