@@ -2,9 +2,12 @@
 # Install or repair ezpz (the static binary, its man pages; completions when asked), checked
 # before anything is replaced. POSIX sh: it runs as `curl -fsSL URL/install.sh | sh` and as a file.
 #
-#   install.sh [--prefix DIR] [--version V] [--base-url URL] [--completions] [--force]
+#   install.sh [--prefix DIR] [--version V] [--base-url URL] [--public-key HEX] [--completions] [--force]
 #       Download ezpz-V-linux-ARCH.tar.gz (V: the newest in SHA256SUMS unless --version) and
 #       SHA256SUMS from URL (EZPZ_INSTALL_BASE_URL; default: the project's latest release).
+#       With a release key (HEX: an Ed25519 public key as 64 hex digits; --public-key,
+#       EZPZ_INSTALL_PUBLIC_KEY, or the one release.sh --sign wrote below), SHA256SUMS.sig must be
+#       its signature of SHA256SUMS (checked with openssl) before SHA256SUMS is believed.
 #   install.sh [--prefix DIR] [--completions] [--force] TARBALL [SHA256]
 #       Install a tarball already downloaded; its checksum from SHA256, else TARBALL.sha256 or
 #       SHA256SUMS beside it.
@@ -15,16 +18,19 @@
 # wget for a download; HTTPS, or plain HTTP to this machine (127.0.0.1, ::1, localhost) only. It
 # never edits shell start-up files: it prints the PATH line to add. Running it again repairs an
 # install. Exit status: 0 installed; 1 failed (nothing changed); 2 usage.
+# (A tarball given with SHA256SUMS beside it: SHA256SUMS.sig is checked too when there is a key.)
 set -eu
 
 DEFAULT_BASE_URL=https://github.com/saforem2/ezpz/releases/latest/download
+DEFAULT_PUBLIC_KEY=  # release.sh --sign writes the release key here
 prog=install.sh
 die() { echo "$prog: $*" >&2; exit 1; }
-usage() { echo "$prog: $*" >&2; echo "usage: install.sh [--prefix DIR] [--version V] [--base-url URL] [--completions] [--force] [TARBALL [SHA256]]" >&2; exit 2; }
+usage() { echo "$prog: $*" >&2; echo "usage: install.sh [--prefix DIR] [--version V] [--base-url URL] [--public-key HEX] [--completions] [--force] [TARBALL [SHA256]]" >&2; exit 2; }
 
 prefix=${HOME:?HOME is not set}/.local
 version=
 base_url=${EZPZ_INSTALL_BASE_URL:-$DEFAULT_BASE_URL}
+public_key=${EZPZ_INSTALL_PUBLIC_KEY:-$DEFAULT_PUBLIC_KEY}
 completions=
 force=
 tarball=
@@ -37,15 +43,23 @@ while [ $# -gt 0 ]; do
     --version=*) version=${1#--version=} ;;
     --base-url) [ $# -ge 2 ] || usage "--base-url needs a URL"; base_url=$2; shift ;;
     --base-url=*) base_url=${1#--base-url=} ;;
+    --public-key) [ $# -ge 2 ] || usage "--public-key needs a key (64 hex digits)"; public_key=$2; shift ;;
+    --public-key=*) public_key=${1#--public-key=} ;;
     --completions) completions=1 ;;
     --force) force=1 ;;
-    -h|--help) sed -n '2,17s/^# \{0,1\}//p' "$0" 2>/dev/null || true; exit 0 ;;
+    -h|--help) sed -n '2,22s/^# \{0,1\}//p' "$0" 2>/dev/null || true; exit 0 ;;
     -*) usage "unknown option $1" ;;
     *) if [ -z "$tarball" ]; then tarball=$1; elif [ -z "$want" ]; then want=$1; else usage "one tarball and one checksum at most"; fi ;;
   esac
   shift
 done
 case $prefix in /*) ;; *) prefix=$(pwd)/$prefix ;; esac
+public_key=$(printf '%s' "$public_key" | tr 'A-F' 'a-f')
+case $public_key in
+  '') ;;
+  *[!0-9a-f]*) usage "--public-key: not an Ed25519 public key as 64 hex digits: $public_key" ;;
+  *) [ ${#public_key} -eq 64 ] || usage "--public-key: not an Ed25519 public key as 64 hex digits: $public_key" ;;
+esac
 
 # 1. Not inside a job: its nodes usually cannot download, and a job's PATH is not a login shell's.
 if [ -z "$force" ]; then
@@ -97,6 +111,20 @@ fetch() {
   fi
 }
 
+# check_signed SUMS SIG WHERE: SIG is the release key's Ed25519 signature of SUMS (openssl), or die.
+check_signed() {
+  command -v openssl >/dev/null 2>&1 || die "checking the release's signature needs openssl: install it (nothing installed)"
+  # The key as DER: the Ed25519 SubjectPublicKeyInfo prefix, then its 32 bytes (octal escapes: POSIX printf).
+  # shellcheck disable=SC2059
+  printf "$(printf '302a300506032b6570032100%s' "$public_key" | awk '{
+    for (i = 1; i < length($0); i += 2)
+      printf "\\%03o", (index("0123456789abcdef", substr($0, i, 1)) - 1) * 16 + index("0123456789abcdef", substr($0, i + 1, 1)) - 1
+  }')" > "$work/release-key.der"
+  openssl pkeyutl -verify -pubin -keyform DER -inkey "$work/release-key.der" -rawin -in "$1" -sigfile "$2" \
+    >/dev/null 2>&1 ||
+    die "$3 is not a signature of SHA256SUMS by the release key $(printf '%.16s' "$public_key")...: tampered with, or another publisher's release (nothing installed)"
+}
+
 arch_name() {
   case $(uname -m) in
     x86_64|amd64) echo x86_64 ;;
@@ -111,6 +139,10 @@ if [ -z "$tarball" ]; then
   check_url "$base_url"
   arch=$(arch_name)
   fetch "$base_url/SHA256SUMS" "$work/SHA256SUMS"
+  if [ -n "$public_key" ]; then
+    fetch "$base_url/SHA256SUMS.sig" "$work/SHA256SUMS.sig"
+    check_signed "$work/SHA256SUMS" "$work/SHA256SUMS.sig" "$base_url/SHA256SUMS.sig"
+  fi
   if [ -n "$version" ]; then
     name=ezpz-$version-linux-$arch.tar.gz
   else  # the newest version SHA256SUMS lists for this machine
@@ -128,6 +160,11 @@ else
   if [ -z "$want" ] && [ -f "$tarball.sha256" ]; then
     want=$(cut -d' ' -f1 < "$tarball.sha256")
   elif [ -z "$want" ] && [ -f "$(dirname "$tarball")/SHA256SUMS" ]; then
+    if [ -n "$public_key" ]; then
+      sums=$(dirname "$tarball")/SHA256SUMS
+      [ -f "$sums.sig" ] || die "no $sums.sig beside it: download SHA256SUMS.sig too (this install.sh checks the release key's signature)"
+      check_signed "$sums" "$sums.sig" "$sums.sig"
+    fi
     want=$(sed -n "s/^\([0-9a-f]\{64\}\)  $(basename "$tarball")\$/\1/p" "$(dirname "$tarball")/SHA256SUMS" | head -n 1)
   fi
   [ -n "$want" ] || die "no checksum for $tarball: pass it as the second argument, or put $tarball.sha256 or SHA256SUMS beside it"

@@ -131,6 +131,10 @@ class FakeProbe final : public core::SystemProbe, public core::NodeQuery {
   }
   [[nodiscard]] std::pair<std::string, unsigned long long> self_digest() const override { return {}; }
   [[nodiscard]] std::string file_digest(const std::string& /*path*/) const override { return {}; }
+  [[nodiscard]] core::Signature check_signature(const std::string& /*file*/, const std::string& /*signature_file*/,
+                                                const std::string& /*key_hex*/) const override {
+    return core::Signature::unreadable;
+  }
   /// Canned answers by host; hosts not listed are not ready. `asked` records each command.
   std::map<std::string, core::NodeReply> replies;
   mutable std::vector<std::vector<std::string>> asked;

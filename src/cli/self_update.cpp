@@ -23,8 +23,9 @@ std::string parent_of(const std::string& path) {
 
 /// Where releases come from and what fetches them.
 struct Source {
-  std::string base;  ///< without a trailing slash
-  std::string tool;  ///< curl's or wget's path
+  std::string base;                ///< without a trailing slash
+  std::string tool;                ///< curl's or wget's path
+  std::optional<std::string> key;  ///< the release key SHA256SUMS must be signed with, when there is one
 };
 
 Expected<Source> release_source(Context& ctx, const std::optional<std::string>& flag) {
@@ -34,6 +35,7 @@ Expected<Source> release_source(Context& ctx, const std::optional<std::string>& 
     base.pop_back();
   }
   EZPZ_TRY(core::check_release_url(base));
+  EZPZ_TRY_ASSIGN(auto key, core::release_key(embedded_release_key(), ctx.env.get("EZPZ_RELEASE_PUBLIC_KEY")));
   auto tool = ctx.probe().find_program("curl");
   if (!tool) {
     tool = ctx.probe().find_program("wget");
@@ -41,7 +43,7 @@ Expected<Source> release_source(Context& ctx, const std::optional<std::string>& 
   if (!tool) {
     return failure("neither curl nor wget is on PATH: install one (ezpz runs them rather than carry an HTTP client)");
   }
-  return Source{base, *tool};
+  return Source{base, *tool, key};
 }
 
 /// `url` downloaded to `file`; an error names the URL and what the tool said.
@@ -60,12 +62,37 @@ Expected<void> fetch(Context& ctx, const Source& src, const std::string& url, co
   return {};
 }
 
-/// The release this machine gets from SHA256SUMS (fetched into `work`).
+/// SHA256SUMS's signature, where there is a release key: fetched beside it and checked.
+Expected<void> check_signed(Context& ctx, const Source& src, const std::string& sums) {
+  if (!src.key) {
+    return {};
+  }
+  const auto url = src.base + "/" + std::string(core::kSignatureName);
+  const auto key = "the release key " + src.key->substr(0, 16) + "...";
+  if (auto got = fetch(ctx, src, url, sums + ".sig"); !got) {
+    return failure(got.error().message + "; this ezpz takes only releases signed with " + key +
+                   " (built in, or EZPZ_RELEASE_PUBLIC_KEY)");
+  }
+  switch (ctx.probe().check_signature(sums, sums + ".sig", *src.key)) {
+    case core::Signature::valid:
+      return {};
+    case core::Signature::unreadable:
+      return failure("cannot read " + sums + " or its signature (nothing replaced)");
+    case core::Signature::invalid:
+      break;
+  }
+  return failure(url + " is not a signature of SHA256SUMS by " + key +
+                 ": tampered with, or another publisher's release; nothing replaced");
+}
+
+/// The release this machine gets from SHA256SUMS (fetched into `work`, its signature checked).
 Expected<core::ReleaseChoice> pick_release(Context& ctx, const Source& src, const std::string& work,
                                            const std::optional<std::string>& version) {
   const auto sums_url = src.base + "/SHA256SUMS";
-  EZPZ_TRY(fetch(ctx, src, sums_url, work + "/SHA256SUMS"));
-  EZPZ_TRY_ASSIGN(auto text, ctx.probe().read_file(work + "/SHA256SUMS"));
+  const auto sums = work + "/SHA256SUMS";
+  EZPZ_TRY(fetch(ctx, src, sums_url, sums));
+  EZPZ_TRY(check_signed(ctx, src, sums));
+  EZPZ_TRY_ASSIGN(auto text, ctx.probe().read_file(sums));
   return core::choose_release(core::parse_sha256sums(text), std::string(build_arch()), version, sums_url);
 }
 
@@ -120,10 +147,13 @@ int check_release(Context& ctx, const Source& src, const Ask& ask) {
         {"installed", version_number()},
         {"newest", newest->version},
         {"update_available", newer},
+        {"signature", src.key ? "checked" : "not checked"},
+        {"release_key", src.key ? nlohmann::json(*src.key) : nlohmann::json(nullptr)},
         {"base_url",
          src.base}}.dump());
   } else {
-    ctx.term.out() << "installed " << version_number() << ", newest " << newest->version << " (" << src.base << ")"
+    ctx.term.out() << "installed " << version_number() << ", newest " << newest->version << " (" << src.base
+                   << (src.key ? ", signature checked" : "") << ")"
                    << (newer ? ": update with `ezpz self-update`" : ": up to date") << '\n';
   }
   return newer ? kUpdateAvailable : 0;

@@ -4,7 +4,8 @@
 
 namespace ezpz::cli {
 
-extern const char kVersionStamp[];  // cli/version_stamp.cpp
+extern const char kVersionStamp[];
+extern const char kReleaseKeyStamp[];  // cli/version_stamp.cpp
 namespace {
 
 constexpr const char* kArch =
@@ -28,6 +29,11 @@ constexpr const char* kLinkage = "dynamic";
 
 std::string_view version_number() {
   return kVersionStamp;
+}
+
+std::string_view embedded_release_key() {
+  constexpr std::string_view kTag = "ezpz-release-key:";
+  return std::string_view(kReleaseKeyStamp).substr(kTag.size());
 }
 
 std::string_view build_arch() {

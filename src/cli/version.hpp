@@ -12,6 +12,9 @@ namespace ezpz::cli {
 std::string version_text();
 /// This binary's version number (0.1.0): read from one place in its data (cli/version_stamp.cpp).
 std::string_view version_number();
+/// The Ed25519 key this build's releases are signed with (64 hex digits), or 64 dots when the build
+/// embedded none (EZPZ_RELEASE_PUBLIC_KEY): read from the binary's data, like the version.
+std::string_view embedded_release_key();
 /// The architecture this binary was built for (x86_64, aarch64, ...): its release tarball's.
 std::string_view build_arch();
 

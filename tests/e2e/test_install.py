@@ -230,35 +230,45 @@ class Install(Served):
         self.assertFalse(os.path.exists(self.prefix + "2"))
 
 
-class SelfUpdate(Served):
+def make_newer(release, tarball, version, out):
+    """A newer release in `out`: the binary of `release`/`tarball` with its version's first number made
+    all nines (0.1.0 -> 9.1.0, the same length), packed and listed in SHA256SUMS as release.sh does.
+    Returns its version and tarball name."""
+    os.mkdir(out)
+    old_top = tarball[:-len(".tar.gz")]
+    major, rest = version.split(".", 1)
+    assert set(major) != {"9"}, "no higher version of the same length"
+    newer_version = "9" * len(major) + "." + rest
+    new_name = f"ezpz-{newer_version}-linux-{os.uname().machine}.tar.gz"
+    new_top = new_name[:-len(".tar.gz")]
+    buf = io.BytesIO()
+    with tarfile.open(os.path.join(release, tarball)) as old, tarfile.open(fileobj=buf, mode="w") as new:
+        for member in old.getmembers():
+            data = old.extractfile(member).read() if member.isfile() else None
+            if member.name == f"{old_top}/bin/ezpz":
+                stamp = version.encode() + b"\x00"
+                assert data.count(stamp) == 1, "the version string is not unique"
+                data = data.replace(stamp, newer_version.encode() + b"\x00")  # the same length
+            member.name = new_top + member.name[len(old_top):]
+            if data is not None:
+                member.size = len(data)
+            new.addfile(member, io.BytesIO(data) if data is not None else None)
+    with open(os.path.join(out, new_name), "wb") as f:
+        f.write(gzip.compress(buf.getvalue()))
+    with open(os.path.join(out, "SHA256SUMS"), "w") as f:
+        f.write(f"{sha256(os.path.join(out, new_name))}  {new_name}\n")
+    return newer_version, new_name
+
+
+class Updating(Served):
+    """An install to update (from the release), and a newer release beside it."""
+
     @classmethod
     def setUpClass(cls):
         super().setUpClass()
         # A newer release: the same binary reporting a higher version, packed as release.sh packs one.
         cls.newer = os.path.join(cls.served, "newer")
-        os.mkdir(cls.newer)
-        old_top = cls.tarball[:-len(".tar.gz")]
-        major, rest = cls.version.split(".", 1)
-        assert set(major) != {"9"}, "no higher version of the same length"
-        cls.newer_version = "9" * len(major) + "." + rest  # 0.1.0 -> 9.1.0
-        cls.new_name = f"ezpz-{cls.newer_version}-linux-{os.uname().machine}.tar.gz"
-        new_top = cls.new_name[:-len(".tar.gz")]
-        out = io.BytesIO()
-        with tarfile.open(os.path.join(cls.release, cls.tarball)) as old, tarfile.open(fileobj=out, mode="w") as new:
-            for member in old.getmembers():
-                data = old.extractfile(member).read() if member.isfile() else None
-                if member.name == f"{old_top}/bin/ezpz":
-                    stamp = cls.version.encode() + b"\x00"
-                    assert data.count(stamp) == 1, "the version string is not unique"
-                    data = data.replace(stamp, cls.newer_version.encode() + b"\x00")  # the same length
-                member.name = new_top + member.name[len(old_top):]
-                if data is not None:
-                    member.size = len(data)
-                new.addfile(member, io.BytesIO(data) if data is not None else None)
-        with open(os.path.join(cls.newer, cls.new_name), "wb") as f:
-            f.write(gzip.compress(out.getvalue()))
-        with open(os.path.join(cls.newer, "SHA256SUMS"), "w") as f:
-            f.write(f"{sha256(os.path.join(cls.newer, cls.new_name))}  {cls.new_name}\n")
+        cls.newer_version, cls.new_name = make_newer(cls.release, cls.tarball, cls.version, cls.newer)
         cls.newer_url = f"http://127.0.0.1:{cls.port}/newer"
 
     def setUp(self):
@@ -274,6 +284,8 @@ class SelfUpdate(Served):
     def version_of(self, binary):
         return subprocess.run([binary, "--version"], capture_output=True, text=True, check=True).stdout.split()[1]
 
+
+class SelfUpdate(Updating):
     def test_check_says_whether_a_newer_release_exists(self):
         same = self.update("--check")
         self.assertEqual(same.returncode, 0, same.stderr)
@@ -342,6 +354,133 @@ class SelfUpdate(Served):
             self.assert_refused(proc, ["Read-only file system", "beside the old one"])
         finally:
             subprocess.run(["umount", ro], check=False)
+
+
+def sign(key, sums):
+    subprocess.run(["openssl", "pkeyutl", "-sign", "-inkey", key, "-rawin", "-in", sums, "-out", sums + ".sig"],
+                   check=True)
+
+
+class Signed(Updating):
+    """Releases signed with a key (release.sh --sign): install.sh carries the key and checks
+    SHA256SUMS.sig with openssl; self-update checks it with the key a site pins
+    (EZPZ_RELEASE_PUBLIC_KEY) or the build embedded (here: the installed binary's key slot filled
+    in, as -DEZPZ_RELEASE_PUBLIC_KEY fills it). A forged release (a tarball replaced and SHA256SUMS
+    rewritten to match, as a compromised mirror would) is refused with nothing replaced."""
+
+    @classmethod
+    def setUpClass(cls):
+        super().setUpClass()
+        cls.key = os.path.join(cls.tmp, "release.pem")
+        cls.other_key = os.path.join(cls.tmp, "other.pem")
+        for k in (cls.key, cls.other_key):
+            subprocess.run(["openssl", "genpkey", "-algorithm", "ed25519", "-out", k], check=True,
+                           capture_output=True)
+        cls.signed = os.path.join(cls.served, "signed")
+        made = subprocess.run(["bash", RELEASE, cls.signed, "--build", BUILD_DIR, "--sign", cls.key],
+                              capture_output=True, text=True)
+        assert made.returncode == 0, made.stdout + made.stderr
+        cls.pub = made.stdout.split("(EZPZ_RELEASE_PUBLIC_KEY): ")[1].split()[0]
+        assert len(cls.pub) == 64 and "does not carry the key" in made.stderr, made.stdout + made.stderr
+        sign(cls.key, os.path.join(cls.newer, "SHA256SUMS"))  # the newer release, signed
+        # Forged: the tarball altered and SHA256SUMS rewritten to match; the signature left as it was.
+        cls.forged = os.path.join(cls.served, "forged")
+        shutil.copytree(cls.signed, cls.forged)
+        cls.forged_newer = os.path.join(cls.served, "forged-newer")
+        shutil.copytree(cls.newer, cls.forged_newer)
+        for d, name in ((cls.forged, cls.tarball), (cls.forged_newer, cls.new_name)):
+            with open(os.path.join(d, name), "ab") as f:
+                f.write(b"x")
+            with open(os.path.join(d, "SHA256SUMS")) as f:
+                lines = [ln for ln in f.read().splitlines() if not ln.endswith("  " + name)]
+            with open(os.path.join(d, "SHA256SUMS"), "w") as f:
+                f.write("\n".join(lines + [f"{sha256(os.path.join(d, name))}  {name}"]) + "\n")
+        cls.unsigned_newer = os.path.join(cls.served, "unsigned-newer")
+        shutil.copytree(cls.newer, cls.unsigned_newer)
+        os.remove(os.path.join(cls.unsigned_newer, "SHA256SUMS.sig"))
+
+    def url(self, name):
+        return f"http://127.0.0.1:{self.port}/{name}"
+
+    def test_install_sh_carries_the_key_and_refuses_a_forged_release(self):
+        script = os.path.join(self.signed, "install.sh")
+        before = (sha256(self.ezpz), os.stat(self.ezpz).st_mtime_ns)
+        with open(script) as f:
+            self.assertIn(f"DEFAULT_PUBLIC_KEY={self.pub}", f.read())
+        forged = self.install("--base-url", self.url("forged"), script=script)
+        self.assert_refused(forged, ["SHA256SUMS.sig is not a signature of SHA256SUMS by the release key",
+                                     self.pub[:16], "nothing installed"])
+        unsigned = self.install("--base-url", self.url("latest"), script=script)
+        self.assert_refused(unsigned, ["cannot download", "/latest/SHA256SUMS.sig", "404"])
+        other = self.install("--base-url", self.url("signed"), "--public-key", "ab" * 32, script=script)
+        self.assert_refused(other, ["is not a signature of SHA256SUMS by the release key abababab"])
+        bad = self.install("--public-key", "1234", script=script)
+        self.assertEqual(bad.returncode, 2, bad.stderr)
+        self.assertIn("not an Ed25519 public key as 64 hex digits", bad.stderr)
+        self.assertEqual((sha256(self.ezpz), os.stat(self.ezpz).st_mtime_ns), before)
+        # The installer without a key is told one on its command line; then the signed release installs.
+        pinned = self.install("--base-url", self.url("forged"), "--public-key", self.pub.upper())
+        self.assert_refused(pinned, ["is not a signature of SHA256SUMS"])
+        # A tarball already downloaded with SHA256SUMS beside it: its signature must be there too.
+        local = os.path.join(self.work, "downloaded")
+        os.mkdir(local)
+        for name in (self.tarball, "SHA256SUMS"):
+            shutil.copy(os.path.join(self.signed, name), local)
+        alone = self.install(os.path.join(local, self.tarball), script=script)
+        self.assert_refused(alone, [f"no {local}/SHA256SUMS.sig beside it", "download SHA256SUMS.sig too"])
+        self.assertEqual((sha256(self.ezpz), os.stat(self.ezpz).st_mtime_ns), before)
+        shutil.copy(os.path.join(self.signed, "SHA256SUMS.sig"), local)
+        beside = self.install(os.path.join(local, self.tarball), script=script)
+        self.assertEqual(beside.returncode, 0, beside.stderr)
+        good = self.install("--base-url", self.url("signed"), script=script)
+        self.assertEqual(good.returncode, 0, good.stderr)
+        self.assertIn("installed ezpz", good.stdout)
+        self.assert_no_leftovers()
+
+    def test_self_update_with_a_site_pinned_key(self):
+        before = (sha256(self.ezpz), os.stat(self.ezpz).st_mtime_ns)
+        env = dict(self.env, EZPZ_RELEASE_PUBLIC_KEY=self.pub)
+        check = self.update("--check", "--json", "--base-url", self.newer_url, env=env)
+        self.assertEqual(check.returncode, 100, check.stderr)
+        self.assertIn('"signature":"checked"', check.stdout)
+        self.assertIn(f'"release_key":"{self.pub}"', check.stdout)
+        for where, words in (("forged-newer", ["SHA256SUMS.sig is not a signature of SHA256SUMS", self.pub[:16],
+                                                "nothing replaced"]),
+                             ("unsigned-newer", ["cannot download", "/unsigned-newer/SHA256SUMS.sig", "404",
+                                                 "takes only releases signed with the release key"])):
+            refused = self.update("--base-url", self.url(where), env=env)
+            self.assert_refused(refused, words)
+        other = self.update("--base-url", self.newer_url, env=dict(self.env, EZPZ_RELEASE_PUBLIC_KEY="cd" * 32))
+        self.assert_refused(other, ["is not a signature of SHA256SUMS by the release key cdcdcdcd"])
+        malformed = self.update("--check", env=dict(self.env, EZPZ_RELEASE_PUBLIC_KEY="not-a-key"))
+        self.assert_refused(malformed, ["EZPZ_RELEASE_PUBLIC_KEY is not an Ed25519 public key"])
+        self.assertEqual((sha256(self.ezpz), os.stat(self.ezpz).st_mtime_ns), before)
+        self.assertEqual([n for n in os.listdir(os.path.dirname(self.ezpz)) if n.startswith(".ezpz-update")], [])
+        unpinned = self.update("--check", "--json", "--base-url", self.url("unsigned-newer"))
+        self.assertEqual(unpinned.returncode, 100, unpinned.stderr)  # no key anywhere: nothing to check against
+        self.assertIn('"signature":"not checked"', unpinned.stdout)
+        updated = self.update("--base-url", self.newer_url, env=env)
+        self.assertEqual(updated.returncode, 0, updated.stderr)
+        self.assertEqual(self.version_of(self.ezpz), self.newer_version)
+
+    def test_self_update_with_the_key_the_build_embedded(self):
+        with open(self.ezpz, "rb") as f:
+            data = f.read()
+        slot = b"ezpz-release-key:" + b"." * 64
+        self.assertEqual(data.count(slot), 1, "the key slot is not in the binary once")
+        with open(self.ezpz, "wb") as f:  # as -DEZPZ_RELEASE_PUBLIC_KEY=<pub> builds it
+            f.write(data.replace(slot, b"ezpz-release-key:" + self.pub.encode()))
+        refused = self.update("--check", "--base-url", self.url("unsigned-newer"))
+        self.assert_refused(refused, ["/unsigned-newer/SHA256SUMS.sig", "takes only releases signed"])
+        check = self.update("--check", "--base-url", self.newer_url)
+        self.assertEqual(check.returncode, 100, check.stderr)
+        self.assertIn("signature checked", check.stdout)
+        forged = self.update("--base-url", self.url("forged-newer"))
+        self.assert_refused(forged, ["is not a signature of SHA256SUMS", "nothing replaced"])
+        # A site's pin replaces the embedded key (a mirror that signs with its own).
+        site = self.update("--check", "--base-url", self.newer_url,
+                           env=dict(self.env, EZPZ_RELEASE_PUBLIC_KEY="ef" * 32))
+        self.assert_refused(site, ["by the release key efefefef"])
 
 
 if __name__ == "__main__":

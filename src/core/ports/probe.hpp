@@ -47,6 +47,9 @@ struct FileStamp {
 /// listens on (its daemon died and left it), or something else.
 enum class SocketState { absent, answers, stale, other };
 
+/// Whether a file is signed by a key: `unreadable` when the file or the signature cannot be read.
+enum class Signature { valid, invalid, unreadable };
+
 /// Files on this node: read, list, write small files, space. Port (sys/os/posix_probe).
 class FileProbe {
  public:
@@ -127,6 +130,10 @@ class HostProbe {
   [[nodiscard]] virtual std::pair<std::string, unsigned long long> self_digest() const = 0;
   /// The SHA-256 (hex) of the file at `path`; empty when it cannot be read.
   [[nodiscard]] virtual std::string file_digest(const std::string& path) const = 0;
+  /// Whether `signature_file` holds the Ed25519 signature of `file` (at most 1 MiB) by the public
+  /// key `key_hex` (32 bytes as 64 hex digits).
+  [[nodiscard]] virtual Signature check_signature(const std::string& file, const std::string& signature_file,
+                                                  const std::string& key_hex) const = 0;
   /// Whether a server answers on the Unix socket at `path` (a connect, at once).
   [[nodiscard]] virtual SocketState unix_socket(const std::string& path) const = 0;
 };

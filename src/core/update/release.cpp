@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cctype>
 
+#include "core/base/strings.hpp"
+
 namespace ezpz::core {
 
 std::vector<ReleaseFile> parse_sha256sums(std::string_view text) {
@@ -97,6 +99,35 @@ std::vector<std::string> fetch_argv(const std::string& tool, const std::string& 
     return {tool, "-q", "-T", "20", "-O", file, url};
   }
   return {tool, "-fsSL", "--retry", "2", "--connect-timeout", "20", "-o", file, url};
+}
+
+namespace {
+
+/// `text` as 64 lowercase hex digits, nullopt when it is not that (spaces around it ignored).
+std::optional<std::string> key_hex(std::string_view text) {
+  text = trim(text);
+  if (text.size() != 64 ||
+      !std::all_of(text.begin(), text.end(), [](char c) { return std::isxdigit(static_cast<unsigned char>(c)); })) {
+    return std::nullopt;
+  }
+  std::string hex(text);
+  std::transform(hex.begin(), hex.end(), hex.begin(), [](char c) { return static_cast<char>(std::tolower(c)); });
+  return hex;
+}
+
+}  // namespace
+
+Expected<std::optional<std::string>> release_key(std::string_view embedded,
+                                                 const std::optional<std::string>& variable) {
+  if (variable && !trim(*variable).empty()) {
+    if (auto hex = key_hex(*variable)) {
+      return std::optional<std::string>(*hex);
+    }
+    return failure(
+        "EZPZ_RELEASE_PUBLIC_KEY is not an Ed25519 public key as 64 hex digits: "
+        "print one with `openssl pkey -pubin -in KEY.pub -outform DER | tail -c 32 | od -An -tx1 | tr -d ' \\n'`");
+  }
+  return key_hex(embedded);
 }
 
 }  // namespace ezpz::core

@@ -42,6 +42,16 @@ struct ReleaseChoice {
 /// through a tunnel. Anything else is refused with the fix.
 [[nodiscard]] Expected<void> check_release_url(std::string_view url);
 
+/// The signature of SHA256SUMS beside it: 64 bytes, Ed25519 (`openssl pkeyutl -sign -rawin`).
+inline constexpr std::string_view kSignatureName = "SHA256SUMS.sig";
+
+/// The Ed25519 public key releases must be signed with, as 64 lowercase hex digits: the one in
+/// EZPZ_RELEASE_PUBLIC_KEY (a site's pin, set in its module or profile) over the one the build
+/// embedded (`cmake -DEZPZ_RELEASE_PUBLIC_KEY=HEX`; `embedded` is anything else when none was),
+/// nullopt when neither: then no signature is checked. A malformed variable is an error, never ignored.
+[[nodiscard]] Expected<std::optional<std::string>> release_key(std::string_view embedded,
+                                                               const std::optional<std::string>& variable);
+
 /// `NAME=VALUE` of the batch-job variable set here (SLURM_JOB_ID, PBS_JOBID), "" outside a job.
 [[nodiscard]] std::string batch_job_variable(const Env& env);
 

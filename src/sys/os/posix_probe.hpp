@@ -38,6 +38,9 @@ class PosixProbe final : public core::SystemProbe {
   /// In os/self_digest.cpp.
   [[nodiscard]] std::pair<std::string, unsigned long long> self_digest() const override;
   [[nodiscard]] std::string file_digest(const std::string& path) const override;
+  /// In os/signature.cpp (libcrypto).
+  [[nodiscard]] core::Signature check_signature(const std::string& file, const std::string& signature_file,
+                                                const std::string& key_hex) const override;
 
  private:
   std::string path_env_;

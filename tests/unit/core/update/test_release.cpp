@@ -79,3 +79,22 @@ TEST_CASE("release: curl or wget, failing on an HTTP error", "[release]") {
   CHECK(fetch_argv("/usr/bin/wget", "https://x/S", "/t/S") ==
         std::vector<std::string>{"/usr/bin/wget", "-q", "-T", "20", "-O", "/t/S", "https://x/S"});
 }
+
+TEST_CASE("release: the release key from a site's variable over the build's, none when neither", "[release]") {
+  const std::string built(64, 'a');
+  const std::string none(64, '.');
+  const std::string site = "0123456789ABCDEF0123456789abcdef0123456789abcdef0123456789abcdef";
+  CHECK(release_key(none, std::nullopt).value() == std::nullopt);
+  CHECK(release_key(built, std::nullopt).value() == built);
+  CHECK(release_key(built, " " + site + "\n").value() ==
+        "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef");
+  CHECK(release_key(none, "").value() == std::nullopt);  // set but empty: as unset, never a way to pass a check
+  CHECK(release_key(built, "").value() == built);
+  for (const char* bad :
+       {"abc", "-----BEGIN PUBLIC KEY-----", "zz23456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"}) {
+    INFO(bad);
+    auto r = release_key(built, std::string(bad));
+    REQUIRE_FALSE(r);
+    CHECK(r.error().message.find("EZPZ_RELEASE_PUBLIC_KEY is not an Ed25519 public key") == 0);
+  }
+}
