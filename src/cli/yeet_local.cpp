@@ -167,6 +167,36 @@ Expected<void> manifest_and_delta(YeetRun& run, const std::string& staging) {
   return {};
 }
 
+/// Whether the source is, to its last file, what this node's copy was made of (that copy was
+/// checked against its manifest: run.base): nothing to build here. Syncs of a directory only.
+bool unchanged_since_base(YeetRun& run) {
+  const auto& plan = run.plan();
+  if (!run.base || plan.method != core::CopyMethod::sync || plan.kind != core::SourceKind::directory) {
+    return false;
+  }
+  const auto t = Clock::now();
+  auto est = run.ctx.manifests().estimate_changes(plan.source, plan.excludes, run.base->manifest);
+  run.report.steps.emplace_back("check_s", seconds_since(t));
+  return est && est->files == 0 && est->removed == 0;
+}
+
+/// Nothing changed: the copy here stays as it is; the other nodes get a bundle that changes
+/// nothing (each checks its own copy against the manifest and keeps it, or gets the whole tree).
+Expected<void> keep_as_is(YeetRun& run, const std::string& staging) {
+  auto& ctx = run.ctx;
+  ctx.staging().discard(staging);  // still empty
+  run.report.env_kind = run.plan().env_kind;
+  run.report.manifest_digest = run.base->digest;
+  const auto& dst = run.plan().destination;
+  run.bundle = staging + ".delta";  // a name the next run and the watcher know
+  auto made = ctx.manifests().make_bundle(dst, *run.base, dst, *run.base, run.bundle);
+  if (!made) {
+    return made.error();
+  }
+  run.report.bundle = *made;
+  return {};
+}
+
 }  // namespace
 
 void show_leftovers(Context& ctx) {
@@ -191,6 +221,14 @@ std::optional<int> install_here(YeetRun& run) {
   undo.staging = *staging;
   // 1b. Meanwhile the other nodes' relays start, to wait for the stream (stopped if this fails).
   start_nodes(run);
+  // 1c. Nothing changed since this node's last copy: it stays; the other nodes check theirs.
+  if (unchanged_since_base(run)) {
+    if (auto kept = keep_as_is(run, *staging); !kept) {
+      return undo(kept.error());
+    }
+    ctx.term.set_unchanged({});
+    return std::nullopt;
+  }
   // 2. The new tree in it.
   auto copied = build_tree(run, undo);
   if (!copied) {

@@ -89,6 +89,9 @@ void send_to_nodes(YeetRun& run) {
   // 0. Reach, unless install_here did meanwhile; a node without an agent fails as an unreachable
   //    node does (its subtree re-attached).
   start_nodes(run);
+  for (const auto& step : ctx.broadcaster().start_steps()) {  // in the background since install_here began
+    report.steps.push_back(step);
+  }
   if (const auto unreachable = ctx.broadcaster().nodes_opened();
       !unreachable.empty() && ctx.staging().interrupted() == 0) {
     ctx.term.warn(core::count_of(unreachable.size(), "node has", "nodes have") +

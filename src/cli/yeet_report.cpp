@@ -167,6 +167,15 @@ nlohmann::json incremental_json(const YeetReport& r) {
   return j;
 }
 
+/// A node's steps as {"open_s": 0.01, ...} (the relay's order).
+nlohmann::json steps_json(const core::StepTimes& steps) {
+  auto j = nlohmann::json::object();
+  for (const auto& [step, secs] : steps) {
+    j[step] = secs;
+  }
+  return j;
+}
+
 nlohmann::json remote_json(const std::vector<core::NodeResult>& remote) {
   auto nodes = nlohmann::json::array();
   for (const auto& n : remote) {
@@ -178,7 +187,8 @@ nlohmann::json remote_json(const std::vector<core::NodeResult>& remote) {
                      {"digest_ok", n.digest_ok},
                      {"repaired_from", n.repaired_from},
                      {"reattached_to", n.reattached_to},
-                     {"error", n.error}});
+                     {"error", n.error},
+                     {"steps", steps_json(n.steps)}});
   }
   return nodes;
 }

@@ -126,7 +126,9 @@ class NoTransfer final : public core::Trees, public core::Staging, public core::
     return no();
   }
   bool is_bundle(const std::string&) override { return false; }
-  Expected<void> apply_bundle(const std::string&, const std::string&, const std::string&) override { return no(); }
+  Expected<core::BundleApplied> apply_bundle(const std::string&, const std::string&, const std::string&) override {
+    return no();
+  }
 
  private:
   static Error no() { return failure("no filesystem in this test"); }

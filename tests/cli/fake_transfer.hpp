@@ -143,12 +143,14 @@ class FakeManifests final : public core::Manifests {
   std::optional<Error> apply_error;  ///< apply_bundle fails with it
   std::vector<std::string> applied;  ///< "BUNDLE + DST -> OUT" for each apply_bundle
   bool is_bundle(const std::string&) override { return bundle; }
-  Expected<void> apply_bundle(const std::string& bundle_dir, const std::string& dst, const std::string& out) override {
+  bool bundle_unchanged = false;  ///< apply_bundle says the copy already is the new one
+  Expected<core::BundleApplied> apply_bundle(const std::string& bundle_dir, const std::string& dst,
+                                             const std::string& out) override {
     applied.push_back(bundle_dir + " + " + dst + " -> " + out);
     if (apply_error) {
       return *apply_error;
     }
-    return {};
+    return core::BundleApplied{{{"apply_s", 0.5}}, bundle_unchanged};
   }
 };
 

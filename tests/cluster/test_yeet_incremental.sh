@@ -2,7 +2,8 @@
 # Incremental ezpz yeet on 4 simulated nodes: after pip installs a package and upgrades another,
 # only what changed is sent (new files, removed files, librsync deltas for a large changed file);
 # nodes that missed the last yeet or were edited by hand get a full copy; Ctrl-C during a delta
-# leaves every node's previous copy intact; --full sends everything.
+# leaves every node's previous copy intact; --full sends everything. A yeet with nothing changed
+# keeps every copy as it is (and still finds a node edited by hand).
 export EZSIM_DIR=/var/tmp/ezpz-ctest-incr EZSIM_PREFIX=ezpzi EZSIM_NET=10.250.24
 W=/var/tmp/ezpz-ctest-incr-src
 . "${EZPZ_SOURCE_DIR:?}/tests/cluster/bed.sh"
@@ -58,6 +59,27 @@ for n in $nodes; do
   got=$(on "$n" "'$dst/bin/python' -c 'import tinypkg, otherpkg; print(tinypkg.VERSION)'; '$dst/bin/otherpkg-hello'; test ! -e '$dst/$site/tinypkg-1.0.dist-info' && echo gone; sha256sum < '$dst/data.txt'" 2>&1)
   [ "$got" = "$(printf '2.0\notherpkg hello from %s\ngone\n%s' "$dst" "$want_data")" ] || fail "delta on $n: $got"
 done
+
+# 2b. Nothing changed: the head keeps its copy as it is (no work directory, no swap) and every
+#     node checks its own against the manifest and keeps it (the same inode); node4, edited by
+#     hand meanwhile, is found all the same and gets the whole copy from a peer.
+inodes() { for n in node1 node2 node3; do on "$n" "stat -c %i '$dst'"; done; "$X" stat -c %i "$dst"; }
+before=$(inodes)
+on node4 "echo '# by hand' >> '$dst/$site/otherpkg/__init__.py'"
+yeet --json > "$W/2b.json" 2>/dev/null || fail "no-op yeet: $(cat "$W/2b.json")"
+python3 - "$W/2b.json" <<'PY' || fail "no-op report: $(cat "$W/2b.json")"
+import json, sys
+r = json.load(open(sys.argv[1])); inc = r["incremental"]
+assert r["failed"] == [] and inc["mode"] == "delta", r
+assert "check_s" in r["steps"] and "copy_s" not in r["steps"] and "manifest_s" not in r["steps"], r["steps"]
+assert (inc["files"], inc["deltas"], inc["removed"]) == (0, 0, 0), inc
+assert [c["host"] for c in inc["full_copies"]] == ["node4"], inc["full_copies"]
+for n in r["remote"]:
+    if n["host"] != "node4":
+        assert "check_s" in n["steps"] and "clone_s" not in n["steps"], n
+PY
+[ "$(inodes)" = "$before" ] || fail "no-op yeet: a copy was replaced: $before / $(inodes)"
+on node4 "cmp -s '$dst/$site/otherpkg/__init__.py' '$venv/$site/otherpkg/__init__.py'" || fail "no-op yeet: node4 not repaired"
 
 # 3. node2 edited by hand, node3 missed the last yeet (its manifest is an old one): both get a
 #    full copy from a peer, the others the delta.

@@ -16,23 +16,31 @@ Expected<std::string> NodeInstall::open() {
   return work;
 }
 
-Expected<void> NodeInstall::place(const std::string& work, Received what) {
+Expected<StepTimes> NodeInstall::place(const std::string& work, Received what) {
   const auto& dst = target_.destination;
   // A delta bundle becomes this node's copy plus the changes, in a second work directory.
   std::string tree = work;
-  Expected<void> built{};
+  Expected<BundleApplied> built = BundleApplied{};
   if (what == Received::stream && manifests_.is_bundle(work)) {
     tree = work + ".apply";
     built = manifests_.apply_bundle(work, dst, tree);
   }
-  Expected<void> placed = built ? staging_.commit(tree, dst) : built;
+  if (built && built->unchanged) {  // this copy already is the new one: nothing to put in place
+    staging_.discard(work);
+    staging_.discard(tree);
+    return built->steps;
+  }
+  Expected<void> placed = built ? staging_.commit(tree, dst) : Expected<void>(built.error());
   if (!placed || tree != work) {
     staging_.discard(work);  // committed, `work` now names nothing (or the bundle, used)
   }
   if (!placed && tree != work) {
     staging_.discard(tree);
   }
-  return placed;
+  if (!placed) {
+    return placed.error();
+  }
+  return built->steps;
 }
 
 }  // namespace ezpz::core

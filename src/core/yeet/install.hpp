@@ -35,8 +35,9 @@ class NodeInstall {
   [[nodiscard]] Expected<std::string> open();
   /// 2. The tree in `work` in place of the destination, atomically; a relay's delta bundle is
   /// applied to this node's copy first (an error of kind needs_full_copy when it does not fit:
-  /// the head sends the whole tree instead). A failure removes the work.
-  [[nodiscard]] Expected<void> place(const std::string& work, Received what);
+  /// the head sends the whole tree instead). A failure removes the work. Returns the delta's
+  /// steps (StepTimes; none for a tree).
+  [[nodiscard]] Expected<StepTimes> place(const std::string& work, Received what);
   /// The work of a run that failed before `place`, removed.
   void abandon(const std::string& work) { staging_.discard(work); }
   /// What the steps could not remove (an earlier run's work, the previous tree), each once.

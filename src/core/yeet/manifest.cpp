@@ -1,5 +1,7 @@
 #include "core/yeet/manifest.hpp"
 
+#include <set>
+
 #include <nlohmann/json.hpp>
 
 #include "core/base/json_fields.hpp"
@@ -139,6 +141,61 @@ std::string tree_divergence(const Manifest& m, const std::map<std::string, StatE
   }
   for (const auto& [path, s] : tree) {
     if (m.entries.count(path) == 0) {
+      return path + " is new";
+    }
+  }
+  return {};
+}
+
+namespace {
+
+/// Whether the tree entry `s` is what the manifest entry `e` says (mtimes to the second: the
+/// stream carries whole seconds).
+bool matches(const ManifestEntry& e, const StatEntry& s) {
+  const bool same_second = s.mtime_ns / 1000000000LL == e.mtime_ns / 1000000000LL;
+  return s.type == e.type && s.mode == e.mode && (e.type != 'f' || (s.size == e.size && same_second)) &&
+         (e.type != 'l' || s.link == e.link);
+}
+
+/// Whether `a` and `b` describe the same tree entry as stat sees it.
+bool same_on_disk(const ManifestEntry& a, const ManifestEntry& b) {
+  return a.type == b.type && a.mode == b.mode &&
+         (a.type != 'f' ||
+          (a.size == b.size && a.digest == b.digest && a.mtime_ns / 1000000000LL == b.mtime_ns / 1000000000LL)) &&
+         (a.type != 'l' || a.link == b.link);
+}
+
+}  // namespace
+
+std::string delta_divergence(const Manifest& old, const Manifest& now, const std::vector<std::string>& touched,
+                             const std::map<std::string, StatEntry>& touched_stats) {
+  const std::set<std::string> sent(touched.begin(), touched.end());
+  for (const auto& path : sent) {
+    auto want = now.entries.find(path);
+    auto have = touched_stats.find(path);
+    if (want == now.entries.end() && have != touched_stats.end()) {
+      return path + " is new";
+    }
+    if (want != now.entries.end() && have == touched_stats.end()) {
+      return path + " is missing";
+    }
+    if (want != now.entries.end() && !matches(want->second, have->second)) {
+      return path + " changed";
+    }
+  }
+  for (const auto& [path, e] : now.entries) {  // the rest is the clone of `old`
+    if (sent.count(path) == 0) {
+      auto before = old.entries.find(path);
+      if (before == old.entries.end()) {
+        return path + " is missing";
+      }
+      if (!same_on_disk(before->second, e)) {
+        return path + " changed";
+      }
+    }
+  }
+  for (const auto& [path, e] : old.entries) {
+    if (sent.count(path) == 0 && now.entries.count(path) == 0) {
       return path + " is new";
     }
   }

@@ -75,6 +75,15 @@ struct StatEntry {
 /// "FILE is missing"), or "" when the tree is what the manifest says (mtimes to the second).
 [[nodiscard]] std::string tree_divergence(const Manifest& m, const std::map<std::string, StatEntry>& tree);
 
+/// After a delta was applied to a clone of a copy that matched `old`: the first difference
+/// between the result and `now`, or "" when it is what `now` says. Only the `touched` paths
+/// (removed, sent, patched) are on disk as `touched_stats` says (absent ones missing there);
+/// every other entry is the clone's, which `old` described, so it must be in `now` as it was
+/// in `old`. What a walk of the whole tree would find, with a stat for each touched path only.
+[[nodiscard]] std::string delta_divergence(const Manifest& old, const Manifest& now,
+                                           const std::vector<std::string>& touched,
+                                           const std::map<std::string, StatEntry>& touched_stats);
+
 /// A manifest and the SHA-256 of its text (what nodes compare).
 struct HeldManifest {
   Manifest manifest;
@@ -90,7 +99,8 @@ struct BundleStats {
   unsigned long long removed = 0;
 };
 
-/// What a source tree changed since the manifest, by size and mtime (--dry-run's estimate).
+/// What a source tree changed since the manifest, by size and mtime (--dry-run's estimate; when
+/// it counts nothing, yeet keeps the copy as it is).
 struct ChangeEstimate {
   unsigned long long files = 0;  ///< new or changed files
   unsigned long long bytes = 0;  ///< their size

@@ -35,6 +35,10 @@ std::optional<NodeOutcome> parse_node_outcome(std::string_view text) {
 }
 
 std::string encode_result(const NodeResult& r) {
+  auto steps = nlohmann::json::array();
+  for (const auto& [name, secs] : r.steps) {
+    steps.push_back({name, secs});
+  }
   return nlohmann::json{{"host", r.host},
                         {"ok", r.ok()},
                         {"outcome", to_string(r.outcome)},
@@ -42,7 +46,8 @@ std::string encode_result(const NodeResult& r) {
                         {"bytes", r.bytes},
                         {"digest_ok", r.digest_ok},
                         {"error", r.error},
-                        {"reattached_to", r.reattached_to}}
+                        {"reattached_to", r.reattached_to},
+                        {"steps", steps}}
       .dump();
 }
 
@@ -68,6 +73,13 @@ std::optional<NodeResult> decode_result(std::string_view line) {
     return std::nullopt;
   }
   r.outcome = *parsed;
+  if (auto steps = j.find("steps"); steps != j.end() && steps->is_array()) {  // absent from an older relay
+    for (const auto& s : *steps) {
+      if (s.is_array() && s.size() == 2 && s[0].is_string() && s[1].is_number()) {
+        r.steps.emplace_back(s[0].get<std::string>(), s[1].get<double>());
+      }
+    }
+  }
   return r;
 }
 

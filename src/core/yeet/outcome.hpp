@@ -5,6 +5,8 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "core/base/expected.hpp"
 
@@ -22,6 +24,9 @@ enum class NodeOutcome {
 [[nodiscard]] std::optional<NodeOutcome> parse_node_outcome(std::string_view text);
 
 /// One node's outcome, as a relay reports it upstream (one JSON line per node).
+/// How long each step of a node's work took, in order: ("open_s", 0.01), ("stream_s", 0.2), ...
+using StepTimes = std::vector<std::pair<std::string, double>>;
+
 struct NodeResult {
   std::string host;
   NodeOutcome outcome = NodeOutcome::failed;
@@ -32,6 +37,7 @@ struct NodeResult {
   std::string error;          ///< what went wrong (failed, needs_full_copy, orphaned)
   std::string repaired_from;  ///< set by the head when a peer (or the head) re-sent it after the pass
   std::string reattached_to;  ///< the node that fed it after its relay's parent failed mid-stream
+  StepTimes steps;            ///< the relay's own steps (open, stream, check, clone, apply, verify, swap)
 };
 [[nodiscard]] std::string encode_result(const NodeResult& r);
 [[nodiscard]] std::optional<NodeResult> decode_result(std::string_view line);

@@ -172,6 +172,13 @@ class Archives {
                                                     const ProgressFn& progress) = 0;
 };
 
+/// What applying a delta bundle did: its steps' times, and whether this node's copy already was
+/// the new one (nothing changed: nothing to put in place).
+struct BundleApplied {
+  StepTimes steps;
+  bool unchanged = false;
+};
+
 /// Incremental yeet: what a copy holds, and the delta from one copy to the next. Port (sys/fs).
 class Manifests {
  public:
@@ -193,9 +200,12 @@ class Manifests {
   [[nodiscard]] virtual bool is_bundle(const std::string& dir) = 0;
   /// `out` (a new directory) = the copy at `dst` with the bundle in `bundle_dir` applied; an
   /// error of kind needs_full_copy when `dst` is not the copy the bundle was made against.
-  [[nodiscard]] virtual Expected<void> apply_bundle(const std::string& bundle_dir, const std::string& dst,
-                                                    const std::string& out) = 0;
-  /// --dry-run: how the source differs from what the manifest recorded of it.
+  /// Returns how long its steps took (check_s, clone_s, apply_s, verify_s), and `unchanged`
+  /// when the bundle changes nothing: `dst` was checked and is the new copy (`out` is left empty).
+  [[nodiscard]] virtual Expected<BundleApplied> apply_bundle(const std::string& bundle_dir, const std::string& dst,
+                                                             const std::string& out) = 0;
+  /// How the source differs from what the manifest recorded of it (--dry-run's estimate; nothing:
+  /// the copy the manifest describes is the source's as it is now).
   [[nodiscard]] virtual Expected<ChangeEstimate> estimate_changes(const std::string& source,
                                                                   const std::vector<std::string>& excludes,
                                                                   const Manifest& m) = 0;
@@ -221,6 +231,9 @@ class Broadcaster {
   }
   /// What start_nodes' open_nodes said (the hosts that cannot be reached, with why), once it is done.
   [[nodiscard]] virtual std::map<std::string, std::string> nodes_opened() { return std::exchange(opened_, {}); }
+  /// How long start_nodes took to reach the nodes and have the first level's relays ready
+  /// (reach_s, open_s: the relays' part), in yeet's steps; none here.
+  [[nodiscard]] virtual StepTimes start_steps() { return {}; }
   /// Stop what start_nodes started that no broadcast() took (this node's copy failed): the
   /// opening gives up, the relays end before their stream began and leave nothing on their nodes.
   virtual void abandon_relays() {}

@@ -34,6 +34,10 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
+double seconds_since(Clock::time_point t) {
+  return std::chrono::duration<double>(Clock::now() - t).count();
+}
+
 }  // namespace
 
 std::vector<core::NodeResult> broadcast_tree(core::Transport& transport, const std::string& root,
@@ -228,8 +232,9 @@ void say_warnings(core::NodeInstall& install, const std::string& host) {
 
 /// The stream received whole into `work`: its single top directory lifted, then placed by
 /// `install` (a delta bundle applied to this node's copy first). True when the delta could not
-/// apply to this copy (the head sends it everything instead).
-bool install_received(core::NodeInstall& install, const std::string& work, std::string& error) {
+/// apply to this copy (the head sends it everything instead). Its steps are added to `steps`
+/// (the delta's, then swap_s: the rest, the commit).
+bool install_received(core::NodeInstall& install, const std::string& work, std::string& error, core::StepTimes& steps) {
   if (error.empty()) {
     if (auto lifted = lift_single_directory(work); !lifted) {
       error = lifted.error().message;
@@ -241,11 +246,18 @@ bool install_received(core::NodeInstall& install, const std::string& work, std::
     }
     return false;
   }
+  const auto start = Clock::now();
   auto placed = install.place(work, core::Received::stream);
   if (!placed) {
     error = placed.error().message;
     return placed.error().kind == ErrorKind::needs_full_copy;
   }
+  double applied = 0;
+  for (const auto& s : *placed) {
+    steps.push_back(s);
+    applied += s.second;
+  }
+  steps.emplace_back("swap_s", std::max(0.0, seconds_since(start) - applied));
   return false;
 }
 
@@ -274,10 +286,14 @@ int run_relay(core::Transport& transport, const std::string& this_host,
   out << core::kReadyLine << std::endl;  // the parent starts streaming; the pipe holds it meanwhile
   Fanout fan(transport, this_host, options);
   fan.start(children_spec);  // within our stall timeout: the parent streams from our READY on
+  me.steps.emplace_back("children_s", seconds_since(start));
   // The work directory beside the destination, as the head makes its own (core::NodeInstall).
   const auto& dst = options.destination;
   std::string error;
+  auto step_start = Clock::now();
   auto opened = install.open();
+  me.steps.emplace_back("open_s", seconds_since(step_start));
+  step_start = Clock::now();
   const std::string staging = opened ? *opened : std::string();
   if (!opened) {
     error = opened.error().message;
@@ -305,6 +321,7 @@ int run_relay(core::Transport& transport, const std::string& this_host,
   }
   const bool ended = in.ended();
   me.bytes = in.bytes();
+  me.steps.emplace_back("stream_s", seconds_since(step_start));
   fan.end(ended ? Fanout::Ending::complete : Fanout::Ending::abandoned);  // re-attached ones get the rest
   // From here on the parent only reads: a line a second tells it this relay is still at work.
   ResultLines say(out);
@@ -312,7 +329,7 @@ int run_relay(core::Transport& transport, const std::string& this_host,
   if (error.empty() && !me.digest_ok) {
     error = "the stream's SHA-256 does not match: data was damaged on the way";
   }
-  const bool full_copy_needed = install_received(install, staging, error);
+  const bool full_copy_needed = install_received(install, staging, error, me.steps);
   say_warnings(install, this_host);
   conclude(me, error, full_copy_needed, start, dst);
   // This node's line at once, then each line of the subtree as it arrives: the head shows
@@ -526,13 +543,23 @@ void PosixBroadcaster::start_nodes(const core::HostList& hosts, const std::vecto
     started_tree_ = core::encode_tree(tree);
   }
   // The starter owns the transport until joined: this node's own work touches neither.
+  start_steps_.clear();
   starting_ = std::thread([this, hosts, tree, spec, fan = started_.get()] {
+    auto t = Clock::now();
     opened_ = transport_.open_nodes(hosts, spec.reach, &stop_.flag(), &opening_cancel_);
+    start_steps_.emplace_back("reach_s", seconds_since(t));
+    t = Clock::now();
     if (fan != nullptr && !opening_cancel_.load() && !stop_.flag().load()) {
       start_stream(*fan, tree);
       relays_started_ = true;
+      start_steps_.emplace_back("relays_s", seconds_since(t));
     }
   });
+}
+
+core::StepTimes PosixBroadcaster::start_steps() {
+  await_starter();  // the starter writes start_steps_ until then
+  return start_steps_;
 }
 
 std::map<std::string, std::string> PosixBroadcaster::nodes_opened() {

@@ -83,6 +83,7 @@ class PosixBroadcaster final : public core::Broadcaster {
   void start_nodes(const core::HostList& hosts, const std::vector<core::RelayNode>& tree,
                    const core::BroadcastSpec& spec) override;
   [[nodiscard]] std::map<std::string, std::string> nodes_opened() override;
+  [[nodiscard]] core::StepTimes start_steps() override;
   void abandon_relays() override;
   [[nodiscard]] std::map<std::string, std::string> open_nodes(const core::HostList& hosts,
                                                               const core::BroadcastSpec& spec) override {
@@ -134,6 +135,7 @@ class PosixBroadcaster final : public core::Broadcaster {
   std::unique_ptr<Fanout> started_;          ///< start_nodes' relays, until a broadcast takes them
   std::string started_tree_;                 ///< their tree (core::encode_tree)
   bool relays_started_ = false;              ///< the starter started them (it did not give up first)
+  core::StepTimes start_steps_;              ///< the starter's: reach_s (nodes opened), relays_s (ready)
   std::atomic<bool> opening_cancel_{false};  ///< the opening gives up (this node's copy failed)
   std::thread starting_;                     ///< opens the nodes and starts the relays while this node works
 };

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <memory>
@@ -9,12 +10,12 @@
 #include <set>
 
 #include <fcntl.h>
-#include <librsync.h>
 #include <nettle/sha2.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "core/base/strings.hpp"
+#include "sys/fs/file_delta.hpp"
 #include "sys/fs/tree.hpp"
 #include "sys/os/fd_io.hpp"
 #include "sys/os/read_text.hpp"
@@ -53,73 +54,6 @@ core::StatEntry stat_entry(const TreeEntry& e) {
   s.mtime_ns = mtime_ns(e.st);
   s.link = e.link_target;
   return s;
-}
-
-struct FileCloser {
-  void operator()(FILE* f) const {
-    if (f != nullptr) {
-      std::fclose(f);
-    }
-  }
-};
-using File = std::unique_ptr<FILE, FileCloser>;
-
-/// A regular file opened for reading (never a FIFO, device or symlink), or null.
-File read_regular(const std::string& path) {
-  auto fd = open_regular(path);
-  if (!fd) {
-    errno = EINVAL;
-    return nullptr;
-  }
-  File f(::fdopen(fd->get(), "rb"));
-  if (f) {
-    (void)fd->release();  // the FILE's now
-  }
-  return f;
-}
-
-/// librsync: a delta that turns `old_path` into `new_path`, written to `delta_path`.
-Expected<unsigned long long> make_delta(const std::string& old_path, const std::string& new_path,
-                                        const std::string& delta_path) {
-  File old_f = read_regular(old_path);
-  File new_f = read_regular(new_path);
-  File sig_f(std::tmpfile());
-  File delta_f(std::fopen(delta_path.c_str(), "wb"));
-  if (!old_f || !new_f || !sig_f || !delta_f) {
-    return io_error("cannot open files for the delta of", new_path);
-  }
-  rs_stats_t stats;
-  // MD4 strong sums (no BLAKE2 in the static binary): every patched file is checked against
-  // its SHA-256 in the manifest, so a weak sum can only cost a full copy, never a wrong file.
-  if (rs_sig_file(old_f.get(), sig_f.get(), 0, 0, RS_RK_MD4_SIG_MAGIC, &stats) != RS_DONE) {
-    return failure("cannot make the librsync signature of " + old_path);
-  }
-  std::rewind(sig_f.get());
-  rs_signature_t* sums = nullptr;
-  if (rs_loadsig_file(sig_f.get(), &sums, &stats) != RS_DONE || rs_build_hash_table(sums) != RS_DONE) {
-    rs_free_sumset(sums);
-    return failure("cannot load the librsync signature of " + old_path);
-  }
-  const auto r = rs_delta_file(sums, new_f.get(), delta_f.get(), &stats);
-  rs_free_sumset(sums);
-  if (r != RS_DONE || std::fflush(delta_f.get()) != 0) {
-    return failure("cannot make the librsync delta of " + new_path);
-  }
-  return static_cast<unsigned long long>(std::ftell(delta_f.get()));
-}
-
-Expected<void> apply_delta(const std::string& basis, const std::string& delta, const std::string& out) {
-  File basis_f = read_regular(basis);
-  File delta_f = read_regular(delta);
-  File out_f(std::fopen(out.c_str(), "wb"));
-  if (!basis_f || !delta_f || !out_f) {
-    return io_error("cannot open files to patch", out);
-  }
-  rs_stats_t stats;
-  if (rs_patch_file(basis_f.get(), delta_f.get(), out_f.get(), &stats) != RS_DONE || std::fflush(out_f.get()) != 0) {
-    return failure("cannot apply the librsync delta to " + basis);
-  }
-  return {};
 }
 
 Expected<void> make_parents(const std::string& root, const std::string& rel) {
@@ -270,17 +204,17 @@ Expected<core::ChangeEstimate> estimate_changes(const std::string& source, const
   std::set<std::string> seen;
   EZPZ_TRY(walk_tree(source, excludes, [&](const TreeEntry& e) {
     seen.insert(e.path);
-    if (!S_ISREG(e.st.st_mode)) {
-      if (m.entries.count(e.path) == 0) {
-        ++est.files;
-      }
+    auto it = m.entries.find(e.path);
+    const auto s = stat_entry(e);
+    const bool same_kind = it != m.entries.end() && it->second.type == s.type && it->second.mode == s.mode;
+    if (!S_ISREG(e.st.st_mode)) {  // a directory, or a symlink (what it points at), as the copy has it
+      est.files += same_kind && (s.type != 'l' || it->second.link == s.link) ? 0 : 1;
       return true;
     }
-    auto it = m.entries.find(e.path);
-    const auto size = static_cast<unsigned long long>(e.st.st_size);
-    if (it == m.entries.end() || it->second.src_size != size || it->second.src_mtime_ns != mtime_ns(e.st)) {
+    // A file: as it was when the last copy was made (the copy itself may have been patched).
+    if (!same_kind || it->second.src_size != s.size || it->second.src_mtime_ns != s.mtime_ns) {
       ++est.files;
-      est.bytes += size;
+      est.bytes += s.size;
     }
     return true;
   }));
@@ -395,10 +329,15 @@ Expected<void> clone_as_links(const std::string& dst, const core::Manifest& mani
   return {};
 }
 
-/// The bundle's new and changed entries renamed into `staging` over what was there.
-Expected<void> move_bundle_entries(const std::string& bundle_dir, const std::string& staging) {
+/// The bundle's new and changed entries renamed into `staging` over what was there; each path
+/// added to `touched`.
+Expected<void> move_bundle_entries(const std::string& bundle_dir, const std::string& staging,
+                                   std::vector<std::string>& touched) {
   std::optional<Error> error;
   auto moved = walk_tree(bundle_dir, {std::string(core::kDeltaDirName)}, [&](const TreeEntry& e) {
+    if (e.path != core::kManifestName) {
+      touched.push_back(e.path);
+    }
     const auto to = join(staging, e.path);
     struct stat there {};
     const bool exists = ::lstat(to.c_str(), &there) == 0;
@@ -468,9 +407,50 @@ Expected<void> apply_deltas(const core::DeltaHeader& header, const core::Manifes
   return {};
 }
 
+/// What lstat says of each of `paths` under `root` that exists (a symlink's target read too).
+std::map<std::string, core::StatEntry> stat_paths(const std::string& root, const std::vector<std::string>& paths) {
+  std::map<std::string, core::StatEntry> out;
+  for (const auto& path : paths) {
+    TreeEntry e;
+    e.path = path;
+    const auto full = join(root, path);
+    if (::lstat(full.c_str(), &e.st) != 0) {
+      continue;
+    }
+    if (S_ISLNK(e.st.st_mode)) {
+      char buf[4096];
+      const auto n = ::readlink(full.c_str(), buf, sizeof(buf));
+      e.link_target = n < 0 ? std::string() : std::string(buf, static_cast<std::size_t>(n));
+    }
+    out[path] = stat_entry(e);
+  }
+  return out;
+}
+
+/// Whether the bundle changes nothing: the same manifest, nothing removed, sent or patched.
+bool changes_nothing(const core::DeltaHeader& header, const std::string& bundle_dir) {
+  if (header.base_digest != header.new_digest || !header.removed.empty() || !header.deltas.empty()) {
+    return false;
+  }
+  bool other = false;
+  auto listed = walk_tree(bundle_dir, {std::string(core::kDeltaDirName)}, [&](const TreeEntry& e) {
+    other = e.path != core::kManifestName;
+    return !other;
+  });
+  return listed && !other;
+}
+
 }  // namespace
 
-Expected<void> apply_bundle(const std::string& bundle_dir, const std::string& dst, const std::string& staging) {
+Expected<core::BundleApplied> apply_bundle(const std::string& bundle_dir, const std::string& dst,
+                                           const std::string& staging) {
+  core::StepTimes steps;
+  auto t = std::chrono::steady_clock::now();
+  auto step = [&](const char* name) {
+    const auto now = std::chrono::steady_clock::now();
+    steps.emplace_back(name, std::chrono::duration<double>(now - t).count());
+    t = now;
+  };
   const auto delta_dir = join(bundle_dir, std::string(core::kDeltaDirName));
   EZPZ_TRY_ASSIGN(auto text, read_whole(join(delta_dir, "header.json"), 64U << 20));
   EZPZ_TRY_ASSIGN(auto header, core::decode_delta_header(text));
@@ -482,31 +462,37 @@ Expected<void> apply_bundle(const std::string& bundle_dir, const std::string& ds
   if (held->digest != header.base_digest) {
     return needs_full_copy("its manifest is not the one the delta starts from (it missed the last yeet)");
   }
-  // 2. The current copy, as hard links (never written to: replaced entries are renamed over).
-  if (auto cloned = clone_as_links(dst, held->manifest, staging); !cloned) {
-    return cloned;
+  step("check_s");
+  if (changes_nothing(header, bundle_dir)) {  // this copy, as checked, is the new one
+    return core::BundleApplied{std::move(steps), true};
   }
+  // 2. The current copy, as hard links (never written to: replaced entries are renamed over).
+  EZPZ_TRY(clone_as_links(dst, held->manifest, staging));
+  step("clone_s");
   // 3. Removed entries, then new and changed ones (renamed from the bundle), then deltas.
+  std::vector<std::string> touched(header.removed.begin(), header.removed.end());
   for (auto it = header.removed.rbegin(); it != header.removed.rend(); ++it) {
     EZPZ_TRY(remove_tree(join(staging, *it)));
   }
-  if (auto moved = move_bundle_entries(bundle_dir, staging); !moved) {
-    return moved;
-  }
+  EZPZ_TRY(move_bundle_entries(bundle_dir, staging, touched));
   auto manifest_text = read_whole(join(staging, std::string(core::kManifestName)), std::size_t(1) << 30);
   if (!manifest_text || text_sha256(*manifest_text) != header.new_digest) {
     return failure("the delta's manifest is missing or damaged");
   }
   EZPZ_TRY_ASSIGN(auto now, core::decode_manifest(*manifest_text));
-  if (auto patched = apply_deltas(header, now, dst, delta_dir, staging); !patched) {
-    return patched;
+  EZPZ_TRY(apply_deltas(header, now, dst, delta_dir, staging));
+  step("apply_s");
+  // 4. The result is exactly what the new manifest says: what the delta touched, as stat sees
+  // it; the rest is the clone of the copy checked in step 1.
+  for (const auto& [path, name] : header.deltas) {
+    touched.push_back(path);
   }
-  // 4. The result is exactly what the new manifest says.
-  EZPZ_TRY_ASSIGN(auto tree, stat_tree(staging, now.ignore));
-  if (auto diverged = core::tree_divergence(now, tree); !diverged.empty()) {
+  if (auto diverged = core::delta_divergence(held->manifest, now, touched, stat_paths(staging, touched));
+      !diverged.empty()) {
     return failure("after the delta, " + diverged + " (not what the new manifest says)");
   }
-  return {};
+  step("verify_s");
+  return core::BundleApplied{std::move(steps), false};
 }
 
 }  // namespace ezpz::sys

@@ -9,6 +9,7 @@
 
 #include "core/base/expected.hpp"
 #include "core/yeet/manifest.hpp"
+#include "core/yeet/transfer.hpp"
 
 namespace ezpz::sys {
 
@@ -35,7 +36,9 @@ namespace ezpz::sys {
                                                           const std::string& source_root,
                                                           const std::vector<std::string>& ignore);
 
-/// How the source tree at `source` (skipping `excludes`) differs from `m`'s src_* fields.
+/// How the source tree at `source` (skipping `excludes`) differs from the copy `m` describes:
+/// files by `m`'s src_* fields (size, mtime: what the source had) and mode, directories and
+/// symlinks by type, mode and target. None counted: the copy is the source's, as it is now.
 [[nodiscard]] Expected<core::ChangeEstimate> estimate_changes(const std::string& source,
                                                               const std::vector<std::string>& excludes,
                                                               const core::Manifest& m);
@@ -55,7 +58,8 @@ namespace ezpz::sys {
 /// On a node: build in the empty directory `staging` the tree `bundle_dir` (an extracted
 /// bundle, consumed) makes of `dst`, and verify it against the new manifest. An error
 /// starting with core::kNeedsFullCopy when `dst` is not the copy the bundle was made against.
-[[nodiscard]] Expected<void> apply_bundle(const std::string& bundle_dir, const std::string& dst,
-                                          const std::string& staging);
+/// Returns how long its steps took, and whether it changed nothing (`staging` then left empty).
+[[nodiscard]] Expected<core::BundleApplied> apply_bundle(const std::string& bundle_dir, const std::string& dst,
+                                                         const std::string& staging);
 
 }  // namespace ezpz::sys

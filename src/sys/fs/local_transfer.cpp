@@ -402,8 +402,8 @@ bool PosixLocalTransfer::is_bundle(const std::string& dir) {
   return sys::is_bundle(dir);
 }
 
-Expected<void> PosixLocalTransfer::apply_bundle(const std::string& bundle_dir, const std::string& dst,
-                                                const std::string& out) {
+Expected<core::BundleApplied> PosixLocalTransfer::apply_bundle(const std::string& bundle_dir, const std::string& dst,
+                                                               const std::string& out) {
   if (::mkdir(out.c_str(), 0700) != 0) {  // private at the top, as every tree yeet makes
     return failure(work_dir_error(out));
   }

@@ -64,8 +64,8 @@ class PosixLocalTransfer final : public core::Trees,
                                                         const std::string& new_root, const core::HeldManifest& now,
                                                         const std::string& bundle) override;
   [[nodiscard]] bool is_bundle(const std::string& dir) override;
-  [[nodiscard]] Expected<void> apply_bundle(const std::string& bundle_dir, const std::string& dst,
-                                            const std::string& out) override;
+  [[nodiscard]] Expected<core::BundleApplied> apply_bundle(const std::string& bundle_dir, const std::string& dst,
+                                                           const std::string& out) override;
   [[nodiscard]] Expected<core::ChangeEstimate> estimate_changes(const std::string& source,
                                                                 const std::vector<std::string>& excludes,
                                                                 const core::Manifest& m) override;

@@ -78,6 +78,18 @@ TEST_CASE("install: a relay's delta bundle is applied to its copy, the result co
   CHECK(node.staging.discarded == std::vector<std::string>{"/tmp/u/env.ezpz-tmp-7"});
 }
 
+TEST_CASE("install: a delta that changes nothing leaves the checked copy in place, no commit, no work left",
+          "[install]") {
+  Node node;
+  node.manifests.bundle = true;
+  node.manifests.bundle_unchanged = true;
+  auto placed = node.install(relay_target()).place("/tmp/u/env.ezpz-tmp-7", Received::stream);
+  REQUIRE(placed);
+  CHECK(*placed == StepTimes{{"apply_s", 0.5}});  // the apply's own steps, passed on
+  CHECK(node.staging.committed.empty());
+  CHECK(node.staging.discarded == std::vector<std::string>{"/tmp/u/env.ezpz-tmp-7", "/tmp/u/env.ezpz-tmp-7.apply"});
+}
+
 TEST_CASE("install: a delta that does not fit this copy asks for the whole tree and leaves no work", "[install]") {
   Node node;
   node.manifests.bundle = true;

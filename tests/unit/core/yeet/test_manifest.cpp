@@ -112,6 +112,35 @@ TEST_CASE("tree divergence: a hand edit, a missing or extra file, mtimes to the 
   CHECK(tree_divergence(m, {}) == "a is missing");
 }
 
+TEST_CASE("delta divergence: what a delta touched is checked on disk, the rest against the old manifest",
+          "[manifest]") {
+  const auto old = of({file("a", "1"), file("b", "2"), file("gone", "3")});
+  const auto now = of({file("a", "1"), file("b", "9", 10, 6'000'000'000), file("new", "4")});
+  auto stat_of = [](const ManifestEntry& e) { return StatEntry{e.type, e.mode, e.size, e.mtime_ns, e.link}; };
+  const std::vector<std::string> touched = {"gone", "b", "new"};
+  std::map<std::string, StatEntry> disk = {{"b", stat_of(now.entries.at("b"))},
+                                           {"new", stat_of(now.entries.at("new"))}};
+  CHECK(delta_divergence(old, now, touched, disk).empty());
+  // A touched path not as the manifest says, missing, or left behind.
+  auto late = disk;
+  late["b"].mtime_ns = 9'000'000'000;
+  CHECK(delta_divergence(old, now, touched, late) == "b changed");
+  auto lost = disk;
+  lost.erase("new");
+  CHECK(delta_divergence(old, now, touched, lost) == "new is missing");
+  auto kept = disk;
+  kept["gone"] = stat_of(old.entries.at("gone"));
+  CHECK(delta_divergence(old, now, touched, kept) == "gone is new");
+  // What the delta did not touch must be in the new manifest as the old one had it.
+  CHECK(delta_divergence(old, now, {"gone", "new"}, disk) == "b changed");
+  CHECK(delta_divergence(old, now, {"b", "new"}, disk) == "gone is new");
+  CHECK(delta_divergence(old, now, {"gone", "b"}, disk) == "new is missing");
+  // The same whole seconds are the same mtime (the stream carries whole seconds).
+  auto coarse = disk;
+  coarse["b"].mtime_ns = 6'000'000'000 + 999;
+  CHECK(delta_divergence(old, now, touched, coarse).empty());
+}
+
 TEST_CASE("delta header round-trips and refuses unsafe paths", "[manifest]") {
   DeltaHeader h{"base", "new", {"x/y", "z"}, {{"lib/big.so", "0"}}};
   auto back = decode_delta_header(encode_delta_header(h));

@@ -88,6 +88,13 @@ TEST_CASE("frames and results", "[broadcast]") {
   CHECK_FALSE(decode_result(R"({"host":"n1","ok":false,"outcome":"sideways"})"));
   CHECK(back->bytes == 1234);
   CHECK_FALSE(decode_result("ssh: connect to host x port 22: refused"));
+  // A relay's steps travel with its result, in order; an older relay's line has none, and a
+  // malformed step is left out, never the result.
+  r.steps = {{"open_s", 0.25}, {"stream_s", 1.5}, {"clone_s", 0.125}};
+  CHECK(decode_result(encode_result(r))->steps == r.steps);
+  CHECK(decode_result(R"({"host":"n1","ok":true})")->steps.empty());
+  CHECK(decode_result(R"({"host":"n1","ok":true,"steps":[["a_s",1],["b_s"],[2,"c"],"x"]})")->steps ==
+        StepTimes{{"a_s", 1.0}});
 }
 
 TEST_CASE("result lines of the wrong types are not results, never exceptions (fuzz finding)", "[broadcast]") {
