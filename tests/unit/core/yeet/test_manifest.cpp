@@ -1,5 +1,7 @@
 #include <catch2/catch.hpp>
 
+#include <nlohmann/json.hpp>
+
 #include "core/yeet/manifest.hpp"
 
 using namespace ezpz::core;
@@ -43,6 +45,66 @@ TEST_CASE("manifest: encodes and decodes, names with spaces, quotes and newlines
   REQUIRE(back);
   CHECK(back->entries == m.entries);
   CHECK(back->ignore == m.ignore);
+}
+
+TEST_CASE("manifest: lines written and read directly are nlohmann's, byte for byte and field for field", "[manifest]") {
+  auto reference = [](const ManifestEntry& e) {  // what encode_manifest wrote with nlohmann alone
+    nlohmann::json j = {{"p", e.path}, {"t", std::string(1, e.type)}, {"m", e.mode}, {"s", e.size}, {"mt", e.mtime_ns}};
+    if (!e.digest.empty()) {
+      j["d"] = e.digest;
+    }
+    if (!e.link.empty()) {
+      j["l"] = e.link;
+    }
+    if (e.src_mtime_ns != 0) {
+      j["ss"] = e.src_size;
+      j["smt"] = e.src_mtime_ns;
+    }
+    return j.dump();
+  };
+  auto plain = file("lib/a.py", std::string(64, 'a'), 123456789012ULL, 1'796'530'846'764'457'216LL);
+  plain.src_size = 5;
+  plain.src_mtime_ns = -1'000'000'000;  // before 1970
+  ManifestEntry dir;
+  dir.path = "lib";
+  dir.type = 'd';
+  dir.mode = 0755;
+  ManifestEntry link;
+  link.path = "bin/python";
+  link.type = 'l';
+  link.mode = 0777;
+  link.link = "/usr/bin/python3.11";
+  const auto odd = file("a \"quoted\"\\name\n\xc3\xa9.py", "d1");  // escapes and UTF-8: nlohmann's way
+  const auto m = of({plain, dir, link, odd, file("x", "", 0, 0)});
+  const auto text = encode_manifest(m);
+  std::vector<std::string> lines;
+  for (std::size_t at = text.find('\n') + 1; at < text.size(); at = text.find('\n', at) + 1) {
+    lines.push_back(text.substr(at, text.find('\n', at) - at));
+  }
+  std::vector<std::string> want;
+  for (const auto& [path, e] : m.entries) {
+    want.push_back(reference(e));
+  }
+  CHECK(lines == want);
+  auto back = decode_manifest(text);
+  REQUIRE(back);
+  REQUIRE(back->entries.size() == m.entries.size());
+  for (const auto& [path, e] : m.entries) {
+    INFO(path);
+    const auto& b = back->entries.at(path);
+    CHECK((b.type == e.type && b.mode == e.mode && b.size == e.size && b.mtime_ns == e.mtime_ns &&
+           b.digest == e.digest && b.link == e.link && b.src_size == e.src_size && b.src_mtime_ns == e.src_mtime_ns));
+  }
+  // The same entry in another key order or with an escape is read by the general parser, alike.
+  const std::string header = "{\"ezpz_manifest\":1,\"ignore\":[]}\n";
+  auto reordered = decode_manifest(header + R"({"t":"f","p":"lib\/a.py","s":7,"m":420,"mt":9})" + "\n");
+  REQUIRE(reordered);
+  CHECK(reordered->entries.at("lib/a.py").size == 7);
+  for (const char* bad : {R"({"m":-1,"mt":9,"p":"a","s":1,"t":"f"})", R"({"m":1.5,"mt":9,"p":"a","s":1,"t":"f"})",
+                          R"({"m":420,"mt":9,"p":"../a","s":1,"t":"f"})"}) {
+    INFO(bad);
+    CHECK_FALSE(decode_manifest(header + bad + "\n"));
+  }
 }
 
 TEST_CASE("manifest: refuses what is not one, and paths that leave the tree", "[manifest]") {
