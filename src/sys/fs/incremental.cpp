@@ -9,6 +9,7 @@
 #include <optional>
 #include <set>
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <nettle/sha2.h>
 #include <sys/stat.h>
@@ -294,39 +295,75 @@ bool is_bundle(const std::string& dir) {
 
 namespace {
 
-/// `staging` = `dst` as hard links (directories and symlinks made anew), manifest files aside.
-Expected<void> clone_as_links(const std::string& dst, const core::Manifest& manifest, const std::string& staging) {
-  std::optional<Error> error;
-  auto cloned = walk_tree(dst, manifest.ignore, [&](const TreeEntry& e) {
-    if (e.path.find('/') == std::string::npos &&
-        std::find(kNotTree.begin(), kNotTree.end(), e.path) != kNotTree.end()) {
-      return true;
+/// What clone_dir needs besides the two directories: the names it skips, and the roots' paths
+/// (named in errors).
+struct Cloning {
+  const std::vector<std::string>& ignore;
+  const std::string& from_root;
+  const std::string& to_root;
+  uid_t me = ::geteuid();
+};
+
+/// The directory open at `to` gets the entries of the one open at `from` (relative path `rel`):
+/// directories anew with their modes, symlinks anew, files as hard links. Through the two
+/// directories' descriptors: one name looked up per entry, not its whole path.
+Expected<void> clone_dir(int from, int to, const std::string& rel, const Cloning& c) {
+  const int listing = ::dup(from);
+  DIR* raw = listing < 0 ? nullptr : ::fdopendir(listing);
+  if (raw == nullptr) {
+    if (listing >= 0) {
+      ::close(listing);
     }
-    const auto to = join(staging, e.path);
+    return io_error("cannot read directory", join(c.from_root, rel));
+  }
+  const std::unique_ptr<DIR, int (*)(DIR*)> dir(raw, &::closedir);
+  while (const auto* e = ::readdir(dir.get())) {
+    const std::string name = e->d_name;
+    if (name == "." || name == ".." || std::find(c.ignore.begin(), c.ignore.end(), name) != c.ignore.end() ||
+        (rel.empty() && std::find(kNotTree.begin(), kNotTree.end(), name) != kNotTree.end())) {
+      continue;
+    }
+    const auto path = rel.empty() ? name : rel + "/" + name;
+    struct stat st {};
+    if (::fstatat(from, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
+      return io_error("cannot stat", join(c.from_root, path));
+    }
     int rc = 0;
-    if (S_ISDIR(e.st.st_mode)) {
-      rc = ::mkdir(to.c_str(), e.st.st_mode & 07777);
-    } else if (S_ISLNK(e.st.st_mode)) {
-      rc = ::symlink(e.link_target.c_str(), to.c_str());
-    } else if (e.st.st_uid != ::geteuid()) {  // held_manifest refuses such a tree: never link one in
-      error = failure(join(dst, e.path) + " belongs to another user: that tree is not reused");
-      return false;
+    if (S_ISDIR(st.st_mode)) {
+      rc = ::mkdirat(to, name.c_str(), st.st_mode & 07777);
+      const OwnedFd sub_from(::openat(from, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+      const OwnedFd sub_to(rc == 0 ? ::openat(to, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC) : -1);
+      if (rc == 0 && (!sub_from.valid() || !sub_to.valid() || ::fchmod(sub_to.get(), st.st_mode & 07777) != 0)) {
+        return io_error("cannot open directory", join(c.from_root, path));  // (its mode exact, whatever the umask)
+      }
+      if (rc == 0) {
+        EZPZ_TRY(clone_dir(sub_from.get(), sub_to.get(), path, c));
+      }
+    } else if (S_ISLNK(st.st_mode)) {
+      char target[4096];
+      const auto n = ::readlinkat(from, name.c_str(), target, sizeof(target) - 1);
+      target[n < 0 ? 0 : n] = '\0';
+      rc = n < 0 ? -1 : ::symlinkat(target, to, name.c_str());
+    } else if (st.st_uid != c.me) {  // held_manifest refuses such a tree: never link one in
+      return failure(join(c.from_root, path) + " belongs to another user: that tree is not reused");
     } else {
-      rc = ::link(join(dst, e.path).c_str(), to.c_str());
+      rc = ::linkat(from, name.c_str(), to, name.c_str(), 0);
     }
     if (rc != 0) {
-      error = io_error("cannot build", to);
-      return false;
+      return io_error("cannot build", join(c.to_root, path));
     }
-    return true;
-  });
-  if (error) {
-    return *error;
-  }
-  if (!cloned) {
-    return cloned.error();
   }
   return {};
+}
+
+/// `staging` = `dst` as hard links (directories and symlinks made anew), manifest files aside.
+Expected<void> clone_as_links(const std::string& dst, const core::Manifest& manifest, const std::string& staging) {
+  const OwnedFd from(::open(dst.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+  const OwnedFd to(::open(staging.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+  if (!from.valid() || !to.valid()) {
+    return io_error("cannot open directory", from.valid() ? staging : dst);
+  }
+  return clone_dir(from.get(), to.get(), "", Cloning{manifest.ignore, dst, staging});
 }
 
 /// The bundle's new and changed entries renamed into `staging` over what was there; each path
