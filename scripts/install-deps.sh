@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
 # Install every Debian 12 package that ezpz's build and test suite need.
 # Idempotent: already-installed packages are skipped by apt. Run as root (or via sudo).
+# --aarch64: instead, what scripts/cross-aarch64.sh needs to cross-build the static linux-aarch64
+# binary: Debian's cross compiler, the arm64 -dev packages (multiarch, beside the native ones) and
+# qemu-user-static to run what it built.
 set -euo pipefail
 
 packages=(
@@ -26,10 +29,23 @@ packages=(
   libtorch-dev libgloo-dev
   # tools the test scripts use
   python3 python3-venv procps bsdutils zsh fish
+  # release.sh --sign and install.sh check a release's signature with it (test_install)
+  openssl
 )
 
 SUDO=""
 if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
+
+if [ "${1:-}" = --aarch64 ]; then
+  packages=(crossbuild-essential-arm64 qemu-user-static file
+    libarchive-dev:arm64 libzstd-dev:arm64 zlib1g-dev:arm64 liblzma-dev:arm64 libbz2-dev:arm64 liblz4-dev:arm64
+    nettle-dev:arm64 libacl1-dev:arm64 libxml2-dev:arm64 libssh-dev:arm64 libssl-dev:arm64 librsync-dev:arm64
+    libspdlog-dev:arm64 libfmt-dev:arm64)
+  if ! dpkg --print-foreign-architectures | grep -qx arm64; then
+    $SUDO dpkg --add-architecture arm64
+    $SUDO apt-get update -qq
+  fi
+fi
 
 missing=()
 for p in "${packages[@]}"; do

@@ -58,8 +58,13 @@ if [ -n "$pub" ] && ! grep -qa "ezpz-release-key:$pub" "$bin"; then
   echo "release.sh: warning: $bin does not carry the key of $key: its self-update will not check signatures (configure it with -DEZPZ_RELEASE_PUBLIC_KEY=$pub)" >&2
 fi
 
-# 2. Its name: the version and the architecture it reports (`ezpz 0.1.0 (commit ..., static, x86_64)`).
-line=$("$bin" --version)
+# 2. Its name: the version and the architecture it reports (`ezpz 0.1.0 (commit ..., static, x86_64)`);
+# an aarch64 build made here (scripts/cross-aarch64.sh) asked through qemu-user.
+run=("$bin")
+case $(file -b "$bin") in
+  *"ARM aarch64"*) [ "$(uname -m)" = aarch64 ] || run=(qemu-aarch64-static "$bin") ;;
+esac
+line=$("${run[@]}" --version)
 version=$(sed -n 's/^ezpz \([^ ]*\) .*/\1/p' <<<"$line")
 arch=$(sed -n 's/.*static, \([a-z0-9_]*\))$/\1/p' <<<"$line")
 [ -n "$version" ] && [ -n "$arch" ] || die "cannot read the version and architecture from: $line"
