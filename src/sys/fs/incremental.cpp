@@ -448,18 +448,9 @@ Expected<void> apply_deltas(const core::DeltaHeader& header, const core::Manifes
 std::map<std::string, core::StatEntry> stat_paths(const std::string& root, const std::vector<std::string>& paths) {
   std::map<std::string, core::StatEntry> out;
   for (const auto& path : paths) {
-    TreeEntry e;
-    e.path = path;
-    const auto full = join(root, path);
-    if (::lstat(full.c_str(), &e.st) != 0) {
-      continue;
+    if (auto e = stat_at(root, path)) {
+      out[path] = stat_entry(*e);
     }
-    if (S_ISLNK(e.st.st_mode)) {
-      char buf[4096];
-      const auto n = ::readlink(full.c_str(), buf, sizeof(buf));
-      e.link_target = n < 0 ? std::string() : std::string(buf, static_cast<std::size_t>(n));
-    }
-    out[path] = stat_entry(e);
   }
   return out;
 }

@@ -41,6 +41,28 @@ bool excluded(const std::string& name, const std::vector<std::string>& excludes)
   return std::find(excludes.begin(), excludes.end(), name) != excludes.end();
 }
 
+}  // namespace
+
+Expected<TreeEntry> stat_at(const std::string& root, const std::string& rel) {
+  TreeEntry entry;
+  entry.path = rel;
+  const std::string full = join_path(root, rel);
+  if (::lstat(full.c_str(), &entry.st) != 0) {
+    return io_error("cannot stat", full);
+  }
+  if (S_ISLNK(entry.st.st_mode)) {
+    char buf[4096];
+    const auto n = ::readlink(full.c_str(), buf, sizeof(buf) - 1);
+    if (n < 0) {
+      return io_error("cannot read link", full);
+    }
+    entry.link_target.assign(buf, static_cast<std::size_t>(n));
+  }
+  return entry;
+}
+
+namespace {
+
 Expected<void> walk_dir(const std::string& root, const std::string& rel, const std::vector<std::string>& excludes,
                         const std::function<bool(const TreeEntry&)>& visit, bool& stopped) {
   const std::string path = join_path(root, rel);
@@ -58,20 +80,7 @@ Expected<void> walk_dir(const std::string& root, const std::string& rel, const s
   ::closedir(dir);
   std::sort(names.begin(), names.end());
   for (const auto& name : names) {
-    TreeEntry entry;
-    entry.path = join_path(rel, name);
-    const std::string full = join_path(root, entry.path);
-    if (::lstat(full.c_str(), &entry.st) != 0) {
-      return io_error("cannot stat", full);
-    }
-    if (S_ISLNK(entry.st.st_mode)) {
-      char buf[4096];
-      auto n = ::readlink(full.c_str(), buf, sizeof(buf) - 1);
-      if (n < 0) {
-        return io_error("cannot read link", full);
-      }
-      entry.link_target.assign(buf, static_cast<std::size_t>(n));
-    }
+    EZPZ_TRY_ASSIGN(const auto entry, stat_at(root, join_path(rel, name)));
     if (!visit(entry)) {
       stopped = true;
       return {};

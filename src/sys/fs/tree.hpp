@@ -21,6 +21,9 @@ struct TreeEntry {
   std::string link_target;  ///< for symlinks
 };
 
+/// The entry `rel` below `root` as lstat sees it (a symlink's target read too).
+[[nodiscard]] Expected<TreeEntry> stat_at(const std::string& root, const std::string& rel);
+
 /// Whether `dir` is a directory holding nothing (false when it cannot be read).
 [[nodiscard]] bool is_empty_dir(const std::string& dir);
 

@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "scratch_dir.hpp"
 #include "sys/fs/incremental.hpp"
 
 namespace fs = std::filesystem;
@@ -17,16 +18,9 @@ using ezpz::ErrorKind;
 
 namespace {
 
-struct Scratch {
-  fs::path dir;
-  Scratch() {
-    char tmpl[] = "/tmp/ezpz-incremental-XXXXXX";
-    REQUIRE(::mkdtemp(tmpl) != nullptr);
-    dir = tmpl;
-  }
-  ~Scratch() { fs::remove_all(dir); }
-  Scratch(const Scratch&) = delete;
-  Scratch& operator=(const Scratch&) = delete;
+/// This file's scratch directories.
+struct Scratch : ezpz::test::ScratchDir {
+  Scratch() : ScratchDir("incremental") {}
 };
 
 std::string bytes(std::size_t n, unsigned seed) {

@@ -7,6 +7,7 @@
 
 #include <unistd.h>
 
+#include "scratch_dir.hpp"
 #include "sys/os/line_relay.hpp"
 
 namespace fs = std::filesystem;
@@ -20,14 +21,9 @@ std::string read_all(const fs::path& p) {
   return ss.str();
 }
 
-struct Scratch {
-  fs::path dir;
-  Scratch() {
-    char tmpl[] = "/tmp/ezpz-line-relay-XXXXXX";
-    REQUIRE(::mkdtemp(tmpl) != nullptr);
-    dir = tmpl;
-  }
-  ~Scratch() { fs::remove_all(dir); }
+/// This file's scratch directories.
+struct Scratch : ezpz::test::ScratchDir {
+  Scratch() : ScratchDir("line-relay") {}
 };
 
 /// Every byte of `text` fed to a stream whose log is `path` (not shown on any terminal).

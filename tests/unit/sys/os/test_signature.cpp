@@ -1,35 +1,20 @@
 #include <catch2/catch.hpp>
 
 #include <array>
-#include <filesystem>
-#include <fstream>
 #include <memory>
 #include <string>
 
 #include <openssl/evp.h>
-#include <unistd.h>
 
 #include "core/base/strings.hpp"
+#include "scratch_dir.hpp"
 #include "sys/os/posix_probe.hpp"
-
-namespace fs = std::filesystem;
 
 namespace {
 
-struct Scratch {
-  fs::path dir;
-  Scratch() {
-    char tmpl[] = "/tmp/ezpz-signature-XXXXXX";
-    REQUIRE(::mkdtemp(tmpl) != nullptr);
-    dir = tmpl;
-  }
-  ~Scratch() { fs::remove_all(dir); }
-  Scratch(const Scratch&) = delete;
-  Scratch& operator=(const Scratch&) = delete;
-  [[nodiscard]] std::string write(const std::string& name, const std::string& text) const {
-    std::ofstream(dir / name, std::ios::binary) << text;
-    return (dir / name).string();
-  }
+/// This file's scratch directories.
+struct Scratch : ezpz::test::ScratchDir {
+  Scratch() : ScratchDir("signature") {}
 };
 
 /// A fresh Ed25519 key: its public half as hex, and `text` signed with it.
