@@ -82,7 +82,7 @@ import json, os, sys
 out, runs, anchor = sys.argv[1], int(sys.argv[2]), sys.argv[3]
 whos = ["new"] + ([anchor] if anchor else [])
 HEAD = ["check_s", "copy_s", "patch_s", "manifest_s", "reach_s", "relays_s", "broadcast_s"]
-NODE = ["children_s", "open_s", "stream_s", "check_s", "clone_s", "apply_s", "verify_s", "swap_s"]
+NODE = ["children_s", "open_s", "stream_s", "early_s", "check_s", "clone_s", "apply_s", "verify_s", "swap_s"]
 
 def load(who, case):
     best = None

@@ -2,6 +2,7 @@
 // destination, patch a moved env, write the manifest (and the delta for the other nodes), commit.
 #include <algorithm>
 #include <chrono>
+#include <optional>
 
 #include "cli/terminal.hpp"
 #include "cli/version.hpp"
@@ -142,14 +143,24 @@ Expected<core::PatchReport> patch(YeetRun& run, const std::string& staging) {
   return report;
 }
 
-/// The manifest of the new copy (for the next yeet), and the delta since the last one.
-Expected<void> manifest_and_delta(YeetRun& run, const std::string& staging) {
+/// The manifest of the new copy (for the next yeet): the last one updated where the source
+/// changed (`changes`, and what the patch rewrote), or made anew; then the delta since the last one.
+Expected<void> manifest_and_delta(YeetRun& run, const std::string& staging, const core::ChangeEstimate* changes) {
   auto& ctx = run.ctx;
   const auto& plan = run.plan();
   const auto t = Clock::now();
-  EZPZ_TRY_ASSIGN(auto now, ctx.manifests().write_manifest(staging, run.base ? &run.base->manifest : nullptr,
-                                                           plan.kind == core::SourceKind::directory ? plan.source : "",
-                                                           plan.excludes));
+  const std::string source = plan.kind == core::SourceKind::directory ? plan.source : "";
+  auto manifest = [&]() -> Expected<core::HeldManifest> {
+    if (changes == nullptr) {
+      return ctx.manifests().write_manifest(staging, run.base ? &run.base->manifest : nullptr, source, plan.excludes);
+    }
+    auto touched = changes->changed;
+    const auto& patched = run.report.patch;
+    touched.insert(touched.end(), patched.rewritten.begin(), patched.rewritten.end());
+    touched.insert(touched.end(), patched.relinked.begin(), patched.relinked.end());
+    return ctx.manifests().update_manifest(staging, run.base->manifest, source, touched, changes->gone);
+  };
+  EZPZ_TRY_ASSIGN(auto now, manifest());
   run.report.manifest_digest = now.digest;
   if (run.base) {
     run.bundle = staging + ".delta";  // a name the next run and the watcher know
@@ -167,17 +178,36 @@ Expected<void> manifest_and_delta(YeetRun& run, const std::string& staging) {
   return {};
 }
 
-/// Whether the source is, to its last file, what this node's copy was made of (that copy was
-/// checked against its manifest: run.base): nothing to build here. Syncs of a directory only.
-bool unchanged_since_base(YeetRun& run) {
+/// How the source differs from what this node's copy was made of (that copy was checked against
+/// its manifest: run.base), entry by entry, from one walk of the source. Syncs of a directory
+/// whose copy left out the same names only; nullopt: build the tree whole.
+std::optional<core::ChangeEstimate> changes_since_base(YeetRun& run) {
   const auto& plan = run.plan();
-  if (!run.base || plan.method != core::CopyMethod::sync || plan.kind != core::SourceKind::directory) {
-    return false;
+  if (!run.base || plan.method != core::CopyMethod::sync || plan.kind != core::SourceKind::directory ||
+      run.base->manifest.ignore != plan.excludes) {
+    return std::nullopt;
   }
   const auto t = Clock::now();
   auto est = run.ctx.manifests().estimate_changes(plan.source, plan.excludes, run.base->manifest);
   run.report.steps.emplace_back("check_s", seconds_since(t));
-  return est && est->files == 0 && est->removed == 0;
+  if (!est) {
+    return std::nullopt;
+  }
+  return std::move(*est);
+}
+
+/// The new tree from this node's copy (hard links) and the source's `changes` alone.
+Expected<core::TreeStats> sync_changes(YeetRun& run, const core::ChangeEstimate& changes, const std::string& staging) {
+  auto& ctx = run.ctx;
+  const auto& plan = run.plan();
+  const auto t = Clock::now();
+  ProgressBar bar(ctx.term, "copying", changes.bytes);
+  auto copied = ctx.manifests().sync_changes(plan.source, plan.destination, run.base->manifest, changes, staging,
+                                             [&bar](unsigned long long done) { bar.update(done); });
+  if (copied) {
+    run.report.steps.emplace_back("copy_s", seconds_since(t));
+  }
+  return copied;
 }
 
 /// Nothing changed: the copy here stays as it is; the other nodes get a bundle that changes
@@ -221,16 +251,21 @@ std::optional<int> install_here(YeetRun& run) {
   undo.staging = *staging;
   // 1b. Meanwhile the other nodes' relays start, to wait for the stream (stopped if this fails).
   start_nodes(run);
-  // 1c. Nothing changed since this node's last copy: it stays; the other nodes check theirs.
-  if (unchanged_since_base(run)) {
+  // 1c. What changed since this node's last copy. Nothing: it stays; the other nodes check theirs.
+  const auto changes = changes_since_base(run);
+  if (changes && changes->files == 0 && changes->removed == 0) {
     if (auto kept = keep_as_is(run, *staging); !kept) {
       return undo(kept.error());
     }
     ctx.term.set_unchanged({});
     return std::nullopt;
   }
-  // 2. The new tree in it.
-  auto copied = build_tree(run, undo);
+  // The other nodes' relays start their clones of their copies now, while this one builds the delta.
+  if (changes) {
+    ctx.broadcaster().announce_delta(run.base->digest);
+  }
+  // 2. The new tree in it: the last copy and what changed, or built whole.
+  auto copied = changes ? sync_changes(run, *changes, *staging) : build_tree(run, undo);
   if (!copied) {
     return undo(copied.error());
   }
@@ -258,7 +293,7 @@ std::optional<int> install_here(YeetRun& run) {
     return undo(marked.error());
   }
   if (!run.report.nodes.targets.empty()) {
-    if (auto made = manifest_and_delta(run, *staging); !made) {
+    if (auto made = manifest_and_delta(run, *staging, changes ? &*changes : nullptr); !made) {
       return undo(made.error());
     }
   }

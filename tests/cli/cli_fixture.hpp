@@ -125,6 +125,16 @@ class NoTransfer final : public core::Trees, public core::Staging, public core::
                                                   const core::Manifest&) override {
     return no();
   }
+  Expected<core::TreeStats> sync_changes(const std::string&, const std::string&, const core::Manifest&,
+                                         const core::ChangeEstimate&, const std::string&,
+                                         const core::ProgressFn&) override {
+    return no();
+  }
+  Expected<core::HeldManifest> update_manifest(const std::string&, const core::Manifest&, const std::string&,
+                                               const std::vector<std::string>&,
+                                               const std::vector<std::string>&) override {
+    return no();
+  }
   bool is_bundle(const std::string&) override { return false; }
   Expected<core::BundleApplied> apply_bundle(const std::string&, const std::string&, const std::string&) override {
     return no();

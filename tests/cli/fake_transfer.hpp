@@ -139,6 +139,20 @@ class FakeManifests final : public core::Manifests {
                                                   const core::Manifest&) override {
     return core::ChangeEstimate{2, 20, 1};
   }
+  std::vector<std::string> synced;  ///< "SOURCE + DST -> OUT" for each sync_changes
+  Expected<core::TreeStats> sync_changes(const std::string& source, const std::string& dst, const core::Manifest&,
+                                         const core::ChangeEstimate& changes, const std::string& out,
+                                         const core::ProgressFn&) override {
+    synced.push_back(source + " + " + dst + " -> " + out);
+    core::TreeStats s;
+    s.copied_files = changes.files;
+    return s;
+  }
+  Expected<core::HeldManifest> update_manifest(const std::string&, const core::Manifest&, const std::string&,
+                                               const std::vector<std::string>&,
+                                               const std::vector<std::string>&) override {
+    return held_with("new-digest");
+  }
   bool bundle = false;               ///< what is_bundle answers
   std::optional<Error> apply_error;  ///< apply_bundle fails with it
   std::vector<std::string> applied;  ///< "BUNDLE + DST -> OUT" for each apply_bundle

@@ -53,6 +53,8 @@ r = json.load(open(sys.argv[1])); full = int(sys.argv[2]); inc = r["incremental"
 assert inc["mode"] == "delta" and r["failed"] == [] and inc["full_copies"] == [], inc
 assert inc["deltas"] >= 1 and inc["removed"] >= 1 and inc["files"] >= 5, inc
 assert r["stream"]["bytes"] * 3 < full, (r["stream"]["bytes"], full)
+# The head announced the delta: each node cloned its copy while the head built it.
+assert all("early_s" in n["steps"] and "check_s" not in n["steps"] for n in r["remote"]), r["remote"]
 PY
 want_data=$(sha256sum < "$venv/data.txt")
 for n in $nodes; do

@@ -22,8 +22,10 @@ Expected<StepTimes> NodeInstall::place(const std::string& work, Received what) {
   std::string tree = work;
   Expected<BundleApplied> built = BundleApplied{};
   if (what == Received::stream && manifests_.is_bundle(work)) {
-    tree = work + ".apply";
+    tree = applied(work);
     built = manifests_.apply_bundle(work, dst, tree);
+  } else if (prepared_) {
+    staging_.discard(applied(work));  // a whole tree after all: a clone prepare made is not needed
   }
   if (built && built->unchanged) {  // this copy already is the new one: nothing to put in place
     staging_.discard(work);

@@ -38,17 +38,31 @@ class NodeInstall {
   /// the head sends the whole tree instead). A failure removes the work. Returns the delta's
   /// steps (StepTimes; none for a tree).
   [[nodiscard]] Expected<StepTimes> place(const std::string& work, Received what);
-  /// The work of a run that failed before `place`, removed.
-  void abandon(const std::string& work) { staging_.discard(work); }
+  /// A relay heard that its stream will be a delta bundle from the manifest `base_digest`: the
+  /// clone `place` applies it to starts now, in the background, beside `work`.
+  void prepare(const std::string& work, const std::string& base_digest) {
+    manifests_.prepare_apply(target_.destination, applied(work), base_digest);
+    prepared_ = true;
+  }
+  /// The work of a run that failed before `place`, removed (and a clone prepare started).
+  void abandon(const std::string& work) {
+    staging_.discard(work);
+    if (prepared_) {
+      staging_.discard(applied(work));
+    }
+  }
   /// What the steps could not remove (an earlier run's work, the previous tree), each once.
   [[nodiscard]] std::vector<std::string> take_warnings() { return staging_.take_warnings(); }
   [[nodiscard]] const InstallTarget& target() const { return target_; }
 
  private:
+  /// Where a delta bundle received into `work` is applied (a name the watcher knows).
+  static std::string applied(const std::string& work) { return work + ".apply"; }
   Trees& trees_;
   Staging& staging_;
   Manifests& manifests_;
   InstallTarget target_;
+  bool prepared_ = false;  ///< prepare() started a clone beside the work
 };
 
 }  // namespace ezpz::core

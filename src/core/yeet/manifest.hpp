@@ -105,6 +105,8 @@ struct ChangeEstimate {
   unsigned long long files = 0;  ///< new or changed files
   unsigned long long bytes = 0;  ///< their size
   unsigned long long removed = 0;
+  std::vector<std::string> changed;  ///< the source's new and changed entries, parents first
+  std::vector<std::string> gone;     ///< the manifest's paths the source no longer has, sorted
 };
 
 /// The header of a delta bundle (kDeltaDirName/header.json).

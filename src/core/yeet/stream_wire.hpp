@@ -16,6 +16,11 @@ namespace ezpz::core {
 inline constexpr std::string_view kStreamMagic = "EZPZYEET1\n";
 inline constexpr std::size_t kDigestSize = 32;
 inline constexpr std::uint32_t kKeepaliveLength = 0xFFFFFFFFU;
+/// A header of this length, followed by the 32-byte SHA-256 of a manifest, announces that the
+/// data will be a delta bundle starting from that manifest: a relay whose copy holds it may
+/// start cloning that copy at once, while the head still builds the bundle. Forwarded; not
+/// part of the data or its digest.
+inline constexpr std::uint32_t kAnnounceLength = 0xFFFFFFFEU;
 /// A relay gives up on its parent when it hears nothing, not even a keepalive, for the head's
 /// stall timeout plus this (the first bytes come once the head's children are all ready, up
 /// to the head's stall timeout after it started them).

@@ -198,12 +198,30 @@ class Manifests {
                                                           const std::string& bundle) = 0;
   /// Whether the directory `dir` holds a delta bundle (what a relay received instead of a tree).
   [[nodiscard]] virtual bool is_bundle(const std::string& dir) = 0;
+  /// In the background, from now: `out` = the copy at `dst` as hard links, when `dst` holds the
+  /// manifest whose SHA-256 is `base_digest` (the head announced a delta from it), for the
+  /// apply_bundle into `out` to start from. Here: nothing (apply_bundle does it all).
+  virtual void prepare_apply(const std::string& /*dst*/, const std::string& /*out*/,
+                             const std::string& /*base_digest*/) {}
   /// `out` (a new directory) = the copy at `dst` with the bundle in `bundle_dir` applied; an
   /// error of kind needs_full_copy when `dst` is not the copy the bundle was made against.
   /// Returns how long its steps took (check_s, clone_s, apply_s, verify_s), and `unchanged`
   /// when the bundle changes nothing: `dst` was checked and is the new copy (`out` is left empty).
   [[nodiscard]] virtual Expected<BundleApplied> apply_bundle(const std::string& bundle_dir, const std::string& dst,
                                                              const std::string& out) = 0;
+  /// The head's new tree when the source changed since `dst`'s copy (which `base` describes, as
+  /// held_manifest checked): `out` (an empty directory) = that copy as hard links with `changes`
+  /// (estimate_changes against `base`) brought over from `source`; the new tree's totals.
+  [[nodiscard]] virtual Expected<TreeStats> sync_changes(const std::string& source, const std::string& dst,
+                                                         const Manifest& base, const ChangeEstimate& changes,
+                                                         const std::string& out, const ProgressFn& progress) = 0;
+  /// The manifest of `root` written there, when `root` is the copy `base` describes but for the
+  /// `touched` paths (as they are now; files hashed, their source's size and mtime from
+  /// `source_root`) and the `gone` ones: what write_manifest would write, without its walk.
+  [[nodiscard]] virtual Expected<HeldManifest> update_manifest(const std::string& root, const Manifest& base,
+                                                               const std::string& source_root,
+                                                               const std::vector<std::string>& touched,
+                                                               const std::vector<std::string>& gone) = 0;
   /// How the source differs from what the manifest recorded of it (--dry-run's estimate; nothing:
   /// the copy the manifest describes is the source's as it is now).
   [[nodiscard]] virtual Expected<ChangeEstimate> estimate_changes(const std::string& source,
@@ -234,6 +252,10 @@ class Broadcaster {
   /// How long start_nodes took to reach the nodes and have the first level's relays ready
   /// (reach_s, open_s: the relays' part), in yeet's steps; none here.
   [[nodiscard]] virtual StepTimes start_steps() { return {}; }
+  /// Tell the relays start_nodes started (now, or once they are) that the stream will be a delta
+  /// bundle starting from the manifest whose SHA-256 is `base_digest` (hex): each whose copy
+  /// holds it starts its clone while this node builds the bundle. Here: nothing.
+  virtual void announce_delta(const std::string& /*base_digest*/) {}
   /// Stop what start_nodes started that no broadcast() took (this node's copy failed): the
   /// opening gives up, the relays end before their stream began and leave nothing on their nodes.
   virtual void abandon_relays() {}

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "core/base/log.hpp"
+#include "core/base/strings.hpp"
 #include "sys/broadcast/fanout.hpp"
 #include "sys/broadcast/heartbeat.hpp"
 #include "sys/broadcast/stream_input.hpp"
@@ -118,8 +119,15 @@ namespace {
 /// on the way, died): the relay gives up rather than hold the work directory for ever.
 class Inbound {
  public:
-  Inbound(Fanout& fan, const core::BroadcastSpec& options, const std::atomic<bool>& stop)
-      : fan_(fan), options_(options), stop_(stop), input_(options.sealed_stdin_fd, 0, &stop) {
+  /// `on_announce`: the head announced a delta bundle starting from the manifest with this
+  /// SHA-256 (hex), before its data (core::kAnnounceLength).
+  using Announced = std::function<void(const std::string&)>;
+  Inbound(Fanout& fan, const core::BroadcastSpec& options, const std::atomic<bool>& stop, Announced on_announce)
+      : fan_(fan),
+        options_(options),
+        stop_(stop),
+        input_(options.sealed_stdin_fd, 0, &stop),
+        on_announce_(std::move(on_announce)) {
     sha256_init(&digest_);
   }
   /// The stream's header, forwarded; false when the stream is not ezpz's.
@@ -140,11 +148,14 @@ class Inbound {
     }
     unsigned char header[4];
     auto length = core::kKeepaliveLength;
-    while (length == core::kKeepaliveLength) {  // our own children hear from our Fanout
+    while (length == core::kKeepaliveLength || length == core::kAnnounceLength) {
       if (stop_.load() || !read_in(header, 4, failed)) {
         return std::nullopt;
       }
-      length = core::frame_length(header);
+      length = core::frame_length(header);  // a keepalive: our own children hear from our Fanout
+      if (length == core::kAnnounceLength && !announced(header, failed)) {
+        return std::nullopt;
+      }
     }
     if (length == 0) {
       return finish(header, failed);
@@ -192,6 +203,18 @@ class Inbound {
     broken_ = got != ReadResult::ok;
     return !broken_;
   }
+  /// An announced delta: its base's digest forwarded to the children, and said.
+  bool announced(const unsigned char (&header)[4], bool failed) {
+    unsigned char base[core::kDigestSize];
+    if (!read_in(base, sizeof(base), failed)) {
+      return false;
+    }
+    fan_.send(header, sizeof(header), base, sizeof(base));
+    if (on_announce_) {
+      on_announce_(core::to_hex(base, sizeof(base)));
+    }
+    return true;
+  }
   /// The end frame: the sender's SHA-256, forwarded and compared with ours.
   std::optional<std::string_view> finish(const unsigned char (&header)[4], bool failed) {
     unsigned char sum[core::kDigestSize];
@@ -210,6 +233,7 @@ class Inbound {
   const core::BroadcastSpec& options_;
   const std::atomic<bool>& stop_;
   StreamInput input_;
+  Announced on_announce_;
   sha256_ctx digest_{};
   std::string frame_;
   unsigned long long bytes_ = 0;
@@ -251,7 +275,7 @@ bool install_received(core::NodeInstall& install, const std::string& work, std::
   double applied = 0;
   for (const auto& s : *placed) {
     steps.push_back(s);
-    applied += s.second;
+    applied += s.first == "early_s" ? 0 : s.second;  // that one before the stream ended
   }
   steps.emplace_back("swap_s", std::max(0.0, seconds_since(start) - applied));
   return false;
@@ -298,7 +322,12 @@ int run_relay(core::Transport& transport, const std::string& this_host,
   log::info("relay: reading the stream into " + (opened ? staging : dst) + (error.empty() ? "" : ": " + error));
 
   // Read frames from stdin, forward each, hand the data to the extractor.
-  Inbound in(fan, options, stop);
+  // A delta announced: this node's clone of its copy starts now (NodeInstall::prepare).
+  Inbound in(fan, options, stop, [&](const std::string& base) {
+    if (opened) {
+      install.prepare(staging, base);
+    }
+  });
   const bool stream_ok = in.start(!error.empty());
   if (!stream_ok) {
     error = "the stream did not start with ezpz's header";
@@ -367,6 +396,8 @@ void PosixBroadcaster::start_nodes(const core::HostList& hosts, const std::vecto
   }
   // The starter owns the transport until joined: this node's own work touches neither.
   start_steps_.clear();
+  announce_.clear();
+  announce_ready_ = false;
   starting_ = std::thread([this, hosts, tree, spec, fan = started_.get()] {
     auto t = Clock::now();
     opened_ = transport_.open_nodes(hosts, spec.reach, &stop_.flag(), &opening_cancel_);
@@ -376,8 +407,32 @@ void PosixBroadcaster::start_nodes(const core::HostList& hosts, const std::vecto
       start_stream(*fan, tree);
       relays_started_ = true;
       start_steps_.emplace_back("relays_s", seconds_since(t));
+      const std::lock_guard lock(announcing_);  // a delta announced meanwhile goes out now
+      if (!announce_.empty()) {
+        fan->send(announce_.data(), announce_.size());
+      }
+      announce_ready_ = true;
     }
   });
+}
+
+void PosixBroadcaster::announce_delta(const std::string& base_digest) {
+  const std::lock_guard lock(announcing_);
+  if (!started_ || !announce_.empty()) {
+    return;
+  }
+  const auto header = core::frame_header(core::kAnnounceLength);
+  announce_.assign(header.begin(), header.end());
+  for (std::size_t i = 0; i + 1 < base_digest.size() && announce_.size() < 4 + core::kDigestSize; i += 2) {
+    announce_.push_back(static_cast<char>(std::stoi(base_digest.substr(i, 2), nullptr, 16)));
+  }
+  if (announce_.size() != 4 + core::kDigestSize) {
+    announce_.clear();  // not a SHA-256: nothing to announce
+    return;
+  }
+  if (announce_ready_) {  // the starter is done with the relays: this thread streams to them now
+    started_->send(announce_.data(), announce_.size());
+  }
 }
 
 core::StepTimes PosixBroadcaster::start_steps() {

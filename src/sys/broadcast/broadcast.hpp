@@ -6,6 +6,7 @@
 #include <atomic>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <ostream>
 #include <string>
 #include <thread>
@@ -85,6 +86,7 @@ class PosixBroadcaster final : public core::Broadcaster {
   [[nodiscard]] std::map<std::string, std::string> nodes_opened() override;
   [[nodiscard]] core::StepTimes start_steps() override;
   void abandon_relays() override;
+  void announce_delta(const std::string& base_digest) override;
   [[nodiscard]] std::map<std::string, std::string> open_nodes(const core::HostList& hosts,
                                                               const core::BroadcastSpec& spec) override {
     stop_.arm();
@@ -138,6 +140,9 @@ class PosixBroadcaster final : public core::Broadcaster {
   core::StepTimes start_steps_;              ///< the starter's: reach_s (nodes opened), relays_s (ready)
   std::atomic<bool> opening_cancel_{false};  ///< the opening gives up (this node's copy failed)
   std::thread starting_;                     ///< opens the nodes and starts the relays while this node works
+  std::mutex announcing_;                    ///< guards the two below (this thread and the starter)
+  std::string announce_;                     ///< the frame announce_delta asked for, until sent
+  bool announce_ready_ = false;              ///< the relays are started: announce_delta sends it itself
 };
 
 }  // namespace ezpz::sys

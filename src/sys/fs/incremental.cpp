@@ -47,16 +47,6 @@ long long mtime_ns(const struct stat& st) {
   return static_cast<long long>(st.st_mtim.tv_sec) * 1000000000LL + st.st_mtim.tv_nsec;
 }
 
-core::StatEntry stat_entry(const TreeEntry& e) {
-  core::StatEntry s;
-  s.type = S_ISDIR(e.st.st_mode) ? 'd' : S_ISLNK(e.st.st_mode) ? 'l' : 'f';
-  s.mode = e.st.st_mode & 07777;
-  s.size = s.type == 'f' ? static_cast<unsigned long long>(e.st.st_size) : 0;
-  s.mtime_ns = mtime_ns(e.st);
-  s.link = e.link_target;
-  return s;
-}
-
 Expected<void> make_parents(const std::string& root, const std::string& rel) {
   for (auto slash = rel.find('/'); slash != std::string::npos; slash = rel.find('/', slash + 1)) {
     const auto dir = join(root, rel.substr(0, slash));
@@ -94,6 +84,16 @@ Expected<std::string> file_sha256(const std::string& path) {
   unsigned char sum[SHA256_DIGEST_SIZE];
   sha256_digest(&ctx, sizeof(sum), sum);
   return core::to_hex(sum, sizeof(sum));
+}
+
+core::StatEntry stat_entry(const TreeEntry& e) {
+  core::StatEntry s;
+  s.type = S_ISDIR(e.st.st_mode) ? 'd' : S_ISLNK(e.st.st_mode) ? 'l' : 'f';
+  s.mode = e.st.st_mode & 07777;
+  s.size = s.type == 'f' ? static_cast<unsigned long long>(e.st.st_size) : 0;
+  s.mtime_ns = mtime_ns(e.st);
+  s.link = e.link_target;
+  return s;
 }
 
 Expected<std::map<std::string, core::StatEntry>> stat_tree(const std::string& root,
@@ -209,18 +209,25 @@ Expected<core::ChangeEstimate> estimate_changes(const std::string& source, const
     const auto s = stat_entry(e);
     const bool same_kind = it != m.entries.end() && it->second.type == s.type && it->second.mode == s.mode;
     if (!S_ISREG(e.st.st_mode)) {  // a directory, or a symlink (what it points at), as the copy has it
-      est.files += same_kind && (s.type != 'l' || it->second.link == s.link) ? 0 : 1;
+      if (!same_kind || (s.type == 'l' && it->second.link != s.link)) {
+        ++est.files;
+        est.changed.push_back(e.path);
+      }
       return true;
     }
     // A file: as it was when the last copy was made (the copy itself may have been patched).
     if (!same_kind || it->second.src_size != s.size || it->second.src_mtime_ns != s.mtime_ns) {
       ++est.files;
       est.bytes += s.size;
+      est.changed.push_back(e.path);
     }
     return true;
   }));
   for (const auto& [path, e] : m.entries) {
-    est.removed += seen.count(path) == 0 ? 1 : 0;
+    if (seen.count(path) == 0) {
+      ++est.removed;
+      est.gone.push_back(path);
+    }
   }
   return est;
 }
@@ -301,6 +308,7 @@ struct Cloning {
   const std::vector<std::string>& ignore;
   const std::string& from_root;
   const std::string& to_root;
+  DirModes& narrowed;
   uid_t me = ::geteuid();
 };
 
@@ -330,11 +338,17 @@ Expected<void> clone_dir(int from, int to, const std::string& rel, const Cloning
     }
     int rc = 0;
     if (S_ISDIR(st.st_mode)) {
-      rc = ::mkdirat(to, name.c_str(), st.st_mode & 07777);
+      // Its mode exact, whatever the umask; one without owner rwx gets it until the caller is
+      // done writing in the tree (restore_modes).
+      const unsigned mode = st.st_mode & 07777;
+      rc = ::mkdirat(to, name.c_str(), 0700);
       const OwnedFd sub_from(::openat(from, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
       const OwnedFd sub_to(rc == 0 ? ::openat(to, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC) : -1);
-      if (rc == 0 && (!sub_from.valid() || !sub_to.valid() || ::fchmod(sub_to.get(), st.st_mode & 07777) != 0)) {
-        return io_error("cannot open directory", join(c.from_root, path));  // (its mode exact, whatever the umask)
+      if (rc == 0 && (!sub_from.valid() || !sub_to.valid() || ::fchmod(sub_to.get(), mode | S_IRWXU) != 0)) {
+        return io_error("cannot open directory", join(c.from_root, path));
+      }
+      if (rc == 0 && (mode & S_IRWXU) != S_IRWXU) {
+        c.narrowed.emplace_back(path, mode);
       }
       if (rc == 0) {
         EZPZ_TRY(clone_dir(sub_from.get(), sub_to.get(), path, c));
@@ -344,6 +358,8 @@ Expected<void> clone_dir(int from, int to, const std::string& rel, const Cloning
       const auto n = ::readlinkat(from, name.c_str(), target, sizeof(target) - 1);
       target[n < 0 ? 0 : n] = '\0';
       rc = n < 0 ? -1 : ::symlinkat(target, to, name.c_str());
+      const struct timespec times[2] = {st.st_atim, st.st_mtim};  // a manifest records its mtime
+      rc = rc == 0 ? ::utimensat(to, name.c_str(), times, AT_SYMLINK_NOFOLLOW) : rc;
     } else if (st.st_uid != c.me) {  // held_manifest refuses such a tree: never link one in
       return failure(join(c.from_root, path) + " belongs to another user: that tree is not reused");
     } else {
@@ -356,15 +372,36 @@ Expected<void> clone_dir(int from, int to, const std::string& rel, const Cloning
   return {};
 }
 
-/// `staging` = `dst` as hard links (directories and symlinks made anew), manifest files aside.
-Expected<void> clone_as_links(const std::string& dst, const core::Manifest& manifest, const std::string& staging) {
+}  // namespace
+
+Expected<DirModes> clone_as_links(const std::string& dst, const core::Manifest& manifest, const std::string& staging) {
   const OwnedFd from(::open(dst.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
   const OwnedFd to(::open(staging.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
   if (!from.valid() || !to.valid()) {
     return io_error("cannot open directory", from.valid() ? staging : dst);
   }
-  return clone_dir(from.get(), to.get(), "", Cloning{manifest.ignore, dst, staging});
+  DirModes narrowed;
+  EZPZ_TRY(clone_dir(from.get(), to.get(), "", Cloning{manifest.ignore, dst, staging, narrowed}));
+  return narrowed;
 }
+
+Expected<void> restore_modes(const std::string& root, const DirModes& narrowed,
+                             const std::vector<std::string>& except) {
+  const std::set<std::string> skip(except.begin(), except.end());
+  for (auto it = narrowed.rbegin(); it != narrowed.rend(); ++it) {  // deepest first
+    if (skip.count(it->first) != 0) {
+      continue;
+    }
+    const auto path = join(root, it->first);
+    struct stat st {};
+    if (::lstat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode) && ::chmod(path.c_str(), it->second) != 0) {
+      return io_error("cannot set the mode of", path);
+    }
+  }
+  return {};
+}
+
+namespace {
 
 /// The bundle's new and changed entries renamed into `staging` over what was there; each path
 /// added to `touched`.
@@ -470,8 +507,28 @@ bool changes_nothing(const core::DeltaHeader& header, const std::string& bundle_
 
 }  // namespace
 
+Expected<ClonedCopy> clone_held(const std::string& dst, const std::string& base_digest, const std::string& out) {
+  const auto start = std::chrono::steady_clock::now();
+  auto held = held_manifest(dst);
+  if (!held || held->digest != base_digest) {
+    return failure("not the copy announced");
+  }
+  const auto checked = std::chrono::steady_clock::now();
+  if (::mkdir(out.c_str(), 0700) != 0) {
+    return io_error("cannot create directory", out);
+  }
+  auto narrowed = clone_as_links(dst, held->manifest, out);
+  if (!narrowed) {
+    (void)remove_tree(out);
+    return narrowed.error();
+  }
+  const auto done = std::chrono::steady_clock::now();
+  return ClonedCopy{std::move(*held), std::move(*narrowed), std::chrono::duration<double>(checked - start).count(),
+                    std::chrono::duration<double>(done - checked).count()};
+}
+
 Expected<core::BundleApplied> apply_bundle(const std::string& bundle_dir, const std::string& dst,
-                                           const std::string& staging) {
+                                           const std::string& staging, const ClonedCopy* cloned) {
   core::StepTimes steps;
   auto t = std::chrono::steady_clock::now();
   auto step = [&](const char* name) {
@@ -482,21 +539,33 @@ Expected<core::BundleApplied> apply_bundle(const std::string& bundle_dir, const 
   const auto delta_dir = join(bundle_dir, std::string(core::kDeltaDirName));
   EZPZ_TRY_ASSIGN(auto text, read_whole(join(delta_dir, "header.json"), 64U << 20));
   EZPZ_TRY_ASSIGN(auto header, core::decode_delta_header(text));
-  // 1. This node must hold the copy the bundle was made against, untouched.
-  auto held = held_manifest(dst);
+  // 1. This node must hold the copy the bundle was made against, untouched; 2. that copy as
+  // hard links (never written to: replaced entries are renamed over). Both done already when
+  // the delta was announced (`cloned`: the time it took is early_s, the wait for it clone_s).
+  if (cloned != nullptr && cloned->held.digest == header.base_digest) {
+    steps.emplace_back("early_s", cloned->check_s + cloned->clone_s);
+    step("clone_s");
+  }
+  auto held = cloned != nullptr ? Expected<core::HeldManifest>(cloned->held) : held_manifest(dst);
   if (!held) {
     return needs_full_copy(held.error().message);
   }
   if (held->digest != header.base_digest) {
     return needs_full_copy("its manifest is not the one the delta starts from (it missed the last yeet)");
   }
-  step("check_s");
+  if (cloned == nullptr) {
+    step("check_s");
+  }
   if (changes_nothing(header, bundle_dir)) {  // this copy, as checked, is the new one
     return core::BundleApplied{std::move(steps), true};
   }
-  // 2. The current copy, as hard links (never written to: replaced entries are renamed over).
-  EZPZ_TRY(clone_as_links(dst, held->manifest, staging));
-  step("clone_s");
+  DirModes narrowed;
+  if (cloned != nullptr) {
+    narrowed = cloned->narrowed;
+  } else {
+    EZPZ_TRY_ASSIGN(narrowed, clone_as_links(dst, held->manifest, staging));
+    step("clone_s");
+  }
   // 3. Removed entries, then new and changed ones (renamed from the bundle), then deltas.
   std::vector<std::string> touched(header.removed.begin(), header.removed.end());
   for (auto it = header.removed.rbegin(); it != header.removed.rend(); ++it) {
@@ -509,6 +578,7 @@ Expected<core::BundleApplied> apply_bundle(const std::string& bundle_dir, const 
   }
   EZPZ_TRY_ASSIGN(auto now, core::decode_manifest(*manifest_text));
   EZPZ_TRY(apply_deltas(header, now, dst, delta_dir, staging));
+  EZPZ_TRY(restore_modes(staging, narrowed, touched));  // the bundle's own directories have the bundle's modes
   step("apply_s");
   // 4. The result is exactly what the new manifest says: what the delta touched, as stat sees
   // it; the rest is the clone of the copy checked in step 1.

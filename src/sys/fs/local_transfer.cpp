@@ -17,6 +17,7 @@
 #include "sys/fs/destination.hpp"
 #include "sys/fs/incremental.hpp"
 #include "sys/fs/janitor.hpp"
+#include "sys/fs/targeted_sync.hpp"
 #include "sys/fs/tree.hpp"
 #include "sys/os/argv.hpp"
 #include "sys/os/read_text.hpp"
@@ -337,23 +338,35 @@ Expected<core::PatchReport> PosixLocalTransfer::patch_env(const std::string& roo
     return {};
   };
   std::optional<Error> error;
-  // A venv keeps its prefix in pyvenv.cfg and bin/; a conda env anywhere (text files).
-  const std::vector<std::string> skip =
-      kind == core::EnvKind::conda ? std::vector<std::string>{"pkgs"} : std::vector<std::string>{};
-  EZPZ_TRY(walk_tree(root, skip, [&](const TreeEntry& e) {
-    if (kind == core::EnvKind::venv && e.path != "pyvenv.cfg" && e.path.rfind("bin", 0) != 0) {
-      return true;
-    }
+  auto visit = [&](const TreeEntry& e) {
     if (auto r = visit_file(e); !r) {
       error = r.error();
       return false;
     }
     return !stop_.flag().load();
-  }));
-  if (error) {
-    return *error;
+  };
+  if (kind == core::EnvKind::conda) {  // a conda env names its prefix anywhere (text files)
+    EZPZ_TRY(walk_tree(root, {"pkgs"}, visit));
+    return error ? Expected<core::PatchReport>(*error) : report;
   }
-  return report;
+  // A venv keeps its prefix in pyvenv.cfg and bin/ only: the rest of the tree is not read.
+  for (const char* top : {"pyvenv.cfg", "bin"}) {
+    auto e = stat_at(root, top);
+    if (!e || !visit(*e)) {
+      if (error) {
+        break;
+      }
+      continue;
+    }
+    if (S_ISDIR(e->st.st_mode)) {
+      EZPZ_TRY(walk_tree(root + "/bin", {}, [&](const TreeEntry& inner) {
+        TreeEntry named = inner;
+        named.path = "bin/" + inner.path;
+        return visit(named);
+      }));
+    }
+  }
+  return error ? Expected<core::PatchReport>(*error) : report;
 }
 
 Expected<void> PosixLocalTransfer::commit(const std::string& staging, const std::string& destination) {
@@ -365,6 +378,7 @@ Expected<void> PosixLocalTransfer::commit(const std::string& staging, const std:
 }
 
 void PosixLocalTransfer::discard(const std::string& path) {
+  await_prepared();  // never remove what a clone is still being made in
   if (auto gone = remove_tree(path); !gone) {
     warnings_.push_back(gone.error().message);
   }
@@ -402,8 +416,27 @@ bool PosixLocalTransfer::is_bundle(const std::string& dir) {
   return sys::is_bundle(dir);
 }
 
+void PosixLocalTransfer::prepare_apply(const std::string& dst, const std::string& out, const std::string& base_digest) {
+  if (prepared_) {
+    return;  // one announce a run
+  }
+  prepared_ = Prepared{
+      out, std::async(std::launch::async, [dst, out, base_digest] { return sys::clone_held(dst, base_digest, out); })};
+}
+
+void PosixLocalTransfer::await_prepared() {
+  if (prepared_ && prepared_->clone.valid()) {
+    prepared_->clone.wait();
+  }
+}
+
 Expected<core::BundleApplied> PosixLocalTransfer::apply_bundle(const std::string& bundle_dir, const std::string& dst,
                                                                const std::string& out) {
+  if (prepared_ && prepared_->out == out && prepared_->clone.valid()) {
+    if (auto cloned = prepared_->clone.get()) {  // made while the stream came: start from it
+      return sys::apply_bundle(bundle_dir, dst, out, &*cloned);
+    }
+  }
   if (::mkdir(out.c_str(), 0700) != 0) {  // private at the top, as every tree yeet makes
     return failure(work_dir_error(out));
   }
@@ -414,6 +447,20 @@ Expected<core::ChangeEstimate> PosixLocalTransfer::estimate_changes(const std::s
                                                                     const std::vector<std::string>& excludes,
                                                                     const core::Manifest& m) {
   return sys::estimate_changes(source, excludes, m);
+}
+
+Expected<core::TreeStats> PosixLocalTransfer::sync_changes(const std::string& source, const std::string& dst,
+                                                           const core::Manifest& base,
+                                                           const core::ChangeEstimate& changes, const std::string& out,
+                                                           const core::ProgressFn& progress) {
+  return sys::sync_changes(source, dst, base, changes, out, progress, stop_.flag());
+}
+
+Expected<core::HeldManifest> PosixLocalTransfer::update_manifest(const std::string& root, const core::Manifest& base,
+                                                                 const std::string& source_root,
+                                                                 const std::vector<std::string>& touched,
+                                                                 const std::vector<std::string>& gone) {
+  return sys::update_manifest(root, base, source_root, touched, gone);
 }
 
 Expected<void> PosixLocalTransfer::rename_file(const std::string& from, const std::string& to) {

@@ -4,10 +4,14 @@
 
 #include <atomic>
 #include <csignal>
+#include <future>
+#include <optional>
+#include <string>
 #include <vector>
 
 #include "core/yeet/transfer.hpp"
 #include "sys/fs/dst_lock.hpp"
+#include "sys/fs/incremental.hpp"
 #include "sys/os/stop_signals.hpp"
 
 namespace ezpz::sys {
@@ -64,11 +68,20 @@ class PosixLocalTransfer final : public core::Trees,
                                                         const std::string& new_root, const core::HeldManifest& now,
                                                         const std::string& bundle) override;
   [[nodiscard]] bool is_bundle(const std::string& dir) override;
+  void prepare_apply(const std::string& dst, const std::string& out, const std::string& base_digest) override;
   [[nodiscard]] Expected<core::BundleApplied> apply_bundle(const std::string& bundle_dir, const std::string& dst,
                                                            const std::string& out) override;
   [[nodiscard]] Expected<core::ChangeEstimate> estimate_changes(const std::string& source,
                                                                 const std::vector<std::string>& excludes,
                                                                 const core::Manifest& m) override;
+  [[nodiscard]] Expected<core::TreeStats> sync_changes(const std::string& source, const std::string& dst,
+                                                       const core::Manifest& base, const core::ChangeEstimate& changes,
+                                                       const std::string& out,
+                                                       const core::ProgressFn& progress) override;
+  [[nodiscard]] Expected<core::HeldManifest> update_manifest(const std::string& root, const core::Manifest& base,
+                                                             const std::string& source_root,
+                                                             const std::vector<std::string>& touched,
+                                                             const std::vector<std::string>& gone) override;
 
  private:
   /// Turn SIGINT/SIGTERM/SIGHUP into the stop flag (from the first real work on).
@@ -76,6 +89,15 @@ class PosixLocalTransfer final : public core::Trees,
   StopSignals& stop_;
   DestinationLock lock_;               // one yeet at a time to a destination here, until this process ends
   std::vector<std::string> warnings_;  ///< removals that failed, until taken
+  /// prepare_apply's clone, made by a thread of its own until apply_bundle (or discard) waits
+  /// for it; the future's end joins that thread.
+  struct Prepared {
+    std::string out;
+    std::future<Expected<ClonedCopy>> clone;
+  };
+  std::optional<Prepared> prepared_;
+  /// The prepared clone's end, waited for (before anything is removed or applied).
+  void await_prepared();
 };
 
 }  // namespace ezpz::sys

@@ -94,6 +94,8 @@ Expected<void> walk_dir(const std::string& root, const std::string& rel, const s
   return {};
 }
 
+}  // namespace
+
 /// Copy one regular file's bytes (copy_file_range, falling back to read/write).
 Expected<void> copy_bytes(const std::string& from, const std::string& to, const struct stat& st,
                           unsigned long long& done, const core::ProgressFn& progress) {
@@ -158,6 +160,8 @@ Expected<void> make_symlink(const std::string& target, const std::string& path, 
   ::utimensat(AT_FDCWD, path.c_str(), times, AT_SYMLINK_NOFOLLOW);
   return {};
 }
+
+namespace {
 
 /// Directory modes and mtimes are applied last, deepest first, so writing files inside
 /// does not change them again and read-only directories can still be filled.

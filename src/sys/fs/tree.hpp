@@ -55,6 +55,14 @@ Expected<bool> lift_single_directory(const std::string& dir);
 /// the old tree in place; a previous tree that could not be removed is a leftover (a warning).
 Expected<Leftovers> commit_tree(const std::string& staging, const std::string& destination);
 
+/// Copy one regular file's bytes to the new file `to` (copy_file_range, falling back to
+/// read/write), with `st`'s mode and times; `done` counts the bytes for `progress`.
+Expected<void> copy_bytes(const std::string& from, const std::string& to, const struct stat& st,
+                          unsigned long long& done, const core::ProgressFn& progress);
+
+/// A new symlink at `path` to `target`, with `st`'s times.
+Expected<void> make_symlink(const std::string& target, const std::string& path, const struct stat& st);
+
 /// Write `text` to `path` through a temporary file and rename, with `mode`.
 Expected<void> replace_file(const std::string& path, const std::string& text, mode_t mode);
 

@@ -185,3 +185,55 @@ TEST_CASE("incremental: the source unchanged since its copy is told apart from a
   fs::create_directory(src / "new");
   CHECK(changes().files == 1);
 }
+
+TEST_CASE("incremental: a copy cloned when the delta was announced gives the same tree, and only the copy announced",
+          "[incremental]") {
+  Versions v;
+  const auto out = (v.s.dir / "early").string();
+  // Another manifest announced (this node missed a yeet): nothing made, the bundle applies as usual.
+  auto other = ezpz::sys::clone_held(v.old_root.string(), std::string(64, 'a'), out);
+  REQUIRE_FALSE(other);
+  CHECK_FALSE(fs::exists(out));
+  // This copy's: cloned at once; the bundle then applies to that clone.
+  auto cloned = ezpz::sys::clone_held(v.old_root.string(), v.old_m.digest, out);
+  REQUIRE(cloned);
+  CHECK(fs::status(out).permissions() == fs::perms::owner_all);
+  CHECK(fs::hard_link_count(v.s.dir / "early/same.txt") == 2);  // the copy's own file, not a copy of it
+  auto applied = ezpz::sys::apply_bundle(v.bundle.string(), v.old_root.string(), out, &*cloned);
+  REQUIRE(applied);
+  for (const auto* name : {"w.bin", "t.bin", "lib/m.py", "lib/new.py", "same.txt"}) {
+    INFO(name);
+    CHECK(read(v.s.dir / "early" / name) == read(v.new_root / name));
+  }
+  CHECK_FALSE(fs::exists(v.s.dir / "early/lib/gone.py"));
+  std::vector<std::string> names;
+  for (const auto& [step, secs] : applied->steps) {
+    names.push_back(step);
+  }
+  CHECK(names == std::vector<std::string>{"early_s", "clone_s", "apply_s", "verify_s"});
+  CHECK(ezpz::sys::held_manifest(v.old_root.string()).value().digest == v.old_m.digest);  // untouched
+}
+
+TEST_CASE("incremental: a clone keeps read-only directories read-only and symlinks' times", "[incremental]") {
+  Scratch s;
+  put(s.dir / "old/ro/a.txt", "a");
+  fs::create_symlink("ro/a.txt", s.dir / "old/link");
+  const timespec times[2] = {{1'600'000'000, 0}, {1'600'000'000, 0}};
+  REQUIRE(::utimensat(AT_FDCWD, (s.dir / "old/link").c_str(), times, AT_SYMLINK_NOFOLLOW) == 0);
+  fs::permissions(s.dir / "old/ro", fs::perms::owner_read | fs::perms::owner_exec);
+  const auto held = ezpz::sys::write_manifest((s.dir / "old").string(), nullptr, "", {}).value();
+  fs::create_directory(s.dir / "clone");
+  auto narrowed = ezpz::sys::clone_as_links((s.dir / "old").string(), held.manifest, (s.dir / "clone").string());
+  REQUIRE(narrowed);
+  // Writable until the caller is done with it, then as the copy has it.
+  REQUIRE(narrowed->size() == 1);
+  CHECK(narrowed->front().first == "ro");
+  CHECK((fs::status(s.dir / "clone/ro").permissions() & fs::perms::owner_write) != fs::perms::none);
+  REQUIRE(ezpz::sys::restore_modes((s.dir / "clone").string(), *narrowed, {}));
+  CHECK(fs::status(s.dir / "clone/ro").permissions() == (fs::perms::owner_read | fs::perms::owner_exec));
+  struct stat st {};
+  REQUIRE(::lstat((s.dir / "clone/link").c_str(), &st) == 0);
+  CHECK(st.st_mtim.tv_sec == 1'600'000'000);
+  fs::permissions(s.dir / "old/ro", fs::perms::owner_all);
+  fs::permissions(s.dir / "clone/ro", fs::perms::owner_all);
+}
