@@ -158,7 +158,7 @@ Expected<void> manifest_and_delta(YeetRun& run, const std::string& staging, cons
     const auto& patched = run.report.patch;
     touched.insert(touched.end(), patched.rewritten.begin(), patched.rewritten.end());
     touched.insert(touched.end(), patched.relinked.begin(), patched.relinked.end());
-    return ctx.manifests().update_manifest(staging, run.base->manifest, source, touched, changes->gone);
+    return ctx.manifests().update_manifest(staging, *run.base, source, touched, changes->gone);
   };
   EZPZ_TRY_ASSIGN(auto now, manifest());
   run.report.manifest_digest = now.digest;
@@ -297,11 +297,18 @@ std::optional<int> install_here(YeetRun& run) {
       return undo(made.error());
     }
   }
-  // 5. In place of the destination, atomically; from here a failure leaves the new copy.
+  // 5. In place of the destination, atomically; from here a failure leaves the new copy. With
+  // other nodes, the previous copy is removed while they get theirs (the report says what was left).
+  const bool nodes = !run.report.nodes.targets.empty();
+  if (nodes) {
+    ctx.staging().remove_old_trees_later();
+  }
   if (auto placed = install.place(*staging, core::Received::tree); !placed) {
     return undo(placed.error());
   }
-  show_leftovers(ctx);  // the previous tree, when it could not be removed
+  if (!nodes) {
+    show_leftovers(ctx);  // the previous tree, when it could not be removed
+  }
   ctx.term.set_unchanged({});
   return std::nullopt;
 }

@@ -130,7 +130,7 @@ class NoTransfer final : public core::Trees, public core::Staging, public core::
                                          const core::ProgressFn&) override {
     return no();
   }
-  Expected<core::HeldManifest> update_manifest(const std::string&, const core::Manifest&, const std::string&,
+  Expected<core::HeldManifest> update_manifest(const std::string&, const core::HeldManifest&, const std::string&,
                                                const std::vector<std::string>&,
                                                const std::vector<std::string>&) override {
     return no();

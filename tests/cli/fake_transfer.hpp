@@ -148,7 +148,7 @@ class FakeManifests final : public core::Manifests {
     s.copied_files = changes.files;
     return s;
   }
-  Expected<core::HeldManifest> update_manifest(const std::string&, const core::Manifest&, const std::string&,
+  Expected<core::HeldManifest> update_manifest(const std::string&, const core::HeldManifest&, const std::string&,
                                                const std::vector<std::string>&,
                                                const std::vector<std::string>&) override {
     return held_with("new-digest");

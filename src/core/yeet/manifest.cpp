@@ -146,88 +146,164 @@ std::optional<ManifestEntry> decode_plain(std::string_view line) {
   return e;
 }
 
+/// An entry's line, appended to `out`.
+void encode_line(const ManifestEntry& e, std::string& out) {
+  if (encode_plain(e, out)) {
+    return;
+  }
+  nlohmann::json j = {{"p", e.path}, {"t", std::string(1, e.type)}, {"m", e.mode}, {"s", e.size}, {"mt", e.mtime_ns}};
+  if (!e.digest.empty()) {
+    j["d"] = e.digest;
+  }
+  if (!e.link.empty()) {
+    j["l"] = e.link;
+  }
+  if (e.src_mtime_ns != 0) {
+    j["ss"] = e.src_size;
+    j["smt"] = e.src_mtime_ns;
+  }
+  out += j.dump() + "\n";
+}
+
 }  // namespace
 
 std::string encode_manifest(const Manifest& m) {
   std::string out = nlohmann::json{{"ezpz_manifest", 1}, {"ignore", m.ignore}}.dump() + "\n";
   for (const auto& [path, e] : m.entries) {
-    if (encode_plain(e, out)) {
-      continue;
-    }
-    nlohmann::json j = {{"p", e.path}, {"t", std::string(1, e.type)}, {"m", e.mode}, {"s", e.size}, {"mt", e.mtime_ns}};
-    if (!e.digest.empty()) {
-      j["d"] = e.digest;
-    }
-    if (!e.link.empty()) {
-      j["l"] = e.link;
-    }
-    if (e.src_mtime_ns != 0) {
-      j["ss"] = e.src_size;
-      j["smt"] = e.src_mtime_ns;
-    }
-    out += j.dump() + "\n";
+    encode_line(e, out);
   }
   return out;
 }
 
-Expected<Manifest> decode_manifest(std::string_view text) {
-  Manifest m;
-  bool header = false;
-  std::size_t line_no = 0;
+namespace {
+
+/// A manifest's non-empty lines.
+std::vector<std::string_view> text_lines(std::string_view text) {
+  std::vector<std::string_view> out;
   for (std::size_t start = 0; start < text.size();) {
     auto nl = text.find('\n', start);
     const auto line = text.substr(start, nl == std::string_view::npos ? std::string_view::npos : nl - start);
     start = nl == std::string_view::npos ? text.size() : nl + 1;
-    ++line_no;
-    if (line.empty()) {
-      continue;
+    if (!line.empty()) {
+      out.push_back(line);
     }
-    if (header) {
-      if (auto e = decode_plain(line)) {
-        if (!safe_relative_path(e->path)) {
-          return failure("manifest line " + std::to_string(line_no) + " names a bad path");
-        }
-        m.entries[e->path] = std::move(*e);
-        continue;
-      }
-    }
+  }
+  return out;
+}
+
+/// One entry's line (number `line_no`, for errors).
+Expected<ManifestEntry> decode_entry(std::string_view line, std::size_t line_no) {
+  auto e = decode_plain(line);
+  if (!e) {
     auto j = nlohmann::json::parse(line, nullptr, false);
     if (j.is_discarded() || !j.is_object()) {
       return failure("manifest line " + std::to_string(line_no) + " is not JSON");
     }
     using json_fields::get;
-    if (!header) {
-      int version = 0;
-      if (!get(j, "ezpz_manifest", version) || version != 1) {
-        return failure("not an ezpz manifest (version 1)");
-      }
-      if (j.contains("ignore") && j["ignore"].is_array()) {
-        for (const auto& name : j["ignore"]) {
-          if (name.is_string()) {
-            m.ignore.push_back(name.get<std::string>());
-          }
-        }
-      }
-      header = true;
-      continue;
-    }
-    ManifestEntry e;
+    e.emplace();
     std::string t = "f";
-    if (!get(j, "p", e.path) || !get(j, "t", t) || !get(j, "m", e.mode) || !get(j, "s", e.size) ||
-        !get(j, "mt", e.mtime_ns) || !get(j, "d", e.digest) || !get(j, "l", e.link) || !get(j, "ss", e.src_size) ||
-        !get(j, "smt", e.src_mtime_ns)) {
+    if (!get(j, "p", e->path) || !get(j, "t", t) || !get(j, "m", e->mode) || !get(j, "s", e->size) ||
+        !get(j, "mt", e->mtime_ns) || !get(j, "d", e->digest) || !get(j, "l", e->link) || !get(j, "ss", e->src_size) ||
+        !get(j, "smt", e->src_mtime_ns)) {
       return failure("manifest line " + std::to_string(line_no) + " has a field of the wrong type");
     }
-    e.type = t.empty() ? 'f' : t[0];
-    if (!safe_relative_path(e.path)) {
-      return failure("manifest line " + std::to_string(line_no) + " names a bad path");
-    }
-    m.entries[e.path] = std::move(e);
+    e->type = t.empty() ? 'f' : t[0];
   }
-  if (!header) {
+  if (!safe_relative_path(e->path)) {
+    return failure("manifest line " + std::to_string(line_no) + " names a bad path");
+  }
+  return std::move(*e);
+}
+
+}  // namespace
+
+Expected<Manifest> decode_manifest(std::string_view text) {
+  Manifest m;
+  const auto lines = text_lines(text);
+  if (lines.empty()) {
     return failure("empty manifest");
   }
+  auto head = nlohmann::json::parse(lines.front(), nullptr, false);
+  int version = 0;
+  if (head.is_discarded() || !head.is_object() || !json_fields::get(head, "ezpz_manifest", version) || version != 1) {
+    return failure("not an ezpz manifest (version 1)");
+  }
+  if (head.contains("ignore") && head["ignore"].is_array()) {
+    for (const auto& name : head["ignore"]) {
+      if (name.is_string()) {
+        m.ignore.push_back(name.get<std::string>());
+      }
+    }
+  }
+  for (std::size_t i = 1; i < lines.size(); ++i) {
+    EZPZ_TRY_ASSIGN(auto e, decode_entry(lines[i], i + 1));
+    m.entries[e.path] = std::move(e);
+  }
   return m;
+}
+
+std::string encode_manifest_reusing(const Manifest& m, const Manifest& old, std::string_view old_text) {
+  const auto lines = text_lines(old_text);
+  if (lines.size() != old.entries.size() + 1 || m.ignore != old.ignore) {
+    return encode_manifest(m);  // not one line per entry (or another header): written whole
+  }
+  std::string out(lines.front());
+  out.reserve(old_text.size() + (1 << 16));
+  out += '\n';
+  auto before = old.entries.begin();
+  std::size_t i = 1;
+  for (const auto& [path, e] : m.entries) {
+    for (; before != old.entries.end() && before->first < path; ++before, ++i) {
+    }
+    // The old line when it is this entry's, unchanged (a plain one names its path once, as "p").
+    if (before != old.entries.end() && before->first == path && before->second == e &&
+        lines[i].find("\"p\":\"" + path + "\",") != std::string_view::npos) {
+      out += lines[i];
+      out += '\n';
+    } else {
+      encode_line(e, out);
+    }
+  }
+  return out;
+}
+
+Expected<Manifest> patch_manifest(const Manifest& old, std::string_view old_text, std::string_view new_text) {
+  const auto a = text_lines(old_text);
+  const auto b = text_lines(new_text);
+  if (a.empty() || b.empty() || a.front() != b.front()) {
+    return decode_manifest(new_text);  // another header (ignore list): read it whole
+  }
+  Manifest now = old;
+  std::string last;  // the new text's lines come in path order (as encode_manifest writes them)
+  for (std::size_t i = 1, j = 1; i < a.size() || j < b.size();) {
+    if (i < a.size() && j < b.size() && a[i] == b[j]) {
+      ++i;
+      ++j;
+      continue;
+    }
+    std::optional<ManifestEntry> added;
+    if (j < b.size()) {
+      EZPZ_TRY_ASSIGN(added, decode_entry(b[j], j + 1));
+    }
+    std::optional<std::string> had;
+    if (i < a.size()) {
+      EZPZ_TRY_ASSIGN(auto e, decode_entry(a[i], i + 1));
+      had = std::move(e.path);
+    }
+    if (added && (!had || added->path <= *had)) {  // new, or changed when the paths are the same
+      if (added->path <= last && !last.empty()) {
+        return decode_manifest(new_text);  // not in order: read it whole
+      }
+      i += had && added->path == *had ? 1 : 0;
+      ++j;
+      last = added->path;
+      now.entries[added->path] = std::move(*added);
+    } else {  // no longer listed
+      now.entries.erase(*had);
+      ++i;
+    }
+  }
+  return now;
 }
 
 bool same_content(const ManifestEntry& a, const ManifestEntry& b) {
@@ -259,11 +335,7 @@ std::string tree_divergence(const Manifest& m, const std::map<std::string, StatE
     if (it == tree.end()) {
       return path + " is missing";
     }
-    const auto& s = it->second;
-    // Whole seconds: the stream (tar) carries those, so nodes' copies have no finer mtimes.
-    const bool same_second = s.mtime_ns / 1000000000LL == e.mtime_ns / 1000000000LL;
-    if (s.type != e.type || s.mode != e.mode || (e.type == 'f' && (s.size != e.size || !same_second)) ||
-        (e.type == 'l' && s.link != e.link)) {
+    if (!stat_matches(e, it->second)) {
       return path + " changed";
     }
   }
@@ -275,15 +347,13 @@ std::string tree_divergence(const Manifest& m, const std::map<std::string, StatE
   return {};
 }
 
-namespace {
-
-/// Whether the tree entry `s` is what the manifest entry `e` says (mtimes to the second: the
-/// stream carries whole seconds).
-bool matches(const ManifestEntry& e, const StatEntry& s) {
+bool stat_matches(const ManifestEntry& e, const StatEntry& s) {
   const bool same_second = s.mtime_ns / 1000000000LL == e.mtime_ns / 1000000000LL;
   return s.type == e.type && s.mode == e.mode && (e.type != 'f' || (s.size == e.size && same_second)) &&
          (e.type != 'l' || s.link == e.link);
 }
+
+namespace {
 
 /// Whether `a` and `b` describe the same tree entry as stat sees it.
 bool same_on_disk(const ManifestEntry& a, const ManifestEntry& b) {
@@ -307,7 +377,7 @@ std::string delta_divergence(const Manifest& old, const Manifest& now, const std
     if (want != now.entries.end() && have == touched_stats.end()) {
       return path + " is missing";
     }
-    if (want != now.entries.end() && !matches(want->second, have->second)) {
+    if (want != now.entries.end() && !stat_matches(want->second, have->second)) {
       return path + " changed";
     }
   }

@@ -120,6 +120,10 @@ class Staging {
   /// Put `staging` in place of `destination` (atomically swapping an existing one), then
   /// remove the old tree (one that cannot be removed is a warning: take_warnings).
   [[nodiscard]] virtual Expected<void> commit(const std::string& staging, const std::string& destination) = 0;
+  /// From now on, commit removes the previous tree in the background, when a CPU is idle: the
+  /// head's yeet, whose old copy goes while the other nodes get theirs. take_warnings waits for
+  /// that removal. Here: nothing (commit removes it at once).
+  virtual void remove_old_trees_later() {}
   /// Remove a tree or file this run created (never follows symlinks). What could not be
   /// removed is a warning (take_warnings).
   virtual void discard(const std::string& path) = 0;
@@ -218,7 +222,7 @@ class Manifests {
   /// The manifest of `root` written there, when `root` is the copy `base` describes but for the
   /// `touched` paths (as they are now; files hashed, their source's size and mtime from
   /// `source_root`) and the `gone` ones: what write_manifest would write, without its walk.
-  [[nodiscard]] virtual Expected<HeldManifest> update_manifest(const std::string& root, const Manifest& base,
+  [[nodiscard]] virtual Expected<HeldManifest> update_manifest(const std::string& root, const HeldManifest& base,
                                                                const std::string& source_root,
                                                                const std::vector<std::string>& touched,
                                                                const std::vector<std::string>& gone) = 0;

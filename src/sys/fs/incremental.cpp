@@ -24,11 +24,6 @@
 namespace ezpz::sys {
 namespace {
 
-/// This copy cannot take the delta: the head sends it the whole tree instead.
-Error needs_full_copy(const std::string& why) {
-  return Error{ExitCode::failure, std::string(core::kNeedsFullCopy) + why, ErrorKind::needs_full_copy};
-}
-
 /// Files that live in a destination but are not part of its tree.
 const std::vector<std::string> kNotTree = {std::string(core::kManifestName), std::string(core::kFailedNodesName),
                                            std::string(core::kYeetMarkerName)};
@@ -59,6 +54,10 @@ Expected<void> make_parents(const std::string& root, const std::string& rel) {
 
 }  // namespace
 
+Error needs_full_copy(const std::string& why) {
+  return Error{ExitCode::failure, std::string(core::kNeedsFullCopy) + why, ErrorKind::needs_full_copy};
+}
+
 std::string text_sha256(std::string_view text) {
   sha256_ctx ctx;
   sha256_init(&ctx);
@@ -73,7 +72,8 @@ Expected<std::string> file_sha256(const std::string& path) {
   const int fd = opened.get();
   sha256_ctx ctx;
   sha256_init(&ctx);
-  std::vector<unsigned char> buf(1 << 20);
+  // One buffer a thread, kept: a fresh 1 MiB for each file costs its page faults every time.
+  static thread_local std::vector<unsigned char> buf(std::size_t(1) << 20);
   ssize_t n;
   while ((n = ::read(fd, buf.data(), buf.size())) > 0) {
     sha256_update(&ctx, static_cast<std::size_t>(n), buf.data());
@@ -188,7 +188,8 @@ Expected<core::HeldManifest> held_manifest(const std::string& root) {
   if (auto diverged = core::tree_divergence(*m, tree); !diverged.empty()) {
     return failure(root + " is not the copy its manifest describes (" + diverged + ")");
   }
-  return core::HeldManifest{std::move(*m), text_sha256(*text)};
+  auto digest = text_sha256(*text);
+  return core::HeldManifest{std::move(*m), std::move(digest), std::move(*text)};
 }
 
 Expected<core::HeldManifest> write_manifest(const std::string& root, const core::Manifest* reuse,
@@ -196,7 +197,8 @@ Expected<core::HeldManifest> write_manifest(const std::string& root, const core:
   EZPZ_TRY_ASSIGN(auto m, build_manifest(root, reuse, source_root, ignore));
   auto text = core::encode_manifest(m);
   EZPZ_TRY(replace_file(join(root, std::string(core::kManifestName)), text, 0644));
-  return core::HeldManifest{std::move(m), text_sha256(text)};
+  auto digest = text_sha256(text);
+  return core::HeldManifest{std::move(m), std::move(digest), std::move(text)};
 }
 
 Expected<core::ChangeEstimate> estimate_changes(const std::string& source, const std::vector<std::string>& excludes,
@@ -298,107 +300,6 @@ bool is_bundle(const std::string& dir) {
   struct stat st {};
   return ::lstat(join(join(dir, std::string(core::kDeltaDirName)), "header.json").c_str(), &st) == 0 &&
          S_ISREG(st.st_mode);
-}
-
-namespace {
-
-/// What clone_dir needs besides the two directories: the names it skips, and the roots' paths
-/// (named in errors).
-struct Cloning {
-  const std::vector<std::string>& ignore;
-  const std::string& from_root;
-  const std::string& to_root;
-  DirModes& narrowed;
-  uid_t me = ::geteuid();
-};
-
-/// The directory open at `to` gets the entries of the one open at `from` (relative path `rel`):
-/// directories anew with their modes, symlinks anew, files as hard links. Through the two
-/// directories' descriptors: one name looked up per entry, not its whole path.
-Expected<void> clone_dir(int from, int to, const std::string& rel, const Cloning& c) {
-  const int listing = ::dup(from);
-  DIR* raw = listing < 0 ? nullptr : ::fdopendir(listing);
-  if (raw == nullptr) {
-    if (listing >= 0) {
-      ::close(listing);
-    }
-    return io_error("cannot read directory", join(c.from_root, rel));
-  }
-  const std::unique_ptr<DIR, int (*)(DIR*)> dir(raw, &::closedir);
-  while (const auto* e = ::readdir(dir.get())) {
-    const std::string name = e->d_name;
-    if (name == "." || name == ".." || std::find(c.ignore.begin(), c.ignore.end(), name) != c.ignore.end() ||
-        (rel.empty() && std::find(kNotTree.begin(), kNotTree.end(), name) != kNotTree.end())) {
-      continue;
-    }
-    const auto path = rel.empty() ? name : rel + "/" + name;
-    struct stat st {};
-    if (::fstatat(from, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
-      return io_error("cannot stat", join(c.from_root, path));
-    }
-    int rc = 0;
-    if (S_ISDIR(st.st_mode)) {
-      // Its mode exact, whatever the umask; one without owner rwx gets it until the caller is
-      // done writing in the tree (restore_modes).
-      const unsigned mode = st.st_mode & 07777;
-      rc = ::mkdirat(to, name.c_str(), 0700);
-      const OwnedFd sub_from(::openat(from, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
-      const OwnedFd sub_to(rc == 0 ? ::openat(to, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC) : -1);
-      if (rc == 0 && (!sub_from.valid() || !sub_to.valid() || ::fchmod(sub_to.get(), mode | S_IRWXU) != 0)) {
-        return io_error("cannot open directory", join(c.from_root, path));
-      }
-      if (rc == 0 && (mode & S_IRWXU) != S_IRWXU) {
-        c.narrowed.emplace_back(path, mode);
-      }
-      if (rc == 0) {
-        EZPZ_TRY(clone_dir(sub_from.get(), sub_to.get(), path, c));
-      }
-    } else if (S_ISLNK(st.st_mode)) {
-      char target[4096];
-      const auto n = ::readlinkat(from, name.c_str(), target, sizeof(target) - 1);
-      target[n < 0 ? 0 : n] = '\0';
-      rc = n < 0 ? -1 : ::symlinkat(target, to, name.c_str());
-      const struct timespec times[2] = {st.st_atim, st.st_mtim};  // a manifest records its mtime
-      rc = rc == 0 ? ::utimensat(to, name.c_str(), times, AT_SYMLINK_NOFOLLOW) : rc;
-    } else if (st.st_uid != c.me) {  // held_manifest refuses such a tree: never link one in
-      return failure(join(c.from_root, path) + " belongs to another user: that tree is not reused");
-    } else {
-      rc = ::linkat(from, name.c_str(), to, name.c_str(), 0);
-    }
-    if (rc != 0) {
-      return io_error("cannot build", join(c.to_root, path));
-    }
-  }
-  return {};
-}
-
-}  // namespace
-
-Expected<DirModes> clone_as_links(const std::string& dst, const core::Manifest& manifest, const std::string& staging) {
-  const OwnedFd from(::open(dst.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
-  const OwnedFd to(::open(staging.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
-  if (!from.valid() || !to.valid()) {
-    return io_error("cannot open directory", from.valid() ? staging : dst);
-  }
-  DirModes narrowed;
-  EZPZ_TRY(clone_dir(from.get(), to.get(), "", Cloning{manifest.ignore, dst, staging, narrowed}));
-  return narrowed;
-}
-
-Expected<void> restore_modes(const std::string& root, const DirModes& narrowed,
-                             const std::vector<std::string>& except) {
-  const std::set<std::string> skip(except.begin(), except.end());
-  for (auto it = narrowed.rbegin(); it != narrowed.rend(); ++it) {  // deepest first
-    if (skip.count(it->first) != 0) {
-      continue;
-    }
-    const auto path = join(root, it->first);
-    struct stat st {};
-    if (::lstat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode) && ::chmod(path.c_str(), it->second) != 0) {
-      return io_error("cannot set the mode of", path);
-    }
-  }
-  return {};
 }
 
 namespace {
@@ -507,26 +408,6 @@ bool changes_nothing(const core::DeltaHeader& header, const std::string& bundle_
 
 }  // namespace
 
-Expected<ClonedCopy> clone_held(const std::string& dst, const std::string& base_digest, const std::string& out) {
-  const auto start = std::chrono::steady_clock::now();
-  auto held = held_manifest(dst);
-  if (!held || held->digest != base_digest) {
-    return failure("not the copy announced");
-  }
-  const auto checked = std::chrono::steady_clock::now();
-  if (::mkdir(out.c_str(), 0700) != 0) {
-    return io_error("cannot create directory", out);
-  }
-  auto narrowed = clone_as_links(dst, held->manifest, out);
-  if (!narrowed) {
-    (void)remove_tree(out);
-    return narrowed.error();
-  }
-  const auto done = std::chrono::steady_clock::now();
-  return ClonedCopy{std::move(*held), std::move(*narrowed), std::chrono::duration<double>(checked - start).count(),
-                    std::chrono::duration<double>(done - checked).count()};
-}
-
 Expected<core::BundleApplied> apply_bundle(const std::string& bundle_dir, const std::string& dst,
                                            const std::string& staging, const ClonedCopy* cloned) {
   core::StepTimes steps;
@@ -539,33 +420,40 @@ Expected<core::BundleApplied> apply_bundle(const std::string& bundle_dir, const 
   const auto delta_dir = join(bundle_dir, std::string(core::kDeltaDirName));
   EZPZ_TRY_ASSIGN(auto text, read_whole(join(delta_dir, "header.json"), 64U << 20));
   EZPZ_TRY_ASSIGN(auto header, core::decode_delta_header(text));
-  // 1. This node must hold the copy the bundle was made against, untouched; 2. that copy as
-  // hard links (never written to: replaced entries are renamed over). Both done already when
-  // the delta was announced (`cloned`: the time it took is early_s, the wait for it clone_s).
-  if (cloned != nullptr && cloned->held.digest == header.base_digest) {
-    steps.emplace_back("early_s", cloned->check_s + cloned->clone_s);
-    step("clone_s");
-  }
-  auto held = cloned != nullptr ? Expected<core::HeldManifest>(cloned->held) : held_manifest(dst);
-  if (!held) {
-    return needs_full_copy(held.error().message);
-  }
-  if (held->digest != header.base_digest) {
-    return needs_full_copy("its manifest is not the one the delta starts from (it missed the last yeet)");
-  }
-  if (cloned == nullptr) {
+  // 1. A bundle that changes nothing: this node's copy, checked against the manifest the bundle
+  // starts from, already is the new one.
+  if (changes_nothing(header, bundle_dir)) {
+    auto held = held_manifest(dst);
+    if (!held || held->digest != header.base_digest) {
+      return needs_full_copy(held ? "its manifest is not the one the delta starts from (it missed the last yeet)"
+                                  : held.error().message);
+    }
     step("check_s");
-  }
-  if (changes_nothing(header, bundle_dir)) {  // this copy, as checked, is the new one
     return core::BundleApplied{std::move(steps), true};
   }
-  DirModes narrowed;
-  if (cloned != nullptr) {
-    narrowed = cloned->narrowed;
-  } else {
-    EZPZ_TRY_ASSIGN(narrowed, clone_as_links(dst, held->manifest, staging));
-    step("clone_s");
+  // 2. This node's copy, checked against that manifest as it is cloned as hard links (never
+  // written to: replaced entries are renamed over); done already when the delta was announced
+  // (`cloned`: early_s is what it took, clone_s the wait for it).
+  std::optional<ClonedCopy> fresh;
+  if (cloned != nullptr && cloned->held.digest != header.base_digest) {  // announced from another: anew
+    EZPZ_TRY(remove_tree(staging));
+    if (::mkdir(staging.c_str(), 0700) != 0) {
+      return io_error("cannot create directory", staging);
+    }
+    cloned = nullptr;
   }
+  if (cloned == nullptr) {
+    EZPZ_TRY_ASSIGN(fresh, clone_checked(dst, header.base_digest, staging));
+    steps.emplace_back("check_s", fresh->check_s);
+    steps.emplace_back("clone_s", fresh->clone_s);
+    t = std::chrono::steady_clock::now();
+    cloned = &*fresh;
+  } else {
+    steps.emplace_back("early_s", cloned->check_s + cloned->clone_s);
+    steps.emplace_back("clone_s", cloned->waited_s);
+  }
+  const auto& held = cloned->held;
+  const auto& narrowed = cloned->narrowed;
   // 3. Removed entries, then new and changed ones (renamed from the bundle), then deltas.
   std::vector<std::string> touched(header.removed.begin(), header.removed.end());
   for (auto it = header.removed.rbegin(); it != header.removed.rend(); ++it) {
@@ -576,7 +464,7 @@ Expected<core::BundleApplied> apply_bundle(const std::string& bundle_dir, const 
   if (!manifest_text || text_sha256(*manifest_text) != header.new_digest) {
     return failure("the delta's manifest is missing or damaged");
   }
-  EZPZ_TRY_ASSIGN(auto now, core::decode_manifest(*manifest_text));
+  EZPZ_TRY_ASSIGN(auto now, core::patch_manifest(held.manifest, held.text, *manifest_text));
   EZPZ_TRY(apply_deltas(header, now, dst, delta_dir, staging));
   EZPZ_TRY(restore_modes(staging, narrowed, touched));  // the bundle's own directories have the bundle's modes
   step("apply_s");
@@ -585,7 +473,7 @@ Expected<core::BundleApplied> apply_bundle(const std::string& bundle_dir, const 
   for (const auto& [path, name] : header.deltas) {
     touched.push_back(path);
   }
-  if (auto diverged = core::delta_divergence(held->manifest, now, touched, stat_paths(staging, touched));
+  if (auto diverged = core::delta_divergence(held.manifest, now, touched, stat_paths(staging, touched));
       !diverged.empty()) {
     return failure("after the delta, " + diverged + " (not what the new manifest says)");
   }

@@ -12,9 +12,13 @@
 #include "core/base/expected.hpp"
 #include "core/yeet/manifest.hpp"
 #include "core/yeet/transfer.hpp"
+#include "sys/fs/clone.hpp"
 #include "sys/fs/tree.hpp"
 
 namespace ezpz::sys {
+
+/// This copy cannot take the delta (core::kNeedsFullCopy, `why`): the head sends it the whole tree.
+[[nodiscard]] Error needs_full_copy(const std::string& why);
 
 [[nodiscard]] std::string text_sha256(std::string_view text);
 [[nodiscard]] Expected<std::string> file_sha256(const std::string& path);
@@ -58,37 +62,10 @@ namespace ezpz::sys {
                                                       const core::Manifest& now, const std::string& now_digest,
                                                       const std::string& bundle);
 
-/// Directories (relative path, mode) made with owner rwx added, to be given their own mode once
-/// the tree is filled (restore_modes).
-using DirModes = std::vector<std::pair<std::string, unsigned>>;
-
-/// `staging` (an empty directory) = `dst` as hard links (directories and symlinks made anew, with
-/// their modes), its manifest files and `manifest`'s ignored names aside. `dst` is never written
-/// to. Directories without owner rwx get it until restore_modes (what it returns).
-[[nodiscard]] Expected<DirModes> clone_as_links(const std::string& dst, const core::Manifest& manifest,
-                                                const std::string& staging);
-/// Each of `narrowed`'s directories under `root` that still is one gets its mode, deepest first
-/// (those named in `except` were replaced and have theirs).
-[[nodiscard]] Expected<void> restore_modes(const std::string& root, const DirModes& narrowed,
-                                           const std::vector<std::string>& except);
-
 /// Whether the extracted stream in `dir` is a delta bundle (it has the delta header).
 [[nodiscard]] bool is_bundle(const std::string& dir);
 
-/// A node's copy, checked and cloned before its delta bundle arrived (the head announced it).
-struct ClonedCopy {
-  core::HeldManifest held;  ///< what the copy holds (held_manifest)
-  DirModes narrowed;        ///< clone_as_links'
-  double check_s = 0;
-  double clone_s = 0;
-};
-
-/// `out` (made here, 0700) = the copy at `dst` as hard links, when `dst` still is the copy of
-/// the manifest whose SHA-256 is `base_digest`; else an error and nothing made.
-[[nodiscard]] Expected<ClonedCopy> clone_held(const std::string& dst, const std::string& base_digest,
-                                              const std::string& out);
-
-/// On a node: build in the empty directory `staging` (or the clone clone_held made, `cloned`) the tree
+/// On a node: build in the empty directory `staging` (or the clone clone_held made: `cloned`) the tree
 /// `bundle_dir` (an extracted bundle, consumed) makes of `dst`, and verify it against the new
 /// manifest. An error starting with core::kNeedsFullCopy when `dst` is not the copy the bundle
 /// was made against. Returns how long its steps took, and whether it changed nothing (`staging`

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <climits>
 #include <cstdlib>
 #include <cstring>
@@ -9,6 +10,8 @@
 #include <utility>
 
 #include <fcntl.h>
+#include <pthread.h>
+#include <sched.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -370,11 +373,32 @@ Expected<core::PatchReport> PosixLocalTransfer::patch_env(const std::string& roo
 }
 
 Expected<void> PosixLocalTransfer::commit(const std::string& staging, const std::string& destination) {
-  EZPZ_TRY_ASSIGN(auto committed, commit_tree(staging, destination));
-  for (auto& left : committed) {
-    warnings_.push_back(std::move(left));
+  if (!later_) {
+    EZPZ_TRY_ASSIGN(auto committed, commit_tree(staging, destination));
+    for (auto& left : committed) {
+      warnings_.push_back(std::move(left));
+    }
+    return {};
+  }
+  EZPZ_TRY_ASSIGN(auto old, swap_tree(staging, destination));
+  if (!old.empty()) {
+    await_removal();
+    removing_ = std::async(std::launch::async, [old = std::move(old)] {
+      const sched_param idle{};
+      (void)::pthread_setschedparam(::pthread_self(), SCHED_IDLE, &idle);  // this thread only, lowered
+      auto gone = remove_tree(old);
+      return gone ? Leftovers{} : Leftovers{gone.error().message};
+    });
   }
   return {};
+}
+
+void PosixLocalTransfer::await_removal() {
+  if (removing_.valid()) {
+    for (auto& left : removing_.get()) {
+      warnings_.push_back(std::move(left));
+    }
+  }
 }
 
 void PosixLocalTransfer::discard(const std::string& path) {
@@ -385,6 +409,7 @@ void PosixLocalTransfer::discard(const std::string& path) {
 }
 
 std::vector<std::string> PosixLocalTransfer::take_warnings() {
+  await_removal();
   return std::exchange(warnings_, {});
 }
 
@@ -433,7 +458,9 @@ void PosixLocalTransfer::await_prepared() {
 Expected<core::BundleApplied> PosixLocalTransfer::apply_bundle(const std::string& bundle_dir, const std::string& dst,
                                                                const std::string& out) {
   if (prepared_ && prepared_->out == out && prepared_->clone.valid()) {
+    const auto start = std::chrono::steady_clock::now();
     if (auto cloned = prepared_->clone.get()) {  // made while the stream came: start from it
+      cloned->waited_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
       return sys::apply_bundle(bundle_dir, dst, out, &*cloned);
     }
   }
@@ -456,7 +483,8 @@ Expected<core::TreeStats> PosixLocalTransfer::sync_changes(const std::string& so
   return sys::sync_changes(source, dst, base, changes, out, progress, stop_.flag());
 }
 
-Expected<core::HeldManifest> PosixLocalTransfer::update_manifest(const std::string& root, const core::Manifest& base,
+Expected<core::HeldManifest> PosixLocalTransfer::update_manifest(const std::string& root,
+                                                                 const core::HeldManifest& base,
                                                                  const std::string& source_root,
                                                                  const std::vector<std::string>& touched,
                                                                  const std::vector<std::string>& gone) {

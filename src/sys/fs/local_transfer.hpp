@@ -12,6 +12,7 @@
 #include "core/yeet/transfer.hpp"
 #include "sys/fs/dst_lock.hpp"
 #include "sys/fs/incremental.hpp"
+#include "sys/fs/remove.hpp"
 #include "sys/os/stop_signals.hpp"
 
 namespace ezpz::sys {
@@ -53,6 +54,7 @@ class PosixLocalTransfer final : public core::Trees,
                                                       const std::string& new_prefix) override;
   [[nodiscard]] std::optional<std::string> recorded_prefix(const std::string& root) override;
   [[nodiscard]] Expected<void> commit(const std::string& staging, const std::string& destination) override;
+  void remove_old_trees_later() override { later_ = true; }
   void discard(const std::string& path) override;
   [[nodiscard]] std::vector<std::string> take_warnings() override;
   void watch(const std::string& destination, const std::string& work) override;
@@ -78,7 +80,7 @@ class PosixLocalTransfer final : public core::Trees,
                                                        const core::Manifest& base, const core::ChangeEstimate& changes,
                                                        const std::string& out,
                                                        const core::ProgressFn& progress) override;
-  [[nodiscard]] Expected<core::HeldManifest> update_manifest(const std::string& root, const core::Manifest& base,
+  [[nodiscard]] Expected<core::HeldManifest> update_manifest(const std::string& root, const core::HeldManifest& base,
                                                              const std::string& source_root,
                                                              const std::vector<std::string>& touched,
                                                              const std::vector<std::string>& gone) override;
@@ -96,8 +98,12 @@ class PosixLocalTransfer final : public core::Trees,
     std::future<Expected<ClonedCopy>> clone;
   };
   std::optional<Prepared> prepared_;
+  bool later_ = false;               ///< remove_old_trees_later
+  std::future<Leftovers> removing_;  ///< commit's previous tree being removed, when later_
   /// The prepared clone's end, waited for (before anything is removed or applied).
   void await_prepared();
+  /// The background removal's end, waited for; what it left is a warning.
+  void await_removal();
 };
 
 }  // namespace ezpz::sys

@@ -151,10 +151,10 @@ Expected<core::TreeStats> sync_changes(const std::string& source, const std::str
   return stats;
 }
 
-Expected<core::HeldManifest> update_manifest(const std::string& root, const core::Manifest& base,
+Expected<core::HeldManifest> update_manifest(const std::string& root, const core::HeldManifest& base,
                                              const std::string& source_root, const std::vector<std::string>& touched,
                                              const std::vector<std::string>& gone) {
-  core::Manifest m = base;
+  core::Manifest m = base.manifest;
   for (const auto& path : gone) {
     m.entries.erase(path);
   }
@@ -190,9 +190,10 @@ Expected<core::HeldManifest> update_manifest(const std::string& root, const core
       entry.src_mtime_ns = static_cast<long long>(src.st_mtim.tv_sec) * 1000000000LL + src.st_mtim.tv_nsec;
     }
   }
-  auto text = core::encode_manifest(m);
+  auto text = core::encode_manifest_reusing(m, base.manifest, base.text);
   EZPZ_TRY(replace_file(join(root, std::string(core::kManifestName)), text, 0644));
-  return core::HeldManifest{std::move(m), text_sha256(text)};
+  auto digest = text_sha256(text);
+  return core::HeldManifest{std::move(m), std::move(digest), std::move(text)};
 }
 
 }  // namespace ezpz::sys

@@ -28,7 +28,7 @@ namespace ezpz::sys {
 /// them), with each of `touched` and its parent directories as they are now in `root` (a file
 /// hashed, its source size and mtime from `source_root`). What build_manifest would say of a
 /// tree that is `base`'s copy but for those paths.
-[[nodiscard]] Expected<core::HeldManifest> update_manifest(const std::string& root, const core::Manifest& base,
+[[nodiscard]] Expected<core::HeldManifest> update_manifest(const std::string& root, const core::HeldManifest& base,
                                                            const std::string& source_root,
                                                            const std::vector<std::string>& touched,
                                                            const std::vector<std::string>& gone);

@@ -435,6 +435,18 @@ Expected<bool> lift_single_directory(const std::string& dir) {
 }
 
 Expected<Leftovers> commit_tree(const std::string& staging, const std::string& destination) {
+  EZPZ_TRY_ASSIGN(const auto old, swap_tree(staging, destination));
+  Leftovers left;
+  if (old.empty()) {
+    return left;
+  }
+  if (auto gone = remove_tree(old); !gone) {
+    left.push_back(gone.error().message);
+  }
+  return left;
+}
+
+Expected<std::string> swap_tree(const std::string& staging, const std::string& destination) {
   struct stat st {};
   if (::lstat(destination.c_str(), &st) != 0) {
     if (errno != ENOENT) {
@@ -443,7 +455,7 @@ Expected<Leftovers> commit_tree(const std::string& staging, const std::string& d
     if (::rename(staging.c_str(), destination.c_str()) != 0) {
       return io_error("cannot move the new tree to", destination);
     }
-    return Leftovers{};
+    return std::string();
   }
   std::string old = staging;  // after the exchange it holds the previous tree
   if (::syscall(SYS_renameat2, AT_FDCWD, staging.c_str(), AT_FDCWD, destination.c_str(), RENAME_EXCHANGE) != 0) {
@@ -462,11 +474,7 @@ Expected<Leftovers> commit_tree(const std::string& staging, const std::string& d
       return e;
     }
   }
-  Leftovers left;
-  if (auto gone = remove_tree(old); !gone) {
-    left.push_back(gone.error().message);
-  }
-  return left;
+  return old;
 }
 
 Expected<void> replace_file(const std::string& path, const std::string& text, mode_t mode) {

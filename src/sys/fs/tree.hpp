@@ -54,6 +54,9 @@ Expected<bool> lift_single_directory(const std::string& dir);
 /// killed between leaves a .old that the next run or the watcher puts back). An error leaves
 /// the old tree in place; a previous tree that could not be removed is a leftover (a warning).
 Expected<Leftovers> commit_tree(const std::string& staging, const std::string& destination);
+/// commit_tree's first part: `staging` in place of `destination`; where the previous tree now
+/// is ("" when there was none), for the caller to remove.
+Expected<std::string> swap_tree(const std::string& staging, const std::string& destination);
 
 /// Copy one regular file's bytes to the new file `to` (copy_file_range, falling back to
 /// read/write), with `st`'s mode and times; `done` counts the bytes for `progress`.

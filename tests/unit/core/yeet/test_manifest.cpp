@@ -215,3 +215,75 @@ TEST_CASE("delta header round-trips and refuses unsafe paths", "[manifest]") {
   CHECK_FALSE(decode_delta_header(R"({"ezpz_delta":1,"deltas":{"a":"../../x"}})"));
   CHECK_FALSE(decode_delta_header(R"({"ezpz_delta":2})"));
 }
+
+TEST_CASE("manifest patch: the new manifest from the old one and the lines that differ is the one decoded whole",
+          "[manifest]") {
+  Manifest old;
+  old.ignore = {"__pycache__"};
+  for (int i = 0; i < 200; ++i) {
+    const auto name = "pkg" + std::to_string(i % 7) + "/m" + std::to_string(i) + (i % 13 == 0 ? " \"q\"\n\u00e9" : "");
+    old.entries[name] = file(name, std::string(64, static_cast<char>('a' + i % 6)), i, 1'000'000'000LL * i);
+  }
+  const auto old_text = encode_manifest(old);
+  SECTION("entries added (first, last, between), changed and removed") {
+    auto now = old;
+    now.entries["000 first"] = file("000 first", "ff");
+    now.entries["zzz last"] = file("zzz last", "ee");
+    now.entries["pkg3/between \"x\""] = file("pkg3/between \"x\"", "dd");
+    int n = 0;
+    for (auto it = now.entries.begin(); it != now.entries.end();) {
+      ++n;
+      if (n % 11 == 0) {
+        it = now.entries.erase(it);
+        continue;
+      }
+      if (n % 17 == 0) {
+        it->second.digest = "changed";
+        it->second.mode = 0600;
+      }
+      ++it;
+    }
+    now.entries.erase(now.entries.begin()->first == "000 first" ? std::next(now.entries.begin()) : now.entries.begin());
+    const auto new_text = encode_manifest(now);
+    auto patched = patch_manifest(decode_manifest(old_text).value(), old_text, new_text);
+    REQUIRE(patched);
+    CHECK(patched->entries == decode_manifest(new_text)->entries);
+    CHECK(patched->ignore == old.ignore);
+  }
+  SECTION("nothing, everything, another ignore list") {
+    const auto m = decode_manifest(old_text).value();
+    CHECK(patch_manifest(m, old_text, old_text)->entries == m.entries);
+    CHECK(patch_manifest(m, old_text, encode_manifest(Manifest{{}, old.ignore}))->entries.empty());
+    auto other = old;
+    other.ignore = {"__pycache__", "node_modules"};
+    auto patched = patch_manifest(m, old_text, encode_manifest(other));
+    REQUIRE(patched);
+    CHECK(patched->ignore == other.ignore);
+    CHECK(patched->entries == old.entries);
+  }
+  SECTION("a bad line is an error, as decode_manifest says") {
+    CHECK_FALSE(patch_manifest(decode_manifest(old_text).value(), old_text, old_text + "{\"p\":\"../x\"}\n"));
+  }
+}
+
+TEST_CASE("manifest written from the last one: what encode_manifest writes, the unchanged lines reused", "[manifest]") {
+  Manifest old;
+  for (int i = 0; i < 50; ++i) {
+    const auto name = "d/f" + std::to_string(i) + (i % 9 == 0 ? " \"q\"" : "");
+    old.entries[name] = file(name, "aa", i);
+  }
+  const auto old_text = encode_manifest(old);
+  auto now = old;
+  now.entries.erase("d/f3");
+  now.entries["d/f4"].digest = "bb";
+  now.entries["d/f4"].src_size = 7;
+  now.entries["a first"] = file("a first", "cc");
+  now.entries["d/f9 \"q\""].mode = 0600;
+  CHECK(encode_manifest_reusing(now, old, old_text) == encode_manifest(now));
+  CHECK(encode_manifest_reusing(old, old, old_text) == old_text);
+  // An old text that is not one line per entry (a line twice): written whole.
+  CHECK(encode_manifest_reusing(now, old, old_text + old_text.substr(old_text.find('\n') + 1)) == encode_manifest(now));
+  auto other = now;
+  other.ignore = {"__pycache__"};
+  CHECK(encode_manifest_reusing(other, old, old_text) == encode_manifest(other));
+}

@@ -89,7 +89,7 @@ struct Synced {
     REQUIRE(stats);
     auto touched = changes.changed;
     touched.insert(touched.end(), patched.begin(), patched.end());
-    auto m = ezpz::sys::update_manifest(out.string(), base.manifest, src.string(), touched, changes.gone);
+    auto m = ezpz::sys::update_manifest(out.string(), base, src.string(), touched, changes.gone);
     REQUIRE(m);
     return {*stats, *m};
   }
@@ -157,7 +157,7 @@ TEST_CASE("files rewritten after the sync are in the updated manifest as they ar
   REQUIRE(ezpz::sys::replace_file((t.out / "bin/tool").string(), "#!/new/place/bin/python\n", 0755));
   auto touched = changes.changed;
   touched.emplace_back("bin/tool");
-  const auto m = ezpz::sys::update_manifest(t.out.string(), t.base.manifest, t.src.string(), touched, changes.gone);
+  const auto m = ezpz::sys::update_manifest(t.out.string(), t.base, t.src.string(), touched, changes.gone);
   REQUIRE(m);
   same_trees(m->manifest, walked(t.out, t.src));
   CHECK(m->manifest.entries.at("bin/tool").src_size == t.base.manifest.entries.at("bin/tool").src_size);

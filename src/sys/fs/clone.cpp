@@ -1,0 +1,231 @@
+#include "sys/fs/clone.hpp"
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <memory>
+#include <set>
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "sys/fs/incremental.hpp"
+#include "sys/fs/remove.hpp"
+#include "sys/os/fd_io.hpp"
+#include "sys/os/read_text.hpp"
+
+namespace ezpz::sys {
+namespace {
+
+std::string join(const std::string& a, const std::string& b) {
+  return a + "/" + b;
+}
+
+Error io_error(const std::string& what, const std::string& path) {
+  return failure(what + " " + path + ": " + std::strerror(errno));
+}
+
+/// What clone_dir needs besides the two directories: the names it skips, the roots' paths
+/// (named in errors), and when it checks the copy as it goes, the manifest and what it found.
+struct Cloning {
+  const std::vector<std::string>& ignore;
+  const std::string& from_root;
+  const std::string& to_root;
+  DirModes& narrowed;
+  const core::Manifest* expect = nullptr;  ///< each entry compared with it (stat, as held_manifest does)
+  std::size_t seen = 0;                    ///< entries found in `expect`
+  std::string diverged;                    ///< the first difference ("PATH changed", "PATH is new")
+  uid_t me = ::geteuid();
+};
+
+/// Whether `name` (in the directory `rel`) is cloned: not an ignored name, nor a manifest file at the top.
+bool cloned(const Cloning& c, const std::string& rel, const std::string& name) {
+  return name != "." && name != ".." && std::find(c.ignore.begin(), c.ignore.end(), name) == c.ignore.end() &&
+         !(rel.empty() &&
+           (name == core::kManifestName || name == core::kFailedNodesName || name == core::kYeetMarkerName));
+}
+
+/// The entry `path` (stat `st`, a symlink's `target`) against the manifest clone_dir checks with.
+bool as_expected(Cloning& c, const std::string& path, const struct stat& st, const char* target) {
+  if (c.expect == nullptr) {
+    return true;
+  }
+  core::StatEntry s;
+  s.type = S_ISDIR(st.st_mode) ? 'd' : S_ISLNK(st.st_mode) ? 'l' : 'f';
+  s.mode = st.st_mode & 07777;
+  s.size = s.type == 'f' ? static_cast<unsigned long long>(st.st_size) : 0;
+  s.mtime_ns = static_cast<long long>(st.st_mtim.tv_sec) * 1000000000LL + st.st_mtim.tv_nsec;
+  s.link = target;
+  auto it = c.expect->entries.find(path);
+  if (it == c.expect->entries.end()) {
+    c.diverged = path + " is new";
+  } else if (!core::stat_matches(it->second, s)) {
+    c.diverged = path + " changed";
+  }
+  ++c.seen;
+  return c.diverged.empty();
+}
+
+/// The directory open at `to` gets the entries of the one open at `from` (relative path `rel`):
+/// directories anew with their modes, symlinks anew, files as hard links. Through the two
+/// directories' descriptors: one name looked up per entry, not its whole path.
+Expected<void> clone_dir(int from, int to, const std::string& rel, Cloning& c) {
+  const int listing = ::dup(from);
+  DIR* raw = listing < 0 ? nullptr : ::fdopendir(listing);
+  if (raw == nullptr) {
+    if (listing >= 0) {
+      ::close(listing);
+    }
+    return io_error("cannot read directory", join(c.from_root, rel));
+  }
+  const std::unique_ptr<DIR, int (*)(DIR*)> dir(raw, &::closedir);
+  while (const auto* e = ::readdir(dir.get())) {
+    const std::string name = e->d_name;
+    if (!cloned(c, rel, name)) {
+      continue;
+    }
+    const auto path = rel.empty() ? name : rel + "/" + name;
+    struct stat st {};
+    if (::fstatat(from, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
+      return io_error("cannot stat", join(c.from_root, path));
+    }
+    char target[4096] = {};
+    const auto n = S_ISLNK(st.st_mode) ? ::readlinkat(from, name.c_str(), target, sizeof(target) - 1) : 0;
+    target[n < 0 ? 0 : n] = '\0';
+    if (!as_expected(c, path, st, target)) {
+      return failure(c.diverged);
+    }
+    int rc = 0;
+    if (S_ISDIR(st.st_mode)) {
+      // Its mode exact, whatever the umask; one without owner rwx gets it until the caller is
+      // done writing in the tree (restore_modes).
+      const unsigned mode = st.st_mode & 07777;
+      rc = ::mkdirat(to, name.c_str(), 0700);
+      const OwnedFd sub_from(::openat(from, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+      const OwnedFd sub_to(rc == 0 ? ::openat(to, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC) : -1);
+      if (rc == 0 && (!sub_from.valid() || !sub_to.valid() || ::fchmod(sub_to.get(), mode | S_IRWXU) != 0)) {
+        return io_error("cannot open directory", join(c.from_root, path));
+      }
+      if (rc == 0 && (mode & S_IRWXU) != S_IRWXU) {
+        c.narrowed.emplace_back(path, mode);
+      }
+      if (rc == 0) {
+        EZPZ_TRY(clone_dir(sub_from.get(), sub_to.get(), path, c));
+      }
+    } else if (S_ISLNK(st.st_mode)) {
+      rc = n < 0 ? -1 : ::symlinkat(target, to, name.c_str());
+      const struct timespec times[2] = {st.st_atim, st.st_mtim};  // a manifest records its mtime
+      rc = rc == 0 ? ::utimensat(to, name.c_str(), times, AT_SYMLINK_NOFOLLOW) : rc;
+    } else if (st.st_uid != c.me) {  // held_manifest refuses such a tree: never link one in
+      return failure(join(c.from_root, path) + " belongs to another user: that tree is not reused");
+    } else {
+      rc = ::linkat(from, name.c_str(), to, name.c_str(), 0);
+    }
+    if (rc != 0) {
+      return io_error("cannot build", join(c.to_root, path));
+    }
+  }
+  return {};
+}
+
+Expected<DirModes> clone_into(const std::string& dst, const std::string& staging, Cloning& c) {
+  const OwnedFd from(::open(dst.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+  const OwnedFd to(::open(staging.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+  if (!from.valid() || !to.valid()) {
+    return io_error("cannot open directory", from.valid() ? staging : dst);
+  }
+  EZPZ_TRY(clone_dir(from.get(), to.get(), "", c));
+  return std::move(c.narrowed);
+}
+
+/// The first entry of `m` that `root` lacks, named as tree_divergence names it.
+std::string first_missing(const core::Manifest& m, const std::string& root) {
+  for (const auto& [path, e] : m.entries) {
+    struct stat st {};
+    if (::lstat(join(root, path).c_str(), &st) != 0) {
+      return path + " is missing";
+    }
+  }
+  return "an entry is missing";
+}
+
+}  // namespace
+
+Expected<DirModes> clone_as_links(const std::string& dst, const core::Manifest& manifest, const std::string& staging) {
+  DirModes narrowed;
+  Cloning c{manifest.ignore, dst, staging, narrowed, nullptr, 0, {}, ::geteuid()};
+  return clone_into(dst, staging, c);
+}
+
+Expected<void> restore_modes(const std::string& root, const DirModes& narrowed,
+                             const std::vector<std::string>& except) {
+  const std::set<std::string> skip(except.begin(), except.end());
+  for (auto it = narrowed.rbegin(); it != narrowed.rend(); ++it) {  // deepest first
+    if (skip.count(it->first) != 0) {
+      continue;
+    }
+    const auto path = join(root, it->first);
+    struct stat st {};
+    if (::lstat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode) && ::chmod(path.c_str(), it->second) != 0) {
+      return io_error("cannot set the mode of", path);
+    }
+  }
+  return {};
+}
+
+Expected<ClonedCopy> clone_checked(const std::string& dst, const std::string& base_digest, const std::string& out) {
+  using Clock = std::chrono::steady_clock;
+  const auto start = Clock::now();
+  // 1. The manifest the copy holds (and it is this user's copy; the one the delta starts from).
+  struct stat top {};
+  if (::lstat(dst.c_str(), &top) == 0 && top.st_uid != ::geteuid()) {
+    return needs_full_copy(dst + " belongs to another user: that tree is not reused");
+  }
+  auto text = read_whole(join(dst, std::string(core::kManifestName)), std::size_t(1) << 30);
+  if (!text) {
+    return needs_full_copy("no " + std::string(core::kManifestName) + " in " + dst + " (no complete yeet there yet)");
+  }
+  auto digest = text_sha256(*text);
+  if (!base_digest.empty() && digest != base_digest) {
+    return needs_full_copy("its manifest is not the one the delta starts from (it missed the last yeet)");
+  }
+  auto m = core::decode_manifest(*text);
+  if (!m) {
+    return needs_full_copy(dst + "/" + std::string(core::kManifestName) + ": " + m.error().message);
+  }
+  core::HeldManifest held{std::move(*m), std::move(digest), std::move(*text)};
+  const auto read = Clock::now();
+  // 2. The copy cloned, each entry compared with the manifest as it is linked; every entry seen.
+  DirModes narrowed;
+  Cloning c{held.manifest.ignore, dst, out, narrowed, &held.manifest, 0, {}, ::geteuid()};
+  auto made = clone_into(dst, out, c);
+  if (made && c.seen != held.manifest.entries.size()) {
+    c.diverged = first_missing(held.manifest, out);
+  }
+  if (!made || !c.diverged.empty()) {
+    (void)remove_tree(out);
+    (void)::mkdir(out.c_str(), 0700);  // as it was given: empty
+    if (c.diverged.empty()) {
+      return made.error();
+    }
+    return needs_full_copy(dst + " is not the copy its manifest describes (" + c.diverged + ")");
+  }
+  return ClonedCopy{std::move(held), std::move(*made), std::chrono::duration<double>(read - start).count(),
+                    std::chrono::duration<double>(Clock::now() - read).count()};
+}
+
+Expected<ClonedCopy> clone_held(const std::string& dst, const std::string& base_digest, const std::string& out) {
+  if (::mkdir(out.c_str(), 0700) != 0) {  // private at the top, as every tree yeet makes
+    return io_error("cannot create directory", out);
+  }
+  auto cloned = clone_checked(dst, base_digest, out);
+  if (!cloned) {
+    (void)remove_tree(out);
+  }
+  return cloned;
+}
+
+}  // namespace ezpz::sys
