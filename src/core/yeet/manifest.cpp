@@ -267,13 +267,14 @@ std::string encode_manifest_reusing(const Manifest& m, const Manifest& old, std:
   return out;
 }
 
-Expected<Manifest> patch_manifest(const Manifest& old, std::string_view old_text, std::string_view new_text) {
+Expected<ManifestChanges> manifest_changes(std::string_view old_text, std::string_view new_text) {
   const auto a = text_lines(old_text);
   const auto b = text_lines(new_text);
+  ManifestChanges changes;
   if (a.empty() || b.empty() || a.front() != b.front()) {
-    return decode_manifest(new_text);  // another header (ignore list): read it whole
+    EZPZ_TRY_ASSIGN(changes.whole, decode_manifest(new_text));  // another header (ignore list): read whole
+    return changes;
   }
-  Manifest now = old;
   std::string last;  // the new text's lines come in path order (as encode_manifest writes them)
   for (std::size_t i = 1, j = 1; i < a.size() || j < b.size();) {
     if (i < a.size() && j < b.size() && a[i] == b[j]) {
@@ -292,16 +293,32 @@ Expected<Manifest> patch_manifest(const Manifest& old, std::string_view old_text
     }
     if (added && (!had || added->path <= *had)) {  // new, or changed when the paths are the same
       if (added->path <= last && !last.empty()) {
-        return decode_manifest(new_text);  // not in order: read it whole
+        EZPZ_TRY_ASSIGN(changes.whole, decode_manifest(new_text));  // not in order: read it whole
+        return changes;
       }
       i += had && added->path == *had ? 1 : 0;
       ++j;
       last = added->path;
-      now.entries[added->path] = std::move(*added);
+      changes.set[added->path] = std::move(*added);
     } else {  // no longer listed
-      now.entries.erase(*had);
+      changes.gone.push_back(std::move(*had));
       ++i;
     }
+  }
+  return changes;
+}
+
+Expected<Manifest> patch_manifest(const Manifest& old, std::string_view old_text, std::string_view new_text) {
+  EZPZ_TRY_ASSIGN(auto changes, manifest_changes(old_text, new_text));
+  if (changes.whole) {
+    return std::move(*changes.whole);
+  }
+  Manifest now = old;
+  for (const auto& path : changes.gone) {
+    now.entries.erase(path);
+  }
+  for (auto& [path, e] : changes.set) {
+    now.entries[path] = std::move(e);
   }
   return now;
 }
@@ -365,35 +382,84 @@ bool same_on_disk(const ManifestEntry& a, const ManifestEntry& b) {
 
 }  // namespace
 
+namespace {
+
+/// A path the delta touched, on disk (`stats`) as the new manifest wants it (`want`; nullptr: absent).
+std::string touched_divergence(const std::string& path, const ManifestEntry* want,
+                               const std::map<std::string, StatEntry>& stats) {
+  auto have = stats.find(path);
+  if (want == nullptr && have != stats.end()) {
+    return path + " is new";
+  }
+  if (want != nullptr && have == stats.end()) {
+    return path + " is missing";
+  }
+  if (want != nullptr && !stat_matches(*want, have->second)) {
+    return path + " changed";
+  }
+  return {};
+}
+
+/// An entry of the new manifest the delta did not touch: the clone's, so as the old one had it.
+std::string kept_divergence(const Manifest& old, const std::string& path, const ManifestEntry& e) {
+  auto before = old.entries.find(path);
+  if (before == old.entries.end()) {
+    return path + " is missing";
+  }
+  return same_on_disk(before->second, e) ? std::string() : path + " changed";
+}
+
+}  // namespace
+
 std::string delta_divergence(const Manifest& old, const Manifest& now, const std::vector<std::string>& touched,
                              const std::map<std::string, StatEntry>& touched_stats) {
   const std::set<std::string> sent(touched.begin(), touched.end());
   for (const auto& path : sent) {
     auto want = now.entries.find(path);
-    auto have = touched_stats.find(path);
-    if (want == now.entries.end() && have != touched_stats.end()) {
-      return path + " is new";
-    }
-    if (want != now.entries.end() && have == touched_stats.end()) {
-      return path + " is missing";
-    }
-    if (want != now.entries.end() && !stat_matches(want->second, have->second)) {
-      return path + " changed";
+    if (auto d = touched_divergence(path, want == now.entries.end() ? nullptr : &want->second, touched_stats);
+        !d.empty()) {
+      return d;
     }
   }
   for (const auto& [path, e] : now.entries) {  // the rest is the clone of `old`
-    if (sent.count(path) == 0) {
-      auto before = old.entries.find(path);
-      if (before == old.entries.end()) {
-        return path + " is missing";
-      }
-      if (!same_on_disk(before->second, e)) {
-        return path + " changed";
-      }
+    if (auto d = sent.count(path) == 0 ? kept_divergence(old, path, e) : std::string(); !d.empty()) {
+      return d;
     }
   }
   for (const auto& [path, e] : old.entries) {
     if (sent.count(path) == 0 && now.entries.count(path) == 0) {
+      return path + " is new";
+    }
+  }
+  return {};
+}
+
+std::string delta_divergence(const Manifest& old, const ManifestChanges& changes,
+                             const std::vector<std::string>& touched,
+                             const std::map<std::string, StatEntry>& touched_stats) {
+  if (changes.whole) {
+    return delta_divergence(old, *changes.whole, touched, touched_stats);
+  }
+  const std::set<std::string> sent(touched.begin(), touched.end());
+  const std::set<std::string> gone(changes.gone.begin(), changes.gone.end());
+  for (const auto& path : sent) {  // the new manifest's entry: changed, gone, or the old one's
+    const ManifestEntry* want = nullptr;
+    if (auto it = changes.set.find(path); it != changes.set.end()) {
+      want = &it->second;
+    } else if (auto before = old.entries.find(path); before != old.entries.end() && gone.count(path) == 0) {
+      want = &before->second;
+    }
+    if (auto d = touched_divergence(path, want, touched_stats); !d.empty()) {
+      return d;
+    }
+  }
+  for (const auto& [path, e] : changes.set) {  // the rest is the clone of `old`: unchanged there
+    if (auto d = sent.count(path) == 0 ? kept_divergence(old, path, e) : std::string(); !d.empty()) {
+      return d;
+    }
+  }
+  for (const auto& path : changes.gone) {
+    if (sent.count(path) == 0) {
       return path + " is new";
     }
   }

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -55,6 +56,16 @@ struct Manifest {
 /// decodes to `old`) for the entries `m` has unchanged: the head writes a 1% change's manifest
 /// without encoding the other 99%.
 [[nodiscard]] std::string encode_manifest_reusing(const Manifest& m, const Manifest& old, std::string_view old_text);
+/// How a manifest's text differs from an earlier one's, line by line: the entries of its new and
+/// changed lines, the paths it no longer lists; or, when the header differs (another ignore
+/// list) or the lines are out of order, the new manifest decoded whole.
+struct ManifestChanges {
+  std::map<std::string, ManifestEntry> set;
+  std::vector<std::string> gone;
+  std::optional<Manifest> whole;
+};
+/// A node reads a delta's new manifest this way: only the lines that differ are decoded.
+[[nodiscard]] Expected<ManifestChanges> manifest_changes(std::string_view old_text, std::string_view new_text);
 /// decode_manifest(new_text) when `old` is decode_manifest(old_text), decoding only the lines
 /// that differ (a node reads a delta's new manifest in a tenth of the time).
 [[nodiscard]] Expected<Manifest> patch_manifest(const Manifest& old, std::string_view old_text,
@@ -92,6 +103,12 @@ struct StatEntry {
 /// every other entry is the clone's, which `old` described, so it must be in `now` as it was
 /// in `old`. What a walk of the whole tree would find, with a stat for each touched path only.
 [[nodiscard]] std::string delta_divergence(const Manifest& old, const Manifest& now,
+                                           const std::vector<std::string>& touched,
+                                           const std::map<std::string, StatEntry>& touched_stats);
+
+/// delta_divergence(old, now, ...) where `now` is `old` with `changes` (manifest_changes of
+/// their texts): the same answer, without `now` made whole.
+[[nodiscard]] std::string delta_divergence(const Manifest& old, const ManifestChanges& changes,
                                            const std::vector<std::string>& touched,
                                            const std::map<std::string, StatEntry>& touched_stats);
 

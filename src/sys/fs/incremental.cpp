@@ -351,12 +351,12 @@ Expected<void> move_bundle_entries(const std::string& bundle_dir, const std::str
 }
 
 /// Each librsync delta of the bundle applied to this node's file, checked against the new
-/// manifest's digest, with its mode and mtime, renamed into `staging`.
-Expected<void> apply_deltas(const core::DeltaHeader& header, const core::Manifest& now, const std::string& dst,
-                            const std::string& delta_dir, const std::string& staging) {
+/// manifest's digest (its entry among `changed`), with its mode and mtime, renamed into `staging`.
+Expected<void> apply_deltas(const core::DeltaHeader& header, const std::map<std::string, core::ManifestEntry>& changed,
+                            const std::string& dst, const std::string& delta_dir, const std::string& staging) {
   for (const auto& [path, name] : header.deltas) {
-    auto entry = now.entries.find(path);
-    if (entry == now.entries.end() || entry->second.type != 'f') {
+    auto entry = changed.find(path);
+    if (entry == changed.end() || entry->second.type != 'f') {
       return failure("the delta patches " + path + ", which its manifest does not list as a file");
     }
     const auto to = join(staging, path);
@@ -464,8 +464,9 @@ Expected<core::BundleApplied> apply_bundle(const std::string& bundle_dir, const 
   if (!manifest_text || text_sha256(*manifest_text) != header.new_digest) {
     return failure("the delta's manifest is missing or damaged");
   }
-  EZPZ_TRY_ASSIGN(auto now, core::patch_manifest(held.manifest, held.text, *manifest_text));
-  EZPZ_TRY(apply_deltas(header, now, dst, delta_dir, staging));
+  // Only its lines that differ from this copy's manifest are read (a patched file's line does).
+  EZPZ_TRY_ASSIGN(const auto now, core::manifest_changes(held.text, *manifest_text));
+  EZPZ_TRY(apply_deltas(header, now.whole ? now.whole->entries : now.set, dst, delta_dir, staging));
   EZPZ_TRY(restore_modes(staging, narrowed, touched));  // the bundle's own directories have the bundle's modes
   step("apply_s");
   // 4. The result is exactly what the new manifest says: what the delta touched, as stat sees

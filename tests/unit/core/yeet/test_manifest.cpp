@@ -179,28 +179,36 @@ TEST_CASE("delta divergence: what a delta touched is checked on disk, the rest a
   const auto old = of({file("a", "1"), file("b", "2"), file("gone", "3")});
   const auto now = of({file("a", "1"), file("b", "9", 10, 6'000'000'000), file("new", "4")});
   auto stat_of = [](const ManifestEntry& e) { return StatEntry{e.type, e.mode, e.size, e.mtime_ns, e.link}; };
+  // The new manifest whole, or read from the lines that differ (a node's way): the same answer.
+  const auto changes = manifest_changes(encode_manifest(old), encode_manifest(now)).value();
+  REQUIRE_FALSE(changes.whole);
+  auto divergence = [&](const std::vector<std::string>& paths, const std::map<std::string, StatEntry>& stats) {
+    const auto whole = delta_divergence(old, now, paths, stats);
+    CHECK(delta_divergence(old, changes, paths, stats) == whole);
+    return whole;
+  };
   const std::vector<std::string> touched = {"gone", "b", "new"};
   std::map<std::string, StatEntry> disk = {{"b", stat_of(now.entries.at("b"))},
                                            {"new", stat_of(now.entries.at("new"))}};
-  CHECK(delta_divergence(old, now, touched, disk).empty());
+  CHECK(divergence(touched, disk).empty());
   // A touched path not as the manifest says, missing, or left behind.
   auto late = disk;
   late["b"].mtime_ns = 9'000'000'000;
-  CHECK(delta_divergence(old, now, touched, late) == "b changed");
+  CHECK(divergence(touched, late) == "b changed");
   auto lost = disk;
   lost.erase("new");
-  CHECK(delta_divergence(old, now, touched, lost) == "new is missing");
+  CHECK(divergence(touched, lost) == "new is missing");
   auto kept = disk;
   kept["gone"] = stat_of(old.entries.at("gone"));
-  CHECK(delta_divergence(old, now, touched, kept) == "gone is new");
+  CHECK(divergence(touched, kept) == "gone is new");
   // What the delta did not touch must be in the new manifest as the old one had it.
-  CHECK(delta_divergence(old, now, {"gone", "new"}, disk) == "b changed");
-  CHECK(delta_divergence(old, now, {"b", "new"}, disk) == "gone is new");
-  CHECK(delta_divergence(old, now, {"gone", "b"}, disk) == "new is missing");
+  CHECK(divergence({"gone", "new"}, disk) == "b changed");
+  CHECK(divergence({"b", "new"}, disk) == "gone is new");
+  CHECK(divergence({"gone", "b"}, disk) == "new is missing");
   // The same whole seconds are the same mtime (the stream carries whole seconds).
   auto coarse = disk;
   coarse["b"].mtime_ns = 6'000'000'000 + 999;
-  CHECK(delta_divergence(old, now, touched, coarse).empty());
+  CHECK(divergence(touched, coarse).empty());
 }
 
 TEST_CASE("delta header round-trips and refuses unsafe paths", "[manifest]") {
