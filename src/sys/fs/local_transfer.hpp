@@ -10,8 +10,8 @@
 #include <vector>
 
 #include "core/yeet/transfer.hpp"
+#include "sys/fs/clone.hpp"
 #include "sys/fs/dst_lock.hpp"
-#include "sys/fs/incremental.hpp"
 #include "sys/fs/remove.hpp"
 #include "sys/os/stop_signals.hpp"
 
