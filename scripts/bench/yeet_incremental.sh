@@ -8,7 +8,8 @@
 #             each of six 10 MB files), then yeet
 # Each line: wall time, stream bytes, the head's steps (check: nothing changed?, copy, patch, manifest, reach: the nodes
 # opened, relays: the first level ready, broadcast) and each node's (the slowest node per step:
-# children, open, stream, check, clone, apply, verify, swap; relays older than the steps say none).
+# children, open, stream, early (the check and clone done once the head announced the delta), check, clone,
+# apply, verify, swap; relays older than the steps say none).
 # Then the targets of issue #59: 1% <= 20% of the full yeet and <= 1.5x the no-op; no-op < 1.5 s;
 # 1% streams <= 3% of the full yeet's bytes. Best of RUNS rounds (default 2); the two binaries
 # take turns going first.
