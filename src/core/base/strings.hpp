@@ -31,6 +31,8 @@ namespace ezpz::core {
 [[nodiscard]] std::string excerpt(std::string_view s, std::size_t keep = 180);
 /// Lower-case hex of `n` bytes (a digest's usual spelling).
 [[nodiscard]] std::string to_hex(const unsigned char* bytes, std::size_t n);
+/// The `n` bytes that 2*n hex digits (either case) spell, into `out`; false when `hex` is not that.
+[[nodiscard]] bool from_hex(std::string_view hex, unsigned char* out, std::size_t n);
 /// "1 node", "2 nodes", "0 nodes"; `many` for an irregular plural (count_of(2, "address", "addresses")).
 [[nodiscard]] std::string count_of(std::size_t n, std::string_view one, std::string_view many = {});
 /// "1.2 GB", "340 MB", "12 KB", "999 B": decimal units, as df -H and every size ezpz prints.

@@ -421,15 +421,13 @@ void PosixBroadcaster::announce_delta(const std::string& base_digest) {
   if (!started_ || !announce_.empty()) {
     return;
   }
+  unsigned char base[core::kDigestSize];
+  if (!core::from_hex(base_digest, base, sizeof(base))) {
+    return;  // not a SHA-256: nothing to announce
+  }
   const auto header = core::frame_header(core::kAnnounceLength);
   announce_.assign(header.begin(), header.end());
-  for (std::size_t i = 0; i + 1 < base_digest.size() && announce_.size() < 4 + core::kDigestSize; i += 2) {
-    announce_.push_back(static_cast<char>(std::stoi(base_digest.substr(i, 2), nullptr, 16)));
-  }
-  if (announce_.size() != 4 + core::kDigestSize) {
-    announce_.clear();  // not a SHA-256: nothing to announce
-    return;
-  }
+  announce_.append(reinterpret_cast<const char*>(base), sizeof(base));  // NOLINT(*-reinterpret-cast): bytes
   if (announce_ready_) {  // the starter is done with the relays: this thread streams to them now
     started_->send(announce_.data(), announce_.size());
   }

@@ -34,14 +34,6 @@ Error archive_error(archive* a, const std::string& what) {
 }
 
 namespace {
-
-std::string join_path(const std::string& a, const std::string& b) {
-  return b.empty() ? a : a + "/" + b;
-}
-
-}  // namespace
-
-namespace {
 struct SinkState {
   const ArchiveSink* sink;
 };

@@ -14,19 +14,11 @@
 
 #include "sys/fs/incremental.hpp"
 #include "sys/fs/remove.hpp"
+#include "sys/fs/tree.hpp"
 #include "sys/os/fd_io.hpp"
-#include "sys/os/read_text.hpp"
 
 namespace ezpz::sys {
 namespace {
-
-std::string join(const std::string& a, const std::string& b) {
-  return a + "/" + b;
-}
-
-Error io_error(const std::string& what, const std::string& path) {
-  return failure(what + " " + path + ": " + std::strerror(errno));
-}
 
 /// What clone_dir needs besides the two directories: the names it skips, the roots' paths
 /// (named in errors), and when it checks the copy as it goes, the manifest and what it found.
@@ -79,7 +71,7 @@ Expected<void> clone_dir(int from, int to, const std::string& rel, Cloning& c) {
     if (listing >= 0) {
       ::close(listing);
     }
-    return io_error("cannot read directory", join(c.from_root, rel));
+    return io_error("cannot read directory", join_path(c.from_root, rel));
   }
   const std::unique_ptr<DIR, int (*)(DIR*)> dir(raw, &::closedir);
   while (const auto* e = ::readdir(dir.get())) {
@@ -90,7 +82,7 @@ Expected<void> clone_dir(int from, int to, const std::string& rel, Cloning& c) {
     const auto path = rel.empty() ? name : rel + "/" + name;
     struct stat st {};
     if (::fstatat(from, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
-      return io_error("cannot stat", join(c.from_root, path));
+      return io_error("cannot stat", join_path(c.from_root, path));
     }
     char target[4096] = {};
     const auto n = S_ISLNK(st.st_mode) ? ::readlinkat(from, name.c_str(), target, sizeof(target) - 1) : 0;
@@ -107,7 +99,7 @@ Expected<void> clone_dir(int from, int to, const std::string& rel, Cloning& c) {
       const OwnedFd sub_from(::openat(from, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
       const OwnedFd sub_to(rc == 0 ? ::openat(to, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC) : -1);
       if (rc == 0 && (!sub_from.valid() || !sub_to.valid() || ::fchmod(sub_to.get(), mode | S_IRWXU) != 0)) {
-        return io_error("cannot open directory", join(c.from_root, path));
+        return io_error("cannot open directory", join_path(c.from_root, path));
       }
       if (rc == 0 && (mode & S_IRWXU) != S_IRWXU) {
         c.narrowed.emplace_back(path, mode);
@@ -120,12 +112,12 @@ Expected<void> clone_dir(int from, int to, const std::string& rel, Cloning& c) {
       const struct timespec times[2] = {st.st_atim, st.st_mtim};  // a manifest records its mtime
       rc = rc == 0 ? ::utimensat(to, name.c_str(), times, AT_SYMLINK_NOFOLLOW) : rc;
     } else if (st.st_uid != c.me) {  // held_manifest refuses such a tree: never link one in
-      return failure(join(c.from_root, path) + " belongs to another user: that tree is not reused");
+      return failure(join_path(c.from_root, path) + " belongs to another user: that tree is not reused");
     } else {
       rc = ::linkat(from, name.c_str(), to, name.c_str(), 0);
     }
     if (rc != 0) {
-      return io_error("cannot build", join(c.to_root, path));
+      return io_error("cannot build", join_path(c.to_root, path));
     }
   }
   return {};
@@ -145,7 +137,7 @@ Expected<DirModes> clone_into(const std::string& dst, const std::string& staging
 std::string first_missing(const core::Manifest& m, const std::string& root) {
   for (const auto& [path, e] : m.entries) {
     struct stat st {};
-    if (::lstat(join(root, path).c_str(), &st) != 0) {
+    if (::lstat(join_path(root, path).c_str(), &st) != 0) {
       return path + " is missing";
     }
   }
@@ -167,7 +159,7 @@ Expected<void> restore_modes(const std::string& root, const DirModes& narrowed,
     if (skip.count(it->first) != 0) {
       continue;
     }
-    const auto path = join(root, it->first);
+    const auto path = join_path(root, it->first);
     struct stat st {};
     if (::lstat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode) && ::chmod(path.c_str(), it->second) != 0) {
       return io_error("cannot set the mode of", path);
@@ -180,30 +172,20 @@ Expected<ClonedCopy> clone_checked(const std::string& dst, const std::string& ba
   using Clock = std::chrono::steady_clock;
   const auto start = Clock::now();
   // 1. The manifest the copy holds (and it is this user's copy; the one the delta starts from).
-  struct stat top {};
-  if (::lstat(dst.c_str(), &top) == 0 && top.st_uid != ::geteuid()) {
-    return needs_full_copy(dst + " belongs to another user: that tree is not reused");
+  auto held = read_manifest(dst);
+  if (!held) {
+    return needs_full_copy(held.error().message);
   }
-  auto text = read_whole(join(dst, std::string(core::kManifestName)), std::size_t(1) << 30);
-  if (!text) {
-    return needs_full_copy("no " + std::string(core::kManifestName) + " in " + dst + " (no complete yeet there yet)");
-  }
-  auto digest = text_sha256(*text);
-  if (!base_digest.empty() && digest != base_digest) {
+  if (!base_digest.empty() && held->digest != base_digest) {
     return needs_full_copy("its manifest is not the one the delta starts from (it missed the last yeet)");
   }
-  auto m = core::decode_manifest(*text);
-  if (!m) {
-    return needs_full_copy(dst + "/" + std::string(core::kManifestName) + ": " + m.error().message);
-  }
-  core::HeldManifest held{std::move(*m), std::move(digest), std::move(*text)};
   const auto read = Clock::now();
   // 2. The copy cloned, each entry compared with the manifest as it is linked; every entry seen.
   DirModes narrowed;
-  Cloning c{held.manifest.ignore, dst, out, narrowed, &held.manifest, 0, {}, ::geteuid()};
+  Cloning c{held->manifest.ignore, dst, out, narrowed, &held->manifest, 0, {}, ::geteuid()};
   auto made = clone_into(dst, out, c);
-  if (made && c.seen != held.manifest.entries.size()) {
-    c.diverged = first_missing(held.manifest, out);
+  if (made && c.seen != held->manifest.entries.size()) {
+    c.diverged = first_missing(held->manifest, out);
   }
   if (!made || !c.diverged.empty()) {
     (void)remove_tree(out);
@@ -213,7 +195,7 @@ Expected<ClonedCopy> clone_checked(const std::string& dst, const std::string& ba
     }
     return needs_full_copy(dst + " is not the copy its manifest describes (" + c.diverged + ")");
   }
-  return ClonedCopy{std::move(held), std::move(*made), std::chrono::duration<double>(read - start).count(),
+  return ClonedCopy{std::move(*held), std::move(*made), std::chrono::duration<double>(read - start).count(),
                     std::chrono::duration<double>(Clock::now() - read).count()};
 }
 

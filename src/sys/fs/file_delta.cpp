@@ -11,14 +11,11 @@
 #include <librsync.h>
 #include <sys/stat.h>
 
+#include "sys/fs/tree.hpp"
 #include "sys/os/fd_io.hpp"
 
 namespace ezpz::sys {
 namespace {
-
-Error io_error(const std::string& what, const std::string& path) {
-  return failure(what + " " + path + ": " + std::strerror(errno));
-}
 
 struct FileCloser {
   void operator()(FILE* f) const {

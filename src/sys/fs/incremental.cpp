@@ -30,21 +30,13 @@ const std::vector<std::string> kNotTree = {std::string(core::kManifestName), std
 /// Changed files at least this big are sent as a librsync delta when it is smaller.
 constexpr long long kDeltaMinSize = 64 * 1024;
 
-std::string join(const std::string& a, const std::string& b) {
-  return a + "/" + b;
-}
-
-Error io_error(const std::string& what, const std::string& path) {
-  return failure(what + " " + path + ": " + std::strerror(errno));
-}
-
 long long mtime_ns(const struct stat& st) {
   return static_cast<long long>(st.st_mtim.tv_sec) * 1000000000LL + st.st_mtim.tv_nsec;
 }
 
 Expected<void> make_parents(const std::string& root, const std::string& rel) {
   for (auto slash = rel.find('/'); slash != std::string::npos; slash = rel.find('/', slash + 1)) {
-    const auto dir = join(root, rel.substr(0, slash));
+    const auto dir = join_path(root, rel.substr(0, slash));
     if (::mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST) {
       return io_error("cannot create directory", dir);
     }
@@ -113,7 +105,7 @@ Expected<std::map<std::string, core::StatEntry>> stat_tree(const std::string& ro
     return true;
   }));
   if (!foreign.empty()) {
-    return failure(join(root, foreign) + " belongs to another user: that tree is not reused");
+    return failure(join_path(root, foreign) + " belongs to another user: that tree is not reused");
   }
   return out;
 }
@@ -146,7 +138,7 @@ Expected<core::Manifest> build_manifest(const std::string& root, const core::Man
           before->mode == s.mode && !before->digest.empty()) {
         entry.digest = before->digest;
       } else {
-        auto digest = file_sha256(join(root, e.path));
+        auto digest = file_sha256(join_path(root, e.path));
         if (!digest) {
           error = digest.error();
           return false;
@@ -154,7 +146,7 @@ Expected<core::Manifest> build_manifest(const std::string& root, const core::Man
         entry.digest = *digest;
       }
       struct stat src {};
-      if (!source_root.empty() && ::lstat(join(source_root, e.path).c_str(), &src) == 0 && S_ISREG(src.st_mode)) {
+      if (!source_root.empty() && ::lstat(join_path(source_root, e.path).c_str(), &src) == 0 && S_ISREG(src.st_mode)) {
         entry.src_size = static_cast<unsigned long long>(src.st_size);
         entry.src_mtime_ns = mtime_ns(src);
       }
@@ -171,12 +163,12 @@ Expected<core::Manifest> build_manifest(const std::string& root, const core::Man
   return m;
 }
 
-Expected<core::HeldManifest> held_manifest(const std::string& root) {
+Expected<core::HeldManifest> read_manifest(const std::string& root) {
   struct stat top {};
   if (::lstat(root.c_str(), &top) == 0 && top.st_uid != ::geteuid()) {
     return failure(root + " belongs to another user: that tree is not reused");
   }
-  auto text = read_whole(join(root, std::string(core::kManifestName)), std::size_t(1) << 30);
+  auto text = read_whole(join_path(root, std::string(core::kManifestName)), std::size_t(1) << 30);
   if (!text) {
     return failure("no " + std::string(core::kManifestName) + " in " + root + " (no complete yeet there yet)");
   }
@@ -184,19 +176,24 @@ Expected<core::HeldManifest> held_manifest(const std::string& root) {
   if (!m) {
     return failure(root + "/" + std::string(core::kManifestName) + ": " + m.error().message);
   }
-  EZPZ_TRY_ASSIGN(auto tree, stat_tree(root, m->ignore));
-  if (auto diverged = core::tree_divergence(*m, tree); !diverged.empty()) {
-    return failure(root + " is not the copy its manifest describes (" + diverged + ")");
-  }
   auto digest = text_sha256(*text);
   return core::HeldManifest{std::move(*m), std::move(digest), std::move(*text)};
+}
+
+Expected<core::HeldManifest> held_manifest(const std::string& root) {
+  EZPZ_TRY_ASSIGN(auto held, read_manifest(root));
+  EZPZ_TRY_ASSIGN(auto tree, stat_tree(root, held.manifest.ignore));
+  if (auto diverged = core::tree_divergence(held.manifest, tree); !diverged.empty()) {
+    return failure(root + " is not the copy its manifest describes (" + diverged + ")");
+  }
+  return held;
 }
 
 Expected<core::HeldManifest> write_manifest(const std::string& root, const core::Manifest* reuse,
                                             const std::string& source_root, const std::vector<std::string>& ignore) {
   EZPZ_TRY_ASSIGN(auto m, build_manifest(root, reuse, source_root, ignore));
   auto text = core::encode_manifest(m);
-  EZPZ_TRY(replace_file(join(root, std::string(core::kManifestName)), text, 0644));
+  EZPZ_TRY(replace_file(join_path(root, std::string(core::kManifestName)), text, 0644));
   auto digest = text_sha256(text);
   return core::HeldManifest{std::move(m), std::move(digest), std::move(text)};
 }
@@ -241,7 +238,7 @@ Expected<core::BundleStats> make_bundle(const std::string& old_root, const core:
   const auto diff = core::diff_manifests(old, now);
   core::BundleStats stats;
   core::DeltaHeader header{old_digest, now_digest, {}, {}};
-  const std::string delta_dir = join(bundle, std::string(core::kDeltaDirName));
+  const std::string delta_dir = join_path(bundle, std::string(core::kDeltaDirName));
   if (::mkdir(bundle.c_str(), 0755) != 0 || ::mkdir(delta_dir.c_str(), 0755) != 0) {
     return io_error("cannot create", delta_dir);
   }
@@ -255,15 +252,15 @@ Expected<core::BundleStats> make_bundle(const std::string& old_root, const core:
   std::sort(send.begin(), send.end());  // parents before children
   for (const auto& path : send) {
     const auto& e = now.entries.at(path);
-    const auto from = join(new_root, path);
-    const auto to = join(bundle, path);
+    const auto from = join_path(new_root, path);
+    const auto to = join_path(bundle, path);
     EZPZ_TRY(make_parents(bundle, path));
     auto before = old.entries.find(path);
     if (e.type == 'f' && before != old.entries.end() && before->second.type == 'f' &&
         static_cast<long long>(e.size) >= kDeltaMinSize) {
       const auto name = std::to_string(header.deltas.size());
-      const auto delta_path = join(delta_dir, name);
-      auto size = make_delta(join(old_root, path), from, delta_path);
+      const auto delta_path = join_path(delta_dir, name);
+      auto size = make_delta(join_path(old_root, path), from, delta_path);
       if (size && *size < e.size) {
         header.deltas[path] = name;
         ++stats.deltas;
@@ -289,16 +286,16 @@ Expected<core::BundleStats> make_bundle(const std::string& old_root, const core:
     }
   }
   const auto manifest = std::string(core::kManifestName);
-  if (::link(join(new_root, manifest).c_str(), join(bundle, manifest).c_str()) != 0) {
-    return io_error("cannot link", join(new_root, manifest));
+  if (::link(join_path(new_root, manifest).c_str(), join_path(bundle, manifest).c_str()) != 0) {
+    return io_error("cannot link", join_path(new_root, manifest));
   }
-  EZPZ_TRY(replace_file(join(delta_dir, "header.json"), core::encode_delta_header(header), 0644));
+  EZPZ_TRY(replace_file(join_path(delta_dir, "header.json"), core::encode_delta_header(header), 0644));
   return stats;
 }
 
 bool is_bundle(const std::string& dir) {
   struct stat st {};
-  return ::lstat(join(join(dir, std::string(core::kDeltaDirName)), "header.json").c_str(), &st) == 0 &&
+  return ::lstat(join_path(join_path(dir, std::string(core::kDeltaDirName)), "header.json").c_str(), &st) == 0 &&
          S_ISREG(st.st_mode);
 }
 
@@ -313,7 +310,7 @@ Expected<void> move_bundle_entries(const std::string& bundle_dir, const std::str
     if (e.path != core::kManifestName) {
       touched.push_back(e.path);
     }
-    const auto to = join(staging, e.path);
+    const auto to = join_path(staging, e.path);
     struct stat there {};
     const bool exists = ::lstat(to.c_str(), &there) == 0;
     if (S_ISDIR(e.st.st_mode)) {
@@ -335,7 +332,7 @@ Expected<void> move_bundle_entries(const std::string& bundle_dir, const std::str
       error = gone.error();
       return false;
     }
-    if (::rename(join(bundle_dir, e.path).c_str(), to.c_str()) != 0) {
+    if (::rename(join_path(bundle_dir, e.path).c_str(), to.c_str()) != 0) {
       error = io_error("cannot move into place", to);
       return false;
     }
@@ -359,9 +356,9 @@ Expected<void> apply_deltas(const core::DeltaHeader& header, const std::map<std:
     if (entry == changed.end() || entry->second.type != 'f') {
       return failure("the delta patches " + path + ", which its manifest does not list as a file");
     }
-    const auto to = join(staging, path);
+    const auto to = join_path(staging, path);
     const auto tmp = to + ".ezpz-patch";
-    if (auto patched = apply_delta(join(dst, path), join(delta_dir, name), tmp); !patched) {
+    if (auto patched = apply_delta(join_path(dst, path), join_path(delta_dir, name), tmp); !patched) {
       ::unlink(tmp.c_str());
       return patched.error();
     }
@@ -417,8 +414,8 @@ Expected<core::BundleApplied> apply_bundle(const std::string& bundle_dir, const 
     steps.emplace_back(name, std::chrono::duration<double>(now - t).count());
     t = now;
   };
-  const auto delta_dir = join(bundle_dir, std::string(core::kDeltaDirName));
-  EZPZ_TRY_ASSIGN(auto text, read_whole(join(delta_dir, "header.json"), 64U << 20));
+  const auto delta_dir = join_path(bundle_dir, std::string(core::kDeltaDirName));
+  EZPZ_TRY_ASSIGN(auto text, read_whole(join_path(delta_dir, "header.json"), 64U << 20));
   EZPZ_TRY_ASSIGN(auto header, core::decode_delta_header(text));
   // 1. A bundle that changes nothing: this node's copy, checked against the manifest the bundle
   // starts from, already is the new one.
@@ -457,10 +454,10 @@ Expected<core::BundleApplied> apply_bundle(const std::string& bundle_dir, const 
   // 3. Removed entries, then new and changed ones (renamed from the bundle), then deltas.
   std::vector<std::string> touched(header.removed.begin(), header.removed.end());
   for (auto it = header.removed.rbegin(); it != header.removed.rend(); ++it) {
-    EZPZ_TRY(remove_tree(join(staging, *it)));
+    EZPZ_TRY(remove_tree(join_path(staging, *it)));
   }
   EZPZ_TRY(move_bundle_entries(bundle_dir, staging, touched));
-  auto manifest_text = read_whole(join(staging, std::string(core::kManifestName)), std::size_t(1) << 30);
+  auto manifest_text = read_whole(join_path(staging, std::string(core::kManifestName)), std::size_t(1) << 30);
   if (!manifest_text || text_sha256(*manifest_text) != header.new_digest) {
     return failure("the delta's manifest is missing or damaged");
   }

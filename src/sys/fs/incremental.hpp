@@ -37,6 +37,9 @@ namespace ezpz::sys {
 [[nodiscard]] Expected<std::map<std::string, core::StatEntry>> stat_tree(const std::string& root,
                                                                          const std::vector<std::string>& ignore);
 
+/// The manifest `root` (this user's) holds, with its digest and text, the tree not looked at.
+[[nodiscard]] Expected<core::HeldManifest> read_manifest(const std::string& root);
+
 /// The manifest `root` holds, with its digest, when the tree still is what it says; else an
 /// error naming the first difference.
 [[nodiscard]] Expected<core::HeldManifest> held_manifest(const std::string& root);

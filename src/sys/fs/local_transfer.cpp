@@ -355,11 +355,11 @@ Expected<core::PatchReport> PosixLocalTransfer::patch_env(const std::string& roo
   // A venv keeps its prefix in pyvenv.cfg and bin/ only: the rest of the tree is not read.
   for (const char* top : {"pyvenv.cfg", "bin"}) {
     auto e = stat_at(root, top);
-    if (!e || !visit(*e)) {
-      if (error) {
-        break;
-      }
+    if (!e) {
       continue;
+    }
+    if (!visit(*e)) {
+      break;  // an error, or stopped
     }
     if (S_ISDIR(e->st.st_mode)) {
       EZPZ_TRY(walk_tree(root + "/bin", {}, [&](const TreeEntry& inner) {

@@ -16,14 +16,6 @@
 namespace ezpz::sys {
 namespace {
 
-std::string join(const std::string& a, const std::string& b) {
-  return a + "/" + b;
-}
-
-Error io_error(const std::string& what, const std::string& path) {
-  return failure(what + " " + path + ": " + std::strerror(errno));
-}
-
 /// Each parent directory of `path` ("a/b/c": "a/b", "a") into `dirs`.
 void add_parents(std::set<std::string>& dirs, const std::string& path) {
   for (auto slash = path.rfind('/'); slash != std::string::npos && slash > 0; slash = path.rfind('/', slash - 1)) {
@@ -37,7 +29,7 @@ void add_parents(std::set<std::string>& dirs, const std::string& path) {
 /// made (its mode and mtime set at the end), a symlink made anew, a file copied as a new inode.
 Expected<void> bring_over(const std::string& source, const std::string& out, const TreeEntry& e, core::TreeStats& stats,
                           unsigned long long& done, const core::ProgressFn& progress) {
-  const std::string to = join(out, e.path);
+  const std::string to = join_path(out, e.path);
   struct stat have {};
   const bool exists = ::lstat(to.c_str(), &have) == 0;
   const bool is_dir = exists && S_ISDIR(have.st_mode);
@@ -62,7 +54,7 @@ Expected<void> bring_over(const std::string& source, const std::string& out, con
   }
   const std::string tmp = to + ".ezpz-new";
   ::unlink(tmp.c_str());
-  EZPZ_TRY(copy_bytes(join(source, e.path), tmp, e.st, done, progress));
+  EZPZ_TRY(copy_bytes(join_path(source, e.path), tmp, e.st, done, progress));
   ++stats.copied_files;
   if (is_dir) {
     EZPZ_TRY(remove_tree(to));
@@ -87,7 +79,7 @@ void count_tree(const core::Manifest& base, const std::set<std::string>& replace
   }
   for (const auto& path : replaced) {
     struct stat st {};
-    if (::lstat(join(out, path).c_str(), &st) == 0) {
+    if (::lstat(join_path(out, path).c_str(), &st) == 0) {
       (void)tally(stats, st);
     }
   }
@@ -105,7 +97,7 @@ Expected<core::TreeStats> sync_changes(const std::string& source, const std::str
   // 2. What the source lost, deepest first (a directory's contents are listed before it).
   const std::set<std::string> gone(changes.gone.begin(), changes.gone.end());
   for (auto it = changes.gone.rbegin(); it != changes.gone.rend(); ++it) {
-    EZPZ_TRY(remove_tree(join(out, *it)));
+    EZPZ_TRY(remove_tree(join_path(out, *it)));
     const auto slash = it->rfind('/');
     if (slash == std::string::npos || gone.count(it->substr(0, slash)) == 0) {
       ++stats.deleted;  // counted where the removal starts, as sync_tree counts it
@@ -138,7 +130,7 @@ Expected<core::TreeStats> sync_changes(const std::string& source, const std::str
   }
   std::sort(dirs.begin(), dirs.end(), [](const TreeEntry& a, const TreeEntry& b) { return a.path > b.path; });
   for (const auto& d : dirs) {
-    const auto path = join(out, d.path);
+    const auto path = join_path(out, d.path);
     const struct timespec times[2] = {d.st.st_atim, d.st.st_mtim};
     if (::chmod(path.c_str(), d.st.st_mode & 07777) != 0 ||
         ::utimensat(AT_FDCWD, path.c_str(), times, AT_SYMLINK_NOFOLLOW) != 0) {
@@ -182,16 +174,16 @@ Expected<core::HeldManifest> update_manifest(const std::string& root, const core
         !before.digest.empty()) {
       entry.digest = before.digest;
     } else {
-      EZPZ_TRY_ASSIGN(entry.digest, file_sha256(join(root, path)));
+      EZPZ_TRY_ASSIGN(entry.digest, file_sha256(join_path(root, path)));
     }
     struct stat src {};
-    if (::lstat(join(source_root, path).c_str(), &src) == 0 && S_ISREG(src.st_mode)) {
+    if (::lstat(join_path(source_root, path).c_str(), &src) == 0 && S_ISREG(src.st_mode)) {
       entry.src_size = static_cast<unsigned long long>(src.st_size);
       entry.src_mtime_ns = static_cast<long long>(src.st_mtim.tv_sec) * 1000000000LL + src.st_mtim.tv_nsec;
     }
   }
   auto text = core::encode_manifest_reusing(m, base.manifest, base.text);
-  EZPZ_TRY(replace_file(join(root, std::string(core::kManifestName)), text, 0644));
+  EZPZ_TRY(replace_file(join_path(root, std::string(core::kManifestName)), text, 0644));
   auto digest = text_sha256(text);
   return core::HeldManifest{std::move(m), std::move(digest), std::move(text)};
 }

@@ -21,8 +21,6 @@
 #include "sys/os/owned.hpp"
 
 namespace ezpz::sys {
-namespace {
-
 Error io_error(const std::string& what, const std::string& path) {
   return failure(what + " " + path + ": " + std::strerror(errno));
 }
@@ -36,6 +34,8 @@ std::string join_path(const std::string& a, const std::string& b) {
   }
   return a + "/" + b;
 }
+
+namespace {
 
 bool excluded(const std::string& name, const std::vector<std::string>& excludes) {
   return std::find(excludes.begin(), excludes.end(), name) != excludes.end();

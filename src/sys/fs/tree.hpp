@@ -15,6 +15,12 @@
 
 namespace ezpz::sys {
 
+/// "WHAT PATH: " and errno's text, as a failure.
+[[nodiscard]] Error io_error(const std::string& what, const std::string& path);
+
+/// `a`/`b` (either alone when the other is empty).
+[[nodiscard]] std::string join_path(const std::string& a, const std::string& b);
+
 struct TreeEntry {
   std::string path;  ///< relative to the root ("" for the root itself)
   struct stat st {};

@@ -6,6 +6,7 @@
 
 #include <openssl/evp.h>
 
+#include "core/base/strings.hpp"
 #include "sys/os/posix_probe.hpp"
 #include "sys/os/read_text.hpp"
 
@@ -17,31 +18,6 @@ constexpr std::size_t kKeyBytes = 32;
 constexpr std::size_t kSignatureBytes = 64;
 constexpr std::size_t kMaxSigned = std::size_t(1) << 20;
 
-/// 64 hex digits as 32 bytes; false when `hex` is not that.
-bool key_bytes(const std::string& hex, std::array<unsigned char, kKeyBytes>& key) {
-  if (hex.size() != 2 * kKeyBytes) {
-    return false;
-  }
-  auto nibble = [](char c) -> int {
-    if (c >= '0' && c <= '9') {
-      return c - '0';
-    }
-    if (c >= 'a' && c <= 'f') {
-      return c - 'a' + 10;
-    }
-    return c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
-  };
-  for (std::size_t i = 0; i < kKeyBytes; ++i) {
-    const int hi = nibble(hex[2 * i]);
-    const int lo = nibble(hex[2 * i + 1]);
-    if (hi < 0 || lo < 0) {
-      return false;
-    }
-    key[i] = static_cast<unsigned char>(hi * 16 + lo);
-  }
-  return true;
-}
-
 }  // namespace
 
 core::Signature PosixProbe::check_signature(const std::string& file, const std::string& signature_file,
@@ -52,7 +28,7 @@ core::Signature PosixProbe::check_signature(const std::string& file, const std::
     return core::Signature::unreadable;
   }
   std::array<unsigned char, kKeyBytes> key{};
-  if (sig->size() != kSignatureBytes || !key_bytes(key_hex, key)) {
+  if (sig->size() != kSignatureBytes || !core::from_hex(key_hex, key.data(), key.size())) {
     return core::Signature::invalid;
   }
   const std::unique_ptr<EVP_PKEY, decltype(&EVP_PKEY_free)> pkey(

@@ -40,6 +40,15 @@ void put(const fs::path& path, const std::string& text, long second = 1'700'000'
   REQUIRE(::utimensat(AT_FDCWD, path.c_str(), times, 0) == 0);
 }
 
+/// The names of the steps an apply reported, in order.
+std::vector<std::string> step_names(const ezpz::core::BundleApplied& applied) {
+  std::vector<std::string> names;
+  for (const auto& [step, secs] : applied.steps) {
+    names.push_back(step);
+  }
+  return names;
+}
+
 std::string read(const fs::path& path) {
   std::ifstream in(path, std::ios::binary);
   std::stringstream ss;
@@ -105,11 +114,7 @@ TEST_CASE("incremental: edits in place, appends and shifted content travel as de
     CHECK(read(v.s.dir / "staging" / name) == read(v.new_root / name));
   }
   CHECK_FALSE(fs::exists(v.s.dir / "staging/lib/gone.py"));
-  std::vector<std::string> names;
-  for (const auto& [step, secs] : applied->steps) {
-    names.push_back(step);
-  }
-  CHECK(names == std::vector<std::string>{"check_s", "clone_s", "apply_s", "verify_s"});
+  CHECK(step_names(*applied) == std::vector<std::string>{"check_s", "clone_s", "apply_s", "verify_s"});
 }
 
 TEST_CASE("incremental: a bundle that changes nothing leaves the checked copy as it is", "[incremental]") {
@@ -206,11 +211,7 @@ TEST_CASE("incremental: a copy cloned when the delta was announced gives the sam
     CHECK(read(v.s.dir / "early" / name) == read(v.new_root / name));
   }
   CHECK_FALSE(fs::exists(v.s.dir / "early/lib/gone.py"));
-  std::vector<std::string> names;
-  for (const auto& [step, secs] : applied->steps) {
-    names.push_back(step);
-  }
-  CHECK(names == std::vector<std::string>{"early_s", "clone_s", "apply_s", "verify_s"});
+  CHECK(step_names(*applied) == std::vector<std::string>{"early_s", "clone_s", "apply_s", "verify_s"});
   CHECK(ezpz::sys::held_manifest(v.old_root.string()).value().digest == v.old_m.digest);  // untouched
 }
 
