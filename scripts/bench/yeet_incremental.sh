@@ -9,6 +9,7 @@
 # Each line: wall time, stream bytes, the head's steps (check: nothing changed?, copy, patch, manifest, reach: the nodes
 # opened, relays: the first level ready, broadcast) and each node's (the slowest node per step:
 # children, open, stream, early (the check and clone done once the head announced the delta), check, clone,
+# spare (the copy made from the destination's spare instead of a clone: the wait for it once announced),
 # apply, verify, swap; relays older than the steps say none).
 # Then the targets of issue #59: 1% <= 20% of the full yeet and <= 1.5x the no-op; no-op < 1.5 s;
 # 1% streams <= 3% of the full yeet's bytes. Best of RUNS rounds (default 2); the two binaries
@@ -83,7 +84,7 @@ import json, os, sys
 out, runs, anchor = sys.argv[1], int(sys.argv[2]), sys.argv[3]
 whos = ["new"] + ([anchor] if anchor else [])
 HEAD = ["check_s", "copy_s", "patch_s", "manifest_s", "reach_s", "relays_s", "broadcast_s"]
-NODE = ["children_s", "open_s", "stream_s", "early_s", "check_s", "clone_s", "apply_s", "verify_s", "swap_s"]
+NODE = ["children_s", "open_s", "stream_s", "early_s", "check_s", "clone_s", "spare_s", "apply_s", "verify_s", "swap_s"]
 
 def load(who, case):
     best = None

@@ -202,7 +202,7 @@ Expected<core::TreeStats> sync_changes(YeetRun& run, const core::ChangeEstimate&
   const auto& plan = run.plan();
   const auto t = Clock::now();
   ProgressBar bar(ctx.term, "copying", changes.bytes);
-  auto copied = ctx.manifests().sync_changes(plan.source, plan.destination, run.base->manifest, changes, staging,
+  auto copied = ctx.manifests().sync_changes(plan.source, plan.destination, *run.base, changes, staging,
                                              [&bar](unsigned long long done) { bar.update(done); });
   if (copied) {
     run.report.steps.emplace_back("copy_s", seconds_since(t));
@@ -303,7 +303,10 @@ std::optional<int> install_here(YeetRun& run) {
   if (nodes) {
     ctx.staging().remove_old_trees_later();
   }
-  if (auto placed = install.place(*staging, core::Received::tree); !placed) {
+  // The copy it replaces is the next update's spare when this tree was made from it.
+  const auto previous =
+      changes ? core::previous_after(run.base->manifest, changes->gone, changes->changed) : core::Previous::replace;
+  if (auto placed = install.place(*staging, core::Received::tree, previous); !placed) {
     return undo(placed.error());
   }
   if (!nodes) {

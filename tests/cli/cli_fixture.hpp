@@ -105,7 +105,7 @@ class NoTransfer final : public core::Trees, public core::Staging, public core::
     return no();
   }
   std::optional<std::string> recorded_prefix(const std::string&) override { return std::nullopt; }
-  Expected<void> commit(const std::string&, const std::string&) override { return no(); }
+  Expected<void> commit(const std::string&, const std::string&, core::Previous) override { return no(); }
   void discard(const std::string&) override {}
   void watch(const std::string&, const std::string&) override {}
   Expected<void> rename_file(const std::string&, const std::string&) override { return no(); }
@@ -125,7 +125,7 @@ class NoTransfer final : public core::Trees, public core::Staging, public core::
                                                   const core::Manifest&) override {
     return no();
   }
-  Expected<core::TreeStats> sync_changes(const std::string&, const std::string&, const core::Manifest&,
+  Expected<core::TreeStats> sync_changes(const std::string&, const std::string&, const core::HeldManifest&,
                                          const core::ChangeEstimate&, const std::string&,
                                          const core::ProgressFn&) override {
     return no();

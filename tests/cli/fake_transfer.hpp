@@ -68,11 +68,13 @@ class FakeStaging final : public core::Staging {
   }
   Expected<std::string> make_private_dir(const std::string& prefix) override { return prefix + ".000001"; }
   std::optional<Error> commit_error;  ///< commit fails with it
-  Expected<void> commit(const std::string& staging, const std::string& dst) override {
+  std::vector<core::Previous> kept;   ///< what each commit did with the tree it replaced
+  Expected<void> commit(const std::string& staging, const std::string& dst, core::Previous previous) override {
     if (commit_error) {
       return *commit_error;
     }
     committed.push_back(staging + " -> " + dst);
+    kept.push_back(previous);
     return {};
   }
   void discard(const std::string& path) override { discarded.push_back(path); }
@@ -140,7 +142,7 @@ class FakeManifests final : public core::Manifests {
     return core::ChangeEstimate{2, 20, 1};
   }
   std::vector<std::string> synced;  ///< "SOURCE + DST -> OUT" for each sync_changes
-  Expected<core::TreeStats> sync_changes(const std::string& source, const std::string& dst, const core::Manifest&,
+  Expected<core::TreeStats> sync_changes(const std::string& source, const std::string& dst, const core::HeldManifest&,
                                          const core::ChangeEstimate& changes, const std::string& out,
                                          const core::ProgressFn&) override {
     synced.push_back(source + " + " + dst + " -> " + out);

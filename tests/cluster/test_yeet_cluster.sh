@@ -13,7 +13,7 @@ no_staging() {  # no work directories left beside the destination on any node
   local n
   for n in login $nodes; do
     local left
-    if [ "$n" = login ]; then left=$("$X" sh -c 'ls -d /tmp/*.ezpz-* 2>/dev/null'); else left=$(on "$n" 'ls -d /tmp/*.ezpz-* 2>/dev/null'); fi
+    if [ "$n" = login ]; then left=$("$X" sh -c 'ls -d /tmp/*.ezpz-* 2>/dev/null | grep -v ezpz-spare'); else left=$(on "$n" 'ls -d /tmp/*.ezpz-* 2>/dev/null | grep -v ezpz-spare'); fi
     [ -z "$left" ] || fail "$1: leftover on $n: $left"
   done
 }
@@ -36,7 +36,7 @@ wait_no_staging() {
   local n _
   for _ in $(seq 1 60); do
     for n in login $nodes; do
-      if [ "$n" = login ]; then "$X" sh -c 'ls -d /tmp/*.ezpz-* 2>/dev/null'; else on "$n" 'ls -d /tmp/*.ezpz-* 2>/dev/null'; fi
+      if [ "$n" = login ]; then "$X" sh -c 'ls -d /tmp/*.ezpz-* 2>/dev/null | grep -v ezpz-spare'; else on "$n" 'ls -d /tmp/*.ezpz-* 2>/dev/null | grep -v ezpz-spare'; fi
     done | grep -q . || return 0
     sleep 1
   done

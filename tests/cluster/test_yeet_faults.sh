@@ -49,7 +49,7 @@ leftovers() {  # work directories, spools or bundles beside a destination, on an
   [ "$mode" = launcher ] && "$sim/pgrep.sh" -a "__yeet-agent|__agent-stdio|srun --overlap"
   for n in login $nodes; do
     # (each node's own /tmp through its namespaces, not ssh: node2's link may be down)
-    if [ "$n" = login ]; then "$X" sh -c 'ls -d /tmp/*.ezpz-* 2>/dev/null'; else "$X" -n "$n" sh -c 'ls -d /tmp/*.ezpz-* 2>/dev/null | sed "s/^/$(hostname): /"'; fi
+    if [ "$n" = login ]; then "$X" sh -c 'ls -d /tmp/*.ezpz-* 2>/dev/null | grep -v ezpz-spare'; else "$X" -n "$n" sh -c 'ls -d /tmp/*.ezpz-* 2>/dev/null | grep -v ezpz-spare | sed "s/^/$(hostname): /"'; fi
   done
 }
 no_staging() {
@@ -102,7 +102,7 @@ bad = [n for n in r["remote"] if n["host"] == failed][0]
 print(bad["error"].replace("\n", " ")[:70])
 PY
 }
-clear() { local n; for n in $nodes; do on "$n" "rm -rf $1"; done; "$X" rm -rf "$1"; }
+clear() { local n; for n in $nodes; do on "$n" "rm -rf $1 $1.ezpz-spare"; done; "$X" rm -rf "$1" "$1.ezpz-spare"; }  # the copy and its spare
 wait_no_staging() {  # label seconds: leftovers must go within that time (relays cut off by a fault)
   local _ start=$SECONDS
   for _ in $(seq 1 "$2"); do [ -z "$(leftovers)" ] && break; sleep 1; done

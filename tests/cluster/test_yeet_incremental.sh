@@ -16,7 +16,9 @@ yeet() { "$X" "${common[@]}" "$ezpz" yeet "$venv" --dst "$dst" --hostfile "$D/ho
 field() { python3 -c "import json,sys; r=json.load(open(sys.argv[1])); print(eval(sys.argv[2]))" "$@"; }
 site=lib/python3.11/site-packages
 
-# A venv with tinypkg 1.0 and a 2 MB data file (the large file that will change a little).
+# A venv with tinypkg 1.0 and a 1 MB data file (the large file that will change a little; the
+# venv's files are 10 MB more, so what changes stays under an eighth: the nodes keep the copy it
+# replaces as their spare).
 venv="$W/venv"
 whl="$W/wheels"; mkdir -p "$whl"
 for spec in "tinypkg 1.0" "tinypkg 2.0" "otherpkg 1.0"; do
@@ -24,7 +26,7 @@ for spec in "tinypkg 1.0" "tinypkg 2.0" "otherpkg 1.0"; do
 done
 /usr/bin/python3 -m venv "$venv" && "$venv/bin/pip" install -q --no-index "$whl/tinypkg-1.0-py3-none-any.whl" \
   || { echo "FAIL: cannot build the test venv"; exit 1; }
-python3 -c "import random; random.seed(1); open('$venv/data.txt','w').write(''.join(random.choice('abcdefgh \n') for _ in range(2_000_000)))"
+python3 -c "import random; random.seed(1); open('$venv/data.txt','w').write(''.join(random.choice('abcdefgh \n') for _ in range(1_000_000)))"
 
 # 1. First yeet: everything (no manifest yet); every node now holds the manifest.
 yeet --json > "$W/1.json" 2>/dev/null || fail "first yeet: $(cat "$W/1.json")"
@@ -37,7 +39,7 @@ for n in $nodes; do on "$n" "test -f '$dst/.ezpz-manifest'" || fail "no manifest
   || fail "pip install"
 python3 - "$venv/data.txt" <<'PY'
 import sys
-p = sys.argv[1]; b = bytearray(open(p, "rb").read()); b[1_000_000:1_000_200] = b"X" * 200; open(p, "wb").write(b)
+p = sys.argv[1]; b = bytearray(open(p, "rb").read()); b[500_000:500_200] = b"X" * 200; open(p, "wb").write(b)
 PY
 yeet --dry-run --json > "$W/dry.json" 2>/dev/null || fail "dry run"
 python3 - "$W/dry.json" <<'PY' || fail "dry-run estimate: $(cat "$W/dry.json")"
@@ -53,9 +55,17 @@ r = json.load(open(sys.argv[1])); full = int(sys.argv[2]); inc = r["incremental"
 assert inc["mode"] == "delta" and r["failed"] == [] and inc["full_copies"] == [], inc
 assert inc["deltas"] >= 1 and inc["removed"] >= 1 and inc["files"] >= 5, inc
 assert r["stream"]["bytes"] * 3 < full, (r["stream"]["bytes"], full)
-# The head announced the delta: each node cloned its copy while the head built it.
+# The head announced the delta: each node readied its copy while the head built it, from the
+# spare the first yeet left (a twin of the copy), not a clone.
 assert all("early_s" in n["steps"] and "check_s" not in n["steps"] for n in r["remote"]), r["remote"]
+assert all("spare_s" in n["steps"] and "clone_s" not in n["steps"] for n in r["remote"]), r["remote"]
 PY
+# The copy each replaced is its spare now: the previous version, sharing the files that did not change.
+for n in $nodes; do
+  on "$n" "test -d '$dst.ezpz-spare/$site/tinypkg-1.0.dist-info' && test ! -e '$dst.ezpz-spare/$site/otherpkg' && \
+    test \$(stat -c %i '$dst.ezpz-spare/$site/pip/__init__.py') = \$(stat -c %i '$dst/$site/pip/__init__.py')" || fail "no spare on $n"
+done
+"$X" test -d "$dst.ezpz-spare/$site/tinypkg-1.0.dist-info" || fail "no spare on the login node"
 want_data=$(sha256sum < "$venv/data.txt")
 for n in $nodes; do
   got=$(on "$n" "'$dst/bin/python' -c 'import tinypkg, otherpkg; print(tinypkg.VERSION)'; '$dst/bin/otherpkg-hello'; test ! -e '$dst/$site/tinypkg-1.0.dist-info' && echo gone; sha256sum < '$dst/data.txt'" 2>&1)
@@ -95,6 +105,8 @@ r = json.load(open(sys.argv[1])); inc = r["incremental"]
 assert r["failed"] == [], r["failed"]
 assert sorted(c["host"] for c in inc["full_copies"]) == ["node2", "node3"], inc["full_copies"]
 assert all(n["repaired_from"] for n in r["remote"] if n["host"] in ("node2", "node3")), r["remote"]
+# The others started from their spares (the copy before the last), brought up to their copies.
+assert all("spare_s" in n["steps"] for n in r["remote"] if n["host"] in ("node1", "node4")), r["remote"]
 PY
 for n in $nodes; do
   on "$n" "cmp -s '$dst/$site/otherpkg/__init__.py' '$venv/$site/otherpkg/__init__.py' && test -f '$dst/extra.txt'" \
@@ -110,7 +122,7 @@ pid=$!
 started=""
 for _ in $(seq 1 1200); do
   for p in $(pgrep -f -- "^$ezpz __yeet-relay --host node[0-9] --children .* --dst $dst( |\$)"); do
-    ls -d "/proc/$p/root$dst".ezpz-* >/dev/null 2>&1 && started=yes
+    ls -d "/proc/$p/root$dst".ezpz-tmp-* >/dev/null 2>&1 && started=yes
   done
   [ -n "$started" ] && break
   sleep 0.05
@@ -121,7 +133,7 @@ kill -INT "$pid"; wait "$pid"; rc=$?
 # The relays clean up after the head has gone: each node gets up to 60 s, not a fixed second.
 for n in $nodes; do
   for _ in $(seq 1 60); do
-    left=$(on "$n" "test ! -e '$dst/big.bin' && '$dst/bin/python' -c 'import otherpkg' && ls -d /tmp/*.ezpz-* 2>/dev/null; echo end")
+    left=$(on "$n" "test ! -e '$dst/big.bin' && '$dst/bin/python' -c 'import otherpkg' && ls -d /tmp/*.ezpz-* 2>/dev/null | grep -v ezpz-spare; echo end")
     [ "$left" = end ] && break
     sleep 1
   done

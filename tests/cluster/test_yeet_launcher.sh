@@ -23,8 +23,8 @@ PY
 }
 no_staging() {  # no work directory beside any destination, on the login node or any node
   local n left
-  left=$("$X" sh -c 'ls -d /tmp/*.ezpz-* 2>/dev/null')
-  for n in $nodes; do left+=$(on "$n" 'ls -d /tmp/*.ezpz-* 2>/dev/null'); done
+  left=$("$X" sh -c 'ls -d /tmp/*.ezpz-* 2>/dev/null | grep -v ezpz-spare')
+  for n in $nodes; do left+=$(on "$n" 'ls -d /tmp/*.ezpz-* 2>/dev/null | grep -v ezpz-spare'); done
   [ -z "$left" ] || fail "$1: work directories left: $left"
 }
 # Wait (up to 60 s) until a relay of pattern $1 on node $2 writes beside destination $3.

@@ -16,7 +16,7 @@ Expected<std::string> NodeInstall::open() {
   return work;
 }
 
-Expected<StepTimes> NodeInstall::place(const std::string& work, Received what) {
+Expected<StepTimes> NodeInstall::place(const std::string& work, Received what, Previous previous) {
   const auto& dst = target_.destination;
   // A delta bundle becomes this node's copy plus the changes, in a second work directory.
   std::string tree = work;
@@ -32,7 +32,10 @@ Expected<StepTimes> NodeInstall::place(const std::string& work, Received what) {
     staging_.discard(tree);
     return built->steps;
   }
-  Expected<void> placed = built ? staging_.commit(tree, dst) : Expected<void>(built.error());
+  if (built && tree != work) {
+    previous = built->previous;  // made from this node's copy: the delta says what it shares
+  }
+  Expected<void> placed = built ? staging_.commit(tree, dst, previous) : Expected<void>(built.error());
   if (!placed || tree != work) {
     staging_.discard(work);  // committed, `work` now names nothing (or the bundle, used)
   }

@@ -35,9 +35,11 @@ class NodeInstall {
   [[nodiscard]] Expected<std::string> open();
   /// 2. The tree in `work` in place of the destination, atomically; a relay's delta bundle is
   /// applied to this node's copy first (an error of kind needs_full_copy when it does not fit:
-  /// the head sends the whole tree instead). A failure removes the work. Returns the delta's
-  /// steps (StepTimes; none for a tree).
-  [[nodiscard]] Expected<StepTimes> place(const std::string& work, Received what);
+  /// the head sends the whole tree instead). The copy it replaces becomes the spare when the
+  /// delta (or the caller, for a tree it made from it: `previous`) says so. A failure removes
+  /// the work. Returns the delta's steps (StepTimes; none for a tree).
+  [[nodiscard]] Expected<StepTimes> place(const std::string& work, Received what,
+                                          Previous previous = Previous::replace);
   /// A relay heard that its stream will be a delta bundle from the manifest `base_digest`: the
   /// clone `place` applies it to starts now, in the background, beside `work`.
   void prepare(const std::string& work, const std::string& base_digest) {

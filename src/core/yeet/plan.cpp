@@ -7,6 +7,8 @@
 #include "core/base/strings.hpp"
 #include "core/job/cluster.hpp"
 #include "core/yeet/manifest.hpp"
+#include "core/yeet/spare.hpp"
+#include "core/yeet/transfer.hpp"
 
 namespace ezpz::core {
 namespace {
@@ -288,6 +290,10 @@ Expected<void> check_destination(const std::string& destination, const std::stri
   }
   if (auto home = env.get("HOME"); home && normalize_path(*home) == dst) {
     return usage_error("refusing to replace your home directory " + dst + ": pass a --dst such as /tmp/NAME");
+  }
+  if (dst.ends_with(kSpareSuffix) || dst.find(kWorkInfix) != std::string::npos) {
+    return usage_error("destination " + dst + " is named as yeet names its own work and spares (" +
+                       std::string(kWorkInfix) + "PID, " + std::string(kSpareSuffix) + "): pick another --dst");
   }
   if (within(src, dst)) {
     return usage_error("destination " + dst + " holds the source " + src + ": pick a --dst outside it");

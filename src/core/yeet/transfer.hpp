@@ -17,6 +17,7 @@
 #include "core/yeet/outcome.hpp"
 #include "core/yeet/plan.hpp"
 #include "core/yeet/relay_tree.hpp"
+#include "core/yeet/spare.hpp"
 #include "core/yeet/stream_wire.hpp"
 #include "core/yeet/venv_patch.hpp"
 
@@ -117,9 +118,12 @@ class Staging {
   /// A new empty directory beside `destination` for the work (<dst>.ezpz-tmp-<pid>, 0700), its
   /// parents made (private, below /tmp), earlier runs' work swept, and watched (watch).
   [[nodiscard]] virtual Expected<std::string> make_staging(const std::string& destination, WorkLock lock) = 0;
-  /// Put `staging` in place of `destination` (atomically swapping an existing one), then
-  /// remove the old tree (one that cannot be removed is a warning: take_warnings).
-  [[nodiscard]] virtual Expected<void> commit(const std::string& staging, const std::string& destination) = 0;
+  /// Put `staging` in place of `destination` (atomically swapping an existing one); the old
+  /// tree becomes the destination's spare (`previous` keep_as_spare) or is removed, the spare
+  /// then a twin of the new tree when it holds a manifest (core/yeet/spare.hpp). One that cannot
+  /// be removed is a warning (take_warnings).
+  [[nodiscard]] virtual Expected<void> commit(const std::string& staging, const std::string& destination,
+                                              Previous previous) = 0;
   /// From now on, commit removes the previous tree in the background, when a CPU is idle: the
   /// head's yeet, whose old copy goes while the other nodes get theirs. take_warnings waits for
   /// that removal. Here: nothing (commit removes it at once).
@@ -181,6 +185,7 @@ class Archives {
 struct BundleApplied {
   StepTimes steps;
   bool unchanged = false;
+  Previous previous = Previous::replace;  ///< what the commit does with the copy it replaces
 };
 
 /// Incremental yeet: what a copy holds, and the delta from one copy to the next. Port (sys/fs).
@@ -214,10 +219,11 @@ class Manifests {
   [[nodiscard]] virtual Expected<BundleApplied> apply_bundle(const std::string& bundle_dir, const std::string& dst,
                                                              const std::string& out) = 0;
   /// The head's new tree when the source changed since `dst`'s copy (which `base` describes, as
-  /// held_manifest checked): `out` (an empty directory) = that copy as hard links with `changes`
-  /// (estimate_changes against `base`) brought over from `source`; the new tree's totals.
+  /// held_manifest checked): `out` (an empty directory) = that copy as hard links (dst's spare
+  /// brought up to it, when it has one) with `changes` (estimate_changes against `base`) brought
+  /// over from `source`; the new tree's totals.
   [[nodiscard]] virtual Expected<TreeStats> sync_changes(const std::string& source, const std::string& dst,
-                                                         const Manifest& base, const ChangeEstimate& changes,
+                                                         const HeldManifest& base, const ChangeEstimate& changes,
                                                          const std::string& out, const ProgressFn& progress) = 0;
   /// The manifest of `root` written there, when `root` is the copy `base` describes but for the
   /// `touched` paths (as they are now; files hashed, their source's size and mtime from

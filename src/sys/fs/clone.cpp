@@ -14,6 +14,7 @@
 
 #include "sys/fs/incremental.hpp"
 #include "sys/fs/remove.hpp"
+#include "sys/fs/spare.hpp"
 #include "sys/fs/tree.hpp"
 #include "sys/os/fd_io.hpp"
 
@@ -168,24 +169,18 @@ Expected<void> restore_modes(const std::string& root, const DirModes& narrowed,
   return {};
 }
 
-Expected<ClonedCopy> clone_checked(const std::string& dst, const std::string& base_digest, const std::string& out) {
+namespace {
+
+/// The copy at `dst` (its manifest `held`, read) cloned into `out`, checked in the same walk.
+Expected<ClonedCopy> clone_checked_held(const std::string& dst, core::HeldManifest held, const std::string& out,
+                                        double check_s) {
   using Clock = std::chrono::steady_clock;
   const auto start = Clock::now();
-  // 1. The manifest the copy holds (and it is this user's copy; the one the delta starts from).
-  auto held = read_manifest(dst);
-  if (!held) {
-    return needs_full_copy(held.error().message);
-  }
-  if (!base_digest.empty() && held->digest != base_digest) {
-    return needs_full_copy("its manifest is not the one the delta starts from (it missed the last yeet)");
-  }
-  const auto read = Clock::now();
-  // 2. The copy cloned, each entry compared with the manifest as it is linked; every entry seen.
   DirModes narrowed;
-  Cloning c{held->manifest.ignore, dst, out, narrowed, &held->manifest, 0, {}, ::geteuid()};
+  Cloning c{held.manifest.ignore, dst, out, narrowed, &held.manifest, 0, {}, ::geteuid()};
   auto made = clone_into(dst, out, c);
-  if (made && c.seen != held->manifest.entries.size()) {
-    c.diverged = first_missing(held->manifest, out);
+  if (made && c.seen != held.manifest.entries.size()) {
+    c.diverged = first_missing(held.manifest, out);
   }
   if (!made || !c.diverged.empty()) {
     (void)remove_tree(out);
@@ -195,15 +190,64 @@ Expected<ClonedCopy> clone_checked(const std::string& dst, const std::string& ba
     }
     return needs_full_copy(dst + " is not the copy its manifest describes (" + c.diverged + ")");
   }
-  return ClonedCopy{std::move(*held), std::move(*made), std::chrono::duration<double>(read - start).count(),
-                    std::chrono::duration<double>(Clock::now() - read).count()};
+  return ClonedCopy{std::move(held), std::move(*made), check_s,
+                    std::chrono::duration<double>(Clock::now() - start).count()};
+}
+
+/// The manifest the copy at `dst` holds (and it is this user's copy), the one the delta starts
+/// from when `base_digest` is given.
+Expected<core::HeldManifest> base_manifest(const std::string& dst, const std::string& base_digest) {
+  auto held = read_manifest(dst);
+  if (!held) {
+    return needs_full_copy(held.error().message);
+  }
+  if (!base_digest.empty() && held->digest != base_digest) {
+    return needs_full_copy("its manifest is not the one the delta starts from (it missed the last yeet)");
+  }
+  return held;
+}
+
+}  // namespace
+
+Expected<ClonedCopy> clone_checked(const std::string& dst, const std::string& base_digest, const std::string& out) {
+  using Clock = std::chrono::steady_clock;
+  const auto start = Clock::now();
+  EZPZ_TRY_ASSIGN(auto held, base_manifest(dst, base_digest));
+  return clone_checked_held(dst, std::move(held), out, std::chrono::duration<double>(Clock::now() - start).count());
+}
+
+Expected<ClonedCopy> ready_copy(const std::string& dst, const std::string& base_digest, const std::string& out) {
+  using Clock = std::chrono::steady_clock;
+  const auto start = Clock::now();
+  EZPZ_TRY_ASSIGN(auto held, base_manifest(dst, base_digest));
+  if (!has_spare(dst)) {
+    return clone_checked_held(dst, std::move(held), out, std::chrono::duration<double>(Clock::now() - start).count());
+  }
+  // 1. The copy checked on its own: a walk that links nothing.
+  if (auto diverged = copy_divergence(dst, held.manifest); !diverged.empty()) {
+    return needs_full_copy(dst + " is not the copy its manifest describes (" + diverged + ")");
+  }
+  const auto checked = Clock::now();
+  const auto check_s = std::chrono::duration<double>(checked - start).count();
+  // 2. The spare brought up to it (or, when it cannot be used, a clone that needs no check).
+  EZPZ_TRY_ASSIGN(auto spare, take_spare(dst, held, out));
+  const bool from_spare = spare.has_value();
+  auto narrowed = from_spare ? Expected<DirModes>(std::move(*spare)) : clone_as_links(dst, held.manifest, out);
+  if (!narrowed) {
+    (void)remove_tree(out);
+    (void)::mkdir(out.c_str(), 0700);  // as it was given: empty
+    return narrowed.error();
+  }
+  return ClonedCopy{
+      std::move(held), std::move(*narrowed), check_s, std::chrono::duration<double>(Clock::now() - checked).count(), 0,
+      from_spare};
 }
 
 Expected<ClonedCopy> clone_held(const std::string& dst, const std::string& base_digest, const std::string& out) {
   if (::mkdir(out.c_str(), 0700) != 0) {  // private at the top, as every tree yeet makes
     return io_error("cannot create directory", out);
   }
-  auto cloned = clone_checked(dst, base_digest, out);
+  auto cloned = ready_copy(dst, base_digest, out);
   if (!cloned) {
     (void)remove_tree(out);
   }

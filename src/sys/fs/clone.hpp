@@ -34,6 +34,7 @@ struct ClonedCopy {
   double check_s = 0;       ///< reading the manifest
   double clone_s = 0;       ///< the walk that checked and cloned
   double waited_s = 0;      ///< how long its user waited for it (made in the background)
+  bool from_spare = false;  ///< made from the destination's spare (take_spare), not cloned
 };
 
 /// `out` (made here, 0700) = the copy at `dst` as hard links, checked in the same walk against
@@ -43,7 +44,14 @@ struct ClonedCopy {
 [[nodiscard]] Expected<ClonedCopy> clone_checked(const std::string& dst, const std::string& base_digest,
                                                  const std::string& out);
 
-/// clone_checked into `out`, made here (0700): nothing left there when it fails. What a relay
+/// `out` (an empty directory) = the copy at `dst` as hard links, checked against the manifest it
+/// holds (whose SHA-256 must be `base_digest` when one is given): dst's spare brought up to it
+/// when it has one (the copy checked by a walk that writes nothing: copy_divergence), else
+/// clone_checked. An error leaves `out` empty, as clone_checked's do.
+[[nodiscard]] Expected<ClonedCopy> ready_copy(const std::string& dst, const std::string& base_digest,
+                                              const std::string& out);
+
+/// ready_copy into `out`, made here (0700): nothing left there when it fails. What a relay
 /// does when the head announces a delta from the manifest `base_digest`.
 [[nodiscard]] Expected<ClonedCopy> clone_held(const std::string& dst, const std::string& base_digest,
                                               const std::string& out);

@@ -358,12 +358,12 @@ Expected<void> apply_deltas(const core::DeltaHeader& header, const std::map<std:
     }
     const auto to = join_path(staging, path);
     const auto tmp = to + ".ezpz-patch";
-    if (auto patched = apply_delta(join_path(dst, path), join_path(delta_dir, name), tmp); !patched) {
+    auto digest = apply_delta(join_path(dst, path), join_path(delta_dir, name), tmp);
+    if (!digest) {
       ::unlink(tmp.c_str());
-      return patched.error();
+      return digest.error();
     }
-    auto digest = file_sha256(tmp);
-    if (!digest || *digest != entry->second.digest) {
+    if (*digest != entry->second.digest) {
       ::unlink(tmp.c_str());
       return needs_full_copy("patching " + path + " did not give the expected content");
     }
@@ -440,14 +440,14 @@ Expected<core::BundleApplied> apply_bundle(const std::string& bundle_dir, const 
     cloned = nullptr;
   }
   if (cloned == nullptr) {
-    EZPZ_TRY_ASSIGN(fresh, clone_checked(dst, header.base_digest, staging));
+    EZPZ_TRY_ASSIGN(fresh, ready_copy(dst, header.base_digest, staging));
     steps.emplace_back("check_s", fresh->check_s);
-    steps.emplace_back("clone_s", fresh->clone_s);
+    steps.emplace_back(fresh->from_spare ? "spare_s" : "clone_s", fresh->clone_s);
     t = std::chrono::steady_clock::now();
     cloned = &*fresh;
   } else {
     steps.emplace_back("early_s", cloned->check_s + cloned->clone_s);
-    steps.emplace_back("clone_s", cloned->waited_s);
+    steps.emplace_back(cloned->from_spare ? "spare_s" : "clone_s", cloned->waited_s);
   }
   const auto& held = cloned->held;
   const auto& narrowed = cloned->narrowed;
@@ -476,7 +476,16 @@ Expected<core::BundleApplied> apply_bundle(const std::string& bundle_dir, const 
     return failure("after the delta, " + diverged + " (not what the new manifest says)");
   }
   step("verify_s");
-  return core::BundleApplied{std::move(steps), false};
+  // 5. The copy this replaces shares all but what the delta touched: worth keeping as the spare?
+  auto previous = core::Previous::replace;
+  if (!now.whole) {
+    std::vector<std::string> changed;
+    for (const auto& [path, e] : now.set) {
+      changed.push_back(path);
+    }
+    previous = core::previous_after(held.manifest, header.removed, changed);
+  }
+  return core::BundleApplied{std::move(steps), false, previous};
 }
 
 }  // namespace ezpz::sys

@@ -20,6 +20,7 @@
 #include "sys/fs/destination.hpp"
 #include "sys/fs/incremental.hpp"
 #include "sys/fs/janitor.hpp"
+#include "sys/fs/spare.hpp"
 #include "sys/fs/targeted_sync.hpp"
 #include "sys/fs/tree.hpp"
 #include "sys/os/argv.hpp"
@@ -372,24 +373,30 @@ Expected<core::PatchReport> PosixLocalTransfer::patch_env(const std::string& roo
   return error ? Expected<core::PatchReport>(*error) : report;
 }
 
-Expected<void> PosixLocalTransfer::commit(const std::string& staging, const std::string& destination) {
+Expected<void> PosixLocalTransfer::commit(const std::string& staging, const std::string& destination,
+                                          core::Previous previous) {
+  EZPZ_TRY_ASSIGN(auto old, swap_tree(staging, destination));
+  // The old tree kept as the spare, or a twin of the new one made it (a work name meanwhile).
+  auto settled = settle_spare(destination, old, previous, staging + ".spare");
+  for (auto& left : settled.left) {
+    warnings_.push_back(std::move(left));
+  }
+  if (settled.remove.empty()) {
+    return {};
+  }
   if (!later_) {
-    EZPZ_TRY_ASSIGN(auto committed, commit_tree(staging, destination));
-    for (auto& left : committed) {
-      warnings_.push_back(std::move(left));
+    if (auto gone = remove_tree(settled.remove); !gone) {
+      warnings_.push_back(gone.error().message);
     }
     return {};
   }
-  EZPZ_TRY_ASSIGN(auto old, swap_tree(staging, destination));
-  if (!old.empty()) {
-    await_removal();
-    removing_ = std::async(std::launch::async, [old = std::move(old)] {
-      const sched_param idle{};
-      (void)::pthread_setschedparam(::pthread_self(), SCHED_IDLE, &idle);  // this thread only, lowered
-      auto gone = remove_tree(old);
-      return gone ? Leftovers{} : Leftovers{gone.error().message};
-    });
-  }
+  await_removal();
+  removing_ = std::async(std::launch::async, [old = std::move(settled.remove)] {
+    const sched_param idle{};
+    (void)::pthread_setschedparam(::pthread_self(), SCHED_IDLE, &idle);  // this thread only, lowered
+    auto gone = remove_tree(old);
+    return gone ? Leftovers{} : Leftovers{gone.error().message};
+  });
   return {};
 }
 
@@ -477,7 +484,7 @@ Expected<core::ChangeEstimate> PosixLocalTransfer::estimate_changes(const std::s
 }
 
 Expected<core::TreeStats> PosixLocalTransfer::sync_changes(const std::string& source, const std::string& dst,
-                                                           const core::Manifest& base,
+                                                           const core::HeldManifest& base,
                                                            const core::ChangeEstimate& changes, const std::string& out,
                                                            const core::ProgressFn& progress) {
   return sys::sync_changes(source, dst, base, changes, out, progress, stop_.flag());

@@ -53,7 +53,8 @@ class PosixLocalTransfer final : public core::Trees,
                                                       const std::vector<std::string>& old_prefixes,
                                                       const std::string& new_prefix) override;
   [[nodiscard]] std::optional<std::string> recorded_prefix(const std::string& root) override;
-  [[nodiscard]] Expected<void> commit(const std::string& staging, const std::string& destination) override;
+  [[nodiscard]] Expected<void> commit(const std::string& staging, const std::string& destination,
+                                      core::Previous previous) override;
   void remove_old_trees_later() override { later_ = true; }
   void discard(const std::string& path) override;
   [[nodiscard]] std::vector<std::string> take_warnings() override;
@@ -77,8 +78,8 @@ class PosixLocalTransfer final : public core::Trees,
                                                                 const std::vector<std::string>& excludes,
                                                                 const core::Manifest& m) override;
   [[nodiscard]] Expected<core::TreeStats> sync_changes(const std::string& source, const std::string& dst,
-                                                       const core::Manifest& base, const core::ChangeEstimate& changes,
-                                                       const std::string& out,
+                                                       const core::HeldManifest& base,
+                                                       const core::ChangeEstimate& changes, const std::string& out,
                                                        const core::ProgressFn& progress) override;
   [[nodiscard]] Expected<core::HeldManifest> update_manifest(const std::string& root, const core::HeldManifest& base,
                                                              const std::string& source_root,

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "sys/fs/incremental.hpp"
+#include "sys/fs/spare.hpp"
 #include "sys/fs/tree.hpp"
 
 namespace ezpz::sys {
@@ -87,11 +88,15 @@ void count_tree(const core::Manifest& base, const std::set<std::string>& replace
 
 }  // namespace
 
-Expected<core::TreeStats> sync_changes(const std::string& source, const std::string& dst, const core::Manifest& base,
-                                       const core::ChangeEstimate& changes, const std::string& out,
-                                       const core::ProgressFn& progress, const std::atomic<bool>& stop) {
-  // 1. The previous copy, as hard links: never written to (changed files are new inodes).
-  EZPZ_TRY_ASSIGN(const auto narrowed, clone_as_links(dst, base, out));
+Expected<core::TreeStats> sync_changes(const std::string& source, const std::string& dst,
+                                       const core::HeldManifest& held, const core::ChangeEstimate& changes,
+                                       const std::string& out, const core::ProgressFn& progress,
+                                       const std::atomic<bool>& stop) {
+  // 1. The previous copy, as hard links: dst's spare brought up to it, or a clone. Never
+  // written to (changed files are new inodes).
+  const auto& base = held.manifest;
+  EZPZ_TRY_ASSIGN(auto spare, take_spare(dst, held, out));
+  EZPZ_TRY_ASSIGN(const auto narrowed, spare ? Expected<DirModes>(std::move(*spare)) : clone_as_links(dst, base, out));
   core::TreeStats stats;
   std::set<std::string> parents;  // directories written in: their mode and mtime set last
   // 2. What the source lost, deepest first (a directory's contents are listed before it).

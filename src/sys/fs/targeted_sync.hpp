@@ -14,15 +14,16 @@
 
 namespace ezpz::sys {
 
-/// `out` (an empty directory) = the copy at `dst` (which `base` describes: held_manifest checked
-/// it) as hard links, with `changes` (estimate_changes of `source` against `base`) brought over:
-/// the gone entries removed, the changed ones copied from `source` (files as new inodes: `dst` is
-/// never written to). Directories it wrote in get their source's mode and mtime. The totals are
-/// the new tree's; copied_files and deleted what changed.
+/// `out` (an empty directory) = the copy at `dst` (which `held` describes: held_manifest
+/// checked it) as hard links (dst's spare brought up to it when it has one: take_spare), with
+/// `changes` (estimate_changes of `source` against `held`) brought over: the gone entries
+/// removed, the changed ones copied from `source` (files as new inodes: `dst` is never written
+/// to). Directories it wrote in get their source's mode and mtime. The totals are the new
+/// tree's; copied_files and deleted what changed.
 [[nodiscard]] Expected<core::TreeStats> sync_changes(const std::string& source, const std::string& dst,
-                                                     const core::Manifest& base, const core::ChangeEstimate& changes,
-                                                     const std::string& out, const core::ProgressFn& progress,
-                                                     const std::atomic<bool>& stop);
+                                                     const core::HeldManifest& held,
+                                                     const core::ChangeEstimate& changes, const std::string& out,
+                                                     const core::ProgressFn& progress, const std::atomic<bool>& stop);
 
 /// The manifest of `root` written there: `base`'s entries, less `gone` (and what lies under
 /// them), with each of `touched` and its parent directories as they are now in `root` (a file

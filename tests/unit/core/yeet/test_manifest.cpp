@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/yeet/manifest.hpp"
+#include "core/yeet/spare.hpp"
 
 using namespace ezpz::core;
 
@@ -294,4 +295,24 @@ TEST_CASE("manifest written from the last one: what encode_manifest writes, the 
   auto other = now;
   other.ignore = {"__pycache__"};
   CHECK(encode_manifest_reusing(other, old, old_text) == encode_manifest(other));
+}
+
+TEST_CASE("spare: the replaced copy is kept when what only it holds is at most an eighth of it", "[manifest]") {
+  ManifestEntry dir;
+  dir.type = 'd';
+  dir.mode = 0755;
+  auto m = of({file("data/w1.bin", "1", 700), file("data/w2.bin", "2", 200), file("data-x/y.bin", "3", 60),
+               file("lib/a.py", "4", 40)});
+  for (const auto* path : {"data", "data-x", "lib"}) {
+    dir.path = path;
+    m.entries[dir.path] = dir;
+  }
+  // A directory's new mtime shares its contents; an edited file or a removed tree does not.
+  CHECK(previous_after(m, {}, {"data", "lib/a.py"}) == Previous::keep_as_spare);  // 40 of 1000
+  CHECK(previous_after(m, {}, {"data/w2.bin"}) == Previous::replace);             // 200
+  CHECK(previous_after(m, {"data-x"}, {"lib/a.py"}) == Previous::keep_as_spare);  // 100, not data/'s 900
+  CHECK(previous_after(m, {"data", "data/w1.bin"}, {}) == Previous::replace);     // 900, counted once
+  CHECK(previous_after(m, {"lib", "lib/a.py"}, {"lib/a.py", "new.py"}) == Previous::keep_as_spare);  // 40 once
+  CHECK(previous_after(m, {"data-x/y.bin"}, {"lib/a.py"}) == Previous::keep_as_spare);               // 100: 1/8 at most
+  CHECK(previous_after(m, {"data-x/y.bin"}, {"lib/a.py", "data/w2.bin"}) == Previous::replace);
 }

@@ -142,6 +142,13 @@ TEST_CASE("destination safety", "[yeet_plan]") {
   CHECK_FALSE(check_destination("/lus/env", "/lus/env", env, roots, true));
   CHECK_FALSE(check_destination("/lus", "/lus/env", env, roots, true));
   CHECK_FALSE(check_destination("/lus/env/sub", "/lus/env", env, roots, true));
+  // Names yeet gives its own work and a copy's spare (whose removal would take such a copy).
+  for (const auto* own : {"/tmp/env.ezpz-spare", "/tmp/env.ezpz-tmp-42", "/tmp/env.ezpz-tmp-42.apply"}) {
+    auto taken = check_destination(own, "/lus/env", env, roots, true);
+    REQUIRE_FALSE(taken);
+    CHECK_THAT(taken.error().message, Catch::Contains("pick another --dst"));
+  }
+  CHECK(check_destination("/tmp/env.ezpz-spare-not", "/lus/env", env, roots, false));
   CHECK(check_destination("/scratch/e", "/lus/env", env, {"/scratch"}, false));
 }
 

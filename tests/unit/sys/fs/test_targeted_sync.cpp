@@ -84,8 +84,7 @@ struct Synced {
   /// The source's changes since the copy, brought over into `out`, and its manifest updated.
   std::pair<ezpz::core::TreeStats, ezpz::core::HeldManifest> sync(const std::vector<std::string>& patched = {}) {
     const auto changes = ezpz::sys::estimate_changes(src.string(), {}, base.manifest).value();
-    auto stats =
-        ezpz::sys::sync_changes(src.string(), copy.string(), base.manifest, changes, out.string(), nullptr, stop);
+    auto stats = ezpz::sys::sync_changes(src.string(), copy.string(), base, changes, out.string(), nullptr, stop);
     REQUIRE(stats);
     auto touched = changes.changed;
     touched.insert(touched.end(), patched.begin(), patched.end());
@@ -151,8 +150,7 @@ TEST_CASE("files rewritten after the sync are in the updated manifest as they ar
   Synced t;
   put(t.src / "lib/a.py", "a = 3\n", 1'700'000'100);
   const auto changes = ezpz::sys::estimate_changes(t.src.string(), {}, t.base.manifest).value();
-  REQUIRE(ezpz::sys::sync_changes(t.src.string(), t.copy.string(), t.base.manifest, changes, t.out.string(), nullptr,
-                                  t.stop));
+  REQUIRE(ezpz::sys::sync_changes(t.src.string(), t.copy.string(), t.base, changes, t.out.string(), nullptr, t.stop));
   // A moved env's patch: a new file in place of one the copy shares with the previous tree.
   REQUIRE(ezpz::sys::replace_file((t.out / "bin/tool").string(), "#!/new/place/bin/python\n", 0755));
   auto touched = changes.changed;
