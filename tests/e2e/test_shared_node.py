@@ -405,6 +405,51 @@ class SharedNode(unittest.TestCase):
         self.assertIn(f"{dst}.ezpz-tmp-{proc.pid}: {self.eve.pw_name} made it first", err)
         self.assertNotIn("rm -rf", err)
 
+    def test_a_spare_another_user_planted_is_never_used_nor_touched(self):
+        """An incremental yeet starts from DST.ezpz-spare (docs/yeet.md): eve's directory of that
+        name, made first and later filled with the copy's tree and manifest (altered content, the
+        same sizes and mtimes: it passes every check but its owner), is never taken, by root too
+        (whom a sticky /tmp does not stop from moving it)."""
+        shared = self.mkdir("shared", 0o1777)
+        root = pwd.getpwuid(0)
+        src = self.mkdir("rootsrc", 0o755)
+        for i in range(5):
+            self.write(os.path.join(src, f"m{i}.py"), f"x = {i}\n", 0o644, root)
+        dst = os.path.join(shared, "venv")
+        spare = dst + ".ezpz-spare"
+        self.mkdir(spare, 0o755, self.eve)
+        proc = self.yeet_to_node(None, EZPZ, src, dst, node_exe="/nonexistent/ezpz")
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        shutil.rmtree(spare)
+        shutil.copytree(dst, spare, symlinks=True)
+        for top, dirs, files in os.walk(spare):
+            for name in files:
+                path = os.path.join(top, name)
+                if name.endswith(".py"):
+                    st = os.stat(path)
+                    with open(path, "w") as f:
+                        f.write("x = 9\n"[:st.st_size].ljust(st.st_size))
+                    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
+            for name in dirs + files:
+                os.lchown(os.path.join(top, name), self.eve.pw_uid, self.eve.pw_gid)
+        os.chown(spare, self.eve.pw_uid, self.eve.pw_gid)
+        os.chmod(spare, 0o755)
+        planted = sorted(os.listdir(spare))
+        # A file changes: the next yeet is a delta, made without eve's tree.
+        self.write(os.path.join(src, "m1.py"), "x = 100\n", 0o644, root)
+        proc = self.yeet_to_node(None, EZPZ, src, dst, node_exe="/nonexistent/ezpz")
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertEqual(json.loads(proc.stdout)["incremental"]["mode"], "delta", proc.stdout)
+        for i in range(5):
+            path = os.path.join(dst, f"m{i}.py")
+            self.assertEqual(os.stat(path).st_uid, 0, path)
+            with open(path) as f:
+                self.assertEqual(f.read(), "x = 100\n" if i == 1 else f"x = {i}\n", path)
+        st = os.lstat(spare)
+        self.assertEqual((st.st_uid, sorted(os.listdir(spare))), (self.eve.pw_uid, planted), "eve's spare was touched")
+        with open(os.path.join(spare, "m2.py")) as f:
+            self.assertEqual(f.read().strip(), "x = 9")
+
     # -- finding 12: a failover probe cannot be made to fail by pre-made directories -----------
     def test_probe_is_not_blocked_by_planted_directories(self):
         shared = self.mkdir("shared", 0o1777)
