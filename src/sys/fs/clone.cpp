@@ -224,13 +224,14 @@ Expected<ClonedCopy> ready_copy(const std::string& dst, const std::string& base_
     return clone_checked_held(dst, std::move(held), out, std::chrono::duration<double>(Clock::now() - start).count());
   }
   // 1. The copy checked on its own: a walk that links nothing.
-  if (auto diverged = copy_divergence(dst, held.manifest); !diverged.empty()) {
+  CopyInodes inodes;
+  if (auto diverged = copy_divergence(dst, held.manifest, &inodes); !diverged.empty()) {
     return needs_full_copy(dst + " is not the copy its manifest describes (" + diverged + ")");
   }
   const auto checked = Clock::now();
   const auto check_s = std::chrono::duration<double>(checked - start).count();
   // 2. The spare brought up to it (or, when it cannot be used, a clone that needs no check).
-  EZPZ_TRY_ASSIGN(auto spare, take_spare(dst, held, out));
+  EZPZ_TRY_ASSIGN(auto spare, take_spare(dst, held, out, &inodes));
   const bool from_spare = spare.has_value();
   auto narrowed = from_spare ? Expected<DirModes>(std::move(*spare)) : clone_as_links(dst, held.manifest, out);
   if (!narrowed) {

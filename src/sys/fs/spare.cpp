@@ -4,6 +4,7 @@
 #include <cerrno>
 #include <memory>
 #include <set>
+#include <unordered_map>
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -38,6 +39,8 @@ struct SpareCheck {
   std::string diverged;
   bool open_up = true;  ///< a spare's directories get owner rwx; a copy is never written to
   uid_t me = ::geteuid();
+  CopyInodes* record = nullptr;       ///< the copy's walk: each file's inode, recorded
+  const CopyInodes* known = nullptr;  ///< the spare's: a file with its copy's inode needs no stat
 
   /// What the spare's manifest says of `path` (nullptr: it has no such entry).
   [[nodiscard]] const core::ManifestEntry* expected(const std::string& path) const {
@@ -82,9 +85,31 @@ bool check_entry(SpareCheck& c, int fd, const std::string& name, const std::stri
     c.diverged = path + " is new";
   } else if (!core::stat_matches(*e, s)) {
     c.diverged = path + " changed";
+  } else if (c.record != nullptr && e->type == 'f') {
+    (*c.record)[e] = st.st_ino;
   }
   ++c.seen;
   return c.diverged.empty();
+}
+
+/// The spare's entry `d` at `path`, when it is a file both manifests list alike and the copy's
+/// walk recorded inodes (`known`): it must be the copy's checked file itself (the same inode;
+/// the spare is made of the copy's files), which makes it what the manifest says. True when
+/// that settled it, `c.diverged` set when it is another file.
+bool settled_by_inode(SpareCheck& c, const dirent& d, const std::string& path) {
+  if (c.known == nullptr || d.d_type != DT_REG || c.diff.set.count(path) != 0 || c.lacks.count(path) != 0) {
+    return false;
+  }
+  auto e = c.live.entries.find(path);
+  if (e == c.live.entries.end() || e->second.type != 'f') {
+    return false;
+  }
+  auto ino = c.known->find(&e->second);
+  if (ino == c.known->end() || ino->second != d.d_ino) {
+    c.diverged = path + " is not the copy's file";
+  }
+  ++c.seen;
+  return true;
 }
 
 /// Walk the spare's directory open as `fd` (relative path `rel`), each entry checked; a
@@ -108,6 +133,12 @@ Expected<void> check_dir(int fd, const std::string& rel, SpareCheck& c) {
     const auto path = rel.empty() ? name : rel + "/" + name;
     if (std::find(c.live.ignore.begin(), c.live.ignore.end(), name) != c.live.ignore.end()) {
       c.ignored.push_back(path);  // what running python made there (__pycache__): a clone has none
+      continue;
+    }
+    if (settled_by_inode(c, *d, path)) {
+      if (!c.diverged.empty()) {
+        return {};
+      }
       continue;
     }
     struct stat st {};
@@ -240,7 +271,8 @@ bool make_twin(const std::string& dst, const std::string& work) {
 /// The spare moved to `out` (`claimed`: what lstat said of it before) checked against its own
 /// manifest and made the copy `held` describes; nullopt when it cannot be used.
 Expected<std::optional<DirModes>> bring_up(const std::string& dst, const core::HeldManifest& held,
-                                           const std::string& out, const struct stat& claimed) {
+                                           const std::string& out, const struct stat& claimed,
+                                           const CopyInodes* known) {
   const std::optional<DirModes> unusable;
   struct stat moved {};
   auto text = read_whole(join_path(out, std::string(core::kManifestName)));
@@ -254,7 +286,8 @@ Expected<std::optional<DirModes>> bring_up(const std::string& dst, const core::H
     return unusable;
   }
   // Every entry as its manifest says (stat, as a copy is checked), this user's.
-  SpareCheck c{held.manifest, *diff, {diff->gone.begin(), diff->gone.end()}, {}, {}, 0, {}, true, ::geteuid()};
+  SpareCheck c{held.manifest, *diff, {diff->gone.begin(), diff->gone.end()}, {}, {}, 0, {}, true, ::geteuid(),
+               nullptr,       known};
   const OwnedFd top(::open(out.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
   if (!top.valid()) {
     return unusable;
@@ -277,9 +310,9 @@ Expected<std::optional<DirModes>> bring_up(const std::string& dst, const core::H
 
 }  // namespace
 
-std::string copy_divergence(const std::string& dst, const core::Manifest& m) {
+std::string copy_divergence(const std::string& dst, const core::Manifest& m, CopyInodes* inodes) {
   const core::ManifestChanges none;
-  SpareCheck c{m, none, {}, {}, {}, 0, {}, false, ::geteuid()};
+  SpareCheck c{m, none, {}, {}, {}, 0, {}, false, ::geteuid(), inodes, nullptr};
   const OwnedFd top(::open(dst.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
   if (!top.valid()) {
     return "it cannot be read";
@@ -305,7 +338,7 @@ bool has_spare(const std::string& dst) {
 }
 
 Expected<std::optional<DirModes>> take_spare(const std::string& dst, const core::HeldManifest& held,
-                                             const std::string& out) {
+                                             const std::string& out, const CopyInodes* known) {
   // 1. Moved to the work name (a spare of this user's only: another user's is never touched).
   const auto spare = core::spare_path(dst);
   struct stat st {};
@@ -314,7 +347,7 @@ Expected<std::optional<DirModes>> take_spare(const std::string& dst, const core:
     return std::optional<DirModes>();
   }
   // 2. Checked and brought up to the copy; whatever goes wrong, `out` is left empty.
-  auto made = bring_up(dst, held, out, st);
+  auto made = bring_up(dst, held, out, st, known);
   if (!made || !*made) {
     (void)remove_tree(out);
     if (::mkdir(out.c_str(), 0700) != 0) {

@@ -4,6 +4,9 @@
 
 #include <optional>
 #include <string>
+#include <unordered_map>
+
+#include <sys/types.h>
 
 #include "core/base/expected.hpp"
 #include "core/yeet/manifest.hpp"
@@ -13,10 +16,15 @@
 
 namespace ezpz::sys {
 
+/// Each file of a checked copy, by its manifest entry: its inode.
+using CopyInodes = std::unordered_map<const core::ManifestEntry*, ino_t>;
+
 /// The first difference between the copy at `dst` and its manifest `m` as stat sees it ("PATH
 /// changed", "PATH is new", "PATH is missing", an entry not this user's), "" for none: one walk,
-/// nothing written, `m`'s ignored names skipped.
-[[nodiscard]] std::string copy_divergence(const std::string& dst, const core::Manifest& m);
+/// nothing written, `m`'s ignored names skipped. With `inodes`, each file's inode is recorded
+/// there (by its entry in `m`), for take_spare.
+[[nodiscard]] std::string copy_divergence(const std::string& dst, const core::Manifest& m,
+                                          CopyInodes* inodes = nullptr);
 
 /// Whether `dst` has a spare this user could take: a directory of theirs, not a symlink.
 [[nodiscard]] bool has_spare(const std::string& dst);
@@ -27,9 +35,13 @@ namespace ezpz::sys {
 /// from `held` linked over from `dst` (files as hard links, `dst` never written to).
 /// Directories without owner rwx get it until restore_modes (the DirModes returned). Nullopt,
 /// `out` empty again and the spare gone, when it cannot be used (none, another user's, not
-/// what its manifest says, another kind of tree); the caller clones `dst` instead.
+/// what its manifest says, another kind of tree); the caller clones `dst` instead. With `known`
+/// (copy_divergence's inodes, by entries of `held.manifest`), each of the spare's files that
+/// both manifests list alike must be the copy's checked file itself (the same inode: a spare is
+/// made of the copy's files), no stat needed; another file, even one stat cannot tell apart,
+/// makes the spare unusable.
 [[nodiscard]] Expected<std::optional<DirModes>> take_spare(const std::string& dst, const core::HeldManifest& held,
-                                                           const std::string& out);
+                                                           const std::string& out, const CopyInodes* known = nullptr);
 
 /// What became of the tree a commit replaced.
 struct Settled {

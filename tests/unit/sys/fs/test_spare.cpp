@@ -237,6 +237,35 @@ TEST_CASE("spare: the replaced tree kept, a twin made, or none where the copy ha
   }
 }
 
+TEST_CASE("spare: a relay's copy made from it, its files checked by the copy's inodes, or cloned when it is not right",
+          "[spare]") {
+  Copy c;
+  c.twin();
+  SECTION("the twin: taken") {
+    auto ready = ezpz::sys::ready_copy(c.dst.string(), c.held.digest, c.out.string());
+    REQUIRE(ready);
+    CHECK(ready->from_spare);
+  }
+  SECTION("a file of its own, which stat cannot tell from the copy's (its size, mode, mtime): cloned instead") {
+    const auto mode = fs::status(c.dst / "lib/pkg/data.txt").permissions();
+    fs::remove(c.spare / "lib/pkg/data.txt");
+    put(c.spare / "lib/pkg/data.txt", "ROWS\n");
+    fs::permissions(c.spare / "lib/pkg/data.txt", mode);
+    auto ready = ezpz::sys::ready_copy(c.dst.string(), c.held.digest, c.out.string());
+    REQUIRE(ready);
+    CHECK_FALSE(ready->from_spare);
+  }
+  SECTION("a stray file: cloned instead") {
+    put(c.spare / "lib/stray.py", "import os\n");
+    auto ready = ezpz::sys::ready_copy(c.dst.string(), c.held.digest, c.out.string());
+    REQUIRE(ready);
+    CHECK_FALSE(ready->from_spare);
+    CHECK_FALSE(fs::exists(c.spare));
+  }
+  REQUIRE(ezpz::sys::restore_modes(c.out.string(), ezpz::sys::DirModes{{"ro", 0500}}, {}));
+  linked_copy_of(c.out, c.dst, c.held.manifest);
+}
+
 TEST_CASE("spare: a hand-edited copy is still refused when a spare would have been used", "[spare]") {
   Copy c;
   c.twin();
