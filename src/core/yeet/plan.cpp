@@ -273,6 +273,25 @@ std::vector<std::string> default_excludes(bool include_pycache) {
   return include_pycache ? std::vector<std::string>{} : std::vector<std::string>{"__pycache__"};
 }
 
+namespace {
+
+/// Whether a directory of `path` (or itself) is named as yeet's work or a copy's spare: the
+/// removal of those must never take a copy with them.
+bool named_as_own_work(const std::string& path) {
+  for (std::size_t start = 0; start < path.size();) {
+    auto end = path.find('/', start);
+    end = end == std::string::npos ? path.size() : end;
+    const std::string_view part(path.data() + start, end - start);
+    if (part.ends_with(kSpareSuffix) || part.find(kWorkInfix) != std::string_view::npos) {
+      return true;
+    }
+    start = end + 1;
+  }
+  return false;
+}
+
+}  // namespace
+
 Expected<void> check_destination(const std::string& destination, const std::string& source_real, const Env& env,
                                  const std::vector<std::string>& allowed_roots, bool force) {
   const std::string dst = normalize_path(destination);
@@ -291,7 +310,7 @@ Expected<void> check_destination(const std::string& destination, const std::stri
   if (auto home = env.get("HOME"); home && normalize_path(*home) == dst) {
     return usage_error("refusing to replace your home directory " + dst + ": pass a --dst such as /tmp/NAME");
   }
-  if (dst.ends_with(kSpareSuffix) || dst.find(kWorkInfix) != std::string::npos) {
+  if (named_as_own_work(dst)) {
     return usage_error("destination " + dst + " is named as yeet names its own work and spares (" +
                        std::string(kWorkInfix) + "PID, " + std::string(kSpareSuffix) + "): pick another --dst");
   }

@@ -66,7 +66,7 @@ bool as_expected(Cloning& c, const std::string& path, const struct stat& st, con
 /// directories anew with their modes, symlinks anew, files as hard links. Through the two
 /// directories' descriptors: one name looked up per entry, not its whole path.
 Expected<void> clone_dir(int from, int to, const std::string& rel, Cloning& c) {
-  const int listing = ::dup(from);
+  const int listing = ::fcntl(from, F_DUPFD_CLOEXEC, 0);
   DIR* raw = listing < 0 ? nullptr : ::fdopendir(listing);
   if (raw == nullptr) {
     if (listing >= 0) {
@@ -230,18 +230,18 @@ Expected<ClonedCopy> ready_copy(const std::string& dst, const std::string& base_
   }
   const auto checked = Clock::now();
   const auto check_s = std::chrono::duration<double>(checked - start).count();
-  // 2. The spare brought up to it (or, when it cannot be used, a clone that needs no check).
+  // 2. The spare brought up to it, or when it cannot be used, the copy cloned (checked again
+  // as it is linked: what is linked is what was checked).
   EZPZ_TRY_ASSIGN(auto spare, take_spare(dst, held, out, &inodes));
-  const bool from_spare = spare.has_value();
-  auto narrowed = from_spare ? Expected<DirModes>(std::move(*spare)) : clone_as_links(dst, held.manifest, out);
-  if (!narrowed) {
-    (void)remove_tree(out);
-    (void)::mkdir(out.c_str(), 0700);  // as it was given: empty
-    return narrowed.error();
+  if (!spare) {
+    return clone_checked_held(dst, std::move(held), out, check_s);
   }
-  return ClonedCopy{
-      std::move(held), std::move(*narrowed), check_s, std::chrono::duration<double>(Clock::now() - checked).count(), 0,
-      from_spare};
+  return ClonedCopy{std::move(held),
+                    std::move(*spare),
+                    check_s,
+                    std::chrono::duration<double>(Clock::now() - checked).count(),
+                    0,
+                    true};
 }
 
 Expected<ClonedCopy> clone_held(const std::string& dst, const std::string& base_digest, const std::string& out) {

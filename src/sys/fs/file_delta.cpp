@@ -196,7 +196,7 @@ Expected<unsigned long long> make_delta(const std::string& old_path, const std::
 Expected<std::string> apply_delta(const std::string& basis, const std::string& delta, const std::string& out) {
   File basis_f = read_regular(basis);
   File delta_f = read_regular(delta);
-  const OwnedFd out_fd(::open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600));
+  const OwnedFd out_fd(::open(out.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600));
   if (!basis_f || !delta_f || !out_fd.valid()) {
     return io_error("cannot open files to patch", out);
   }

@@ -14,8 +14,8 @@ namespace ezpz::sys {
 [[nodiscard]] Expected<unsigned long long> make_delta(const std::string& old_path, const std::string& new_path,
                                                       const std::string& delta_path);
 
-/// `out` = `basis` with the delta at `delta` applied (librsync); the SHA-256 (hex) of what it
-/// wrote there, taken as it wrote it.
+/// `out` (a new file: never one that exists) = `basis` with the delta at `delta` applied
+/// (librsync); the SHA-256 (hex) of what it wrote there, taken as it wrote it.
 [[nodiscard]] Expected<std::string> apply_delta(const std::string& basis, const std::string& delta,
                                                 const std::string& out);
 

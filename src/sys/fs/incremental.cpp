@@ -357,7 +357,9 @@ Expected<void> apply_deltas(const core::DeltaHeader& header, const std::map<std:
       return failure("the delta patches " + path + ", which its manifest does not list as a file");
     }
     const auto to = join_path(staging, path);
-    const auto tmp = to + ".ezpz-patch";
+    // Written in the bundle's own directory (the work's, private), never beside `to`: a name
+    // there could be an entry of the tree, a hard link shared with the copy.
+    const auto tmp = join_path(delta_dir, name + ".patched");
     auto digest = apply_delta(join_path(dst, path), join_path(delta_dir, name), tmp);
     if (!digest) {
       ::unlink(tmp.c_str());

@@ -115,7 +115,7 @@ bool settled_by_inode(SpareCheck& c, const dirent& d, const std::string& path) {
 /// Walk the spare's directory open as `fd` (relative path `rel`), each entry checked; a
 /// directory without owner rwx gets it (recorded) before it is read.
 Expected<void> check_dir(int fd, const std::string& rel, SpareCheck& c) {
-  const int listing = ::dup(fd);
+  const int listing = ::fcntl(fd, F_DUPFD_CLOEXEC, 0);
   DIR* raw = listing < 0 ? nullptr : ::fdopendir(listing);
   if (raw == nullptr) {
     if (listing >= 0) {
@@ -172,7 +172,7 @@ Expected<void> check_dir(int fd, const std::string& rel, SpareCheck& c) {
 /// directory kept or made (its mode, owner rwx added while filled: `narrowed`), a symlink
 /// made anew with its times, a file hard-linked from `dst`.
 Expected<void> mirror_entry(const std::string& dst, const std::string& out, const core::ManifestEntry& e,
-                            DirModes& narrowed) {
+                            DirModes& narrowed, const CopyInodes* known) {
   const auto from = join_path(dst, e.path);
   const auto to = join_path(out, e.path);
   struct stat there {};
@@ -184,7 +184,8 @@ Expected<void> mirror_entry(const std::string& dst, const std::string& out, cons
     if ((!exists || !S_ISDIR(there.st_mode)) && ::mkdir(to.c_str(), 0700) != 0) {
       return io_error("cannot create directory", to);
     }
-    if (::chmod(to.c_str(), e.mode | S_IRWXU) != 0) {
+    const OwnedFd dir(::open(to.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+    if (!dir.valid() || ::fchmod(dir.get(), e.mode | S_IRWXU) != 0) {
       return io_error("cannot set the mode of", to);
     }
     std::erase_if(narrowed, [&e](const auto& d) { return d.first == e.path; });
@@ -194,12 +195,18 @@ Expected<void> mirror_entry(const std::string& dst, const std::string& out, cons
     return {};
   }
   EZPZ_TRY(exists ? remove_tree(to) : Expected<void>());
+  // What is linked over is still what the copy's check found (the manifest's entry, this
+  // user's, and for a file the inode that check recorded), or the spare is not used.
   EZPZ_TRY_ASSIGN(const auto src, stat_at(dst, e.path));
+  core::StatEntry now = stat_entry(src);
+  const bool file = S_ISREG(src.st.st_mode);
+  auto ino = known != nullptr ? known->find(&e) : CopyInodes::const_iterator();
+  if (src.st.st_uid != ::geteuid() || !core::stat_matches(e, now) || (e.type == 'f' && !file) ||
+      (file && known != nullptr && (ino == known->end() || ino->second != src.st.st_ino))) {
+    return failure(from + " is no longer what the copy's check found");
+  }
   if (e.type == 'l') {
     return make_symlink(src.link_target, to, src.st);
-  }
-  if (src.st.st_uid != ::geteuid()) {  // the copy was checked as this user's: never link another's in
-    return failure(from + " belongs to another user: that tree is not reused");
   }
   if (::link(from.c_str(), to.c_str()) != 0) {
     return io_error("cannot link", to);
@@ -210,7 +217,7 @@ Expected<void> mirror_entry(const std::string& dst, const std::string& out, cons
 /// The checked spare at `out` made the copy `live` describes: what only it has removed
 /// (deepest first), then each entry it has otherwise or lacks linked over (parents first).
 Expected<void> sync_from(const std::string& dst, const std::string& out, const core::Manifest& live,
-                         const core::ManifestChanges& diff, DirModes& narrowed) {
+                         const core::ManifestChanges& diff, DirModes& narrowed, const CopyInodes* known) {
   for (auto it = diff.set.rbegin(); it != diff.set.rend(); ++it) {
     if (live.entries.count(it->first) == 0) {
       EZPZ_TRY(remove_tree(join_path(out, it->first)));
@@ -223,7 +230,7 @@ Expected<void> sync_from(const std::string& dst, const std::string& out, const c
     }
   }
   for (const auto& path : differs) {
-    EZPZ_TRY(mirror_entry(dst, out, live.entries.at(path), narrowed));
+    EZPZ_TRY(mirror_entry(dst, out, live.entries.at(path), narrowed, known));
   }
   return {};
 }
@@ -288,8 +295,9 @@ Expected<std::optional<DirModes>> bring_up(const std::string& dst, const core::H
   // Every entry as its manifest says (stat, as a copy is checked), this user's.
   SpareCheck c{held.manifest, *diff, {diff->gone.begin(), diff->gone.end()}, {}, {}, 0, {}, true, ::geteuid(),
                nullptr,       known};
+  // Private at the top, as every tree yeet makes (the copy it was may have been opened up).
   const OwnedFd top(::open(out.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
-  if (!top.valid()) {
+  if (!top.valid() || ::fchmod(top.get(), 0700) != 0) {
     return unusable;
   }
   EZPZ_TRY(check_dir(top.get(), "", c));
@@ -303,7 +311,7 @@ Expected<std::optional<DirModes>> bring_up(const std::string& dst, const core::H
   for (const auto& path : c.ignored) {
     EZPZ_TRY(remove_tree(join_path(out, path)));
   }
-  EZPZ_TRY(sync_from(dst, out, held.manifest, *diff, c.narrowed));
+  EZPZ_TRY(sync_from(dst, out, held.manifest, *diff, c.narrowed, known));
   std::sort(c.narrowed.begin(), c.narrowed.end());  // parents first: restore_modes goes deepest first
   return std::optional<DirModes>(std::move(c.narrowed));
 }
@@ -347,14 +355,17 @@ Expected<std::optional<DirModes>> take_spare(const std::string& dst, const core:
     return std::optional<DirModes>();
   }
   // 2. Checked and brought up to the copy; whatever goes wrong, `out` is left empty.
+  // A spare that cannot be brought up (an I/O error on the way) is one more unusable spare: the
+  // copy is cloned instead.
   auto made = bring_up(dst, held, out, st, known);
-  if (!made || !*made) {
-    (void)remove_tree(out);
-    if (::mkdir(out.c_str(), 0700) != 0) {
-      return io_error("cannot create directory", out);
-    }
+  if (made && *made) {
+    return made;
   }
-  return made;
+  (void)remove_tree(out);
+  if (::mkdir(out.c_str(), 0700) != 0) {
+    return io_error("cannot create directory", out);
+  }
+  return std::optional<DirModes>();
 }
 
 Settled settle_spare(const std::string& dst, const std::string& previous, core::Previous how,

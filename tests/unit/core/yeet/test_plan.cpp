@@ -143,7 +143,8 @@ TEST_CASE("destination safety", "[yeet_plan]") {
   CHECK_FALSE(check_destination("/lus", "/lus/env", env, roots, true));
   CHECK_FALSE(check_destination("/lus/env/sub", "/lus/env", env, roots, true));
   // Names yeet gives its own work and a copy's spare (whose removal would take such a copy).
-  for (const auto* own : {"/tmp/env.ezpz-spare", "/tmp/env.ezpz-tmp-42", "/tmp/env.ezpz-tmp-42.apply"}) {
+  for (const auto* own : {"/tmp/env.ezpz-spare", "/tmp/env.ezpz-tmp-42", "/tmp/env.ezpz-tmp-42.apply",
+                          "/tmp/env.ezpz-spare/inner", "/tmp/env.ezpz-tmp-7/x"}) {
     auto taken = check_destination(own, "/lus/env", env, roots, true);
     REQUIRE_FALSE(taken);
     CHECK_THAT(taken.error().message, Catch::Contains("pick another --dst"));

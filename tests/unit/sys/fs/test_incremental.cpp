@@ -117,6 +117,35 @@ TEST_CASE("incremental: edits in place, appends and shifted content travel as de
   CHECK(step_names(*applied) == std::vector<std::string>{"check_s", "clone_s", "apply_s", "verify_s"});
 }
 
+TEST_CASE("incremental: a patch is written apart from the tree, whatever names the tree holds", "[incremental]") {
+  Scratch s;
+  const auto weights = bytes(1 << 20, 5);
+  put(s.dir / "old/w.bin", weights);
+  put(s.dir / "old/w.bin.ezpz-patch", "an entry of the tree\n");  // the name a patch once used
+  put(s.dir / "old/w.bin.patched", "another\n");
+  const auto old_m = ezpz::sys::write_manifest((s.dir / "old").string(), nullptr, "", {}).value();
+  auto edited = weights;
+  edited.replace(4096, 4096, bytes(4096, 6));
+  put(s.dir / "new/w.bin", edited, 1'700'000'100);
+  put(s.dir / "new/w.bin.ezpz-patch", "an entry of the tree\n");
+  put(s.dir / "new/w.bin.patched", "another\n");
+  fs::permissions(s.dir / "new", fs::status(s.dir / "old").permissions());
+  const auto new_m = ezpz::sys::write_manifest((s.dir / "new").string(), &old_m.manifest, "", {}).value();
+  const auto stats =
+      ezpz::sys::make_bundle((s.dir / "old").string(), old_m.manifest, old_m.digest, (s.dir / "new").string(),
+                             new_m.manifest, new_m.digest, (s.dir / "bundle").string());
+  REQUIRE(stats);
+  REQUIRE(stats->deltas == 1);
+  fs::create_directory(s.dir / "staging");
+  REQUIRE(ezpz::sys::apply_bundle((s.dir / "bundle").string(), (s.dir / "old").string(), (s.dir / "staging").string()));
+  CHECK(read(s.dir / "staging/w.bin") == edited);
+  CHECK(read(s.dir / "staging/w.bin.ezpz-patch") == "an entry of the tree\n");
+  // The copy (whose files the staging tree shares) is as it was.
+  CHECK(read(s.dir / "old/w.bin.ezpz-patch") == "an entry of the tree\n");
+  CHECK(read(s.dir / "old/w.bin") == weights);
+  CHECK(ezpz::sys::held_manifest((s.dir / "old").string()).value().digest == old_m.digest);
+}
+
 TEST_CASE("incremental: a bundle that changes nothing leaves the checked copy as it is", "[incremental]") {
   Scratch s;
   put(s.dir / "old/a.py", "a");
