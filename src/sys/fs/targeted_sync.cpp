@@ -53,8 +53,7 @@ Expected<void> bring_over(const std::string& source, const std::string& out, con
     }
     return exists ? remove_tree(to) : Expected<void>();
   }
-  const std::string tmp = to + ".ezpz-new";
-  ::unlink(tmp.c_str());
+  const std::string tmp = unused_beside(to);  // never an entry the tree has by that name
   EZPZ_TRY(copy_bytes(join_path(source, e.path), tmp, e.st, done, progress));
   ++stats.copied_files;
   if (is_dir) {

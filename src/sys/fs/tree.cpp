@@ -371,8 +371,7 @@ Expected<core::TreeStats> sync_tree(const std::string& src, const std::string& p
         }
       } else {
         // A new inode: the previous tree keeps its own copy.
-        const std::string tmp = to + ".ezpz-new";
-        ::unlink(tmp.c_str());
+        const std::string tmp = unused_beside(to);
         step = copy_bytes(join_path(src, e.path), tmp, e.st, done, progress);
         if (step && exists && S_ISDIR(have.st_mode)) {
           step = remove_tree(to);
@@ -475,6 +474,15 @@ Expected<std::string> swap_tree(const std::string& staging, const std::string& d
     }
   }
   return old;
+}
+
+std::string unused_beside(const std::string& path) {
+  std::string name = path + ".ezpz-new";
+  struct stat st {};
+  for (int n = 1; ::lstat(name.c_str(), &st) == 0; ++n) {
+    name = path + ".ezpz-new." + std::to_string(n);
+  }
+  return name;
 }
 
 Expected<void> replace_file(const std::string& path, const std::string& text, mode_t mode) {

@@ -69,6 +69,10 @@ Expected<std::string> swap_tree(const std::string& staging, const std::string& d
 Expected<void> copy_bytes(const std::string& from, const std::string& to, const struct stat& st,
                           unsigned long long& done, const core::ProgressFn& progress);
 
+/// A name beside `path` that nothing has (`path`.ezpz-new, or .ezpz-new.N), for a file written
+/// there and renamed over `path`: never an entry of the tree that happens to have that name.
+[[nodiscard]] std::string unused_beside(const std::string& path);
+
 /// A new symlink at `path` to `target`, with `st`'s times.
 Expected<void> make_symlink(const std::string& target, const std::string& path, const struct stat& st);
 

@@ -170,3 +170,19 @@ TEST_CASE("nothing changed: the copy again, with the same manifest", "[targeted_
   CHECK(stats.deleted == 0);
   CHECK(m.digest == t.base.digest);
 }
+
+TEST_CASE("a changed file is written beside itself under a name no entry of the tree has", "[targeted_sync]") {
+  Synced t;
+  put(t.src / "lib/a.py.ezpz-new", "an entry of the source\n");
+  t.base = [&] {
+    fs::remove_all(t.copy);
+    REQUIRE(::mkdir(t.copy.c_str(), 0700) == 0);
+    REQUIRE(ezpz::sys::copy_tree(t.src.string(), t.copy.string(), {}, nullptr, t.stop));
+    return ezpz::sys::write_manifest(t.copy.string(), nullptr, t.src.string(), {}).value();
+  }();
+  put(t.src / "lib/a.py", "a = 4\n", 1'700'000'100);
+  const auto [stats, m] = t.sync();
+  CHECK(stats.copied_files == 1);
+  same_trees(walked(t.out, t.src), walked(t.src, t.src));
+  CHECK(ezpz::sys::held_manifest(t.out.string()).value().digest == m.digest);
+}
