@@ -376,26 +376,28 @@ Expected<core::PatchReport> PosixLocalTransfer::patch_env(const std::string& roo
 Expected<void> PosixLocalTransfer::commit(const std::string& staging, const std::string& destination,
                                           core::Previous previous) {
   EZPZ_TRY_ASSIGN(auto old, swap_tree(staging, destination));
-  // The old tree kept as the spare, or a twin of the new one made it (a work name meanwhile).
-  auto settled = settle_spare(destination, old, previous, staging + ".spare");
-  for (auto& left : settled.left) {
-    warnings_.push_back(std::move(left));
-  }
-  if (settled.remove.empty()) {
-    return {};
-  }
+  // The old tree kept as the spare, or removed and a twin of the new one made the spare (at a
+  // work name meanwhile): now, or with later_ (the head's yeet) while the other nodes get
+  // theirs, at the lowest CPU priority (take_warnings waits for it).
+  auto settle = [destination, old = std::move(old), previous, twin = staging + ".spare"] {
+    auto settled = settle_spare(destination, old, previous, twin);
+    Leftovers left = std::move(settled.left);
+    if (auto gone = settled.remove.empty() ? Expected<void>() : remove_tree(settled.remove); !gone) {
+      left.push_back(gone.error().message);
+    }
+    return left;
+  };
   if (!later_) {
-    if (auto gone = remove_tree(settled.remove); !gone) {
-      warnings_.push_back(gone.error().message);
+    for (auto& left : settle()) {
+      warnings_.push_back(std::move(left));
     }
     return {};
   }
   await_removal();
-  removing_ = std::async(std::launch::async, [old = std::move(settled.remove)] {
+  removing_ = std::async(std::launch::async, [settle = std::move(settle)] {
     const sched_param idle{};
     (void)::pthread_setschedparam(::pthread_self(), SCHED_IDLE, &idle);  // this thread only, lowered
-    auto gone = remove_tree(old);
-    return gone ? Leftovers{} : Leftovers{gone.error().message};
+    return settle();
   });
   return {};
 }
