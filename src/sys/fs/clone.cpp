@@ -37,8 +37,7 @@ struct Cloning {
 /// Whether `name` (in the directory `rel`) is cloned: not an ignored name, nor a manifest file at the top.
 bool cloned(const Cloning& c, const std::string& rel, const std::string& name) {
   return name != "." && name != ".." && std::find(c.ignore.begin(), c.ignore.end(), name) == c.ignore.end() &&
-         !(rel.empty() &&
-           (name == core::kManifestName || name == core::kFailedNodesName || name == core::kYeetMarkerName));
+         !(rel.empty() && not_tree(name));
 }
 
 /// The entry `path` (stat `st`, a symlink's `target`) against the manifest clone_dir checks with.
@@ -46,12 +45,7 @@ bool as_expected(Cloning& c, const std::string& path, const struct stat& st, con
   if (c.expect == nullptr) {
     return true;
   }
-  core::StatEntry s;
-  s.type = S_ISDIR(st.st_mode) ? 'd' : S_ISLNK(st.st_mode) ? 'l' : 'f';
-  s.mode = st.st_mode & 07777;
-  s.size = s.type == 'f' ? static_cast<unsigned long long>(st.st_size) : 0;
-  s.mtime_ns = static_cast<long long>(st.st_mtim.tv_sec) * 1000000000LL + st.st_mtim.tv_nsec;
-  s.link = target;
+  const auto s = stat_entry(st, target);
   auto it = c.expect->entries.find(path);
   if (it == c.expect->entries.end()) {
     c.diverged = path + " is new";
@@ -134,7 +128,8 @@ Expected<DirModes> clone_into(const std::string& dst, const std::string& staging
   return std::move(c.narrowed);
 }
 
-/// The first entry of `m` that `root` lacks, named as tree_divergence names it.
+}  // namespace
+
 std::string first_missing(const core::Manifest& m, const std::string& root) {
   for (const auto& [path, e] : m.entries) {
     struct stat st {};
@@ -144,8 +139,6 @@ std::string first_missing(const core::Manifest& m, const std::string& root) {
   }
   return "an entry is missing";
 }
-
-}  // namespace
 
 Expected<DirModes> clone_as_links(const std::string& dst, const core::Manifest& manifest, const std::string& staging) {
   DirModes narrowed;

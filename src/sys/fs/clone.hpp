@@ -22,6 +22,10 @@ using DirModes = std::vector<std::pair<std::string, unsigned>>;
 [[nodiscard]] Expected<DirModes> clone_as_links(const std::string& dst, const core::Manifest& manifest,
                                                 const std::string& staging);
 
+/// The first entry of `m` that the tree at `root` lacks ("PATH is missing"), named as
+/// tree_divergence names it: what a walk that saw fewer entries than `m` lists reports.
+[[nodiscard]] std::string first_missing(const core::Manifest& m, const std::string& root);
+
 /// Each of `narrowed`'s directories under `root` that still is one gets its mode, deepest first
 /// (those named in `except` were replaced and have theirs).
 [[nodiscard]] Expected<void> restore_modes(const std::string& root, const DirModes& narrowed,

@@ -24,9 +24,6 @@
 namespace ezpz::sys {
 namespace {
 
-/// Files that live in a destination but are not part of its tree.
-const std::vector<std::string> kNotTree = {std::string(core::kManifestName), std::string(core::kFailedNodesName),
-                                           std::string(core::kYeetMarkerName)};
 /// Changed files at least this big are sent as a librsync delta when it is smaller.
 constexpr long long kDeltaMinSize = 64 * 1024;
 
@@ -78,14 +75,22 @@ Expected<std::string> file_sha256(const std::string& path) {
   return core::to_hex(sum, sizeof(sum));
 }
 
-core::StatEntry stat_entry(const TreeEntry& e) {
+core::StatEntry stat_entry(const struct stat& st, std::string link) {
   core::StatEntry s;
-  s.type = S_ISDIR(e.st.st_mode) ? 'd' : S_ISLNK(e.st.st_mode) ? 'l' : 'f';
-  s.mode = e.st.st_mode & 07777;
-  s.size = s.type == 'f' ? static_cast<unsigned long long>(e.st.st_size) : 0;
-  s.mtime_ns = mtime_ns(e.st);
-  s.link = e.link_target;
+  s.type = S_ISDIR(st.st_mode) ? 'd' : S_ISLNK(st.st_mode) ? 'l' : 'f';
+  s.mode = st.st_mode & 07777;
+  s.size = s.type == 'f' ? static_cast<unsigned long long>(st.st_size) : 0;
+  s.mtime_ns = mtime_ns(st);
+  s.link = std::move(link);
   return s;
+}
+
+core::StatEntry stat_entry(const TreeEntry& e) {
+  return stat_entry(e.st, e.link_target);
+}
+
+bool not_tree(std::string_view name) {
+  return name == core::kManifestName || name == core::kFailedNodesName || name == core::kYeetMarkerName;
 }
 
 Expected<std::map<std::string, core::StatEntry>> stat_tree(const std::string& root,
@@ -98,8 +103,7 @@ Expected<std::map<std::string, core::StatEntry>> stat_tree(const std::string& ro
       foreign = e.path;
       return false;
     }
-    if (e.path.find('/') != std::string::npos ||
-        std::find(kNotTree.begin(), kNotTree.end(), e.path) == kNotTree.end()) {
+    if (e.path.find('/') != std::string::npos || !not_tree(e.path)) {
       out[e.path] = stat_entry(e);
     }
     return true;
@@ -116,8 +120,7 @@ Expected<core::Manifest> build_manifest(const std::string& root, const core::Man
   m.ignore = ignore;
   std::optional<Error> error;
   auto r = walk_tree(root, ignore, [&](const TreeEntry& e) {
-    if (e.path.find('/') == std::string::npos &&
-        std::find(kNotTree.begin(), kNotTree.end(), e.path) != kNotTree.end()) {
+    if (e.path.find('/') == std::string::npos && not_tree(e.path)) {
       return true;
     }
     const auto s = stat_entry(e);

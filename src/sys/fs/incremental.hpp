@@ -25,6 +25,12 @@ namespace ezpz::sys {
 
 /// An entry as a manifest records it (type, mode, size of a file, mtime, a symlink's target).
 [[nodiscard]] core::StatEntry stat_entry(const TreeEntry& e);
+/// The same from what lstat said of it and, for a symlink, its target.
+[[nodiscard]] core::StatEntry stat_entry(const struct stat& st, std::string link);
+
+/// Whether `name`, at a copy's top, is one of the files that live there but are not part of its
+/// tree (its manifest, the failed-nodes list, yeet's marker).
+[[nodiscard]] bool not_tree(std::string_view name);
 
 /// The manifest of the tree at `root` (its manifest and failed-nodes files left out). Digests
 /// are reused from `reuse` for files whose size, mtime and mode match; with `source_root`, each

@@ -20,13 +20,6 @@
 namespace ezpz::sys {
 namespace {
 
-/// The files at the top of a copy that are not part of its tree (its manifest, yeet's marker,
-/// the failed-nodes list).
-bool top_file(const std::string& rel, const std::string& name) {
-  return rel.empty() &&
-         (name == core::kManifestName || name == core::kFailedNodesName || name == core::kYeetMarkerName);
-}
-
 /// A spare checked against its manifest, which is `live` (what the copy holds) but for `diff`
 /// (the spare's lines that differ, and live's paths it lacks): its walk's findings.
 struct SpareCheck {
@@ -67,17 +60,10 @@ bool check_entry(SpareCheck& c, int fd, const std::string& name, const std::stri
     c.diverged = path + " cannot be read";
     return false;
   }
-  core::StatEntry s;
-  if (S_ISLNK(st.st_mode)) {
-    char target[4096] = {};
-    const auto n = ::readlinkat(fd, name.c_str(), target, sizeof(target) - 1);
-    target[n < 0 ? 0 : n] = '\0';
-    s.link = target;
-  }
-  s.type = S_ISDIR(st.st_mode) ? 'd' : S_ISLNK(st.st_mode) ? 'l' : 'f';
-  s.mode = st.st_mode & 07777;
-  s.size = s.type == 'f' ? static_cast<unsigned long long>(st.st_size) : 0;
-  s.mtime_ns = static_cast<long long>(st.st_mtim.tv_sec) * 1000000000LL + st.st_mtim.tv_nsec;
+  char target[4096] = {};
+  const auto n = S_ISLNK(st.st_mode) ? ::readlinkat(fd, name.c_str(), target, sizeof(target) - 1) : 0;
+  target[n < 0 ? 0 : n] = '\0';
+  const auto s = stat_entry(st, target);
   const auto* e = c.expected(path);
   if (st.st_uid != c.me || !(S_ISDIR(st.st_mode) || S_ISLNK(st.st_mode) || S_ISREG(st.st_mode))) {
     c.diverged = path + " is not this user's file, directory or symlink";
@@ -127,7 +113,7 @@ Expected<void> check_dir(int fd, const std::string& rel, SpareCheck& c) {
   const std::unique_ptr<DIR, int (*)(DIR*)> dir(raw, &::closedir);
   while (const auto* d = ::readdir(dir.get())) {
     const std::string name = d->d_name;
-    if (name == "." || name == ".." || top_file(rel, name)) {
+    if (name == "." || name == ".." || (rel.empty() && not_tree(name))) {
       continue;
     }
     const auto path = rel.empty() ? name : rel + "/" + name;
@@ -198,7 +184,7 @@ Expected<void> mirror_entry(const std::string& dst, const std::string& out, cons
   // What is linked over is still what the copy's check found (the manifest's entry, this
   // user's, and for a file the inode that check recorded), or the spare is not used.
   EZPZ_TRY_ASSIGN(const auto src, stat_at(dst, e.path));
-  core::StatEntry now = stat_entry(src);
+  const auto now = stat_entry(src);
   const bool file = S_ISREG(src.st.st_mode);
   auto ino = known != nullptr ? known->find(&e) : CopyInodes::const_iterator();
   if (src.st.st_uid != ::geteuid() || !core::stat_matches(e, now) || (e.type == 'f' && !file) ||
@@ -329,13 +315,7 @@ std::string copy_divergence(const std::string& dst, const core::Manifest& m, Cop
     return walked.error().message;
   }
   if (c.diverged.empty() && c.seen != m.entries.size()) {
-    for (const auto& [path, e] : m.entries) {
-      struct stat st {};
-      if (::lstat(join_path(dst, path).c_str(), &st) != 0) {
-        return path + " is missing";
-      }
-    }
-    return "an entry is missing";
+    return first_missing(m, dst);
   }
   return c.diverged;
 }
